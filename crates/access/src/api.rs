@@ -1,0 +1,248 @@
+//! The engine's public contract (see the crate docs).
+
+use keel_catalog::{Catalog, IndexDef, SequenceDef, TableDef};
+use keel_common::{PgResult, Settings, Tid, Xid};
+use keel_types::Datum;
+use std::future::Future;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    /// REPEATABLE READ; SERIALIZABLE is accepted and run as REPEATABLE READ for now.
+    RepeatableRead,
+}
+
+/// A row as a statement saw it: its stable root (what indexes point to) and the version read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RowRef {
+    pub root: Tid,
+    pub version: Tid,
+}
+
+/// Another transaction holds the row (or the unique key) we need; await
+/// [`Engine::wait`] and then repeat the same call with the same [`WriteState`].
+#[derive(Clone, Debug)]
+pub struct RowWait {
+    pub xid: Xid,
+}
+
+/// Outcome of a write.
+#[derive(Debug)]
+pub enum Write<T> {
+    Done(T),
+    /// Blocked by an in-progress transaction; nothing was lost, call again after the wait.
+    Wait(RowWait),
+    /// The version we targeted was updated by a transaction that committed (READ COMMITTED:
+    /// re-check the newest version and retry; REPEATABLE READ: 40001). The newest version is
+    /// given when the row still exists.
+    Updated(RowRef),
+    /// The row was deleted by a committed transaction.
+    Deleted,
+}
+
+/// Progress of one row's write across waits. Start each row with `WriteState::default()`.
+#[derive(Debug, Default)]
+pub struct WriteState {
+    pub(crate) heap_tid: Option<Tid>,
+    pub(crate) indexes_done: usize,
+}
+
+/// One transaction. Created by [`Engine::begin`], ended by [`Engine::commit`] or
+/// [`Engine::rollback`].
+pub struct Transaction {
+    pub isolation: Isolation,
+    pub read_only: bool,
+    /// DDL made in this transaction, installed at commit.
+    pub pending_catalog: Option<Arc<Catalog>>,
+    pub(crate) inner: crate::txnstate::TxnState,
+}
+
+/// Lower and upper bounds on a prefix of an index's columns. An equality lookup on the first
+/// column is `KeyRange { lower: Included(vec![v]), upper: Included(vec![v]) }`; bounds compare
+/// as prefixes.
+#[derive(Clone, Debug)]
+pub struct KeyRange {
+    pub lower: Bound<Vec<Datum>>,
+    pub upper: Bound<Vec<Datum>>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct VacuumStats {
+    pub pages: u64,
+    pub removed_versions: u64,
+    pub live_rows: u64,
+    pub dead_rows: u64,
+    pub index_entries_removed: u64,
+}
+
+/// Iterator over visible rows of a table or index range.
+pub type RowIter<'a> = Box<dyn Iterator<Item = PgResult<(RowRef, Vec<Datum>)>> + Send + 'a>;
+
+impl Transaction {
+    /// The catalog this transaction sees: its own pending DDL, or the engine's current one.
+    pub fn catalog(&self, engine: &Engine) -> Arc<Catalog> {
+        self.pending_catalog.clone().unwrap_or_else(|| engine.catalog())
+    }
+
+    /// Whether the transaction has written anything (has an xid).
+    pub fn has_writes(&self) -> bool {
+        self.inner.xid.is_some()
+    }
+}
+
+pub struct Engine {
+    pub(crate) inner: crate::engine::EngineInner,
+}
+
+impl Engine {
+    /// Opens (creating if needed) the data directory, runs crash recovery, and starts the
+    /// background WAL writer, checkpointer and vacuum workers.
+    pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
+        crate::engine::open(data_dir, settings)
+    }
+
+    /// The current committed catalog.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.inner.catalog()
+    }
+
+    pub fn begin(&self, isolation: Isolation, read_only: bool) -> Transaction {
+        self.inner.begin(isolation, read_only)
+    }
+
+    /// Called at the start of each statement: under READ COMMITTED takes a new snapshot.
+    pub fn start_statement(&self, txn: &mut Transaction) {
+        self.inner.start_statement(txn)
+    }
+
+    /// Commits: installs pending DDL, writes the commit record, and (when `sync` is true, i.e.
+    /// synchronous_commit is on) awaits its WAL flush before making it visible and returning.
+    pub fn commit(&self, txn: Transaction, sync: bool) -> impl Future<Output = PgResult<()>> + Send + '_ {
+        self.inner.commit(txn, sync)
+    }
+
+    /// Aborts: the transaction's writes stay invisible forever; files it created are removed.
+    pub fn rollback(&self, txn: Transaction) {
+        self.inner.rollback(txn)
+    }
+
+    /// Awaits the end of the transaction in `wait`. Fails with 40P01 on deadlock and 57014 when
+    /// `cancelled` resolves first.
+    pub fn wait<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        wait: RowWait,
+        cancelled: impl Future<Output = ()> + Send + 'a,
+    ) -> impl Future<Output = PgResult<()>> + Send + 'a {
+        self.inner.wait(txn, wait, cancelled)
+    }
+
+    // ---- DDL support -------------------------------------------------------------------
+
+    /// Creates an empty relation file for a new table or index (or a TRUNCATE). It is removed
+    /// if `txn` rolls back.
+    pub fn create_relfile(&self, txn: &mut Transaction, relfile: u32, unlogged: bool) -> PgResult<()> {
+        self.inner.create_relfile(txn, relfile, unlogged)
+    }
+
+    /// Schedules a relation file for removal once `txn` commits (DROP, TRUNCATE).
+    pub fn drop_relfile_at_commit(&self, txn: &mut Transaction, relfile: u32) {
+        self.inner.drop_relfile_at_commit(txn, relfile)
+    }
+
+    /// Fills a new index from the table's rows; fails with 23505 when a unique index finds
+    /// duplicates among live rows.
+    pub fn build_index(&self, txn: &mut Transaction, table: &TableDef, index: &IndexDef) -> PgResult<()> {
+        self.inner.build_index(txn, table, index)
+    }
+
+    // ---- rows --------------------------------------------------------------------------
+
+    /// All rows of `table` visible to the current statement's snapshot.
+    pub fn scan<'a>(&'a self, txn: &'a Transaction, table: &'a TableDef) -> RowIter<'a> {
+        self.inner.scan(txn, table)
+    }
+
+    /// Visible rows whose index key lies in `range`, in index order.
+    pub fn index_scan<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+        range: KeyRange,
+    ) -> RowIter<'a> {
+        self.inner.index_scan(txn, table, index, range)
+    }
+
+    /// Inserts a row (values in column order, already coerced to the column types) and its
+    /// index entries, enforcing unique indexes (23505).
+    pub fn insert(
+        &self,
+        txn: &mut Transaction,
+        table: &TableDef,
+        row: &[Datum],
+        state: &mut WriteState,
+    ) -> PgResult<Write<RowRef>> {
+        self.inner.insert(txn, table, row, state)
+    }
+
+    /// Replaces the row version `target` with `new_row`.
+    pub fn update(
+        &self,
+        txn: &mut Transaction,
+        table: &TableDef,
+        target: RowRef,
+        new_row: &[Datum],
+        state: &mut WriteState,
+    ) -> PgResult<Write<RowRef>> {
+        self.inner.update(txn, table, target, new_row, state)
+    }
+
+    pub fn delete(&self, txn: &mut Transaction, table: &TableDef, target: RowRef) -> PgResult<Write<()>> {
+        self.inner.delete(txn, table, target)
+    }
+
+    /// The newest committed (or own) version of the row with root `root`, for READ COMMITTED
+    /// re-checks after a concurrent update. None if the row was deleted.
+    pub fn fetch_newest(
+        &self,
+        txn: &Transaction,
+        table: &TableDef,
+        root: Tid,
+    ) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
+        self.inner.fetch_newest(txn, table, root)
+    }
+
+    // ---- maintenance and sizes ---------------------------------------------------------
+
+    pub fn vacuum(&self, table: &TableDef) -> PgResult<VacuumStats> {
+        self.inner.vacuum(table)
+    }
+
+    /// Size in bytes of a relation file (pg_relation_size).
+    pub fn relation_size(&self, relfile: u32) -> u64 {
+        self.inner.relation_size(relfile)
+    }
+
+    /// Next value of a sequence (not transactional, as in PostgreSQL).
+    pub fn nextval(&self, seq: &SequenceDef) -> PgResult<i64> {
+        self.inner.nextval(seq)
+    }
+
+    pub fn setval(&self, seq: &SequenceDef, value: i64, is_called: bool) -> PgResult<()> {
+        self.inner.setval(seq, value, is_called)
+    }
+
+    /// Forces a checkpoint (the CHECKPOINT command).
+    pub fn checkpoint(&self) -> PgResult<()> {
+        self.inner.checkpoint()
+    }
+
+    /// Clean shutdown: checkpoint and stop background workers.
+    pub fn shutdown(&self) {
+        self.inner.shutdown()
+    }
+}

@@ -1,0 +1,12 @@
+//! Access methods and the engine facade the executor calls: heap tables, B-tree indexes,
+//! transactions, DDL file management, vacuum.
+//!
+//! Row identity: every row has a stable *root* tid. Index entries point at the root; an UPDATE
+//! appends a new version (on any page) linked from the previous one, and indexes whose columns
+//! did not change are never written. Readers go root -> chain -> the version their snapshot
+//! sees. See README.md for the full protocol.
+
+mod api;
+mod engine;
+mod txnstate;
+pub use api::*;

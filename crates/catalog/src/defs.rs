@@ -1,0 +1,79 @@
+//! Catalog entries.
+
+use keel_common::{Oid, RelFileId};
+use keel_types::SqlType;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Persistence {
+    /// WAL-logged, survives crashes.
+    Permanent,
+    /// No WAL; emptied by crash recovery.
+    Unlogged,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: SqlType,
+    pub not_null: bool,
+    /// The DEFAULT expression as SQL text, re-parsed when used (`nextval('t_id_seq'::regclass)`).
+    pub default: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TableDef {
+    pub oid: Oid,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// The file the heap lives in; TRUNCATE swaps it for a new one.
+    pub relfile: RelFileId,
+    pub persistence: Persistence,
+    /// Percentage of each heap page filled by inserts (10..=100).
+    pub fillfactor: u8,
+    pub foreign_keys: Vec<ForeignKeyDef>,
+}
+
+impl TableDef {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexMethod {
+    Btree,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IndexDef {
+    pub oid: Oid,
+    pub name: String,
+    pub table: Oid,
+    /// Indexed columns, as 0-based positions in the table's column list.
+    pub columns: Vec<usize>,
+    pub unique: bool,
+    pub primary: bool,
+    pub method: IndexMethod,
+    pub relfile: RelFileId,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ForeignKeyDef {
+    pub name: String,
+    pub columns: Vec<usize>,
+    pub ref_table: Oid,
+    pub ref_columns: Vec<usize>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SequenceDef {
+    pub oid: Oid,
+    pub name: String,
+    pub start: i64,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    /// The column that owns it (serial), dropped with the table.
+    pub owned_by: Option<(Oid, usize)>,
+}

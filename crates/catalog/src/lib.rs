@@ -1,0 +1,126 @@
+//! The system catalog: tables, columns, indexes and sequences.
+//!
+//! A [`Catalog`] is an immutable value. DDL clones the current one, changes the clone, and the
+//! session keeps it as its transaction's pending catalog; COMMIT installs it as the new current
+//! catalog (WAL-logged by the engine), ROLLBACK drops it. So DDL is transactional and readers
+//! never see a half-made change. Installation is serialized by the engine and fails with 40001
+//! if another DDL committed since the pending catalog was cloned.
+//!
+//! Relation names share one namespace per schema (tables, indexes and sequences), as in
+//! PostgreSQL's pg_class. Only schema `public` exists for user objects.
+
+mod defs;
+pub use defs::*;
+
+use keel_common::{Oid, PgError, PgResult, RelFileId, sqlstate};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// First OID handed to user objects, as PostgreSQL's FirstNormalObjectId.
+pub const FIRST_USER_OID: Oid = 16384;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Catalog {
+    /// Bumped by every installed change; used to detect concurrent DDL.
+    pub version: u64,
+    pub next_oid: Oid,
+    pub tables: BTreeMap<Oid, Arc<TableDef>>,
+    pub indexes: BTreeMap<Oid, Arc<IndexDef>>,
+    pub sequences: BTreeMap<Oid, Arc<SequenceDef>>,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog {
+            version: 0,
+            next_oid: FIRST_USER_OID,
+            tables: BTreeMap::new(),
+            indexes: BTreeMap::new(),
+            sequences: BTreeMap::new(),
+        }
+    }
+}
+
+/// Any relation a name can refer to.
+#[derive(Clone, Debug)]
+pub enum Relation {
+    Table(Arc<TableDef>),
+    Index(Arc<IndexDef>),
+    Sequence(Arc<SequenceDef>),
+}
+
+impl Catalog {
+    pub fn new_oid(&mut self) -> Oid {
+        let oid = self.next_oid;
+        self.next_oid += 1;
+        oid
+    }
+
+    /// Looks a relation up by (lower-cased, unquoted-folded) name.
+    pub fn relation(&self, name: &str) -> Option<Relation> {
+        if let Some(t) = self.tables.values().find(|t| t.name == name) {
+            return Some(Relation::Table(t.clone()));
+        }
+        if let Some(i) = self.indexes.values().find(|i| i.name == name) {
+            return Some(Relation::Index(i.clone()));
+        }
+        self.sequences
+            .values()
+            .find(|s| s.name == name)
+            .map(|s| Relation::Sequence(s.clone()))
+    }
+
+    pub fn name_taken(&self, name: &str) -> bool {
+        self.relation(name).is_some()
+    }
+
+    pub fn table_by_name(&self, name: &str) -> Option<&Arc<TableDef>> {
+        self.tables.values().find(|t| t.name == name)
+    }
+
+    /// The table `name`, or 42P01 `relation "name" does not exist`.
+    pub fn table(&self, name: &str) -> PgResult<&Arc<TableDef>> {
+        self.table_by_name(name).ok_or_else(|| {
+            PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
+        })
+    }
+
+    pub fn indexes_of(&self, table: Oid) -> impl Iterator<Item = &Arc<IndexDef>> {
+        self.indexes.values().filter(move |i| i.table == table)
+    }
+
+    pub fn sequence_by_name(&self, name: &str) -> Option<&Arc<SequenceDef>> {
+        self.sequences.values().find(|s| s.name == name)
+    }
+
+    /// Every relation file in use, with its persistence (for recovery and crash reset).
+    pub fn relfiles(&self) -> Vec<(RelFileId, Persistence)> {
+        let mut out: Vec<_> = self.tables.values().map(|t| (t.relfile, t.persistence)).collect();
+        for i in self.indexes.values() {
+            let persistence = self.tables.get(&i.table).map_or(Persistence::Permanent, |t| t.persistence);
+            out.push((i.relfile, persistence));
+        }
+        out
+    }
+
+    /// Picks an unused name `base`, `base1`, `base2`... as PostgreSQL names implicit indexes.
+    pub fn choose_name(&self, base: &str) -> String {
+        if !self.name_taken(base) {
+            return base.to_string();
+        }
+        (1..)
+            .map(|n| format!("{base}{n}"))
+            .find(|n| !self.name_taken(n))
+            .unwrap_or_else(|| base.to_string())
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> PgResult<Catalog> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| PgError::new(sqlstate::DATA_CORRUPTED, format!("catalog is corrupt: {e}")))
+    }
+}

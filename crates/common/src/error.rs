@@ -1,0 +1,127 @@
+//! PostgreSQL-style errors: severity, SQLSTATE, message, detail, hint, cursor position.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Fatal,
+    Panic,
+    Warning,
+    Notice,
+    Info,
+    Debug,
+    Log,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "ERROR",
+            Severity::Fatal => "FATAL",
+            Severity::Panic => "PANIC",
+            Severity::Warning => "WARNING",
+            Severity::Notice => "NOTICE",
+            Severity::Info => "INFO",
+            Severity::Debug => "DEBUG",
+            Severity::Log => "LOG",
+        }
+    }
+}
+
+/// An error (or notice) as the wire protocol reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgError {
+    pub severity: Severity,
+    /// Five-character SQLSTATE, e.g. `"42P01"`.
+    pub code: &'static str,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    /// 1-based character offset into the query string, as in PostgreSQL's `P` field.
+    pub position: Option<u32>,
+}
+
+pub type PgResult<T> = Result<T, PgError>;
+
+impl PgError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        PgError {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+            position: None,
+        }
+    }
+
+    pub fn fatal(code: &'static str, message: impl Into<String>) -> Self {
+        PgError {
+            severity: Severity::Fatal,
+            ..PgError::new(code, message)
+        }
+    }
+
+    /// A notice-level message (NoticeResponse), e.g. `INFO` lines of VACUUM VERBOSE.
+    pub fn notice(severity: Severity, code: &'static str, message: impl Into<String>) -> Self {
+        PgError {
+            severity,
+            ..PgError::new(code, message)
+        }
+    }
+
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_position(mut self, position: u32) -> Self {
+        self.position = Some(position);
+        self
+    }
+
+    /// Sets the position only if none was set closer to the error's source.
+    pub fn or_position(mut self, position: u32) -> Self {
+        if self.position.is_none() {
+            self.position = Some(position);
+        }
+        self
+    }
+
+    /// A feature Keel does not implement yet (SQLSTATE 0A000).
+    pub fn unsupported(what: impl fmt::Display) -> Self {
+        PgError::new(crate::sqlstate::FEATURE_NOT_SUPPORTED, format!("{what} is not supported"))
+    }
+
+    /// An internal invariant broke (SQLSTATE XX000).
+    pub fn internal(message: impl Into<String>) -> Self {
+        PgError::new(crate::sqlstate::INTERNAL_ERROR, message)
+    }
+
+    /// An I/O error from the operating system (SQLSTATE 58030).
+    pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
+        PgError::new(crate::sqlstate::IO_ERROR, format!("{context}: {err}"))
+    }
+}
+
+impl fmt::Display for PgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:  {} ({})", self.severity.as_str(), self.message, self.code)
+    }
+}
+
+impl std::error::Error for PgError {}
+
+/// `pg_err!(code, "format", args...)` builds a [`PgError`] with the given SQLSTATE.
+#[macro_export]
+macro_rules! pg_err {
+    ($code:expr, $($arg:tt)+) => {
+        $crate::PgError::new($code, format!($($arg)+))
+    };
+}

@@ -1,0 +1,348 @@
+//! Server settings (GUCs): the names, defaults, units and contexts PostgreSQL users know.
+//!
+//! A [`Settings`] value is a full set of current values. The server builds one at start-up
+//! from defaults, `keel.conf` and `-c` flags; each session clones it and applies `SET`.
+//! Values are kept in PostgreSQL's base units (kB for memory, 8 kB pages for shared_buffers,
+//! ms for times) and shown with the units `SHOW` prints.
+
+use crate::{PgError, PgResult, sqlstate};
+use std::collections::BTreeMap;
+
+/// When a setting may change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Context {
+    /// Only at server start (postgres's `postmaster` context).
+    Postmaster,
+    /// Any session may `SET` it.
+    User,
+    /// Reported but never changed.
+    Internal,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Bool,
+    /// An integer in the given base unit.
+    Int { unit: Unit, min: i64, max: i64 },
+    Real,
+    Str,
+    Enum(&'static [&'static str]),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    None,
+    /// Kilobytes.
+    Kb,
+    /// 8 kB blocks.
+    Blocks,
+    Ms,
+    S,
+}
+
+#[derive(Debug)]
+pub struct Def {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub kind: Kind,
+    pub context: Context,
+    /// Whether a change is reported to the client with ParameterStatus.
+    pub reported: bool,
+}
+
+const I64MAX: i64 = i64::MAX;
+
+/// All settings Keel knows. Unknown names are rejected with 42704, as in PostgreSQL.
+pub static DEFS: &[Def] = &[
+    d("application_name", "", Kind::Str, Context::User, true),
+    d("client_encoding", "UTF8", Kind::Str, Context::User, true),
+    d("client_min_messages", "notice", Kind::Enum(&["debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"]), Context::User, false),
+    d("checkpoint_timeout", "300", Kind::Int { unit: Unit::S, min: 30, max: 86400 }, Context::User, false),
+    d("DateStyle", "ISO, MDY", Kind::Str, Context::User, true),
+    d("deadlock_timeout", "1000", Kind::Int { unit: Unit::Ms, min: 1, max: I64MAX }, Context::User, false),
+    d("default_transaction_isolation", "read committed", Kind::Enum(&["serializable", "repeatable read", "read committed", "read uncommitted"]), Context::User, false),
+    d("default_transaction_read_only", "off", Kind::Bool, Context::User, true),
+    d("extra_float_digits", "1", Kind::Int { unit: Unit::None, min: -15, max: 3 }, Context::User, false),
+    d("fsync", "on", Kind::Bool, Context::Postmaster, false),
+    d("gin_pending_list_limit", "4096", Kind::Int { unit: Unit::Kb, min: 64, max: I64MAX }, Context::User, false),
+    d("idle_in_transaction_session_timeout", "0", Kind::Int { unit: Unit::Ms, min: 0, max: I64MAX }, Context::User, false),
+    d("integer_datetimes", "on", Kind::Bool, Context::Internal, true),
+    d("IntervalStyle", "postgres", Kind::Str, Context::User, true),
+    d("is_superuser", "on", Kind::Bool, Context::Internal, true),
+    d("listen_addresses", "127.0.0.1", Kind::Str, Context::Postmaster, false),
+    d("lock_timeout", "0", Kind::Int { unit: Unit::Ms, min: 0, max: I64MAX }, Context::User, false),
+    d("maintenance_work_mem", "65536", Kind::Int { unit: Unit::Kb, min: 1024, max: I64MAX }, Context::User, false),
+    d("max_connections", "100", Kind::Int { unit: Unit::None, min: 1, max: 262143 }, Context::Postmaster, false),
+    d("max_wal_size", "1024", Kind::Int { unit: Unit::Kb, min: 2, max: I64MAX }, Context::User, false),
+    d("password_encryption", "scram-sha-256", Kind::Str, Context::User, false),
+    d("port", "5433", Kind::Int { unit: Unit::None, min: 1, max: 65535 }, Context::Postmaster, false),
+    d("search_path", "\"$user\", public", Kind::Str, Context::User, false),
+    d("server_encoding", "UTF8", Kind::Str, Context::Internal, true),
+    d("server_version", "15.18", Kind::Str, Context::Internal, true),
+    d("server_version_num", "150018", Kind::Str, Context::Internal, false),
+    d("session_authorization", "postgres", Kind::Str, Context::Internal, true),
+    d("shared_buffers", "16384", Kind::Int { unit: Unit::Blocks, min: 16, max: 1 << 30 }, Context::Postmaster, false),
+    d("standard_conforming_strings", "on", Kind::Bool, Context::User, true),
+    d("statement_timeout", "0", Kind::Int { unit: Unit::Ms, min: 0, max: I64MAX }, Context::User, false),
+    d("synchronous_commit", "on", Kind::Enum(&["local", "remote_write", "remote_apply", "on", "off"]), Context::User, false),
+    d("TimeZone", "UTC", Kind::Str, Context::User, true),
+    d("transaction_isolation", "read committed", Kind::Enum(&["serializable", "repeatable read", "read committed", "read uncommitted"]), Context::User, false),
+    d("transaction_read_only", "off", Kind::Bool, Context::User, false),
+    d("work_mem", "4096", Kind::Int { unit: Unit::Kb, min: 64, max: I64MAX }, Context::User, false),
+    d("auth_method", "trust", Kind::Enum(&["trust", "scram-sha-256"]), Context::Postmaster, false),
+    d("keel_password", "", Kind::Str, Context::Postmaster, false),
+];
+
+const fn d(name: &'static str, default: &'static str, kind: Kind, context: Context, reported: bool) -> Def {
+    Def { name, default, kind, context, reported }
+}
+
+pub fn find_def(name: &str) -> Option<&'static Def> {
+    DEFS.iter().find(|d| d.name.eq_ignore_ascii_case(name))
+}
+
+/// A complete set of setting values, in canonical (base unit) form.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    values: BTreeMap<&'static str, String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            values: DEFS.iter().map(|d| (d.name, d.default.to_string())).collect(),
+        }
+    }
+}
+
+impl Settings {
+    /// Sets `name` from user text (`'64MB'`, `on`, `8`), validating it. `at_startup` allows
+    /// postmaster-context settings.
+    pub fn set(&mut self, name: &str, value: &str, at_startup: bool) -> PgResult<&'static Def> {
+        let def = find_def(name).ok_or_else(|| {
+            PgError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+        })?;
+        match def.context {
+            Context::Postmaster if !at_startup => {
+                return Err(PgError::new(
+                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed without restarting the server", def.name),
+                ));
+            }
+            Context::Internal if !at_startup => {
+                return Err(PgError::new(
+                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed", def.name),
+                ));
+            }
+            _ => {}
+        }
+        let canonical = canonicalize(def, value)?;
+        self.values.insert(def.name, canonical);
+        Ok(def)
+    }
+
+    pub fn reset(&mut self, name: &str, boot: &Settings) -> PgResult<&'static Def> {
+        let def = find_def(name).ok_or_else(|| {
+            PgError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+        })?;
+        let v = boot.raw(def.name).to_string();
+        self.values.insert(def.name, v);
+        Ok(def)
+    }
+
+    /// The canonical stored value (base units, no suffix).
+    pub fn raw(&self, name: &str) -> &str {
+        find_def(name)
+            .and_then(|d| self.values.get(d.name))
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn int(&self, name: &str) -> i64 {
+        self.raw(name).parse().unwrap_or(0)
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        self.raw(name) == "on"
+    }
+
+    /// Memory setting in bytes (for kB- and block-unit settings).
+    pub fn bytes(&self, name: &str) -> u64 {
+        let v = self.int(name).max(0) as u64;
+        match find_def(name).map(|d| d.kind) {
+            Some(Kind::Int { unit: Unit::Kb, .. }) => v * 1024,
+            Some(Kind::Int { unit: Unit::Blocks, .. }) => v * 8192,
+            _ => v,
+        }
+    }
+
+    /// The value as `SHOW` prints it (`128MB`, `4MB`, `1s`).
+    pub fn show(&self, name: &str) -> PgResult<(&'static str, String)> {
+        let def = find_def(name).ok_or_else(|| {
+            PgError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+        })?;
+        let raw = self.raw(def.name);
+        Ok((def.name, display(def, raw)))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static Def, &str)> {
+        DEFS.iter().map(move |d| (d, self.raw(d.name)))
+    }
+}
+
+fn invalid(def: &Def, value: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_PARAMETER_VALUE,
+        format!("invalid value for parameter \"{}\": \"{}\"", def.name, value),
+    )
+}
+
+fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
+    let v = value.trim();
+    match def.kind {
+        Kind::Bool => match v.to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" | "1" | "t" | "y" => Ok("on".into()),
+            "off" | "false" | "no" | "0" | "f" | "n" => Ok("off".into()),
+            _ => Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("parameter \"{}\" requires a Boolean value", def.name),
+            )),
+        },
+        Kind::Int { unit, min, max } => {
+            let n = parse_with_unit(v, unit).ok_or_else(|| invalid(def, value))?;
+            if n < min || n > max {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("{} is outside the valid range for parameter \"{}\" ({} .. {})", n, def.name, min, max),
+                ));
+            }
+            Ok(n.to_string())
+        }
+        Kind::Real => v.parse::<f64>().map(|_| v.to_string()).map_err(|_| invalid(def, value)),
+        Kind::Str => Ok(v.to_string()),
+        Kind::Enum(options) => {
+            let lower = v.to_ascii_lowercase();
+            let lower = if def.name == "synchronous_commit" {
+                match lower.as_str() {
+                    "true" | "yes" | "1" => "on".to_string(),
+                    "false" | "no" | "0" => "off".to_string(),
+                    _ => lower,
+                }
+            } else {
+                lower
+            };
+            if options.contains(&lower.as_str()) {
+                Ok(lower)
+            } else {
+                Err(invalid(def, value))
+            }
+        }
+    }
+}
+
+/// Parses `64MB`, `8kB`, `1GB`, `100ms`, `5s`, `1min` or a bare number into `unit`.
+fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
+    let split = v.find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '+')).unwrap_or(v.len());
+    let (num, suffix) = v.split_at(split);
+    let n: i64 = num.trim().parse().ok()?;
+    let suffix = suffix.trim();
+    if suffix.is_empty() {
+        return Some(n);
+    }
+    let in_bytes = |mult: i64| -> Option<i64> {
+        let bytes = n.checked_mul(mult)?;
+        match unit {
+            Unit::Kb => Some(bytes / 1024),
+            Unit::Blocks => Some(bytes / 8192),
+            _ => None,
+        }
+    };
+    let in_ms = |mult: i64| -> Option<i64> {
+        let ms = n.checked_mul(mult)?;
+        match unit {
+            Unit::Ms => Some(ms),
+            Unit::S => Some(ms / 1000),
+            _ => None,
+        }
+    };
+    match suffix {
+        "B" => in_bytes(1),
+        "kB" => in_bytes(1024),
+        "MB" => in_bytes(1024 * 1024),
+        "GB" => in_bytes(1024 * 1024 * 1024),
+        "TB" => in_bytes(1024_i64.pow(4)),
+        "us" => in_ms(1).map(|ms| ms / 1000),
+        "ms" => in_ms(1),
+        "s" => in_ms(1000),
+        "min" => in_ms(60_000),
+        "h" => in_ms(3_600_000),
+        "d" => in_ms(86_400_000),
+        _ => None,
+    }
+}
+
+fn display(def: &Def, raw: &str) -> String {
+    match def.kind {
+        Kind::Int { unit, .. } => {
+            let n: i64 = raw.parse().unwrap_or(0);
+            match unit {
+                Unit::Kb => show_memory(n * 1024),
+                Unit::Blocks => show_memory(n * 8192),
+                Unit::Ms => show_time_ms(n),
+                Unit::S => show_time_ms(n * 1000),
+                Unit::None => n.to_string(),
+            }
+        }
+        _ => raw.to_string(),
+    }
+}
+
+fn show_memory(bytes: i64) -> String {
+    const UNITS: [(i64, &str); 4] = [(1 << 40, "TB"), (1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB")];
+    for (size, name) in UNITS {
+        if bytes != 0 && bytes % size == 0 {
+            return format!("{}{}", bytes / size, name);
+        }
+    }
+    format!("{bytes}B")
+}
+
+fn show_time_ms(ms: i64) -> String {
+    if ms == 0 {
+        return "0".into();
+    }
+    const UNITS: [(i64, &str); 4] = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1000, "s")];
+    for (size, name) in UNITS {
+        if ms % size == 0 {
+            return format!("{}{}", ms / size, name);
+        }
+    }
+    format!("{ms}ms")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_units_round_trip_as_postgres_shows_them() {
+        let mut s = Settings::default();
+        assert_eq!(s.show("shared_buffers").unwrap().1, "128MB");
+        assert_eq!(s.show("work_mem").unwrap().1, "4MB");
+        s.set("work_mem", "64MB", false).unwrap();
+        assert_eq!(s.bytes("work_mem"), 64 << 20);
+        s.set("shared_buffers", "1GB", true).unwrap();
+        assert_eq!(s.int("shared_buffers"), 131072);
+        assert!(s.set("shared_buffers", "1GB", false).is_err());
+        assert_eq!(s.set("nope", "1", false).unwrap_err().code, "42704");
+    }
+
+    #[test]
+    fn synchronous_commit_accepts_booleans() {
+        let mut s = Settings::default();
+        s.set("synchronous_commit", "false", false).unwrap();
+        assert_eq!(s.raw("synchronous_commit"), "off");
+        assert!(s.set("synchronous_commit", "maybe", false).is_err());
+    }
+}

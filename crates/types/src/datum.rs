@@ -1,0 +1,52 @@
+//! The in-memory value of one SQL datum.
+
+use crate::TypeId;
+
+/// One SQL value. Timestamps are microseconds since 2000-01-01 00:00:00 (UTC for
+/// `TimestampTz`), dates are days since 2000-01-01, as in PostgreSQL.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Datum {
+    Null,
+    Bool(bool),
+    Int2(i16),
+    Int4(i32),
+    Int8(i64),
+    Float4(f32),
+    Float8(f64),
+    Numeric(Box<crate::numeric::Numeric>),
+    /// text, varchar, bpchar (blank-padded to its length), name, and unknown literals.
+    Text(String),
+    Bytea(Vec<u8>),
+    Date(i32),
+    Timestamp(i64),
+    TimestampTz(i64),
+    Interval(crate::interval::Interval),
+    Oid(u32),
+}
+
+impl Datum {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Datum::Null)
+    }
+
+    /// The type a non-null datum naturally has (text-like values report `Text`).
+    pub fn natural_type(&self) -> Option<TypeId> {
+        Some(match self {
+            Datum::Null => return None,
+            Datum::Bool(_) => TypeId::Bool,
+            Datum::Int2(_) => TypeId::Int2,
+            Datum::Int4(_) => TypeId::Int4,
+            Datum::Int8(_) => TypeId::Int8,
+            Datum::Float4(_) => TypeId::Float4,
+            Datum::Float8(_) => TypeId::Float8,
+            Datum::Numeric(_) => TypeId::Numeric,
+            Datum::Text(_) => TypeId::Text,
+            Datum::Bytea(_) => TypeId::Bytea,
+            Datum::Date(_) => TypeId::Date,
+            Datum::Timestamp(_) => TypeId::Timestamp,
+            Datum::TimestampTz(_) => TypeId::TimestampTz,
+            Datum::Interval(_) => TypeId::Interval,
+            Datum::Oid(_) => TypeId::Oid,
+        })
+    }
+}

@@ -1,0 +1,24 @@
+//! SQL types and values: the [`Datum`] every layer passes around, the [`TypeId`]s PostgreSQL
+//! clients see (with their OIDs), and everything that turns values into text, binary wire
+//! format, on-disk row bytes and memcomparable index keys.
+//!
+//! Invariants:
+//! - A `Datum` of a given `TypeId` always has the matching variant (`Int4` for int4, ...);
+//!   `Datum::Null` is the only variant valid for every type.
+//! - Text output matches PostgreSQL 15 byte for byte (DateStyle ISO, extra_float_digits = 1).
+//! - Index keys ([`key`]) compare with `memcmp` in the same order as the SQL `<` operator under
+//!   collation "C", and values that are SQL-equal encode to equal bytes.
+
+pub mod cast;
+pub mod datum;
+pub mod func;
+pub mod interval;
+pub mod io;
+pub mod key;
+pub mod numeric;
+pub mod ops;
+pub mod row;
+pub mod typeid;
+
+pub use datum::Datum;
+pub use typeid::{SqlType, TypeId};

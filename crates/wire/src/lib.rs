@@ -1,0 +1,11 @@
+//! PostgreSQL frontend/backend protocol v3: framing, startup and authentication, the simple and
+//! extended query flows, COPY, cancellation. It knows nothing of SQL: a [`Backend`] (the
+//! session layer) executes statements and writes results through a [`Client`].
+//!
+//! Protocol state owned here:
+//! - after an error in the extended protocol, messages are skipped until Sync;
+//! - ReadyForQuery carries [`Backend::transaction_status`];
+//! - output is buffered and flushed on Sync, Flush, ReadyForQuery, or when the buffer is large.
+
+pub mod backend;
+pub use backend::{Backend, BackendFactory, CancelToken, Client, ExecuteOutcome, FieldDescription, StartupInfo};
