@@ -1,0 +1,367 @@
+//! Record insertion, the group-commit writer thread, and flush waits.
+
+use super::record::{PAGE_FULL, PAGE_INIT, RecordKind};
+use super::{RECORD_HEADER, SEGMENT_SIZE};
+use crate::buffer::PageMut;
+use crate::page::{PAGE_SIZE, PageRead};
+use keel_common::{PgError, PgResult, sqlstate};
+use parking_lot::{Condvar, Mutex};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Writes happen in the background once this much WAL is buffered.
+const BACKGROUND_WRITE: usize = 1 << 20;
+/// Inserters wait for the writer when this much is buffered (bounded memory).
+const MAX_BUFFERED: usize = 64 << 20;
+
+struct Insert {
+    buf: Vec<u8>,
+    /// LSN of `buf[0]`.
+    buf_start: u64,
+    /// LSN the next record gets.
+    next: u64,
+    /// Redo point of the latest checkpoint: a page whose LSN is not after it gets a
+    /// full-page image with its next change.
+    redo: u64,
+}
+
+pub struct Wal {
+    dir: PathBuf,
+    insert: Mutex<Insert>,
+    flushed: AtomicU64,
+    flushed_tx: tokio::sync::watch::Sender<u64>,
+    /// Highest LSN someone waits to see flushed.
+    request: Mutex<u64>,
+    wake_writer: Condvar,
+    flushed_cv: Condvar,
+    flushed_mx: Mutex<()>,
+    fsync: bool,
+    shutdown: AtomicBool,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Wal {
+    /// Opens the log for appending at `end` (the end found by recovery). Bytes after `end` in
+    /// its segment are zeroed and later segments removed, so no stale record can follow.
+    pub fn open(data_dir: &Path, end: u64, redo: u64, fsync: bool) -> PgResult<Arc<Wal>> {
+        let dir = data_dir.join("wal");
+        std::fs::create_dir_all(&dir).map_err(|e| PgError::io("could not create wal directory", e))?;
+        let seg = end / SEGMENT_SIZE;
+        for entry in std::fs::read_dir(&dir).map_err(|e| PgError::io("could not list wal directory", e))?.flatten() {
+            if let Some(n) = entry.file_name().to_str().and_then(|n| u64::from_str_radix(n, 16).ok())
+                && n > seg
+            {
+                std::fs::remove_file(entry.path()).map_err(|e| PgError::io("could not remove wal segment", e))?;
+            }
+        }
+        let file = open_segment(&dir, seg)?;
+        let from = end % SEGMENT_SIZE;
+        zero_range(&file, from, SEGMENT_SIZE - from)?;
+        file.sync_data().map_err(|e| PgError::io("could not fsync wal segment", e))?;
+        let (flushed_tx, _) = tokio::sync::watch::channel(end);
+        let wal = Arc::new(Wal {
+            dir,
+            insert: Mutex::new(Insert { buf: Vec::with_capacity(BACKGROUND_WRITE * 2), buf_start: end, next: end, redo }),
+            flushed: AtomicU64::new(end),
+            flushed_tx,
+            request: Mutex::new(0),
+            wake_writer: Condvar::new(),
+            flushed_cv: Condvar::new(),
+            flushed_mx: Mutex::new(()),
+            fsync,
+            shutdown: AtomicBool::new(false),
+            writer: Mutex::new(None),
+        });
+        let w = wal.clone();
+        let handle = std::thread::Builder::new()
+            .name("keel-walwriter".into())
+            .spawn(move || w.writer_loop(seg, file))
+            .map_err(|e| PgError::io("could not start the WAL writer", e))?;
+        *wal.writer.lock() = Some(handle);
+        Ok(wal)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The LSN the next record will get.
+    pub fn insert_lsn(&self) -> u64 {
+        self.insert.lock().next
+    }
+
+    pub fn flushed_lsn(&self) -> u64 {
+        self.flushed.load(Ordering::Acquire)
+    }
+
+    /// Sets the redo point of a starting checkpoint and returns it.
+    pub fn begin_checkpoint(&self) -> u64 {
+        let mut ins = self.insert.lock();
+        ins.redo = ins.next;
+        ins.redo
+    }
+
+    /// Logs the recorded changes of `pages` (WAL-logged relations only) as one atomic
+    /// record, stamps their LSNs and marks them dirty. Returns the record's end LSN, or 0 when
+    /// every page belongs to an unlogged relation.
+    pub fn log_pages(&self, xid: u64, pages: &mut [&mut PageMut<'_>]) -> u64 {
+        let logged: Vec<usize> = (0..pages.len()).filter(|&i| !pages[i].is_unlogged()).collect();
+        for p in pages.iter_mut().filter(|p| p.is_unlogged()) {
+            p.changes.clear();
+            p.fresh = false;
+            p.mark_dirty();
+        }
+        if logged.is_empty() {
+            return 0;
+        }
+        self.backpressure();
+        let mut ins = self.insert.lock();
+        let start = ins.next;
+        let redo = ins.redo;
+        let at = ins.buf.len();
+        ins.buf.resize(at + RECORD_HEADER, 0);
+        ins.buf.extend_from_slice(&(logged.len() as u16).to_le_bytes());
+        for &i in &logged {
+            let p = &mut *pages[i];
+            ins.buf.extend_from_slice(&p.rel_id().to_le_bytes());
+            ins.buf.extend_from_slice(&p.block().to_le_bytes());
+            if !p.fresh && p.lsn() <= redo {
+                ins.buf.push(PAGE_FULL);
+                // The image is taken before its LSN is stamped; redo stamps the LSN itself.
+                ins.buf.extend_from_slice(&p.raw()[..]);
+            } else {
+                ins.buf.push(if p.fresh { PAGE_INIT } else { 0 });
+                ins.buf.extend_from_slice(&(p.changes.len() as u16).to_le_bytes());
+                for &(off, len) in &p.changes {
+                    ins.buf.extend_from_slice(&off.to_le_bytes());
+                    ins.buf.extend_from_slice(&len.to_le_bytes());
+                    let raw = p.raw();
+                    let bytes = &raw[off as usize..off as usize + len as usize];
+                    ins.buf.extend_from_slice(bytes);
+                }
+            }
+        }
+        let end = finish_record(&mut ins, at, start, xid, RecordKind::Pages);
+        drop(ins);
+        for &i in &logged {
+            let p = &mut *pages[i];
+            p.changes.clear();
+            p.fresh = false;
+            p.set_lsn(end);
+            p.mark_dirty();
+        }
+        if self.buffered() >= BACKGROUND_WRITE {
+            self.wake_writer.notify_one();
+        }
+        end
+    }
+
+    /// Appends a non-page record and returns its end LSN.
+    pub fn log(&self, kind: RecordKind, xid: u64, payload: &[u8]) -> u64 {
+        self.backpressure();
+        let mut ins = self.insert.lock();
+        let start = ins.next;
+        let at = ins.buf.len();
+        ins.buf.resize(at + RECORD_HEADER, 0);
+        ins.buf.extend_from_slice(payload);
+        finish_record(&mut ins, at, start, xid, kind)
+    }
+
+    fn buffered(&self) -> usize {
+        self.insert.lock().buf.len()
+    }
+
+    fn backpressure(&self) {
+        loop {
+            let (len, next) = {
+                let ins = self.insert.lock();
+                (ins.buf.len(), ins.next)
+            };
+            if len < MAX_BUFFERED {
+                return;
+            }
+            if self.flush_blocking(next).is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Awaits durability of everything up to `lsn` without blocking the async runtime.
+    pub async fn flush(&self, lsn: u64) -> PgResult<()> {
+        if self.flushed.load(Ordering::Acquire) >= lsn {
+            return Ok(());
+        }
+        let mut rx = self.flushed_tx.subscribe();
+        self.request_flush(lsn);
+        rx.wait_for(|&f| f >= lsn)
+            .await
+            .map(|_| ())
+            .map_err(|_| PgError::new(sqlstate::IO_ERROR, "WAL writer stopped"))
+    }
+
+    /// Blocks the calling thread until `lsn` is durable (buffer eviction, checkpoints).
+    pub fn flush_blocking(&self, lsn: u64) -> PgResult<()> {
+        if self.flushed.load(Ordering::Acquire) >= lsn {
+            return Ok(());
+        }
+        self.request_flush(lsn);
+        let mut g = self.flushed_mx.lock();
+        while self.flushed.load(Ordering::Acquire) < lsn {
+            if self.shutdown.load(Ordering::Acquire) && self.writer.lock().is_none() {
+                return Err(PgError::new(sqlstate::IO_ERROR, "WAL writer stopped"));
+            }
+            self.flushed_cv.wait_for(&mut g, Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
+    fn request_flush(&self, lsn: u64) {
+        let mut r = self.request.lock();
+        if *r < lsn {
+            *r = lsn;
+        }
+        self.wake_writer.notify_one();
+    }
+
+    /// Flushes everything and stops the writer thread.
+    pub fn shutdown(&self) {
+        let end = self.insert_lsn();
+        let _ = self.flush_blocking(end);
+        self.shutdown.store(true, Ordering::Release);
+        {
+            let _r = self.request.lock();
+            self.wake_writer.notify_one();
+        }
+        if let Some(h) = self.writer.lock().take() {
+            let _ = h.join();
+        }
+    }
+
+    fn writer_loop(&self, mut seg: u64, mut file: File) {
+        let mut spare: Vec<u8> = Vec::with_capacity(BACKGROUND_WRITE * 2);
+        let mut next_prepared = false;
+        loop {
+            {
+                let mut r = self.request.lock();
+                if *r <= self.flushed.load(Ordering::Acquire) && !self.shutdown.load(Ordering::Acquire) {
+                    self.wake_writer.wait_for(&mut r, Duration::from_millis(100));
+                }
+            }
+            let (start, mut data) = {
+                let mut ins = self.insert.lock();
+                let start = ins.buf_start;
+                std::mem::swap(&mut ins.buf, &mut spare);
+                ins.buf_start = ins.next;
+                (start, std::mem::take(&mut spare))
+            };
+            if !data.is_empty() {
+                if let Err(e) = self.write_out(start, &data, &mut seg, &mut file, &mut next_prepared) {
+                    // As PostgreSQL does on a failed WAL write or fsync: nothing after this
+                    // point could be trusted to be durable, so stop the server.
+                    eprintln!("PANIC:  could not write to WAL: {e}");
+                    std::process::abort();
+                }
+                let end = start + data.len() as u64;
+                self.flushed.store(end, Ordering::Release);
+                self.flushed_tx.send_replace(end);
+                let _g = self.flushed_mx.lock();
+                self.flushed_cv.notify_all();
+            } else if self.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            if !next_prepared {
+                // Zero-fill the next segment ahead of time so fdatasync there needs no
+                // metadata updates and commits don't wait for it.
+                if open_segment(&self.dir, seg + 1).and_then(|f| prepare_segment(&f)).is_ok() {
+                    next_prepared = true;
+                }
+            }
+            data.clear();
+            spare = data;
+        }
+    }
+
+    fn write_out(&self, start: u64, data: &[u8], seg: &mut u64, file: &mut File, next_prepared: &mut bool) -> PgResult<()> {
+        let mut pos = start;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let s = pos / SEGMENT_SIZE;
+            if s != *seg {
+                if self.fsync {
+                    file.sync_data().map_err(|e| PgError::io("could not fsync wal segment", e))?;
+                }
+                *file = open_segment(&self.dir, s)?;
+                if !*next_prepared {
+                    prepare_segment(file)?;
+                }
+                *seg = s;
+                *next_prepared = false;
+            }
+            let off = pos % SEGMENT_SIZE;
+            let n = rest.len().min((SEGMENT_SIZE - off) as usize);
+            file.write_all_at(&rest[..n], off).map_err(|e| PgError::io("could not write wal", e))?;
+            pos += n as u64;
+            rest = &rest[n..];
+        }
+        if self.fsync {
+            file.sync_data().map_err(|e| PgError::io("could not fsync wal segment", e))?;
+        }
+        Ok(())
+    }
+}
+
+fn finish_record(ins: &mut Insert, at: usize, start: u64, xid: u64, kind: RecordKind) -> u64 {
+    let len = ins.buf.len() - at;
+    let rec = &mut ins.buf[at..];
+    rec[0..4].copy_from_slice(&(len as u32).to_le_bytes());
+    rec[8..16].copy_from_slice(&start.to_le_bytes());
+    rec[16..24].copy_from_slice(&xid.to_le_bytes());
+    rec[24] = kind as u8;
+    let crc = crc32c::crc32c(&rec[8..]);
+    rec[4..8].copy_from_slice(&crc.to_le_bytes());
+    ins.next = start + len as u64;
+    ins.next
+}
+
+pub(crate) fn segment_path(dir: &Path, seg: u64) -> PathBuf {
+    dir.join(format!("{seg:016X}"))
+}
+
+fn open_segment(dir: &Path, seg: u64) -> PgResult<File> {
+    let path = segment_path(dir, seg);
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| PgError::io(format!("could not open wal segment \"{}\"", path.display()), e))
+}
+
+/// Makes a segment full-length and zeroed where it was never written.
+fn prepare_segment(file: &File) -> PgResult<()> {
+    let len = file.metadata().map_err(|e| PgError::io("could not stat wal segment", e))?.len();
+    if len < SEGMENT_SIZE {
+        zero_range(file, len, SEGMENT_SIZE - len)?;
+        file.sync_all().map_err(|e| PgError::io("could not fsync wal segment", e))?;
+    }
+    Ok(())
+}
+
+fn zero_range(file: &File, from: u64, len: u64) -> PgResult<()> {
+    const CHUNK: usize = 1 << 20;
+    let zeros = vec![0u8; CHUNK];
+    let mut pos = from;
+    let end = from + len;
+    while pos < end {
+        let n = ((end - pos) as usize).min(CHUNK);
+        file.write_all_at(&zeros[..n], pos).map_err(|e| PgError::io("could not zero wal segment", e))?;
+        pos += n as u64;
+    }
+    let _ = PAGE_SIZE;
+    Ok(())
+}
