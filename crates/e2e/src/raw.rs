@@ -105,15 +105,23 @@ impl RawConn {
     }
 
     /// Drains whatever the server sends until it closes the connection or goes quiet for
-    /// `quiet`. Returns the bytes received.
-    pub fn drain(&mut self, quiet: Duration) -> Vec<u8> {
+    /// `quiet`. Returns the bytes received and whether the server closed the connection
+    /// (EOF or reset) rather than just going quiet.
+    pub fn drain(&mut self, quiet: Duration) -> (Vec<u8>, bool) {
         let _ = self.stream.set_read_timeout(Some(quiet));
         let mut all = Vec::new();
         let mut buf = [0u8; 4096];
         loop {
             match self.stream.read(&mut buf) {
-                Ok(0) | Err(_) => return all,
+                Ok(0) => return (all, true),
                 Ok(n) => all.extend_from_slice(&buf[..n]),
+                Err(e) => {
+                    let quiet = matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    );
+                    return (all, !quiet);
+                }
             }
         }
     }
