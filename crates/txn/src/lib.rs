@@ -1,1 +1,212 @@
-//! (being built)
+//! Transactions: 64-bit transaction ids, commit sequence numbers, O(1) snapshots, waiting for
+//! another transaction to finish, and deadlock detection.
+//!
+//! Snapshot protocol (seed 002): a snapshot is the value of one padded atomic, the latest
+//! commit sequence number (CSN). A transaction's effects are visible to a snapshot `s` iff it
+//! committed with `csn <= s`. Committing sets the xid's entry to COMMITTING, draws the next
+//! CSN, then stores it; a reader that meets COMMITTING spins the few instructions until the
+//! CSN appears. Taking a snapshot writes only the session's own padded slot.
+//!
+//! Horizon protocol (vacuum): a session publishes PENDING in its slot, reads the CSN, then
+//! publishes it. `horizon()` reads the CSN first and then every slot, waiting out PENDING ones,
+//! so no snapshot in use can be older than the horizon it returns. A version deleted by a
+//! transaction with `csn <= horizon` is invisible to every present and future snapshot.
+//!
+//! See README.md for the wait and deadlock protocol.
+
+mod slots;
+mod xidmap;
+
+pub use slots::{Slot, SlotRegistry};
+pub use xidmap::{CommitLog, XidStatus};
+
+use keel_common::{PgError, PgResult, sqlstate};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// A snapshot: everything committed at or before `csn`, plus the owning transaction's own
+/// changes made by earlier commands (`cid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub csn: u64,
+    /// The owning transaction's xid, 0 if it has none yet.
+    pub xid: u64,
+    /// Own changes with a command id below this are visible.
+    pub cid: u32,
+}
+
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+pub struct TxnManager {
+    next_xid: Padded,
+    latest_csn: Padded,
+    pub clog: CommitLog,
+    pub slots: SlotRegistry,
+    waiters: Mutex<HashMap<u64, tokio::sync::watch::Sender<bool>>>,
+}
+
+/// CSN of transactions that committed before the last restart: visible to everyone.
+pub const CSN_FROZEN: u64 = 1;
+
+impl TxnManager {
+    /// `next_xid`: first xid to hand out. `clog` holds the recovered commit states.
+    pub fn new(next_xid: u64, clog: CommitLog) -> TxnManager {
+        TxnManager {
+            next_xid: Padded(AtomicU64::new(next_xid.max(3))),
+            latest_csn: Padded(AtomicU64::new(CSN_FROZEN + 1)),
+            clog,
+            slots: SlotRegistry::default(),
+            waiters: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn next_xid(&self) -> u64 {
+        self.next_xid.0.load(Ordering::Acquire)
+    }
+
+    pub fn assign_xid(&self) -> u64 {
+        let xid = self.next_xid.0.fetch_add(1, Ordering::AcqRel);
+        self.clog.ensure(xid);
+        xid
+    }
+
+    /// Takes a snapshot and publishes it in `slot` for the vacuum horizon.
+    pub fn snapshot(&self, slot: &Slot, xid: u64, cid: u32) -> Snapshot {
+        slot.snapshot_csn.store(slots::PENDING, Ordering::SeqCst);
+        let csn = self.latest_csn.0.load(Ordering::SeqCst);
+        slot.snapshot_csn.store(csn, Ordering::SeqCst);
+        Snapshot { csn, xid, cid }
+    }
+
+    /// The oldest CSN any snapshot may still use.
+    pub fn horizon(&self) -> u64 {
+        let mut h = self.latest_csn.0.load(Ordering::SeqCst);
+        self.slots.for_each(|s| {
+            let v = loop {
+                let v = s.snapshot_csn.load(Ordering::SeqCst);
+                if v != slots::PENDING {
+                    break v;
+                }
+                std::hint::spin_loop();
+            };
+            if v != 0 && v < h {
+                h = v;
+            }
+        });
+        h
+    }
+
+    pub fn status(&self, xid: u64) -> XidStatus {
+        self.clog.status(xid)
+    }
+
+    /// Whether the effects of `xid` (made by command `cid` when it is the snapshot's own
+    /// transaction) are visible to `snap`.
+    #[inline]
+    pub fn sees(&self, snap: &Snapshot, xid: u64, cid: u32) -> bool {
+        if xid == snap.xid && xid != 0 {
+            return cid < snap.cid;
+        }
+        match self.clog.status(xid) {
+            XidStatus::Committed(csn) => csn <= snap.csn,
+            _ => false,
+        }
+    }
+
+    /// Makes a committed transaction visible (after its commit record is durable when
+    /// synchronous_commit is on) and wakes its waiters.
+    pub fn mark_committed(&self, xid: u64) {
+        self.clog.set_committing(xid);
+        let csn = self.latest_csn.0.fetch_add(1, Ordering::SeqCst) + 1;
+        self.clog.set_csn(xid, csn);
+        self.wake(xid);
+    }
+
+    pub fn mark_aborted(&self, xid: u64) {
+        self.clog.set_aborted(xid);
+        self.wake(xid);
+    }
+
+    fn wake(&self, xid: u64) {
+        if let Some(tx) = self.waiters.lock().remove(&xid) {
+            tx.send_replace(true);
+        }
+    }
+
+    /// Awaits the end of transaction `xid`. `me` is the waiting session's slot (its `xid` must
+    /// be published there). Runs deadlock detection after `deadlock_timeout`; fails with
+    /// 40P01 if this wait closes a cycle and 57014 if `cancelled` resolves first.
+    pub async fn wait_for(
+        &self,
+        me: &Slot,
+        xid: u64,
+        deadlock_timeout: Duration,
+        cancelled: impl Future<Output = ()>,
+    ) -> PgResult<()> {
+        let mut rx = {
+            let mut w = self.waiters.lock();
+            w.entry(xid).or_insert_with(|| tokio::sync::watch::channel(false).0).subscribe()
+        };
+        if !matches!(self.status(xid), XidStatus::InProgress) {
+            return Ok(());
+        }
+        me.waiting_for.store(xid, Ordering::SeqCst);
+        let result = {
+            let done = rx.wait_for(|&d| d);
+            tokio::pin!(done);
+            tokio::pin!(cancelled);
+            let mut checked = false;
+            loop {
+                tokio::select! {
+                    _ = &mut done => break Ok(()),
+                    _ = &mut cancelled => break Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request")),
+                    _ = tokio::time::sleep(deadlock_timeout), if !checked => {
+                        checked = true;
+                        if self.closes_cycle(me) {
+                            break Err(PgError::new(sqlstate::DEADLOCK_DETECTED, "deadlock detected")
+                                .with_detail(format!("Process {} waits for ShareLock on transaction {}; blocked by another process.", me.pid, xid))
+                                .with_hint("See server log for query details."));
+                        }
+                    }
+                }
+            }
+        };
+        me.waiting_for.store(0, Ordering::SeqCst);
+        result
+    }
+
+    /// Follows "waits for" edges from `me` through the owners of the awaited xids.
+    fn closes_cycle(&self, me: &Slot) -> bool {
+        let mine = me.xid.load(Ordering::SeqCst);
+        if mine == 0 {
+            return false;
+        }
+        let mut edges: HashMap<u64, u64> = HashMap::new();
+        self.slots.for_each(|s| {
+            let x = s.xid.load(Ordering::SeqCst);
+            let w = s.waiting_for.load(Ordering::SeqCst);
+            if x != 0 && w != 0 {
+                edges.insert(x, w);
+            }
+        });
+        let mut cur = mine;
+        for _ in 0..=edges.len() {
+            match edges.get(&cur) {
+                Some(&next) if next == mine => return true,
+                Some(&next) => cur = next,
+                None => return false,
+            }
+        }
+        false
+    }
+}
+
+/// Registers a session's slot for its lifetime.
+pub fn register_slot(mgr: &Arc<TxnManager>, pid: i32) -> Arc<Slot> {
+    mgr.slots.register(pid)
+}

@@ -162,13 +162,21 @@ impl Wal {
 
     /// Appends a non-page record and returns its end LSN.
     pub fn log(&self, kind: RecordKind, xid: u64, payload: &[u8]) -> u64 {
+        self.log_then(kind, xid, payload, || {})
+    }
+
+    /// Appends a record and runs `under_lock` before the insert lock is released, so the
+    /// effect is ordered with checkpoint redo points (used to mark commits as logged).
+    pub fn log_then(&self, kind: RecordKind, xid: u64, payload: &[u8], under_lock: impl FnOnce()) -> u64 {
         self.backpressure();
         let mut ins = self.insert.lock();
         let start = ins.next;
         let at = ins.buf.len();
         ins.buf.resize(at + RECORD_HEADER, 0);
         ins.buf.extend_from_slice(payload);
-        finish_record(&mut ins, at, start, xid, kind)
+        let end = finish_record(&mut ins, at, start, xid, kind);
+        under_lock();
+        end
     }
 
     fn buffered(&self) -> usize {
