@@ -1,0 +1,124 @@
+-- Each "-- case:" block runs in its own psql session (-X -a, \set VERBOSITY verbose) on keel
+-- and on PostgreSQL 15; the outputs (stdout and stderr interleaved, LOCATION lines dropped)
+-- must be identical. Table names are unique per case: cases share one database.
+
+-- case: create_insert_returning
+create table items (id serial primary key, name text not null, qty int default 0, price numeric(10,2));
+insert into items (name, qty, price) values ('apple', 3, 1.50), ('pear', 0, 2.25) returning id, name, qty;
+insert into items (name) values ('plum') returning *;
+insert into items (name, qty) values (null, 1);
+select * from items order by id;
+
+-- case: update_delete
+create table ud (id int primary key, v int, tag text);
+insert into ud select g, g * 10, case when g % 2 = 0 then 'even' else 'odd' end from generate_series(1, 10) g;
+update ud set v = v + 1 where tag = 'even';
+update ud set tag = 'big' where v > 80 returning id, v, tag;
+delete from ud where id in (1, 3) returning *;
+delete from ud where id = 999;
+select * from ud order by id;
+
+-- case: select_clauses
+create table sc (id int, grp text, val int);
+insert into sc values (1,'a',10),(2,'a',20),(3,'b',5),(4,'b',null),(5,'c',7),(6,'c',8),(7,'c',9);
+select * from sc where val > 6 order by val desc;
+select * from sc order by id limit 3 offset 2;
+select grp, count(*), count(val), sum(val), min(val), max(val), avg(val) from sc group by grp order by grp;
+select grp, sum(val) from sc group by grp having sum(val) > 20 order by 1;
+select count(*), sum(val), avg(val)::numeric(10,4) from sc;
+select distinct grp from sc order by grp;
+select * from sc where val is null;
+select id, val from sc order by val nulls first, id;
+
+-- case: joins_subqueries
+create table dept (id int primary key, name text);
+create table emp (id int primary key, dept_id int, name text, salary int);
+insert into dept values (1, 'eng'), (2, 'ops'), (3, 'empty');
+insert into emp values (1, 1, 'ann', 100), (2, 1, 'bob', 90), (3, 2, 'cid', 80), (4, null, 'dan', 70);
+select e.name, d.name from emp e join dept d on d.id = e.dept_id order by e.id;
+select e.name, d.name from emp e left join dept d on d.id = e.dept_id order by e.id;
+select d.name, count(e.id) from dept d left join emp e on e.dept_id = d.id group by d.name order by d.name;
+select s.dept_id, s.total from (select dept_id, sum(salary) as total from emp group by dept_id) s where s.total > 75 order by s.dept_id nulls last;
+select name from emp where salary > (select avg(salary) from emp) order by name;
+select name from emp where dept_id in (select id from dept where name = 'eng') order by name;
+select count(*) from emp, dept;
+
+-- case: transactions
+create table tx (id int primary key, v text);
+begin;
+insert into tx values (1, 'committed');
+commit;
+begin;
+insert into tx values (2, 'rolled back');
+rollback;
+begin;
+insert into tx values (3, 'before error');
+insert into tx values (1, 'duplicate');
+select 1;
+rollback;
+start transaction;
+update tx set v = 'updated' where id = 1;
+end;
+select * from tx order by id;
+
+-- case: truncate
+create table tr (id int);
+insert into tr select generate_series(1, 100);
+select count(*) from tr;
+truncate tr;
+select count(*) from tr;
+begin;
+insert into tr values (1);
+truncate table tr;
+rollback;
+select count(*) from tr;
+
+-- case: set_show
+set work_mem = '8MB';
+show work_mem;
+set synchronous_commit = off;
+show synchronous_commit;
+reset synchronous_commit;
+show synchronous_commit;
+set search_path to public;
+show search_path;
+set no_such_setting = 1;
+
+-- case: casts_and_arithmetic
+select '12'::int, 3.7::int, -3.5::int, 10 / 3, 10 % 3, 10.0 / 3, 2 ^ 10;
+select 1::text || 'x', 'true'::bool, 't'::boolean, 1::bigint * 3000000000;
+select '2024-01-02'::date, '2024-02-29'::date + 1, cast('42' as smallint);
+select 1.5::numeric(5,2), 12345.678::numeric(7,2), round(2.5), round(-2.5), trunc(2.7);
+select 'abc'::int;
+select 2147483647 + 1;
+select 1 / 0;
+select null::int is null, coalesce(null, 5), nullif(3, 3), greatest(1, 7, 3), least(4, 2);
+
+-- case: functions
+select md5('abc'), md5(''), length('hello'), upper('hi'), lower('HI'), substr('abcdef', 2, 3);
+select g, g * g from generate_series(1, 5) g;
+select generate_series(1, 3);
+select sum(x) from generate_series(1, 1000) x;
+select string_agg(s, ',' order by s) from (values ('b'), ('a'), ('c')) v(s);
+select abs(-5), mod(17, 5), 'a' || null, concat('a', null, 'b'), repeat('ab', 3), replace('hello', 'l', 'L');
+select case when 1 > 2 then 'yes' else 'no' end, position('c' in 'abcd'), trim('  x  ');
+
+-- case: errors_verbose
+select * from nosuch_table;
+select nosuch_col from (select 1 as a) s;
+create table errs (id int primary key, v int not null);
+insert into errs values (1, 1);
+insert into errs values (1, 2);
+insert into errs values (2, null);
+insert into errs values ('x', 1);
+select 1 +;
+selec 1;
+select count(*) from errs;
+
+-- case: constraints_defaults
+create table cd (id int primary key, a int not null default 7, b text default 'dflt', c boolean default true);
+insert into cd (id) values (1);
+insert into cd values (2, 8, null, false);
+insert into cd (id, a) values (3, default);
+select * from cd order by id;
+update cd set a = null where id = 1;
