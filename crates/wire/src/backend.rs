@@ -40,6 +40,10 @@ pub enum ExecuteOutcome {
 
 /// Set by a CancelRequest from another connection; the session polls it while executing and
 /// `notified()` wakes lock waits so they can give up with 57014.
+///
+/// The protocol layer calls `reset()` when a new command cycle begins (a Query, or the first
+/// extended-protocol message after ReadyForQuery), so a cancel that arrives while the session
+/// is idle is dropped, as in PostgreSQL.
 #[derive(Default)]
 pub struct CancelToken {
     requested: AtomicBool,
@@ -83,7 +87,11 @@ pub trait Client: Send {
     fn notice(&mut self, notice: &PgError);
     fn parameter_status(&mut self, name: &str, value: &str);
     /// Starts COPY FROM STDIN (CopyInResponse); then call `copy_in_next` until it returns `None`.
-    fn copy_in_start(&mut self, binary: bool, columns: usize) -> impl Future<Output = PgResult<()>> + Send;
+    fn copy_in_start(
+        &mut self,
+        binary: bool,
+        columns: usize,
+    ) -> impl Future<Output = PgResult<()>> + Send;
     /// The next CopyData payload, `None` on CopyDone, an error (57014) on CopyFail or disconnect.
     fn copy_in_next(&mut self) -> impl Future<Output = PgResult<Option<bytes::Bytes>>> + Send;
     /// Starts COPY TO STDOUT (CopyOutResponse).
@@ -92,6 +100,14 @@ pub trait Client: Send {
     fn copy_out_done(&mut self);
     /// Flushes buffered output to the socket (e.g. before a long wait).
     fn flush(&mut self) -> impl Future<Output = PgResult<()>> + Send;
+
+    /// True when more than ~64 kB of output is buffered and the socket did not take it
+    /// without waiting. A backend producing a long result should then `flush().await` (which
+    /// waits for the client to read, bounding memory); ignoring it is correct but buffers the
+    /// whole result.
+    fn wants_flush(&self) -> bool {
+        false
+    }
 }
 
 /// One session's SQL engine, driven by the protocol loop.
@@ -104,8 +120,16 @@ pub trait Backend: Send + 'static {
     /// DateStyle, TimeZone, integer_datetimes, standard_conforming_strings, ...).
     fn startup_parameters(&self) -> Vec<(String, String)>;
 
-    /// A Query message: one or more statements separated by `;`.
-    fn simple_query<C: Client>(&mut self, sql: &str, client: &mut C) -> impl Future<Output = PgResult<()>> + Send;
+    /// A Query message: one or more statements separated by `;`. The backend writes each
+    /// statement's results itself, including CommandComplete, and EmptyQueryResponse when the
+    /// string holds no statement; on error it returns the error after having written the
+    /// results of the statements before it. The protocol layer then sends ErrorResponse (if
+    /// any) and ReadyForQuery. A FATAL-severity error also closes the connection.
+    fn simple_query<C: Client>(
+        &mut self,
+        sql: &str,
+        client: &mut C,
+    ) -> impl Future<Output = PgResult<()>> + Send;
 
     /// Parse: prepare `sql` as statement `name` ("" = unnamed). `param_types` may contain 0s.
     fn parse(&mut self, name: &str, sql: &str, param_types: &[Oid]) -> PgResult<()>;
@@ -122,7 +146,10 @@ pub trait Backend: Send + 'static {
     ) -> PgResult<()>;
 
     /// Describe of a statement: parameter type OIDs and the row shape (None = NoData).
-    fn describe_statement(&mut self, name: &str) -> PgResult<(Vec<Oid>, Option<Vec<FieldDescription>>)>;
+    fn describe_statement(
+        &mut self,
+        name: &str,
+    ) -> PgResult<(Vec<Oid>, Option<Vec<FieldDescription>>)>;
 
     /// Describe of a portal: the row shape (None = NoData).
     fn describe_portal(&mut self, name: &str) -> PgResult<Option<Vec<FieldDescription>>>;
@@ -154,7 +181,12 @@ pub trait BackendFactory: Send + Sync + 'static {
     type Backend: Backend;
 
     /// Fails with 53300 when max_connections is reached, 3D000 for an unknown database.
-    fn connect(&self, startup: &StartupInfo, cancel: Arc<CancelToken>, pid: i32) -> PgResult<Self::Backend>;
+    fn connect(
+        &self,
+        startup: &StartupInfo,
+        cancel: Arc<CancelToken>,
+        pid: i32,
+    ) -> PgResult<Self::Backend>;
 
     /// The password to check with SCRAM-SHA-256, or None when authentication is `trust`.
     fn password_for(&self, user: &str) -> Option<String>;

@@ -6,6 +6,18 @@
 //! - after an error in the extended protocol, messages are skipped until Sync;
 //! - ReadyForQuery carries [`Backend::transaction_status`];
 //! - output is buffered and flushed on Sync, Flush, ReadyForQuery, or when the buffer is large.
+//!
+//! See README.md for the buffering rules and invariants.
 
 pub mod backend;
-pub use backend::{Backend, BackendFactory, CancelToken, Client, ExecuteOutcome, FieldDescription, StartupInfo};
+pub mod codec;
+mod conn;
+mod protocol;
+pub mod scram;
+mod server;
+
+pub use backend::{
+    Backend, BackendFactory, CancelToken, Client, ExecuteOutcome, FieldDescription, StartupInfo,
+};
+pub use conn::FLUSH_THRESHOLD;
+pub use server::{AuthMethod, ServeConfig, serve, serve_listeners, serve_until};

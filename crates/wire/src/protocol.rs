@@ -1,0 +1,387 @@
+//! One connection's life: startup packet, authentication, then the query loop.
+
+use crate::backend::{Backend, BackendFactory, ExecuteOutcome, StartupInfo};
+use crate::codec::{self, FrontendMessage, StartupPacket};
+use crate::conn::{Conn, ReadError, Transport};
+use crate::scram::{self, Exchange};
+use crate::server::{Shared, Slot};
+use bytes::Bytes;
+use keel_common::{PgError, Severity, sqlstate};
+use std::sync::Arc;
+
+const AUTH_OK: i32 = 0;
+const AUTH_SASL: i32 = 10;
+const AUTH_SASL_CONTINUE: i32 = 11;
+const AUTH_SASL_FINAL: i32 = 12;
+
+async fn fatal<S: Transport>(conn: &mut Conn<S>, e: &PgError) {
+    let mut e = e.clone();
+    e.severity = Severity::Fatal;
+    conn.error(&e);
+    conn.shutdown().await;
+}
+
+pub(crate) async fn run<F: BackendFactory, S: Transport>(
+    stream: S,
+    shared: Arc<Shared<F>>,
+    slot: Slot<F>,
+) {
+    let mut conn = Conn::new(stream);
+    let Some(info) = startup(&mut conn, &shared).await else {
+        conn.shutdown().await;
+        return;
+    };
+    if slot.over_limit {
+        fatal(
+            &mut conn,
+            &PgError::fatal(
+                sqlstate::TOO_MANY_CONNECTIONS,
+                "sorry, too many clients already",
+            ),
+        )
+        .await;
+        return;
+    }
+    if shared.config.auth == crate::AuthMethod::ScramSha256 {
+        match authenticate(&mut conn, &shared, &info.user).await {
+            Ok(()) => {}
+            Err(Some(e)) => return fatal(&mut conn, &e).await,
+            Err(None) => return conn.shutdown().await,
+        }
+    }
+    codec::auth_request(&mut conn.wbuf, AUTH_OK, &[]);
+    let registration = shared.register();
+    let mut backend =
+        match shared
+            .factory
+            .connect(&info, registration.token.clone(), registration.pid)
+        {
+            Ok(b) => b,
+            Err(e) => return fatal(&mut conn, &e).await,
+        };
+    for (name, value) in backend.startup_parameters() {
+        codec::parameter_status(&mut conn.wbuf, &name, &value);
+    }
+    codec::backend_key_data(&mut conn.wbuf, registration.pid, registration.secret);
+    codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+    conn.flush_out().await;
+    query_loop(&mut conn, &mut backend, &shared, &registration.token).await;
+    backend.terminate().await;
+    conn.shutdown().await;
+    drop(registration);
+    drop(slot);
+}
+
+/// Reads the startup packet, answering SSL/GSS negotiation with 'N' and serving CancelRequests.
+/// `None` means the connection ends here (any error was already queued for sending).
+async fn startup<F: BackendFactory, S: Transport>(
+    conn: &mut Conn<S>,
+    shared: &Shared<F>,
+) -> Option<StartupInfo> {
+    // A client may ask for SSL and then GSS encryption before the real startup packet.
+    for _ in 0..3 {
+        let body = match conn.read_startup().await {
+            Ok(b) => b,
+            Err(ReadError::Gone) => return None,
+            Err(ReadError::Fatal(e)) => {
+                conn.error(&e);
+                return None;
+            }
+        };
+        match codec::decode_startup(&body) {
+            Ok(StartupPacket::Ssl) | Ok(StartupPacket::GssEnc) => conn.write_raw(b"N").await,
+            Ok(StartupPacket::Cancel { pid, secret }) => {
+                shared.cancel(pid, secret);
+                return None;
+            }
+            Ok(StartupPacket::Startup { minor, params }) => {
+                let unrecognized: Vec<&str> = params
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .filter(|k| k.starts_with("_pq_."))
+                    .collect();
+                if minor > 0 || !unrecognized.is_empty() {
+                    codec::negotiate_protocol_version(&mut conn.wbuf, 0, &unrecognized);
+                }
+                let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+                let Some(user) = get("user").filter(|u| !u.is_empty()) else {
+                    conn.error(&PgError::fatal(
+                        sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
+                        "no PostgreSQL user name specified in startup packet",
+                    ));
+                    return None;
+                };
+                let database = get("database")
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or_else(|| user.clone());
+                return Some(StartupInfo {
+                    user,
+                    database,
+                    params,
+                });
+            }
+            Err(e) => {
+                conn.error(&e);
+                return None;
+            }
+        }
+    }
+    conn.error(&PgError::fatal(
+        sqlstate::PROTOCOL_VIOLATION,
+        "unsupported frontend protocol 1234.5679: server supports 3.0 to 3.0",
+    ));
+    None
+}
+
+/// Reads a SASL message during authentication. `Err(None)`: the client hung up, which psql does
+/// on purpose to ask for a password, so it is not an error worth reporting.
+async fn read_sasl<S: Transport>(conn: &mut Conn<S>) -> Result<Bytes, Option<PgError>> {
+    match conn.read_message().await {
+        Ok((b'p', body)) => Ok(body),
+        Ok((tag, _)) => Err(Some(PgError::fatal(
+            sqlstate::PROTOCOL_VIOLATION,
+            format!("expected SASL response, got message type {tag}"),
+        ))),
+        Err(ReadError::Gone) => Err(None),
+        Err(ReadError::Fatal(e)) => Err(Some(e)),
+    }
+}
+
+async fn authenticate<F: BackendFactory, S: Transport>(
+    conn: &mut Conn<S>,
+    shared: &Shared<F>,
+    user: &str,
+) -> Result<(), Option<PgError>> {
+    let mut mechanisms = Vec::from(scram::MECHANISM.as_bytes());
+    mechanisms.extend_from_slice(&[0, 0]);
+    codec::auth_request(&mut conn.wbuf, AUTH_SASL, &mechanisms);
+    conn.flush_out().await;
+
+    let initial = read_sasl(conn).await?;
+    let mut r = codec::Reader::new(&initial);
+    let mechanism = r.cstr().map_err(|e| Some(as_fatal(e)))?;
+    if mechanism != scram::MECHANISM {
+        return Err(Some(PgError::fatal(
+            sqlstate::PROTOCOL_VIOLATION,
+            "client selected an invalid SASL authentication mechanism",
+        )));
+    }
+    let len = r.i32().map_err(|e| Some(as_fatal(e)))?;
+    let client_first = if len < 0 {
+        Bytes::new()
+    } else {
+        r.bytes(len as usize).map_err(|e| Some(as_fatal(e)))?
+    };
+    r.end().map_err(|e| Some(as_fatal(e)))?;
+
+    let failed = || {
+        PgError::fatal(
+            sqlstate::INVALID_PASSWORD,
+            format!("password authentication failed for user \"{user}\""),
+        )
+    };
+    // A user without a password still goes through the exchange (against a random verifier),
+    // so a client cannot tell "no such password" from "wrong password".
+    let password = shared.factory.password_for(user);
+    let verifier = match &password {
+        Some(p) => shared.verifiers.get(p),
+        None => Arc::new(scram::Verifier::new(
+            &format!("{:x}", rand::random::<u128>()),
+            rand::random(),
+            1,
+        )),
+    };
+    let (exchange, server_first) = Exchange::start(verifier, &client_first)?;
+    codec::auth_request(&mut conn.wbuf, AUTH_SASL_CONTINUE, server_first.as_bytes());
+    conn.flush_out().await;
+
+    let client_final = read_sasl(conn).await?;
+    match exchange.finish(&client_final)? {
+        Some(server_final) if password.is_some() => {
+            codec::auth_request(&mut conn.wbuf, AUTH_SASL_FINAL, server_final.as_bytes());
+            Ok(())
+        }
+        _ => Err(Some(failed())),
+    }
+}
+
+fn as_fatal(mut e: PgError) -> PgError {
+    e.severity = Severity::Fatal;
+    e
+}
+
+/// Whether an error in this message starts skip-until-Sync (the extended-protocol messages).
+fn is_extended(tag: u8) -> bool {
+    matches!(tag, b'P' | b'B' | b'D' | b'E' | b'C' | b'H')
+}
+
+/// The main loop: one frontend message at a time until Terminate, EOF, a FATAL error or
+/// server shutdown.
+async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
+    conn: &mut Conn<S>,
+    backend: &mut B,
+    shared: &Shared<F>,
+    cancel: &crate::CancelToken,
+) {
+    let mut ignore_till_sync = false;
+    // True between ReadyForQuery and the first message of the next command cycle: a cancel
+    // that arrives while idle is discarded then, as PostgreSQL does.
+    let mut idle = true;
+    let mut stop = shared.shutdown.clone();
+    loop {
+        if conn.broken {
+            return;
+        }
+        let read = tokio::select! {
+            biased;
+            r = conn.read_message() => Some(r),
+            _ = stop.wait_for(|s| *s) => None,
+        };
+        let (tag, body) = match read {
+            None => {
+                let e = PgError::fatal(
+                    sqlstate::ADMIN_SHUTDOWN,
+                    "terminating connection due to administrator command",
+                );
+                return fatal(conn, &e).await;
+            }
+            Some(Ok(m)) => m,
+            Some(Err(ReadError::Gone)) => return,
+            Some(Err(ReadError::Fatal(e))) => return fatal(conn, &e).await,
+        };
+        if ignore_till_sync && tag != b'S' && tag != b'X' {
+            continue;
+        }
+        if idle && tag != b'S' && tag != b'H' {
+            cancel.reset();
+            idle = false;
+        }
+        let msg = match codec::decode(tag, &body) {
+            Ok(m) => m,
+            Err(e) if e.severity == Severity::Fatal => return fatal(conn, &e).await,
+            Err(e) => {
+                conn.error(&e);
+                if is_extended(tag) {
+                    ignore_till_sync = true;
+                } else {
+                    codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                    conn.flush_out().await;
+                    idle = true;
+                }
+                continue;
+            }
+        };
+        let result: Result<(), PgError> = match msg {
+            FrontendMessage::Query(sql) => {
+                let r = backend.simple_query(sql, conn).await;
+                if let Err(e) = r {
+                    if e.severity == Severity::Fatal {
+                        return fatal(conn, &e).await;
+                    }
+                    conn.error(&e);
+                }
+                codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                conn.flush_out().await;
+                idle = true;
+                Ok(())
+            }
+            FrontendMessage::Parse {
+                name,
+                sql,
+                param_types,
+            } => backend
+                .parse(name, sql, &param_types)
+                .map(|()| codec::empty(&mut conn.wbuf, b'1')),
+            FrontendMessage::Bind {
+                portal,
+                statement,
+                param_formats,
+                params,
+                result_formats,
+            } => backend
+                .bind(portal, statement, &param_formats, &params, &result_formats)
+                .map(|()| codec::empty(&mut conn.wbuf, b'2')),
+            FrontendMessage::Describe { kind: b'S', name } => {
+                backend.describe_statement(name).map(|(types, row)| {
+                    codec::parameter_description(&mut conn.wbuf, &types);
+                    match row {
+                        Some(fields) => codec::row_description(&mut conn.wbuf, &fields),
+                        None => codec::empty(&mut conn.wbuf, b'n'),
+                    }
+                })
+            }
+            FrontendMessage::Describe { name, .. } => {
+                backend.describe_portal(name).map(|row| match row {
+                    Some(fields) => codec::row_description(&mut conn.wbuf, &fields),
+                    None => codec::empty(&mut conn.wbuf, b'n'),
+                })
+            }
+            FrontendMessage::Execute { portal, max_rows } => backend
+                .execute(portal, max_rows, conn)
+                .await
+                .map(|outcome| match outcome {
+                    ExecuteOutcome::Complete(tag) => codec::command_complete(&mut conn.wbuf, &tag),
+                    ExecuteOutcome::Suspended => codec::empty(&mut conn.wbuf, b's'),
+                    ExecuteOutcome::Empty => codec::empty(&mut conn.wbuf, b'I'),
+                }),
+            FrontendMessage::Close { kind, name } => {
+                if kind == b'S' {
+                    backend.close_statement(name);
+                } else {
+                    backend.close_portal(name);
+                }
+                codec::empty(&mut conn.wbuf, b'3');
+                Ok(())
+            }
+            FrontendMessage::Sync => {
+                ignore_till_sync = false;
+                if let Err(e) = backend.sync().await {
+                    if e.severity == Severity::Fatal {
+                        return fatal(conn, &e).await;
+                    }
+                    conn.error(&e);
+                }
+                codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                conn.flush_out().await;
+                idle = true;
+                Ok(())
+            }
+            FrontendMessage::Flush => {
+                conn.flush_out().await;
+                Ok(())
+            }
+            FrontendMessage::Terminate => return,
+            // Leftovers of a COPY that failed: the client keeps sending until it sees the error.
+            FrontendMessage::CopyData(_)
+            | FrontendMessage::CopyDone
+            | FrontendMessage::CopyFail(_) => Ok(()),
+            FrontendMessage::FunctionCall => {
+                conn.error(&PgError::unsupported(
+                    "the fastpath function call interface",
+                ));
+                codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                conn.flush_out().await;
+                idle = true;
+                Ok(())
+            }
+            FrontendMessage::Password(_) => {
+                return fatal(
+                    conn,
+                    &PgError::fatal(
+                        sqlstate::PROTOCOL_VIOLATION,
+                        format!("invalid frontend message type {tag}"),
+                    ),
+                )
+                .await;
+            }
+        };
+        if let Err(e) = result {
+            if e.severity == Severity::Fatal {
+                return fatal(conn, &e).await;
+            }
+            conn.error(&e);
+            ignore_till_sync = true;
+        }
+        conn.flush_if_large().await;
+    }
+}

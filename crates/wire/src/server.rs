@@ -1,0 +1,246 @@
+//! The accept loop and the state shared by all connections: the cancel registry (pid, secret ->
+//! CancelToken), the connection count, and the SCRAM verifier cache.
+
+use crate::backend::{BackendFactory, CancelToken};
+use crate::protocol;
+use crate::scram::VerifierCache;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// How clients authenticate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// Anyone may connect as anyone (PostgreSQL's `trust`).
+    #[default]
+    Trust,
+    /// SASL SCRAM-SHA-256 against [`BackendFactory::password_for`]; a user without a password
+    /// cannot log in.
+    ScramSha256,
+}
+
+impl std::str::FromStr for AuthMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "trust" => Ok(AuthMethod::Trust),
+            "scram-sha-256" => Ok(AuthMethod::ScramSha256),
+            other => Err(format!("unknown authentication method \"{other}\"")),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// Connections beyond this get FATAL 53300 `sorry, too many clients already`.
+    pub max_connections: usize,
+    pub auth: AuthMethod,
+    /// How long a shutdown waits for connections to end before `serve_until` returns anyway.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            max_connections: 100,
+            auth: AuthMethod::Trust,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+struct Registered {
+    secret: i32,
+    token: Arc<CancelToken>,
+}
+
+pub(crate) struct Shared<F> {
+    pub factory: Arc<F>,
+    pub config: ServeConfig,
+    registry: Mutex<HashMap<i32, Registered>>,
+    next_pid: AtomicI32,
+    live: AtomicUsize,
+    pub verifiers: VerifierCache,
+    /// Flips to true when the server shuts down; idle connections then end.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// Removes a connection from the registry when its task ends, however it ends (panics included).
+pub(crate) struct Registration<F: BackendFactory> {
+    shared: Arc<Shared<F>>,
+    pub pid: i32,
+    pub secret: i32,
+    pub token: Arc<CancelToken>,
+}
+
+impl<F: BackendFactory> Drop for Registration<F> {
+    fn drop(&mut self) {
+        if let Ok(mut reg) = self.shared.registry.lock() {
+            reg.remove(&self.pid);
+        }
+    }
+}
+
+/// Counts a connection from accept to close.
+pub(crate) struct Slot<F: BackendFactory> {
+    shared: Arc<Shared<F>>,
+    /// Whether this connection is over max_connections (reported after the startup packet,
+    /// as PostgreSQL does, so that CancelRequests still work when the server is full).
+    pub over_limit: bool,
+}
+
+impl<F: BackendFactory> Drop for Slot<F> {
+    fn drop(&mut self) {
+        self.shared.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl<F: BackendFactory> Shared<F> {
+    pub fn register(self: &Arc<Self>) -> Registration<F> {
+        let token = Arc::new(CancelToken::default());
+        let secret = rand::random::<i32>();
+        let mut reg = match self.registry.lock() {
+            Ok(r) => r,
+            Err(p) => p.into_inner(),
+        };
+        let pid = loop {
+            let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
+            if pid <= 0 {
+                // Wrapped around: start over above the range used by system processes.
+                self.next_pid.store(1000, Ordering::Relaxed);
+                continue;
+            }
+            if !reg.contains_key(&pid) {
+                break pid;
+            }
+        };
+        reg.insert(
+            pid,
+            Registered {
+                secret,
+                token: token.clone(),
+            },
+        );
+        Registration {
+            shared: self.clone(),
+            pid,
+            secret,
+            token,
+        }
+    }
+
+    /// Handles a CancelRequest: a wrong secret is ignored silently, as in PostgreSQL.
+    pub fn cancel(&self, pid: i32, secret: i32) {
+        let token = match self.registry.lock() {
+            Ok(reg) => reg
+                .get(&pid)
+                .filter(|r| r.secret == secret)
+                .map(|r| r.token.clone()),
+            Err(_) => None,
+        };
+        if let Some(t) = token {
+            t.cancel();
+        }
+    }
+
+    fn slot(self: &Arc<Self>) -> Slot<F> {
+        let n = self.live.fetch_add(1, Ordering::AcqRel) + 1;
+        Slot {
+            shared: self.clone(),
+            over_limit: n > self.config.max_connections,
+        }
+    }
+
+    pub fn live_connections(&self) -> usize {
+        self.live.load(Ordering::Acquire)
+    }
+}
+
+/// Serves connections until the process ends.
+pub async fn serve<F: BackendFactory>(
+    listener: TcpListener,
+    factory: Arc<F>,
+    config: ServeConfig,
+) -> std::io::Result<()> {
+    serve_until(listener, factory, config, std::future::pending()).await
+}
+
+/// Serves connections until `shutdown` resolves; then stops accepting, ends idle connections
+/// with FATAL 57P01 (their backends are terminated, rolling back), and waits up to
+/// `shutdown_grace` for busy ones.
+pub async fn serve_until<F: BackendFactory>(
+    listener: TcpListener,
+    factory: Arc<F>,
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    serve_listeners(vec![listener], factory, config, shutdown).await
+}
+
+/// [`serve_until`] on several listening sockets (one per `listen_addresses` entry) sharing one
+/// connection limit and one cancel registry.
+pub async fn serve_listeners<F: BackendFactory>(
+    listeners: Vec<TcpListener>,
+    factory: Arc<F>,
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let grace = config.shutdown_grace;
+    let shared = Arc::new(Shared {
+        factory,
+        config,
+        registry: Mutex::new(HashMap::new()),
+        next_pid: AtomicI32::new(std::process::id().max(1000) as i32),
+        live: AtomicUsize::new(0),
+        verifiers: VerifierCache::default(),
+        shutdown: stop_rx.clone(),
+    });
+    let mut acceptors = Vec::new();
+    for listener in listeners {
+        let shared = shared.clone();
+        let mut stop = stop_rx.clone();
+        acceptors.push(tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    a = listener.accept() => a,
+                    _ = stop.wait_for(|s| *s) => return,
+                };
+                match accepted {
+                    Ok((stream, _addr)) => {
+                        let _ = stream.set_nodelay(true);
+                        let slot = shared.slot();
+                        let shared = shared.clone();
+                        tokio::spawn(async move {
+                            protocol::run(stream, shared, slot).await;
+                        });
+                    }
+                    Err(e) => {
+                        // EMFILE and friends: back off instead of spinning.
+                        eprintln!("LOG:  could not accept new connection: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        }));
+    }
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    for a in acceptors {
+        let _ = a.await;
+    }
+    if let Ok(reg) = shared.registry.lock() {
+        for r in reg.values() {
+            r.token.cancel();
+        }
+    }
+    let deadline = tokio::time::Instant::now() + grace;
+    while shared.live_connections() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
+}
