@@ -1,8 +1,10 @@
 //! Casts between types, with PostgreSQL's implicit / assignment / explicit contexts.
-#![allow(unused_variables)]
 
+use crate::io::{apply_char_typmod, format_text, parse_text, truncate_name};
+use crate::numeric::Numeric;
+use crate::ops::{date_to_ts, int_out_of_range, to_f64, to_numeric};
 use crate::{Datum, SqlType, TypeId};
-use keel_common::PgResult;
+use keel_common::{PgError, PgResult, sqlstate};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CastContext {
@@ -11,13 +13,197 @@ pub enum CastContext {
     Explicit,
 }
 
+fn is_string(t: TypeId) -> bool {
+    matches!(t, TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name)
+}
+
+/// The context a pg_cast entry (or I/O conversion) allows, None if no cast exists.
+fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
+    use CastContext::*;
+    use TypeId::*;
+    if from == to || from == Unknown {
+        return Some(Implicit);
+    }
+    if to == Unknown || to == Void || from == Void {
+        return None;
+    }
+    Some(match (from, to) {
+        // String types among themselves.
+        (Name, Varchar | Bpchar) => Assignment,
+        (Text | Varchar | Bpchar | Name, Text | Varchar | Bpchar | Name) => Implicit,
+        // Anything to a string type is an I/O conversion cast, allowed on assignment.
+        (_, Text | Varchar | Bpchar | Name) => Assignment,
+        // A string type to anything else only explicitly (I/O conversion).
+        (Text | Varchar | Bpchar | Name, _) => Explicit,
+        (Int2, Int4 | Int8 | Float4 | Float8 | Numeric | Oid) => Implicit,
+        (Int4, Int8 | Float4 | Float8 | Numeric | Oid) => Implicit,
+        (Int4, Int2) => Assignment,
+        (Int4, Bool) | (Bool, Int4) => Explicit,
+        (Int8, Float4 | Float8 | Numeric | Oid) => Implicit,
+        (Int8, Int2 | Int4) => Assignment,
+        (Float4, Float8) => Implicit,
+        (Float4, Int2 | Int4 | Int8 | Numeric) => Assignment,
+        (Float8, Float4 | Int2 | Int4 | Int8 | Numeric) => Assignment,
+        (Numeric, Float4 | Float8) => Implicit,
+        (Numeric, Int2 | Int4 | Int8) => Assignment,
+        (Oid, Int4 | Int8) => Assignment,
+        (Date, Timestamp | TimestampTz) => Implicit,
+        (Timestamp, TimestampTz) => Implicit,
+        (TimestampTz, Timestamp) => Assignment,
+        (Timestamp | TimestampTz, Date) => Assignment,
+        _ => return None,
+    })
+}
+
 /// Whether a cast from `from` to `to` exists in `context` (pg_cast's castcontext rules).
 pub fn can_cast(from: TypeId, to: TypeId, context: CastContext) -> bool {
-    todo!()
+    cast_context(from, to).is_some_and(|c| c <= context)
+}
+
+fn text_of(value: Datum, from: TypeId) -> String {
+    match value {
+        // bpchar -> text/varchar/name drops the padding (rtrim), as PostgreSQL's text(bpchar).
+        Datum::Text(s) if from == TypeId::Bpchar => {
+            let t = s.trim_end_matches(' ');
+            if t.len() == s.len() { s } else { t.to_owned() }
+        }
+        Datum::Text(s) => s,
+        other => {
+            let mut s = String::new();
+            format_text(&other, from, &mut s);
+            s
+        }
+    }
+}
+
+fn int_range(v: i64, to: TypeId) -> PgResult<Datum> {
+    Ok(match to {
+        TypeId::Int2 => Datum::Int2(i16::try_from(v).map_err(|_| int_out_of_range(to))?),
+        TypeId::Int4 => Datum::Int4(i32::try_from(v).map_err(|_| int_out_of_range(to))?),
+        TypeId::Int8 => Datum::Int8(v),
+        TypeId::Oid => Datum::Oid(v as u32),
+        _ => return Err(PgError::internal("int_range: not an integer type")),
+    })
+}
+
+fn float_to_int(f: f64, to: TypeId) -> PgResult<Datum> {
+    // rint(): round half to even, then range check.
+    let r = f.round_ties_even();
+    let (lo, hi) = match to {
+        TypeId::Int2 => (i16::MIN as f64, i16::MAX as f64 + 1.0),
+        TypeId::Int4 => (i32::MIN as f64, i32::MAX as f64 + 1.0),
+        _ => (i64::MIN as f64, -(i64::MIN as f64)),
+    };
+    if r.is_nan() || r < lo || r >= hi {
+        return Err(int_out_of_range(to));
+    }
+    int_range(r as i64, to)
+}
+
+fn numeric_to_int(n: &Numeric, to: TypeId) -> PgResult<Datum> {
+    let what = match to {
+        TypeId::Int2 => "smallint",
+        TypeId::Int4 => "integer",
+        _ => "bigint",
+    };
+    match n {
+        Numeric::NaN => Err(PgError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("cannot convert NaN to {what}"),
+        )),
+        Numeric::PosInf | Numeric::NegInf => Err(PgError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("cannot convert infinity to {what}"),
+        )),
+        Numeric::Finite(_) => {
+            let v = n.round_to_i128().ok_or_else(|| int_out_of_range(to))?;
+            int_range(i64::try_from(v).map_err(|_| int_out_of_range(to))?, to)
+        }
+    }
 }
 
 /// Converts `value` to `to`, applying `to.typmod` (e.g. varchar(n) truncation on explicit cast,
 /// error 22001 on assignment). Errors as PostgreSQL: 22003, 22P02, ...
 pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> PgResult<Datum> {
-    todo!()
+    use TypeId::*;
+    if value.is_null() {
+        return Ok(Datum::Null);
+    }
+    let explicit = context == CastContext::Explicit;
+    // Targets that are strings: produce the text, then apply length rules.
+    if is_string(to.id) {
+        let s = text_of(value, from);
+        return Ok(Datum::Text(match to.id {
+            Name => truncate_name(&s).to_owned(),
+            Text => s,
+            _ => apply_char_typmod(&s, to, explicit)?,
+        }));
+    }
+    if from == Unknown || is_string(from) {
+        let s = text_of(value, from);
+        return parse_text(&s, to);
+    }
+    let out = match (to.id, &value) {
+        (t, _) if t == from && !matches!(t, Numeric) => value,
+        (Int2 | Int4 | Int8, Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_)) => {
+            int_range(int_of(&value), to.id)?
+        }
+        (Int2 | Int4 | Int8, Datum::Oid(v)) => int_range(*v as i64, to.id)?,
+        (Oid, Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_)) => {
+            let v = int_of(&value);
+            if !(i32::MIN as i64..=u32::MAX as i64).contains(&v) {
+                return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "OID out of range"));
+            }
+            Datum::Oid(v as u32)
+        }
+        (Int2 | Int4 | Int8, Datum::Float4(f)) => float_to_int(*f as f64, to.id)?,
+        (Int2 | Int4 | Int8, Datum::Float8(f)) => float_to_int(*f, to.id)?,
+        (Int2 | Int4 | Int8, Datum::Numeric(n)) => numeric_to_int(n, to.id)?,
+        (Int4, Datum::Bool(b)) => Datum::Int4(*b as i32),
+        (Bool, Datum::Int4(v)) => Datum::Bool(*v != 0),
+        (Float8, _) => Datum::Float8(to_f64(&value)?),
+        (Float4, Datum::Float8(f)) => {
+            let r = *f as f32;
+            if r.is_infinite() && f.is_finite() {
+                return Err(crate::ops::imp_float_overflow());
+            }
+            if r == 0.0 && *f != 0.0 {
+                return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow"));
+            }
+            Datum::Float4(r)
+        }
+        (Float4, _) => Datum::Float4(to_f64(&value)? as f32),
+        (Numeric, _) => Datum::Numeric(Box::new(to_numeric(&value)?.apply_typmod(to.typmod)?)),
+        (Timestamp | TimestampTz, Datum::Date(d)) => {
+            let ts = date_to_ts(*d);
+            if to.id == Timestamp { Datum::Timestamp(ts) } else { Datum::TimestampTz(ts) }
+        }
+        (Timestamp, Datum::TimestampTz(t)) => Datum::Timestamp(*t),
+        (TimestampTz, Datum::Timestamp(t)) => Datum::TimestampTz(*t),
+        (Date, Datum::Timestamp(t) | Datum::TimestampTz(t)) => Datum::Date(match *t {
+            crate::datetime::TS_NEG_INF => crate::datetime::DATE_NEG_INF,
+            crate::datetime::TS_POS_INF => crate::datetime::DATE_POS_INF,
+            t => t.div_euclid(crate::datetime::USECS_PER_DAY) as i32,
+        }),
+        _ => {
+            return Err(PgError::new(
+                sqlstate::CANNOT_COERCE,
+                format!("cannot cast type {} to {}", from.name(), to.id.name()),
+            ));
+        }
+    };
+    Ok(out)
 }
+
+fn int_of(d: &Datum) -> i64 {
+    match d {
+        Datum::Int2(v) => *v as i64,
+        Datum::Int4(v) => *v as i64,
+        Datum::Int8(v) => *v,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+#[path = "cast_tests.rs"]
+mod tests;

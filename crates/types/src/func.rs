@@ -1,8 +1,13 @@
 //! Scalar functions and aggregates, resolved by name and argument types.
-#![allow(unused_variables)]
 
 use crate::{Datum, TypeId};
 use keel_common::PgResult;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+#[path = "func_impl.rs"]
+mod imp;
+pub(crate) use imp::{float_power, numeric_power};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Volatility {
@@ -34,6 +39,61 @@ pub struct Function {
     pub func: fn(&[Datum], &mut dyn FuncContext) -> PgResult<Datum>,
 }
 
+type F = fn(&[Datum], &mut dyn FuncContext) -> PgResult<Datum>;
+
+/// Interns an argument-type list so variadic resolutions can hand out `&'static` slices
+/// without leaking one allocation per call (one per distinct list instead).
+pub(crate) fn intern_types(types: &[TypeId]) -> &'static [TypeId] {
+    static TABLE: OnceLock<Mutex<HashMap<Vec<TypeId>, &'static [TypeId]>>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut t = match table.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    if let Some(s) = t.get(types) {
+        return s;
+    }
+    let leaked: &'static [TypeId] = Box::leak(types.to_vec().into_boxed_slice());
+    t.insert(types.to_vec(), leaked);
+    leaked
+}
+
+fn f(args: &'static [TypeId], result: TypeId, func: F) -> Option<Function> {
+    Some(Function { args, result, volatility: Volatility::Immutable, strict: true, func })
+}
+
+fn fv(args: &'static [TypeId], result: TypeId, volatility: Volatility, func: F) -> Option<Function> {
+    Some(Function { args, result, volatility, strict: true, func })
+}
+
+fn is_text(t: TypeId) -> bool {
+    matches!(t, TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown)
+}
+
+fn is_int(t: TypeId) -> bool {
+    matches!(t, TypeId::Int2 | TypeId::Int4 | TypeId::Int8)
+}
+
+fn is_number(t: TypeId) -> bool {
+    matches!(t, TypeId::Int2 | TypeId::Int4 | TypeId::Int8 | TypeId::Float4 | TypeId::Float8 | TypeId::Numeric)
+}
+
+/// Integer arguments that can be coerced to int4 (unknown literals too).
+fn int4ish(t: TypeId) -> bool {
+    matches!(t, TypeId::Int2 | TypeId::Int4 | TypeId::Unknown)
+}
+
+/// The float8-or-numeric family choice PostgreSQL makes for math functions: numeric stays
+/// numeric, everything else (ints, floats, unknown) goes to float8.
+fn math1(t: TypeId, num: F, flt: F) -> Option<Function> {
+    use TypeId::*;
+    match t {
+        Numeric => f(&[Numeric], Numeric, num),
+        Int2 | Int4 | Int8 | Float4 | Float8 | Unknown => f(&[Float8], Float8, flt),
+        _ => None,
+    }
+}
+
 /// Resolves a scalar function call: now, clock_timestamp, statement_timestamp,
 /// transaction_timestamp, random, md5, abs, length/char_length/octet_length, lower, upper,
 /// substr/substring, position/strpos, replace, repeat, concat, left, right, btrim/ltrim/rtrim,
@@ -41,7 +101,180 @@ pub struct Function {
 /// handled by the binder. `args` are the actual argument types (Unknown for untyped literals).
 /// None = 42883 `function f(integer) does not exist`.
 pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
-    todo!()
+    use TypeId::*;
+    use Volatility::*;
+    let lname = name.to_ascii_lowercase();
+    let a0 = args.first().copied();
+    let a1 = args.get(1).copied();
+    match (lname.as_str(), args.len()) {
+        ("now" | "current_timestamp" | "transaction_timestamp", 0) => {
+            fv(&[], TimestampTz, Stable, imp::now)
+        }
+        ("statement_timestamp", 0) => fv(&[], TimestampTz, Stable, imp::statement_timestamp),
+        ("clock_timestamp", 0) => fv(&[], TimestampTz, Volatile, imp::clock_timestamp),
+        ("timeofday", 0) => fv(&[], Text, Volatile, imp::timeofday),
+        ("random", 0) => fv(&[], Float8, Volatile, imp::random),
+        ("pi", 0) => f(&[], Float8, imp::pi),
+        ("md5", 1) => match a0? {
+            Bytea => f(&[Bytea], Text, imp::md5),
+            t if is_text(t) => f(&[Text], Text, imp::md5),
+            _ => None,
+        },
+        ("abs", 1) => match a0? {
+            Int2 => f(&[Int2], Int2, imp::abs),
+            Int4 => f(&[Int4], Int4, imp::abs),
+            Int8 => f(&[Int8], Int8, imp::abs),
+            Float4 => f(&[Float4], Float4, imp::abs),
+            Numeric => f(&[Numeric], Numeric, imp::abs),
+            Float8 | Unknown => f(&[Float8], Float8, imp::abs),
+            _ => None,
+        },
+        ("length" | "char_length" | "character_length", 1) => match a0? {
+            Bytea if lname == "length" => f(&[Bytea], Int4, imp::octet_length),
+            Bpchar => f(&[Bpchar], Int4, imp::bpchar_length),
+            t if is_text(t) => f(&[Text], Int4, imp::char_length),
+            _ => None,
+        },
+        ("octet_length", 1) => match a0? {
+            Bytea => f(&[Bytea], Int4, imp::octet_length),
+            Bpchar => f(&[Bpchar], Int4, imp::octet_length),
+            t if is_text(t) => f(&[Text], Int4, imp::octet_length),
+            _ => None,
+        },
+        ("lower", 1) if is_text(a0?) => f(&[Text], Text, imp::lower),
+        ("upper", 1) if is_text(a0?) => f(&[Text], Text, imp::upper),
+        ("initcap", 1) if is_text(a0?) => f(&[Text], Text, imp::initcap),
+        ("reverse", 1) if is_text(a0?) => f(&[Text], Text, imp::reverse),
+        ("ascii", 1) if is_text(a0?) => f(&[Text], Int4, imp::ascii),
+        ("chr", 1) if int4ish(a0?) => f(&[Int4], Text, imp::chr),
+        ("to_hex", 1) => match a0? {
+            Int2 | Int4 | Unknown => f(&[Int4], Text, imp::to_hex),
+            Int8 => f(&[Int8], Text, imp::to_hex),
+            _ => None,
+        },
+        ("substr" | "substring", 2) if is_text(a0?) && int4ish(a1?) => {
+            f(&[Text, Int4], Text, imp::substr)
+        }
+        ("substr" | "substring", 3) if is_text(a0?) && int4ish(a1?) && int4ish(args[2]) => {
+            f(&[Text, Int4, Int4], Text, imp::substr)
+        }
+        ("substr" | "substring", 2 | 3) if a0? == Bytea => {
+            if args.len() == 2 {
+                f(&[Bytea, Int4], Bytea, imp::substr)
+            } else {
+                f(&[Bytea, Int4, Int4], Bytea, imp::substr)
+            }
+        }
+        ("strpos" | "position", 2) if is_text(a0?) && is_text(a1?) => {
+            f(&[Text, Text], Int4, imp::strpos)
+        }
+        ("starts_with", 2) if is_text(a0?) && is_text(a1?) => f(&[Text, Text], Bool, imp::starts_with),
+        ("replace", 3) if args.iter().all(|t| is_text(*t)) => f(&[Text, Text, Text], Text, imp::replace),
+        ("split_part", 3) if is_text(a0?) && is_text(a1?) && int4ish(args[2]) => {
+            f(&[Text, Text, Int4], Text, imp::split_part)
+        }
+        ("repeat", 2) if is_text(a0?) && int4ish(a1?) => f(&[Text, Int4], Text, imp::repeat),
+        ("left", 2) if is_text(a0?) && int4ish(a1?) => f(&[Text, Int4], Text, imp::left),
+        ("right", 2) if is_text(a0?) && int4ish(a1?) => f(&[Text, Int4], Text, imp::right),
+        ("btrim" | "ltrim" | "rtrim", 1) if is_text(a0?) => {
+            let func: F = match lname.as_str() {
+                "btrim" => imp::btrim,
+                "ltrim" => imp::ltrim,
+                _ => imp::rtrim,
+            };
+            f(&[Text], Text, func)
+        }
+        ("btrim" | "ltrim" | "rtrim", 2) if is_text(a0?) && is_text(a1?) => {
+            let func: F = match lname.as_str() {
+                "btrim" => imp::btrim,
+                "ltrim" => imp::ltrim,
+                _ => imp::rtrim,
+            };
+            f(&[Text, Text], Text, func)
+        }
+        ("lpad" | "rpad", 2) if is_text(a0?) && int4ish(a1?) => {
+            f(&[Text, Int4], Text, if lname == "lpad" { imp::lpad } else { imp::rpad })
+        }
+        ("lpad" | "rpad", 3) if is_text(a0?) && int4ish(a1?) && is_text(args[2]) => {
+            f(&[Text, Int4, Text], Text, if lname == "lpad" { imp::lpad } else { imp::rpad })
+        }
+        ("concat", _) if !args.is_empty() => {
+            let types: Vec<TypeId> = args.iter().map(|t| if *t == Unknown { Text } else { *t }).collect();
+            Some(Function {
+                args: intern_types(&types),
+                result: Text,
+                volatility: Stable,
+                strict: false,
+                func: imp::concat,
+            })
+        }
+        ("concat_ws", _) if args.len() >= 2 && is_text(a0?) => {
+            let mut types: Vec<TypeId> = args.iter().map(|t| if *t == Unknown { Text } else { *t }).collect();
+            types[0] = Text;
+            Some(Function {
+                args: intern_types(&types),
+                result: Text,
+                volatility: Stable,
+                strict: false,
+                func: imp::concat_ws,
+            })
+        }
+        ("round", 1) => math1(a0?, imp::num_round, imp::f_round),
+        ("round", 2) if is_number(a0?) || a0? == Unknown => {
+            int4ish(a1?).then_some(())?;
+            f(&[Numeric, Int4], Numeric, imp::num_round)
+        }
+        ("trunc", 1) => math1(a0?, imp::num_trunc, imp::f_trunc),
+        ("trunc", 2) if is_number(a0?) || a0? == Unknown => {
+            int4ish(a1?).then_some(())?;
+            f(&[Numeric, Int4], Numeric, imp::num_trunc)
+        }
+        ("floor", 1) => math1(a0?, imp::num_floor, imp::f_floor),
+        ("ceil" | "ceiling", 1) => math1(a0?, imp::num_ceil, imp::f_ceil),
+        ("sign", 1) => math1(a0?, imp::num_sign, imp::f_sign),
+        ("sqrt", 1) => math1(a0?, imp::num_sqrt, imp::f_sqrt),
+        ("exp", 1) => math1(a0?, imp::num_exp, imp::f_exp),
+        ("ln", 1) => math1(a0?, imp::num_ln, imp::f_ln),
+        ("log" | "log10", 1) => math1(a0?, imp::num_log10, imp::f_log10),
+        ("log", 2) if (is_number(a0?) || a0? == Unknown) && (is_number(a1?) || a1? == Unknown) => {
+            f(&[Numeric, Numeric], Numeric, imp::num_log)
+        }
+        ("power" | "pow", 2) => {
+            let (x, y) = (a0?, a1?);
+            if !(is_number(x) || x == Unknown) || !(is_number(y) || y == Unknown) {
+                return None;
+            }
+            if x == Numeric || y == Numeric {
+                f(&[Numeric, Numeric], Numeric, imp::num_power_fn)
+            } else {
+                f(&[Float8, Float8], Float8, imp::f_power)
+            }
+        }
+        ("mod", 2) => {
+            let (x, y) = (a0?, a1?);
+            let xi = |t: TypeId| is_int(t) || t == Unknown;
+            if xi(x) && xi(y) {
+                let t = if x == Int8 || y == Int8 {
+                    Int8
+                } else if x == Int4 || y == Int4 || (x == Unknown && y == Unknown) {
+                    Int4
+                } else {
+                    Int2
+                };
+                let (args, func): (&'static [TypeId], F) = match t {
+                    Int8 => (&[Int8, Int8], imp::int_mod),
+                    Int4 => (&[Int4, Int4], imp::int_mod),
+                    _ => (&[Int2, Int2], imp::int_mod),
+                };
+                f(args, t, func)
+            } else if (is_number(x) || x == Unknown) && (is_number(y) || y == Unknown) {
+                f(&[Numeric, Numeric], Numeric, imp::num_mod)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
 }
 
 /// An aggregate's transition state. `count`, `sum`, `avg`, `min`, `max`, `string_agg`,
@@ -65,5 +298,9 @@ pub struct Aggregate {
 
 /// Resolves an aggregate by name and argument types; `count(*)` is `("count", &[])`.
 pub fn resolve_aggregate(name: &str, args: &[TypeId]) -> Option<Aggregate> {
-    todo!()
+    crate::agg::resolve(name, args)
 }
+
+#[cfg(test)]
+#[path = "func_tests.rs"]
+mod tests;

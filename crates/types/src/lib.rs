@@ -9,7 +9,9 @@
 //! - Index keys ([`key`]) compare with `memcmp` in the same order as the SQL `<` operator under
 //!   collation "C", and values that are SQL-equal encode to equal bytes.
 
+pub mod agg;
 pub mod cast;
+pub mod datetime;
 pub mod datum;
 pub mod func;
 pub mod interval;

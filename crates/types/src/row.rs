@@ -1,22 +1,283 @@
 //! On-disk row format: `[natts: u16][null bitmap: ceil(natts/8) bytes][values]`. Fixed-width
 //! values are little-endian; variable-width ones are a u32 length then the bytes. No alignment.
-#![allow(unused_variables)]
+//!
+//! Details: `natts` is little-endian; bit `i % 8` of bitmap byte `i / 8` set means column `i`
+//! is NULL and has no value bytes. Widths by type: bool 1; int2 2; int4, float4, date, oid 4;
+//! int8, float8, timestamp, timestamptz 8; interval 16 (micros i64, days i32, months i32);
+//! void 0. Variable width: text-like and bytea (raw bytes), numeric (tag byte 0 finite /
+//! 1 NaN / 2 +Inf / 3 -Inf; finite adds dscale u16 then the unscaled value as a little-endian
+//! two's-complement integer).
 
+use crate::interval::Interval;
+use crate::numeric::{Numeric, finite};
 use crate::{Datum, TypeId};
-use keel_common::PgResult;
+use bigdecimal::num_bigint::BigInt;
+use keel_common::{PgError, PgResult, sqlstate};
+
+/// Fixed on-disk width of a type, None for variable width.
+#[inline]
+pub fn fixed_width(ty: TypeId) -> Option<usize> {
+    match ty {
+        TypeId::Bool => Some(1),
+        TypeId::Int2 => Some(2),
+        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => Some(4),
+        TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::TimestampTz => Some(8),
+        TypeId::Interval => Some(16),
+        TypeId::Void => Some(0),
+        TypeId::Numeric
+        | TypeId::Text
+        | TypeId::Varchar
+        | TypeId::Bpchar
+        | TypeId::Name
+        | TypeId::Unknown
+        | TypeId::Bytea => None,
+    }
+}
+
+/// Integer value of any integer-like datum (used to tolerate a narrower variant for a wider
+/// column, e.g. an Int4 datum stored in an int8 column).
+#[inline]
+fn as_i64(d: &Datum) -> i64 {
+    match d {
+        Datum::Int2(v) => *v as i64,
+        Datum::Int4(v) | Datum::Date(v) => *v as i64,
+        Datum::Int8(v) | Datum::Timestamp(v) | Datum::TimestampTz(v) => *v,
+        Datum::Oid(v) => *v as i64,
+        Datum::Bool(b) => *b as i64,
+        _ => 0,
+    }
+}
+
+#[inline]
+fn as_f64(d: &Datum) -> f64 {
+    match d {
+        Datum::Float4(v) => *v as f64,
+        Datum::Float8(v) => *v,
+        other => as_i64(other) as f64,
+    }
+}
 
 /// Appends the encoding of `values` (of the given column types) to `out`.
+/// A datum whose variant does not fit its column type is a caller bug; it is stored as NULL
+/// (and asserts in debug builds) rather than corrupting the row.
 pub fn encode_row(values: &[Datum], types: &[TypeId], out: &mut Vec<u8>) {
-    todo!()
+    debug_assert_eq!(values.len(), types.len());
+    let natts = values.len().min(types.len());
+    out.extend_from_slice(&(natts as u16).to_le_bytes());
+    let bitmap_at = out.len();
+    let nbytes = natts.div_ceil(8);
+    out.resize(bitmap_at + nbytes, 0);
+    for i in 0..natts {
+        let v = &values[i];
+        let ty = types[i];
+        let stored = encode_value(v, ty, out);
+        if !stored {
+            out[bitmap_at + i / 8] |= 1 << (i % 8);
+        }
+    }
+}
+
+/// Writes one non-null value; false means it was NULL (or did not fit the type).
+#[inline]
+fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
+    match (ty, v) {
+        (_, Datum::Null) => return false,
+        (TypeId::Int4, Datum::Int4(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (TypeId::Int8, Datum::Int8(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown, Datum::Text(s)) => {
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        (TypeId::Bytea, Datum::Bytea(b)) => {
+            out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+            out.extend_from_slice(b);
+        }
+        (TypeId::Bool, Datum::Bool(b)) => out.push(*b as u8),
+        (TypeId::Int2, d @ (Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_))) => {
+            out.extend_from_slice(&(as_i64(d) as i16).to_le_bytes())
+        }
+        (TypeId::Int4 | TypeId::Date, d @ (Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_) | Datum::Date(_))) => {
+            out.extend_from_slice(&(as_i64(d) as i32).to_le_bytes())
+        }
+        (
+            TypeId::Int8 | TypeId::Timestamp | TypeId::TimestampTz,
+            d @ (Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_) | Datum::Timestamp(_) | Datum::TimestampTz(_)),
+        ) => out.extend_from_slice(&as_i64(d).to_le_bytes()),
+        (TypeId::Oid, d @ (Datum::Oid(_) | Datum::Int4(_) | Datum::Int8(_))) => {
+            out.extend_from_slice(&(as_i64(d) as u32).to_le_bytes())
+        }
+        (TypeId::Float4, d @ (Datum::Float4(_) | Datum::Float8(_))) => {
+            out.extend_from_slice(&(as_f64(d) as f32).to_le_bytes())
+        }
+        (TypeId::Float8, d @ (Datum::Float4(_) | Datum::Float8(_))) => out.extend_from_slice(&as_f64(d).to_le_bytes()),
+        (TypeId::Interval, Datum::Interval(iv)) => {
+            out.extend_from_slice(&iv.micros.to_le_bytes());
+            out.extend_from_slice(&iv.days.to_le_bytes());
+            out.extend_from_slice(&iv.months.to_le_bytes());
+        }
+        (TypeId::Numeric, Datum::Numeric(n)) => {
+            let len_at = out.len();
+            out.extend_from_slice(&[0, 0, 0, 0]);
+            match &**n {
+                Numeric::NaN => out.push(1),
+                Numeric::PosInf => out.push(2),
+                Numeric::NegInf => out.push(3),
+                Numeric::Finite(d) => {
+                    out.push(0);
+                    let (digits, scale) = d.as_bigint_and_exponent();
+                    out.extend_from_slice(&(scale.clamp(0, u16::MAX as i64) as u16).to_le_bytes());
+                    out.extend_from_slice(&digits.to_signed_bytes_le());
+                }
+            }
+            let len = (out.len() - len_at - 4) as u32;
+            out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+        }
+        _ => {
+            debug_assert!(false, "datum {v:?} does not match column type {ty:?}");
+            return false;
+        }
+    }
+    true
+}
+
+fn corrupt() -> PgError {
+    PgError::new(sqlstate::DATA_CORRUPTED, "corrupt row data")
+}
+
+struct Header {
+    natts: usize,
+    bitmap: usize, // offset of the bitmap
+    data: usize,   // offset of the first value
+}
+
+#[inline]
+fn header(bytes: &[u8]) -> PgResult<Header> {
+    if bytes.len() < 2 {
+        return Err(corrupt());
+    }
+    let natts = u16::from_le_bytes([bytes[0], bytes[1]]) as usize;
+    let data = 2 + natts.div_ceil(8);
+    if bytes.len() < data {
+        return Err(corrupt());
+    }
+    Ok(Header { natts, bitmap: 2, data })
+}
+
+#[inline]
+fn is_null(bytes: &[u8], h: &Header, i: usize) -> bool {
+    bytes[h.bitmap + i / 8] & (1 << (i % 8)) != 0
+}
+
+#[inline]
+fn take<'a>(bytes: &'a [u8], pos: &mut usize, n: usize) -> PgResult<&'a [u8]> {
+    let end = pos.checked_add(n).ok_or_else(corrupt)?;
+    let s = bytes.get(*pos..end).ok_or_else(corrupt)?;
+    *pos = end;
+    Ok(s)
+}
+
+#[inline]
+fn arr<const N: usize>(s: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&s[..N]);
+    a
+}
+
+/// Length of the value at `pos` (for skipping).
+#[inline]
+fn value_len(bytes: &[u8], pos: usize, ty: TypeId) -> PgResult<usize> {
+    match fixed_width(ty) {
+        Some(w) => Ok(w),
+        None => {
+            let l = bytes.get(pos..pos + 4).ok_or_else(corrupt)?;
+            Ok(4 + u32::from_le_bytes(arr(l)) as usize)
+        }
+    }
+}
+
+#[inline]
+fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
+    Ok(match ty {
+        TypeId::Int4 => Datum::Int4(i32::from_le_bytes(arr(take(bytes, pos, 4)?))),
+        TypeId::Int8 => Datum::Int8(i64::from_le_bytes(arr(take(bytes, pos, 8)?))),
+        TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown => {
+            let len = u32::from_le_bytes(arr(take(bytes, pos, 4)?)) as usize;
+            let s = take(bytes, pos, len)?;
+            Datum::Text(std::str::from_utf8(s).map_err(|_| corrupt())?.to_owned())
+        }
+        TypeId::Bytea => {
+            let len = u32::from_le_bytes(arr(take(bytes, pos, 4)?)) as usize;
+            Datum::Bytea(take(bytes, pos, len)?.to_vec())
+        }
+        TypeId::Bool => Datum::Bool(take(bytes, pos, 1)?[0] != 0),
+        TypeId::Int2 => Datum::Int2(i16::from_le_bytes(arr(take(bytes, pos, 2)?))),
+        TypeId::Float4 => Datum::Float4(f32::from_le_bytes(arr(take(bytes, pos, 4)?))),
+        TypeId::Float8 => Datum::Float8(f64::from_le_bytes(arr(take(bytes, pos, 8)?))),
+        TypeId::Date => Datum::Date(i32::from_le_bytes(arr(take(bytes, pos, 4)?))),
+        TypeId::Oid => Datum::Oid(u32::from_le_bytes(arr(take(bytes, pos, 4)?))),
+        TypeId::Timestamp => Datum::Timestamp(i64::from_le_bytes(arr(take(bytes, pos, 8)?))),
+        TypeId::TimestampTz => Datum::TimestampTz(i64::from_le_bytes(arr(take(bytes, pos, 8)?))),
+        TypeId::Interval => {
+            let b = take(bytes, pos, 16)?;
+            Datum::Interval(Interval {
+                micros: i64::from_le_bytes(arr(&b[0..8])),
+                days: i32::from_le_bytes(arr(&b[8..12])),
+                months: i32::from_le_bytes(arr(&b[12..16])),
+            })
+        }
+        TypeId::Numeric => {
+            let len = u32::from_le_bytes(arr(take(bytes, pos, 4)?)) as usize;
+            let b = take(bytes, pos, len)?;
+            let n = match b.first() {
+                Some(0) if b.len() >= 3 => {
+                    let scale = u16::from_le_bytes([b[1], b[2]]) as i64;
+                    finite(BigInt::from_signed_bytes_le(&b[3..]), scale)
+                }
+                Some(1) => Numeric::NaN,
+                Some(2) => Numeric::PosInf,
+                Some(3) => Numeric::NegInf,
+                _ => return Err(corrupt()),
+            };
+            Datum::Numeric(Box::new(n))
+        }
+        TypeId::Void => Datum::Null,
+    })
 }
 
 /// Decodes a whole row. A row written with fewer columns than `types` (an old row after
 /// ALTER TABLE ADD COLUMN) yields NULL for the missing ones. Errors are XX001 (corrupt data).
 pub fn decode_row(bytes: &[u8], types: &[TypeId]) -> PgResult<Vec<Datum>> {
-    todo!()
+    let h = header(bytes)?;
+    let mut out = Vec::with_capacity(types.len());
+    let mut pos = h.data;
+    for (i, &ty) in types.iter().enumerate() {
+        if i >= h.natts || is_null(bytes, &h, i) {
+            out.push(Datum::Null);
+        } else {
+            out.push(decode_value(bytes, &mut pos, ty)?);
+        }
+    }
+    Ok(out)
 }
 
 /// Decodes only column `index`.
 pub fn decode_column(bytes: &[u8], types: &[TypeId], index: usize) -> PgResult<Datum> {
-    todo!()
+    let h = header(bytes)?;
+    if index >= h.natts || index >= types.len() {
+        return Ok(Datum::Null);
+    }
+    if is_null(bytes, &h, index) {
+        return Ok(Datum::Null);
+    }
+    let mut pos = h.data;
+    for (i, &ty) in types.iter().enumerate().take(index) {
+        if !is_null(bytes, &h, i) {
+            pos += value_len(bytes, pos, ty)?;
+        }
+    }
+    decode_value(bytes, &mut pos, types[index])
 }
+
+#[cfg(test)]
+#[path = "row_tests.rs"]
+mod tests;

@@ -1,0 +1,361 @@
+//! Aggregate transition states (count, sum, avg, min, max, string_agg, bool_and, bool_or).
+
+use crate::func::{Accumulator, Aggregate};
+use crate::interval::Interval;
+use crate::numeric::Numeric;
+use crate::ops::{compare_typed, int_out_of_range, to_numeric};
+use crate::{Datum, TypeId};
+use keel_common::{PgError, PgResult};
+use std::cmp::Ordering;
+
+struct CountStar(i64);
+impl Accumulator for CountStar {
+    fn update(&mut self, _: &[Datum]) -> PgResult<()> {
+        self.0 += 1;
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        Ok(Datum::Int8(self.0))
+    }
+}
+
+struct Count(i64);
+impl Accumulator for Count {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        if args.first().is_some_and(|a| !a.is_null()) {
+            self.0 += 1;
+        }
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        Ok(Datum::Int8(self.0))
+    }
+}
+
+/// sum/avg over int2/int4: an int64 sum (PostgreSQL's int4_sum / int4_avg_accum).
+#[derive(Default)]
+struct SumInt {
+    sum: i64,
+    count: i64,
+    avg: bool,
+}
+impl Accumulator for SumInt {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        let v = match args.first() {
+            Some(Datum::Int4(v)) => *v as i64,
+            Some(Datum::Int2(v)) => *v as i64,
+            Some(Datum::Int8(v)) => *v,
+            _ => return Ok(()),
+        };
+        self.sum = self.sum.checked_add(v).ok_or_else(|| int_out_of_range(TypeId::Int8))?;
+        self.count += 1;
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        if self.count == 0 {
+            return Ok(Datum::Null);
+        }
+        if self.avg {
+            let q = Numeric::from_i64(self.sum).div(&Numeric::from_i64(self.count))?;
+            return Ok(Datum::Numeric(Box::new(q)));
+        }
+        Ok(Datum::Int8(self.sum))
+    }
+}
+
+/// sum/avg over int8: an i128 sum, numeric result.
+#[derive(Default)]
+struct SumInt8 {
+    sum: i128,
+    count: i64,
+    avg: bool,
+}
+impl Accumulator for SumInt8 {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        let v = match args.first() {
+            Some(Datum::Int8(v)) => *v as i128,
+            Some(Datum::Int4(v)) => *v as i128,
+            Some(Datum::Int2(v)) => *v as i128,
+            _ => return Ok(()),
+        };
+        // 2^64 additions of i64 fit in i128; no overflow check needed in practice.
+        self.sum = self.sum.wrapping_add(v);
+        self.count += 1;
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        if self.count == 0 {
+            return Ok(Datum::Null);
+        }
+        let s = Numeric::from_i128(self.sum);
+        Ok(Datum::Numeric(Box::new(if self.avg { s.div(&Numeric::from_i64(self.count))? } else { s })))
+    }
+}
+
+struct SumNumeric {
+    sum: Numeric,
+    count: i64,
+    avg: bool,
+}
+impl Accumulator for SumNumeric {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        match args.first() {
+            None | Some(Datum::Null) => return Ok(()),
+            Some(d) => self.sum = self.sum.add(&to_numeric(d)?),
+        }
+        self.count += 1;
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        if self.count == 0 {
+            return Ok(Datum::Null);
+        }
+        Ok(Datum::Numeric(Box::new(if self.avg {
+            self.sum.div(&Numeric::from_i64(self.count))?
+        } else {
+            self.sum.clone()
+        })))
+    }
+}
+
+struct SumFloat {
+    sum: f64,
+    count: i64,
+    avg: bool,
+    float4: bool,
+}
+impl Accumulator for SumFloat {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        let v = match args.first() {
+            Some(Datum::Float8(v)) => *v,
+            Some(Datum::Float4(v)) => *v as f64,
+            _ => return Ok(()),
+        };
+        let s = if self.float4 && !self.avg { ((self.sum as f32) + (v as f32)) as f64 } else { self.sum + v };
+        let overflowed = if self.float4 && !self.avg { (s as f32).is_infinite() } else { s.is_infinite() };
+        if overflowed && self.sum.is_finite() && v.is_finite() {
+            return Err(crate::ops::imp_float_overflow());
+        }
+        self.sum = s;
+        self.count += 1;
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        if self.count == 0 {
+            return Ok(Datum::Null);
+        }
+        Ok(if self.avg {
+            Datum::Float8(self.sum / self.count as f64)
+        } else if self.float4 {
+            Datum::Float4(self.sum as f32)
+        } else {
+            Datum::Float8(self.sum)
+        })
+    }
+}
+
+#[derive(Default)]
+struct SumInterval {
+    sum: Interval,
+    count: i64,
+    avg: bool,
+}
+impl Accumulator for SumInterval {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        if let Some(Datum::Interval(iv)) = args.first() {
+            self.sum = self.sum.add(iv)?;
+            self.count += 1;
+        }
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        if self.count == 0 {
+            return Ok(Datum::Null);
+        }
+        Ok(Datum::Interval(if self.avg {
+            self.sum.mul_f64(1.0 / self.count as f64)?
+        } else {
+            self.sum
+        }))
+    }
+}
+
+struct MinMax {
+    best: Datum,
+    want: Ordering,
+    ty: TypeId,
+}
+impl Accumulator for MinMax {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        match args.first() {
+            None | Some(Datum::Null) => {}
+            Some(v) => {
+                if self.best.is_null() || compare_typed(v, &self.best, self.ty) == self.want {
+                    self.best = v.clone();
+                }
+            }
+        }
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        Ok(self.best.clone())
+    }
+}
+
+#[derive(Default)]
+struct StringAgg {
+    buf: Option<Vec<u8>>,
+    bytea: bool,
+}
+impl Accumulator for StringAgg {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        let (value, delim): (&[u8], Option<&[u8]>) = match (args.first(), args.get(1)) {
+            (Some(Datum::Text(v)), d) => (v.as_bytes(), if let Some(Datum::Text(d)) = d { Some(d.as_bytes()) } else { None }),
+            (Some(Datum::Bytea(v)), d) => {
+                self.bytea = true;
+                (v, if let Some(Datum::Bytea(d)) = d { Some(d) } else { None })
+            }
+            _ => return Ok(()),
+        };
+        match &mut self.buf {
+            Some(buf) => {
+                if let Some(d) = delim {
+                    buf.extend_from_slice(d);
+                }
+                buf.extend_from_slice(value);
+            }
+            None => self.buf = Some(value.to_vec()),
+        }
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        Ok(match &self.buf {
+            None => Datum::Null,
+            Some(b) if self.bytea => Datum::Bytea(b.clone()),
+            // Concatenated UTF-8 strings are UTF-8.
+            Some(b) => Datum::Text(String::from_utf8(b.clone()).map_err(|_| PgError::internal("string_agg produced invalid UTF-8"))?),
+        })
+    }
+}
+
+struct BoolAgg {
+    state: Option<bool>,
+    and: bool,
+}
+impl Accumulator for BoolAgg {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        if let Some(Datum::Bool(b)) = args.first() {
+            self.state = Some(match self.state {
+                None => *b,
+                Some(s) => {
+                    if self.and {
+                        s && *b
+                    } else {
+                        s || *b
+                    }
+                }
+            });
+        }
+        Ok(())
+    }
+    fn finish(&self) -> PgResult<Datum> {
+        Ok(self.state.map(Datum::Bool).unwrap_or(Datum::Null))
+    }
+}
+
+macro_rules! agg {
+    ($args:expr, $result:expr, $ctor:expr) => {
+        Some(Aggregate { args: $args, result: $result, new_accumulator: || Box::new($ctor) })
+    };
+}
+
+fn minmax(max: bool, ty: TypeId) -> Option<Aggregate> {
+    use TypeId::*;
+    macro_rules! mm {
+        ($t:ident) => {
+            if max {
+                agg!(&[$t], $t, MinMax { best: Datum::Null, want: Ordering::Greater, ty: $t })
+            } else {
+                agg!(&[$t], $t, MinMax { best: Datum::Null, want: Ordering::Less, ty: $t })
+            }
+        };
+    }
+    match ty {
+        Int2 => mm!(Int2),
+        Int4 => mm!(Int4),
+        Int8 => mm!(Int8),
+        Float4 => mm!(Float4),
+        Float8 => mm!(Float8),
+        Numeric => mm!(Numeric),
+        Text | Varchar | Name | Unknown => mm!(Text),
+        Bpchar => mm!(Bpchar),
+        Bytea => mm!(Bytea),
+        Date => mm!(Date),
+        Timestamp => mm!(Timestamp),
+        TimestampTz => mm!(TimestampTz),
+        Interval => mm!(Interval),
+        Oid => mm!(Oid),
+        Bool | Void => None,
+    }
+}
+
+/// Resolves an aggregate by name and argument types; `count(*)` is `("count", &[])`.
+pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
+    use TypeId::*;
+    let name = name.to_ascii_lowercase();
+    match (name.as_str(), args) {
+        ("count", []) => agg!(&[], Int8, CountStar(0)),
+        ("count", [t]) => {
+            let args: &'static [TypeId] = crate::func::intern_types(&[if *t == Unknown { Text } else { *t }]);
+            Some(Aggregate { args, result: Int8, new_accumulator: || Box::new(Count(0)) })
+        }
+        ("sum" | "avg", [t]) => {
+            let avg = name == "avg";
+            match (avg, t) {
+                (false, Int2) => agg!(&[Int2], Int8, SumInt { avg: false, ..Default::default() }),
+                (false, Int4) => agg!(&[Int4], Int8, SumInt { avg: false, ..Default::default() }),
+                (true, Int2) => agg!(&[Int2], Numeric, SumInt { avg: true, ..Default::default() }),
+                (true, Int4) => agg!(&[Int4], Numeric, SumInt { avg: true, ..Default::default() }),
+                (_, Int8) => {
+                    if avg {
+                        agg!(&[Int8], Numeric, SumInt8 { avg: true, ..Default::default() })
+                    } else {
+                        agg!(&[Int8], Numeric, SumInt8 { avg: false, ..Default::default() })
+                    }
+                }
+                (_, Numeric) => {
+                    if avg {
+                        agg!(&[Numeric], Numeric, SumNumeric { sum: crate::numeric::Numeric::zero(), count: 0, avg: true })
+                    } else {
+                        agg!(&[Numeric], Numeric, SumNumeric { sum: crate::numeric::Numeric::zero(), count: 0, avg: false })
+                    }
+                }
+                (false, Float4) => agg!(&[Float4], Float4, SumFloat { sum: 0.0, count: 0, avg: false, float4: true }),
+                (true, Float4) => agg!(&[Float4], Float8, SumFloat { sum: 0.0, count: 0, avg: true, float4: true }),
+                (false, Float8) => agg!(&[Float8], Float8, SumFloat { sum: 0.0, count: 0, avg: false, float4: false }),
+                (true, Float8) => agg!(&[Float8], Float8, SumFloat { sum: 0.0, count: 0, avg: true, float4: false }),
+                (false, Interval) => agg!(&[Interval], Interval, SumInterval { avg: false, ..Default::default() }),
+                (true, Interval) => agg!(&[Interval], Interval, SumInterval { avg: true, ..Default::default() }),
+                _ => None,
+            }
+        }
+        ("min", [t]) => minmax(false, *t),
+        ("max", [t]) => minmax(true, *t),
+        ("string_agg", [a, b]) => {
+            if *a == Bytea && (*b == Bytea || *b == Unknown) {
+                agg!(&[Bytea, Bytea], Bytea, StringAgg::default())
+            } else if is_text(*a) && is_text(*b) {
+                agg!(&[Text, Text], Text, StringAgg::default())
+            } else {
+                None
+            }
+        }
+        ("bool_and" | "every", [Bool | Unknown]) => agg!(&[Bool], Bool, BoolAgg { state: None, and: true }),
+        ("bool_or", [Bool | Unknown]) => agg!(&[Bool], Bool, BoolAgg { state: None, and: false }),
+        _ => None,
+    }
+}
+
+fn is_text(t: TypeId) -> bool {
+    matches!(t, TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown)
+}

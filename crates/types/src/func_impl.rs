@@ -1,0 +1,641 @@
+//! Scalar function implementations. Arguments arrive coerced to the resolved types; strict
+//! functions never see NULL.
+
+use super::FuncContext;
+use crate::datetime::{self, UNIX_EPOCH_OFFSET_USECS, USECS_PER_DAY};
+use crate::io::format_text;
+use crate::numeric::Numeric;
+use crate::ops::{to_f64, to_numeric};
+use crate::{Datum, TypeId};
+use bigdecimal::BigDecimal;
+use keel_common::{PgError, PgResult, sqlstate};
+use md5::Digest;
+
+const INVALID_ARGUMENT_FOR_LOG: &str = "2201E";
+const INVALID_ARGUMENT_FOR_POWER: &str = "2201F";
+const SUBSTRING_ERROR: &str = "22011";
+
+fn mismatch() -> PgError {
+    PgError::internal("function called with arguments of unexpected types")
+}
+
+fn text(d: &Datum) -> PgResult<&str> {
+    match d {
+        Datum::Text(s) => Ok(s),
+        _ => Err(mismatch()),
+    }
+}
+
+fn int(d: &Datum) -> PgResult<i64> {
+    match d {
+        Datum::Int4(v) => Ok(*v as i64),
+        Datum::Int2(v) => Ok(*v as i64),
+        Datum::Int8(v) => Ok(*v),
+        _ => Err(mismatch()),
+    }
+}
+
+fn num(n: Numeric) -> Datum {
+    Datum::Numeric(Box::new(n))
+}
+
+pub(super) fn now(_: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::TimestampTz(ctx.transaction_timestamp()))
+}
+
+pub(super) fn statement_timestamp(_: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::TimestampTz(ctx.statement_timestamp()))
+}
+
+/// Current wall-clock time in PostgreSQL's timestamp representation.
+pub fn current_timestamp_usecs() -> i64 {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0);
+    d - UNIX_EPOCH_OFFSET_USECS
+}
+
+pub(super) fn clock_timestamp(_: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::TimestampTz(current_timestamp_usecs()))
+}
+
+pub(super) fn timeofday(_: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    // "Sun Nov 22 10:40:05.123456 2026 UTC"
+    let ts = current_timestamp_usecs();
+    let days = ts.div_euclid(USECS_PER_DAY);
+    let tod = ts.rem_euclid(USECS_PER_DAY);
+    let (y, m, d) = datetime::ymd_from_days(days);
+    const DOW: [&str; 7] = ["Sat", "Sun", "Mon", "Tue", "Wed", "Thu", "Fri"]; // 2000-01-01 was a Saturday
+    const MON: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let secs = tod / 1_000_000;
+    Ok(Datum::Text(format!(
+        "{} {} {:02} {:02}:{:02}:{:02}.{:06} {} UTC",
+        DOW[days.rem_euclid(7) as usize],
+        MON[(m - 1) as usize],
+        d,
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        tod % 1_000_000,
+        y
+    )))
+}
+
+pub(super) fn random(_: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Float8(ctx.random()))
+}
+
+pub(super) fn pi(_: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Float8(std::f64::consts::PI))
+}
+
+pub(super) fn md5(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let bytes: &[u8] = match &a[0] {
+        Datum::Text(s) => s.as_bytes(),
+        Datum::Bytea(b) => b,
+        _ => return Err(mismatch()),
+    };
+    let digest = md5::Md5::digest(bytes);
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(32);
+    for b in digest {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    Ok(Datum::Text(s))
+}
+
+pub(super) fn abs(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    (crate::ops::resolve_unary("@", a[0].natural_type().ok_or_else(mismatch)?).ok_or_else(mismatch)?.2)(&a[0])
+}
+
+pub(super) fn char_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Int4(text(&a[0])?.chars().count() as i32))
+}
+
+pub(super) fn bpchar_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Int4(text(&a[0])?.trim_end_matches(' ').chars().count() as i32))
+}
+
+pub(super) fn octet_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Int4(match &a[0] {
+        Datum::Text(s) => s.len(),
+        Datum::Bytea(b) => b.len(),
+        _ => return Err(mismatch()),
+    } as i32))
+}
+
+// Collation "C": case mapping touches ASCII letters only, as PostgreSQL under LC_CTYPE C.
+pub(super) fn lower(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Text(text(&a[0])?.to_ascii_lowercase()))
+}
+
+pub(super) fn upper(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Text(text(&a[0])?.to_ascii_uppercase()))
+}
+
+pub(super) fn initcap(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let mut out = String::new();
+    let mut in_word = false;
+    for c in text(&a[0])?.chars() {
+        if in_word {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c.to_ascii_uppercase());
+        }
+        in_word = c.is_ascii_alphanumeric();
+    }
+    Ok(Datum::Text(out))
+}
+
+pub(super) fn reverse(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Text(text(&a[0])?.chars().rev().collect()))
+}
+
+pub(super) fn ascii(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Int4(text(&a[0])?.chars().next().map(|c| c as i32).unwrap_or(0)))
+}
+
+pub(super) fn chr(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let n = int(&a[0])?;
+    if n == 0 {
+        return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "null character not permitted"));
+    }
+    if n < 0 {
+        return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "character number must be positive"));
+    }
+    let c = char::from_u32(n as u32).ok_or_else(|| {
+        PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, format!("requested character too large for encoding: {n}"))
+    })?;
+    Ok(Datum::Text(c.to_string()))
+}
+
+pub(super) fn to_hex(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Text(match &a[0] {
+        Datum::Int8(v) => format!("{:x}", *v as u64),
+        other => format!("{:x}", int(other)? as i32 as u32),
+    }))
+}
+
+/// Byte offset of the `n`th character (clamped to the end).
+fn char_offset(s: &str, n: usize) -> usize {
+    s.char_indices().nth(n).map(|(i, _)| i).unwrap_or(s.len())
+}
+
+pub(super) fn substr(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let start = int(&a[1])?;
+    let len = a.get(2).map(int).transpose()?;
+    if let Some(l) = len
+        && l < 0
+    {
+        return Err(PgError::new(SUBSTRING_ERROR, "negative substring length not allowed"));
+    }
+    // Characters [start, start + len) in 1-based positions, clipped to the string.
+    let from = (start.max(1) - 1) as usize;
+    let to = len.map(|l| (start.saturating_add(l) - 1).max(0) as usize);
+    match &a[0] {
+        Datum::Text(s) => {
+            let b = char_offset(s, from);
+            let e = match to {
+                Some(t) if t <= from => return Ok(Datum::Text(String::new())),
+                Some(t) => b + char_offset(&s[b..], t - from),
+                None => s.len(),
+            };
+            Ok(Datum::Text(s[b..e].to_owned()))
+        }
+        Datum::Bytea(v) => {
+            let b = from.min(v.len());
+            let e = to.map(|t| t.min(v.len()).max(b)).unwrap_or(v.len());
+            Ok(Datum::Bytea(v[b..e].to_vec()))
+        }
+        _ => Err(mismatch()),
+    }
+}
+
+pub(super) fn strpos(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (s, sub) = (text(&a[0])?, text(&a[1])?);
+    Ok(Datum::Int4(match s.find(sub) {
+        Some(i) => s[..i].chars().count() as i32 + 1,
+        None => 0,
+    }))
+}
+
+pub(super) fn starts_with(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Bool(text(&a[0])?.starts_with(text(&a[1])?)))
+}
+
+pub(super) fn replace(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (s, from, to) = (text(&a[0])?, text(&a[1])?, text(&a[2])?);
+    Ok(Datum::Text(if from.is_empty() { s.to_owned() } else { s.replace(from, to) }))
+}
+
+pub(super) fn split_part(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (s, delim, n) = (text(&a[0])?, text(&a[1])?, int(&a[2])?);
+    if n == 0 {
+        return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "field position must not be zero"));
+    }
+    if delim.is_empty() {
+        return Ok(Datum::Text(if n == 1 || n == -1 { s.to_owned() } else { String::new() }));
+    }
+    let parts: Vec<&str> = s.split(delim).collect();
+    let idx = if n > 0 { n - 1 } else { parts.len() as i64 + n };
+    Ok(Datum::Text(
+        usize::try_from(idx).ok().and_then(|i| parts.get(i)).map(|p| p.to_string()).unwrap_or_default(),
+    ))
+}
+
+fn too_large() -> PgError {
+    PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "requested length too large")
+}
+
+pub(super) fn repeat(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (s, n) = (text(&a[0])?, int(&a[1])?);
+    if n <= 0 {
+        return Ok(Datum::Text(String::new()));
+    }
+    if (s.len() as u64).saturating_mul(n as u64) >= (1 << 30) {
+        return Err(too_large());
+    }
+    Ok(Datum::Text(s.repeat(n as usize)))
+}
+
+pub(super) fn left(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (s, n) = (text(&a[0])?, int(&a[1])?);
+    let count = s.chars().count() as i64;
+    let keep = if n >= 0 { n.min(count) } else { (count + n).max(0) };
+    Ok(Datum::Text(s[..char_offset(s, keep as usize)].to_owned()))
+}
+
+pub(super) fn right(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (s, n) = (text(&a[0])?, int(&a[1])?);
+    let count = s.chars().count() as i64;
+    let skip = if n >= 0 { (count - n).max(0) } else { (-n).min(count) };
+    Ok(Datum::Text(s[char_offset(s, skip as usize)..].to_owned()))
+}
+
+fn trim_set(a: &[Datum]) -> PgResult<Vec<char>> {
+    Ok(match a.get(1) {
+        Some(d) => text(d)?.chars().collect(),
+        None => vec![' '],
+    })
+}
+
+pub(super) fn btrim(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let set = trim_set(a)?;
+    Ok(Datum::Text(text(&a[0])?.trim_matches(|c| set.contains(&c)).to_owned()))
+}
+
+pub(super) fn ltrim(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let set = trim_set(a)?;
+    Ok(Datum::Text(text(&a[0])?.trim_start_matches(|c| set.contains(&c)).to_owned()))
+}
+
+pub(super) fn rtrim(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let set = trim_set(a)?;
+    Ok(Datum::Text(text(&a[0])?.trim_end_matches(|c| set.contains(&c)).to_owned()))
+}
+
+fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
+    let (s, len) = (text(&a[0])?, int(&a[1])?);
+    let fill = match a.get(2) {
+        Some(d) => text(d)?,
+        None => " ",
+    };
+    if len <= 0 {
+        return Ok(Datum::Text(String::new()));
+    }
+    if len >= (1 << 28) {
+        return Err(too_large());
+    }
+    let len = len as usize;
+    let count = s.chars().count();
+    if count >= len || fill.is_empty() {
+        return Ok(Datum::Text(s[..char_offset(s, len)].to_owned()));
+    }
+    let padding: String = fill.chars().cycle().take(len - count).collect();
+    Ok(Datum::Text(if left { padding + s } else { format!("{s}{padding}") }))
+}
+
+pub(super) fn lpad(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    pad(a, true)
+}
+
+pub(super) fn rpad(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    pad(a, false)
+}
+
+fn push_value(d: &Datum, out: &mut String) {
+    format_text(d, d.natural_type().unwrap_or(TypeId::Text), out);
+}
+
+pub(super) fn concat(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let mut out = String::new();
+    for d in a {
+        push_value(d, &mut out);
+    }
+    Ok(Datum::Text(out))
+}
+
+pub(super) fn concat_ws(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let sep = match &a[0] {
+        Datum::Null => return Ok(Datum::Null),
+        d => text(d)?,
+    };
+    let mut out = String::new();
+    let mut first = true;
+    for d in &a[1..] {
+        if d.is_null() {
+            continue;
+        }
+        if !first {
+            out.push_str(sep);
+        }
+        first = false;
+        push_value(d, &mut out);
+    }
+    Ok(Datum::Text(out))
+}
+
+fn scale_arg(a: &[Datum]) -> PgResult<i64> {
+    a.get(1).map(int).transpose().map(|s| s.unwrap_or(0))
+}
+
+pub(super) fn num_round(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let s = scale_arg(a)?.clamp(-2000, 2000);
+    Ok(num(to_numeric(&a[0])?.round(s)))
+}
+
+pub(super) fn num_trunc(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let s = scale_arg(a)?.clamp(-2000, 2000);
+    Ok(num(to_numeric(&a[0])?.trunc(s)))
+}
+
+pub(super) fn num_floor(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let n = to_numeric(&a[0])?;
+    let t = n.trunc(0);
+    Ok(num(if t.cmp_total(&n).is_gt() { t.sub(&Numeric::from_i64(1)) } else { t }))
+}
+
+pub(super) fn num_ceil(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let n = to_numeric(&a[0])?;
+    let t = n.trunc(0);
+    Ok(num(if t.cmp_total(&n).is_lt() { t.add(&Numeric::from_i64(1)) } else { t }))
+}
+
+pub(super) fn num_sign(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let n = to_numeric(&a[0])?;
+    Ok(num(match n.signum() {
+        None => Numeric::NaN,
+        Some(s) => Numeric::from_i64(s as i64),
+    }))
+}
+
+fn finite_of(n: &Numeric) -> Option<&BigDecimal> {
+    match n {
+        Numeric::Finite(d) => Some(d),
+        _ => None,
+    }
+}
+
+/// The base-10000 weight PostgreSQL's scale heuristics use.
+fn nbase_weight(d: &BigDecimal) -> i64 {
+    let (n, scale) = d.as_bigint_and_exponent();
+    if n.sign() == bigdecimal::num_bigint::Sign::NoSign {
+        return 0;
+    }
+    let e = n.magnitude().to_string().len() as i64 - 1 - scale;
+    e.div_euclid(4)
+}
+
+/// Finishes a transcendental numeric result computed in f64, rounded to PostgreSQL's scale.
+/// Only about 15-17 significant digits are exact.
+fn from_f64_scaled(v: f64, rscale: i64) -> Numeric {
+    let s = format!("{v:.*}", rscale.clamp(0, 300) as usize);
+    Numeric::parse(&s).unwrap_or(Numeric::NaN)
+}
+
+fn estimate_ln_dweight(x: f64) -> i64 {
+    let l = x.ln().abs();
+    if l == 0.0 { 0 } else { l.log10() as i64 }
+}
+
+pub(super) fn num_sqrt(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let n = to_numeric(&a[0])?;
+    if n.signum() == Some(-1) {
+        return Err(PgError::new(INVALID_ARGUMENT_FOR_POWER, "cannot take square root of a negative number"));
+    }
+    let Some(d) = finite_of(&n) else { return Ok(num(n)) };
+    let sweight = (nbase_weight(d) + 1) * 4 / 2 - 1;
+    let rscale = (16 - sweight).max(n.scale()).clamp(0, 1000);
+    let ctx = bigdecimal::Context::default().with_prec((rscale.max(0) as u64 + 40).min(5000) as u64).unwrap_or_default();
+    let r = d.sqrt_with_context(&ctx).unwrap_or_default();
+    let (u, s) = r.as_bigint_and_exponent();
+    Ok(num(crate::numeric::finite(u, s).round(rscale)))
+}
+
+pub(super) fn num_exp(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let n = to_numeric(&a[0])?;
+    match n {
+        Numeric::NaN | Numeric::PosInf => return Ok(num(n)),
+        Numeric::NegInf => return Ok(num(Numeric::zero())),
+        _ => {}
+    }
+    let x = n.to_f64();
+    let val = (x * 0.434294481903252).clamp(-2000.0, 2000.0);
+    let rscale = (16 - val as i64).max(n.scale()).clamp(0, 1000);
+    let r = x.exp();
+    if r.is_infinite() {
+        return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format"));
+    }
+    Ok(num(from_f64_scaled(r, rscale)))
+}
+
+fn check_log_arg(n: &Numeric) -> PgResult<()> {
+    match n.signum() {
+        Some(0) => Err(PgError::new(INVALID_ARGUMENT_FOR_LOG, "cannot take logarithm of zero")),
+        Some(-1) => Err(PgError::new(INVALID_ARGUMENT_FOR_LOG, "cannot take logarithm of a negative number")),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn num_ln(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let n = to_numeric(&a[0])?;
+    check_log_arg(&n)?;
+    if !matches!(n, Numeric::Finite(_)) {
+        return Ok(num(n));
+    }
+    let x = n.to_f64();
+    let rscale = (16 - estimate_ln_dweight(x)).max(n.scale()).clamp(0, 1000);
+    Ok(num(from_f64_scaled(x.ln(), rscale)))
+}
+
+fn log_base(base: &Numeric, n: &Numeric) -> PgResult<Numeric> {
+    check_log_arg(base)?;
+    check_log_arg(n)?;
+    if !matches!(n, Numeric::Finite(_)) || !matches!(base, Numeric::Finite(_)) {
+        return Ok(Numeric::NaN);
+    }
+    let (b, x) = (base.to_f64(), n.to_f64());
+    if b == 1.0 {
+        return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
+    }
+    let dw = estimate_ln_dweight(x) - estimate_ln_dweight(b);
+    let rscale = (16 - dw).max(base.scale()).max(n.scale()).clamp(0, 1000);
+    Ok(from_f64_scaled(x.ln() / b.ln(), rscale))
+}
+
+pub(super) fn num_log10(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(num(log_base(&Numeric::from_i64(10), &to_numeric(&a[0])?)?))
+}
+
+pub(super) fn num_log(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(num(log_base(&to_numeric(&a[0])?, &to_numeric(&a[1])?)?))
+}
+
+/// numeric ^ numeric. Integer exponents are exact; others go through f64 (about 16
+/// significant digits), with PostgreSQL's result scale.
+pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> {
+    if base.is_zero() && exp.signum() == Some(-1) {
+        return Err(PgError::new(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined"));
+    }
+    let (Some(_), Some(e)) = (finite_of(base), finite_of(exp)) else {
+        return Ok(Numeric::from_f64(float_power(base.to_f64(), exp.to_f64())?));
+    };
+    let is_int = e.is_integer();
+    if base.signum() == Some(-1) && !is_int {
+        return Err(PgError::new(
+            INVALID_ARGUMENT_FOR_POWER,
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    let bf = base.to_f64();
+    let ef = exp.to_f64();
+    if is_int && ef.abs() <= 100_000.0 {
+        let k = ef as i64;
+        let approx_weight = if bf == 0.0 { 0.0 } else { k as f64 * bf.abs().log10() };
+        let rscale = (16 - approx_weight as i64).max(exp.scale()).clamp(0, 1000);
+        let mut acc = Numeric::from_i64(1);
+        let mut b = base.clone();
+        let mut n = k.unsigned_abs();
+        // Square-and-multiply; intermediate scales are trimmed to keep the cost bounded.
+        let trim = rscale + 40;
+        while n > 0 {
+            if n & 1 == 1 {
+                acc = acc.mul(&b);
+                if acc.scale() > trim * 4 {
+                    acc = acc.round(trim * 2);
+                }
+            }
+            n >>= 1;
+            if n > 0 {
+                b = b.mul(&b);
+                if b.scale() > trim * 4 {
+                    b = b.round(trim * 2);
+                }
+            }
+        }
+        if k < 0 {
+            acc = Numeric::from_i64(1).div_scale(&acc, rscale)?;
+        }
+        return Ok(acc.round(rscale));
+    }
+    let val = ef * bf.ln() * 0.434294481903252;
+    let rscale = (16 - val as i64).max(base.scale()).max(exp.scale()).clamp(0, 1000);
+    let r = bf.powf(ef);
+    if r.is_infinite() {
+        return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format"));
+    }
+    Ok(from_f64_scaled(r, rscale))
+}
+
+pub(super) fn num_power_fn(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(num(numeric_power(&to_numeric(&a[0])?, &to_numeric(&a[1])?)?))
+}
+
+pub(crate) fn float_power(x: f64, y: f64) -> PgResult<f64> {
+    if x == 0.0 && y < 0.0 {
+        return Err(PgError::new(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined"));
+    }
+    if x < 0.0 && y.is_finite() && y.fract() != 0.0 {
+        return Err(PgError::new(
+            INVALID_ARGUMENT_FOR_POWER,
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    let r = x.powf(y);
+    if r.is_infinite() && x.is_finite() && y.is_finite() {
+        return Err(crate::ops::imp_float_overflow());
+    }
+    if r == 0.0 && x != 0.0 && x.is_finite() && y.is_finite() {
+        return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow"));
+    }
+    Ok(r)
+}
+
+pub(super) fn num_mod(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(num(to_numeric(&a[0])?.rem(&to_numeric(&a[1])?)?))
+}
+
+pub(super) fn int_mod(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let op = crate::ops::resolve_binary("%", a[0].natural_type().ok_or_else(mismatch)?, a[1].natural_type().ok_or_else(mismatch)?)
+        .ok_or_else(mismatch)?;
+    (op.func)(&a[0], &a[1])
+}
+
+fn float_fn(a: &[Datum], g: fn(f64) -> f64) -> PgResult<Datum> {
+    Ok(Datum::Float8(g(to_f64(&a[0])?)))
+}
+
+pub(super) fn f_round(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    float_fn(a, f64::round_ties_even)
+}
+pub(super) fn f_trunc(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    float_fn(a, f64::trunc)
+}
+pub(super) fn f_floor(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    float_fn(a, f64::floor)
+}
+pub(super) fn f_ceil(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    float_fn(a, f64::ceil)
+}
+pub(super) fn f_sign(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    float_fn(a, |x| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 })
+}
+pub(super) fn f_sqrt(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let x = to_f64(&a[0])?;
+    if x < 0.0 {
+        return Err(PgError::new(INVALID_ARGUMENT_FOR_POWER, "cannot take square root of a negative number"));
+    }
+    Ok(Datum::Float8(x.sqrt()))
+}
+pub(super) fn f_exp(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let x = to_f64(&a[0])?;
+    let r = x.exp();
+    if r.is_infinite() && x.is_finite() {
+        return Err(crate::ops::imp_float_overflow());
+    }
+    if r == 0.0 && x.is_finite() {
+        return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow"));
+    }
+    Ok(Datum::Float8(r))
+}
+fn f_log_common(a: &[Datum], g: fn(f64) -> f64) -> PgResult<Datum> {
+    let x = to_f64(&a[0])?;
+    if x == 0.0 {
+        return Err(PgError::new(INVALID_ARGUMENT_FOR_LOG, "cannot take logarithm of zero"));
+    }
+    if x < 0.0 {
+        return Err(PgError::new(INVALID_ARGUMENT_FOR_LOG, "cannot take logarithm of a negative number"));
+    }
+    Ok(Datum::Float8(g(x)))
+}
+pub(super) fn f_ln(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    f_log_common(a, f64::ln)
+}
+pub(super) fn f_log10(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    f_log_common(a, f64::log10)
+}
+pub(super) fn f_power(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Float8(float_power(to_f64(&a[0])?, to_f64(&a[1])?)?))
+}
