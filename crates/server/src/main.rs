@@ -1,1 +1,157 @@
-fn main() {}
+//! The `keel` server binary: reads settings (defaults, `keel.conf`, flags), opens the engine,
+//! listens, and serves the PostgreSQL protocol until SIGINT/SIGTERM, then checkpoints and exits.
+
+mod config;
+
+use clap::Parser;
+use config::Cli;
+use keel_access::Engine;
+use keel_common::{PgResult, Settings};
+use keel_session::SessionFactory;
+use keel_wire::{AuthMethod, BackendFactory, CancelToken, ServeConfig, StartupInfo};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The session factory with the server's authentication policy on top: under scram-sha-256
+/// every user's password is `keel_password` (Keel has no roles catalog with passwords yet).
+struct ServerFactory {
+    sessions: SessionFactory,
+    password: Option<String>,
+}
+
+impl BackendFactory for ServerFactory {
+    type Backend = <SessionFactory as BackendFactory>::Backend;
+
+    fn connect(
+        &self,
+        startup: &StartupInfo,
+        cancel: Arc<CancelToken>,
+        pid: i32,
+    ) -> PgResult<Self::Backend> {
+        self.sessions.connect(startup, cancel, pid)
+    }
+
+    fn password_for(&self, _user: &str) -> Option<String> {
+        self.password.clone()
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let data_dir = cli.data_dir.clone();
+    let settings = match config::build_settings(&cli, &data_dir) {
+        Ok(s) => s,
+        Err(msg) => {
+            eprintln!("FATAL:  {msg}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(&data_dir) {
+        eprintln!(
+            "FATAL:  could not create data directory \"{}\": {e}",
+            data_dir.display()
+        );
+        return ExitCode::FAILURE;
+    }
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("FATAL:  could not start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(settings, data_dir)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("FATAL:  {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), String> {
+    let port = settings.int("port") as u16;
+    let mut listeners = Vec::new();
+    for host in config::listen_hosts(settings.raw("listen_addresses")) {
+        match tokio::net::TcpListener::bind((host.as_str(), port)).await {
+            Ok(l) => {
+                let family = match l.local_addr() {
+                    Ok(a) if a.is_ipv6() => "IPv6",
+                    _ => "IPv4",
+                };
+                let shown = l
+                    .local_addr()
+                    .map(|a| a.ip().to_string())
+                    .unwrap_or(host.clone());
+                eprintln!("LOG:  listening on {family} address \"{shown}\", port {port}");
+                listeners.push(l);
+            }
+            Err(e) => eprintln!("LOG:  could not bind to address \"{host}\", port {port}: {e}"),
+        }
+    }
+    if listeners.is_empty() {
+        return Err("could not create any TCP/IP sockets".into());
+    }
+
+    let engine = {
+        let settings = settings.clone();
+        let dir = data_dir.clone();
+        tokio::task::spawn_blocking(move || Engine::open(&dir, &settings))
+            .await
+            .map_err(|e| format!("engine start-up failed: {e}"))?
+            .map_err(|e| e.message)?
+    };
+    let auth = if settings.raw("auth_method") == "scram-sha-256" {
+        AuthMethod::ScramSha256
+    } else {
+        AuthMethod::Trust
+    };
+    let password = match auth {
+        AuthMethod::ScramSha256 => Some(settings.raw("keel_password").to_string()),
+        AuthMethod::Trust => None,
+    };
+    let factory = Arc::new(ServerFactory {
+        sessions: SessionFactory::new(engine.clone(), settings.clone()),
+        password,
+    });
+    let config = ServeConfig {
+        max_connections: settings.int("max_connections").max(1) as usize,
+        auth,
+        ..ServeConfig::default()
+    };
+    eprintln!("LOG:  database system is ready to accept connections");
+    keel_wire::serve_listeners(listeners, factory, config, shutdown_signal())
+        .await
+        .map_err(|e| format!("server failed: {e}"))?;
+    tokio::task::spawn_blocking(move || engine.shutdown())
+        .await
+        .map_err(|e| format!("shutdown checkpoint failed: {e}"))?;
+    eprintln!("LOG:  database system is shut down");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM (both handled as postgres's fast shutdown).
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("LOG:  could not install SIGTERM handler: {e}");
+            let _ = tokio::signal::ctrl_c().await;
+            eprintln!("LOG:  received fast shutdown request");
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    eprintln!("LOG:  received fast shutdown request");
+}
