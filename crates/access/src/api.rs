@@ -84,7 +84,9 @@ pub type RowIter<'a> = Box<dyn Iterator<Item = PgResult<(RowRef, Vec<Datum>)>> +
 impl Transaction {
     /// The catalog this transaction sees: its own pending DDL, or the engine's current one.
     pub fn catalog(&self, engine: &Engine) -> Arc<Catalog> {
-        self.pending_catalog.clone().unwrap_or_else(|| engine.catalog())
+        self.pending_catalog
+            .clone()
+            .unwrap_or_else(|| engine.catalog())
     }
 
     /// Whether the transaction has written anything (has an xid).
@@ -120,7 +122,11 @@ impl Engine {
 
     /// Commits: installs pending DDL, writes the commit record, and (when `sync` is true, i.e.
     /// synchronous_commit is on) awaits its WAL flush before making it visible and returning.
-    pub fn commit(&self, txn: Transaction, sync: bool) -> impl Future<Output = PgResult<()>> + Send + '_ {
+    pub fn commit(
+        &self,
+        txn: Transaction,
+        sync: bool,
+    ) -> impl Future<Output = PgResult<()>> + Send + '_ {
         self.inner.commit(txn, sync)
     }
 
@@ -144,7 +150,12 @@ impl Engine {
 
     /// Creates an empty relation file for a new table or index (or a TRUNCATE). It is removed
     /// if `txn` rolls back.
-    pub fn create_relfile(&self, txn: &mut Transaction, relfile: u32, unlogged: bool) -> PgResult<()> {
+    pub fn create_relfile(
+        &self,
+        txn: &mut Transaction,
+        relfile: u32,
+        unlogged: bool,
+    ) -> PgResult<()> {
         self.inner.create_relfile(txn, relfile, unlogged)
     }
 
@@ -155,7 +166,12 @@ impl Engine {
 
     /// Fills a new index from the table's rows; fails with 23505 when a unique index finds
     /// duplicates among live rows.
-    pub fn build_index(&self, txn: &mut Transaction, table: &TableDef, index: &IndexDef) -> PgResult<()> {
+    pub fn build_index(
+        &self,
+        txn: &mut Transaction,
+        table: &TableDef,
+        index: &IndexDef,
+    ) -> PgResult<()> {
         self.inner.build_index(txn, table, index)
     }
 
@@ -201,7 +217,12 @@ impl Engine {
         self.inner.update(txn, table, target, new_row, state)
     }
 
-    pub fn delete(&self, txn: &mut Transaction, table: &TableDef, target: RowRef) -> PgResult<Write<()>> {
+    pub fn delete(
+        &self,
+        txn: &mut Transaction,
+        table: &TableDef,
+        target: RowRef,
+    ) -> PgResult<Write<()>> {
         self.inner.delete(txn, table, target)
     }
 

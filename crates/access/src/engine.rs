@@ -1,108 +1,467 @@
-//! Engine internals (being built).
-#![allow(unused_variables)]
+//! The engine's shared state, start-up (crash recovery), commit and rollback, checkpoints.
 
 use crate::api::*;
-use keel_catalog::{Catalog, IndexDef, SequenceDef, TableDef};
-use keel_common::{PgResult, Settings, Tid};
-use keel_types::Datum;
-use std::path::Path;
+use crate::relstate::RelState;
+use crate::seq::Sequences;
+use crate::txnstate::{SlotPool, TxnState};
+use keel_catalog::{Catalog, Persistence};
+use keel_common::{PgError, PgResult, RelFileId, Settings, sqlstate};
+use keel_storage::smgr::Smgr;
+use keel_storage::wal::{FIRST_LSN, RecordKind, WalReader};
+use keel_storage::{BufferPool, Wal};
+use keel_txn::{CommitLog, Snapshot, TxnManager};
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-pub struct EngineInner {}
+pub struct EngineInner {
+    pub(crate) data_dir: PathBuf,
+    pub(crate) pool: Arc<BufferPool>,
+    pub(crate) wal: Arc<Wal>,
+    pub(crate) smgr: Arc<Smgr>,
+    pub(crate) txns: Arc<TxnManager>,
+    catalog: RwLock<Arc<Catalog>>,
+    catalog_install: Mutex<()>,
+    rels: RwLock<HashMap<RelFileId, Arc<RelState>>>,
+    pub(crate) seqs: Sequences,
+    slot_pool: Arc<SlotPool>,
+    checkpoint_lock: Mutex<()>,
+    last_redo: Mutex<(u64, Instant)>,
+    pub(crate) deadlock_timeout: Duration,
+    checkpoint_timeout: Duration,
+    max_wal_size: u64,
+    stopping: AtomicBool,
+    next_pid: std::sync::atomic::AtomicI32,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Control {
+    redo: u64,
+    next_xid: u64,
+    clean: bool,
+}
+
+fn io(ctx: &str) -> impl FnOnce(std::io::Error) -> PgError + '_ {
+    move |e| PgError::io(ctx, e)
+}
+
+/// Writes a file atomically: temp file, fsync, rename, fsync the directory.
+fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> PgResult<()> {
+    use std::io::Write;
+    let tmp = dir.join(format!("{name}.tmp"));
+    let mut f = std::fs::File::create(&tmp).map_err(io("could not create file"))?;
+    f.write_all(bytes).map_err(io("could not write file"))?;
+    f.sync_all().map_err(io("could not fsync file"))?;
+    std::fs::rename(&tmp, dir.join(name)).map_err(io("could not rename file"))?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io("could not fsync data directory"))
+}
 
 pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
-    todo!()
+    std::fs::create_dir_all(data_dir).map_err(io("could not create data directory"))?;
+    let control: Control = match std::fs::read(data_dir.join("keel.control")) {
+        Ok(b) => serde_json::from_slice(&b).map_err(|e| {
+            PgError::new(
+                sqlstate::DATA_CORRUPTED,
+                format!("control file is corrupt: {e}"),
+            )
+        })?,
+        Err(_) => Control {
+            redo: FIRST_LSN,
+            next_xid: keel_common::Xid::FIRST_NORMAL.0,
+            clean: true,
+        },
+    };
+    let mut catalog = match std::fs::read(data_dir.join("catalog.json")) {
+        Ok(b) => Catalog::from_bytes(&b)?,
+        Err(_) => Catalog::default(),
+    };
+    let clog = CommitLog::new(control.next_xid);
+    if let Ok(bitmap) = std::fs::read(data_dir.join("xact")) {
+        clog.load_bitmap(&bitmap);
+    }
+    let seqs = Sequences::load(data_dir)?;
+    let smgr = Arc::new(Smgr::new(data_dir)?);
+    let fsync = settings.bool("fsync");
+
+    // Redo: read the log from the last checkpoint's redo point. A recovery-only pool reads
+    // torn pages as new; every such page gets a full-page image before any other change.
+    let wal_dir = data_dir.join("wal");
+    let nframes = (settings.bytes("shared_buffers") / keel_storage::PAGE_SIZE as u64) as usize;
+    let pool = BufferPool::new(smgr.clone(), Wal::recovery_stub(&wal_dir), nframes);
+    pool.set_recovery(true);
+    let mut reader = WalReader::new(&wal_dir, control.redo);
+    let mut next_xid = control.next_xid;
+    let mut replayed = 0u64;
+    while let Some(rec) = reader.next_record() {
+        if rec.xid >= next_xid {
+            next_xid = rec.xid + 1;
+        }
+        replay(&pool, &clog, &mut catalog, &seqs, &rec)?;
+        replayed += 1;
+    }
+    let end = reader.end();
+    if replayed > 0 {
+        eprintln!(
+            "LOG:  redo done at {} ({} records)",
+            keel_common::Lsn(end),
+            replayed
+        );
+    }
+    pool.flush_all()?;
+    for f in smgr.open_files() {
+        f.sync()?;
+    }
+    drop(pool);
+    let wal = Wal::open(data_dir, end, end, fsync)?;
+    let pool = Arc::new(BufferPool::new(smgr.clone(), wal.clone(), nframes));
+    let clog_next = next_xid;
+    let txns = Arc::new(TxnManager::new(clog_next, clog));
+
+    // Relation files: mark unlogged ones; after a crash, empty them; remove orphans.
+    let live: HashMap<RelFileId, Persistence> = catalog.relfiles().into_iter().collect();
+    for id in smgr.list_on_disk()? {
+        if !live.contains_key(&id) {
+            smgr.remove(id)?;
+        }
+    }
+    let crashed = !control.clean;
+    for (&id, &persistence) in &live {
+        let f = smgr.open(id, true)?;
+        if persistence == Persistence::Unlogged {
+            f.unlogged.store(true, Ordering::Relaxed);
+            if crashed {
+                f.truncate()?;
+            }
+        }
+    }
+    let inner = EngineInner {
+        data_dir: data_dir.to_path_buf(),
+        pool,
+        wal,
+        smgr,
+        txns,
+        catalog: RwLock::new(Arc::new(catalog)),
+        catalog_install: Mutex::new(()),
+        rels: RwLock::new(HashMap::new()),
+        seqs,
+        slot_pool: Arc::new(SlotPool::default()),
+        checkpoint_lock: Mutex::new(()),
+        last_redo: Mutex::new((end, Instant::now())),
+        deadlock_timeout: Duration::from_millis(settings.int("deadlock_timeout").max(1) as u64),
+        checkpoint_timeout: Duration::from_secs(settings.int("checkpoint_timeout").max(30) as u64),
+        max_wal_size: settings.bytes("max_wal_size").max(64 << 20),
+        stopping: AtomicBool::new(false),
+        next_pid: std::sync::atomic::AtomicI32::new(1),
+    };
+    if crashed {
+        inner.reinit_unlogged_indexes()?;
+    }
+    inner.checkpoint_inner(false)?;
+    let engine = Arc::new(Engine { inner });
+    crate::background::start(&engine);
+    Ok(engine)
+}
+
+fn replay(
+    pool: &BufferPool,
+    clog: &CommitLog,
+    catalog: &mut Catalog,
+    seqs: &Sequences,
+    rec: &keel_storage::WalRecord,
+) -> PgResult<()> {
+    match rec.kind {
+        RecordKind::Pages => keel_storage::redo::redo_pages(pool, rec, &|_| false),
+        RecordKind::Commit => {
+            clog.set_logged(rec.xid);
+            clog.set_csn(rec.xid, keel_txn::CSN_FROZEN);
+            let commit = crate::commitrec::CommitRecord::decode(&rec.payload)?;
+            if let Some(c) = commit.catalog {
+                *catalog = c;
+            }
+            for id in commit.drops {
+                pool.discard_rel(id);
+                pool.smgr.remove(id)?;
+            }
+            Ok(())
+        }
+        RecordKind::Abort | RecordKind::Checkpoint => Ok(()),
+        RecordKind::Sequence => seqs.redo(&rec.payload),
+    }
 }
 
 impl EngineInner {
     pub fn catalog(&self) -> Arc<Catalog> {
-        todo!()
+        self.catalog.read().clone()
     }
+
+    pub(crate) fn rel(&self, id: RelFileId) -> PgResult<Arc<RelState>> {
+        if let Some(r) = self.rels.read().get(&id) {
+            return Ok(r.clone());
+        }
+        let file = self.smgr.open(id, false).map_err(|_| {
+            PgError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("could not open relation with relfile {id}"),
+            )
+        })?;
+        let mut rels = self.rels.write();
+        Ok(rels
+            .entry(id)
+            .or_insert_with(|| Arc::new(RelState::new(file)))
+            .clone())
+    }
+
+    /// Whether enough versions died since the last vacuum (as autovacuum's threshold:
+    /// 50 plus about 20% of the table's rows).
+    pub(crate) fn take_vacuum_due(&self, relfile: RelFileId) -> bool {
+        let Some(rel) = self.rels.read().get(&relfile).cloned() else {
+            return false;
+        };
+        let threshold = 50 + rel.file.nblocks() as u64 * 8;
+        if rel.changes.load(Ordering::Relaxed) >= threshold {
+            rel.changes.store(0, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+
+    pub(crate) fn forget_rel(&self, id: RelFileId) {
+        self.rels.write().remove(&id);
+        self.pool.discard_rel(id);
+    }
+
     pub fn begin(&self, isolation: Isolation, read_only: bool) -> Transaction {
-        todo!()
+        let slot = self.slot_pool.free.lock().pop().unwrap_or_else(|| {
+            self.txns
+                .slots
+                .register(self.next_pid.fetch_add(1, Ordering::Relaxed))
+        });
+        Transaction {
+            isolation,
+            read_only,
+            pending_catalog: None,
+            inner: TxnState {
+                xid: None,
+                cid: 0,
+                statements: 0,
+                snapshot: Snapshot {
+                    csn: 0,
+                    xid: 0,
+                    cid: 0,
+                },
+                has_snapshot: false,
+                slot,
+                created: Vec::new(),
+                drop_at_commit: Vec::new(),
+                txns: self.txns.clone(),
+                pool: self.slot_pool.clone(),
+                finished: false,
+            },
+        }
     }
+
     pub fn start_statement(&self, txn: &mut Transaction) {
-        todo!()
+        let st = &mut txn.inner;
+        if st.statements > 0 {
+            st.cid += 1;
+        }
+        st.statements += 1;
+        let xid = st.xid.unwrap_or(0);
+        if !st.has_snapshot || txn.isolation == Isolation::ReadCommitted {
+            st.snapshot = self.txns.snapshot(&st.slot, xid, st.cid);
+            st.has_snapshot = true;
+        } else {
+            st.snapshot.cid = st.cid;
+        }
     }
-    pub async fn commit(&self, txn: Transaction, sync: bool) -> PgResult<()> {
-        todo!()
+
+    /// The transaction's xid, assigned on its first write.
+    pub(crate) fn xid(&self, txn: &mut Transaction) -> PgResult<u64> {
+        if txn.read_only {
+            return Err(PgError::new(
+                sqlstate::READ_ONLY_SQL_TRANSACTION,
+                "cannot execute this statement in a read-only transaction",
+            ));
+        }
+        let st = &mut txn.inner;
+        if let Some(x) = st.xid {
+            return Ok(x);
+        }
+        let x = self.txns.assign_xid();
+        st.slot.xid.store(x, Ordering::SeqCst);
+        st.xid = Some(x);
+        st.snapshot.xid = x;
+        if !st.has_snapshot {
+            st.snapshot = self.txns.snapshot(&st.slot, x, st.cid);
+            st.has_snapshot = true;
+        }
+        Ok(x)
     }
-    pub fn rollback(&self, txn: Transaction) {
-        todo!()
+
+    pub(crate) fn snapshot(&self, txn: &Transaction) -> Snapshot {
+        txn.inner.snapshot
     }
+
+    pub async fn commit(&self, mut txn: Transaction, sync: bool) -> PgResult<()> {
+        let pending = txn.pending_catalog.take();
+        let Some(xid) = txn.inner.xid else {
+            if let Some(c) = pending {
+                self.install_catalog(c)?;
+            }
+            txn.inner.finished = true;
+            return Ok(());
+        };
+        let rec = crate::commitrec::CommitRecord {
+            catalog: pending.as_ref().map(|c| (**c).clone()),
+            drops: txn.inner.drop_at_commit.clone(),
+        };
+        let lsn = {
+            let _g = self.catalog_install.lock();
+            if let Some(c) = &pending {
+                let current = self.catalog.read().version;
+                if c.version != current + 1 {
+                    drop(_g);
+                    self.rollback(txn);
+                    return Err(PgError::new(
+                        sqlstate::SERIALIZATION_FAILURE,
+                        "could not serialize access due to concurrent DDL",
+                    ));
+                }
+            }
+            let lsn = self
+                .wal
+                .log_then(RecordKind::Commit, xid, &rec.encode(), || {
+                    self.txns.clog.set_logged(xid)
+                });
+            if let Some(c) = pending {
+                *self.catalog.write() = c;
+            }
+            lsn
+        };
+        if sync {
+            self.wal.flush(lsn).await?;
+        }
+        self.txns.mark_committed(xid);
+        txn.inner.finished = true;
+        for id in std::mem::take(&mut txn.inner.drop_at_commit) {
+            self.forget_rel(id);
+            self.smgr.remove(id)?;
+        }
+        Ok(())
+    }
+
+    fn install_catalog(&self, c: Arc<Catalog>) -> PgResult<()> {
+        let _g = self.catalog_install.lock();
+        let current = self.catalog.read().version;
+        if c.version != current + 1 {
+            return Err(PgError::new(
+                sqlstate::SERIALIZATION_FAILURE,
+                "could not serialize access due to concurrent DDL",
+            ));
+        }
+        let rec = crate::commitrec::CommitRecord {
+            catalog: Some((*c).clone()),
+            drops: Vec::new(),
+        };
+        self.wal.log(RecordKind::Commit, 0, &rec.encode());
+        *self.catalog.write() = c;
+        Ok(())
+    }
+
+    pub fn rollback(&self, mut txn: Transaction) {
+        if let Some(xid) = txn.inner.xid {
+            self.txns.mark_aborted(xid);
+        }
+        txn.inner.finished = true;
+        for id in std::mem::take(&mut txn.inner.created) {
+            self.forget_rel(id);
+            let _ = self.smgr.remove(id);
+        }
+    }
+
     pub async fn wait(
         &self,
         txn: &Transaction,
         wait: RowWait,
         cancelled: impl std::future::Future<Output = ()> + Send,
     ) -> PgResult<()> {
-        todo!()
+        self.txns
+            .wait_for(
+                &txn.inner.slot,
+                wait.xid.0,
+                self.deadlock_timeout,
+                cancelled,
+            )
+            .await
     }
-    pub fn create_relfile(&self, txn: &mut Transaction, relfile: u32, unlogged: bool) -> PgResult<()> {
-        todo!()
-    }
-    pub fn drop_relfile_at_commit(&self, txn: &mut Transaction, relfile: u32) {
-        todo!()
-    }
-    pub fn build_index(&self, txn: &mut Transaction, table: &TableDef, index: &IndexDef) -> PgResult<()> {
-        todo!()
-    }
-    pub fn scan<'a>(&'a self, txn: &'a Transaction, table: &'a TableDef) -> RowIter<'a> {
-        todo!()
-    }
-    pub fn index_scan<'a>(
-        &'a self,
-        txn: &'a Transaction,
-        table: &'a TableDef,
-        index: &'a IndexDef,
-        range: KeyRange,
-    ) -> RowIter<'a> {
-        todo!()
-    }
-    pub fn insert(
-        &self,
-        txn: &mut Transaction,
-        table: &TableDef,
-        row: &[Datum],
-        state: &mut WriteState,
-    ) -> PgResult<Write<RowRef>> {
-        todo!()
-    }
-    pub fn update(
-        &self,
-        txn: &mut Transaction,
-        table: &TableDef,
-        target: RowRef,
-        new_row: &[Datum],
-        state: &mut WriteState,
-    ) -> PgResult<Write<RowRef>> {
-        todo!()
-    }
-    pub fn delete(&self, txn: &mut Transaction, table: &TableDef, target: RowRef) -> PgResult<Write<()>> {
-        todo!()
-    }
-    pub fn fetch_newest(
-        &self,
-        txn: &Transaction,
-        table: &TableDef,
-        root: Tid,
-    ) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
-        todo!()
-    }
-    pub fn vacuum(&self, table: &TableDef) -> PgResult<VacuumStats> {
-        todo!()
-    }
+
     pub fn relation_size(&self, relfile: u32) -> u64 {
-        todo!()
+        self.smgr
+            .open(relfile, false)
+            .map(|f| f.size_bytes())
+            .unwrap_or(0)
     }
-    pub fn nextval(&self, seq: &SequenceDef) -> PgResult<i64> {
-        todo!()
-    }
-    pub fn setval(&self, seq: &SequenceDef, value: i64, is_called: bool) -> PgResult<()> {
-        todo!()
-    }
+
     pub fn checkpoint(&self) -> PgResult<()> {
-        todo!()
+        self.checkpoint_inner(false)
     }
-    pub fn shutdown(&self) {}
+
+    /// Flushes every dirty page and persists the commit log, catalog and sequences, so the
+    /// log before the redo point is no longer needed.
+    pub(crate) fn checkpoint_inner(&self, clean: bool) -> PgResult<()> {
+        let _g = self.checkpoint_lock.lock();
+        let redo = self.wal.begin_checkpoint();
+        self.pool.flush_all()?;
+        for f in self.smgr.open_files() {
+            f.sync()?;
+        }
+        self.smgr.sync_dir()?;
+        // Everything logged so far must be durable before metadata claims it.
+        self.wal.flush_blocking(self.wal.insert_lsn())?;
+        let next_xid = self.txns.next_xid();
+        write_atomic(
+            &self.data_dir,
+            "xact",
+            &self.txns.clog.logged_bitmap(next_xid),
+        )?;
+        write_atomic(&self.data_dir, "catalog.json", &self.catalog().to_bytes())?;
+        self.seqs.persist(&self.data_dir)?;
+        let control = Control {
+            redo,
+            next_xid,
+            clean,
+        };
+        let bytes = serde_json::to_vec(&control).map_err(|e| PgError::internal(e.to_string()))?;
+        write_atomic(&self.data_dir, "keel.control", &bytes)?;
+        self.wal.log(RecordKind::Checkpoint, 0, &redo.to_le_bytes());
+        self.wal.remove_segments_before(redo);
+        *self.last_redo.lock() = (redo, Instant::now());
+        Ok(())
+    }
+
+    /// Whether enough time or WAL passed since the last checkpoint.
+    pub(crate) fn checkpoint_due(&self) -> bool {
+        let (redo, at) = *self.last_redo.lock();
+        at.elapsed() >= self.checkpoint_timeout
+            || self.wal.insert_lsn().saturating_sub(redo) >= self.max_wal_size / 2
+    }
+
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    pub fn shutdown(&self) {
+        if self.stopping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Err(e) = self.checkpoint_inner(true) {
+            eprintln!("WARNING:  shutdown checkpoint failed: {e}");
+        }
+        self.wal.shutdown();
+    }
 }

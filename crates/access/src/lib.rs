@@ -7,6 +7,15 @@
 //! sees. See README.md for the full protocol.
 
 mod api;
+mod background;
+mod commitrec;
+mod ddl;
 mod engine;
+mod heap;
+mod index;
+mod relstate;
+mod rows;
+mod seq;
 mod txnstate;
+
 pub use api::*;

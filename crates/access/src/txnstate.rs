@@ -1,8 +1,41 @@
 //! Engine-private per-transaction state.
 
-use keel_common::Xid;
+use keel_common::RelFileId;
+use keel_txn::{Slot, Snapshot, TxnManager};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
-#[derive(Debug, Default)]
+/// Slots are reused across transactions so taking one costs no registry update.
+#[derive(Default)]
+pub struct SlotPool {
+    pub free: Mutex<Vec<Arc<Slot>>>,
+}
+
 pub struct TxnState {
-    pub xid: Option<Xid>,
+    pub xid: Option<u64>,
+    pub cid: u32,
+    pub statements: u32,
+    pub snapshot: Snapshot,
+    pub has_snapshot: bool,
+    pub slot: Arc<Slot>,
+    /// Relation files created by this transaction (removed if it aborts).
+    pub created: Vec<RelFileId>,
+    /// Relation files to remove once it commits.
+    pub drop_at_commit: Vec<RelFileId>,
+    pub(crate) txns: Arc<TxnManager>,
+    pub(crate) pool: Arc<SlotPool>,
+    pub(crate) finished: bool,
+}
+
+impl Drop for TxnState {
+    fn drop(&mut self) {
+        if !self.finished
+            && let Some(xid) = self.xid
+        {
+            self.txns.mark_aborted(xid);
+        }
+        self.slot.release_snapshot();
+        self.slot.xid.store(0, std::sync::atomic::Ordering::SeqCst);
+        self.pool.free.lock().push(self.slot.clone());
+    }
 }

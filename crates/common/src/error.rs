@@ -96,7 +96,10 @@ impl PgError {
 
     /// A feature Keel does not implement yet (SQLSTATE 0A000).
     pub fn unsupported(what: impl fmt::Display) -> Self {
-        PgError::new(crate::sqlstate::FEATURE_NOT_SUPPORTED, format!("{what} is not supported"))
+        PgError::new(
+            crate::sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("{what} is not supported"),
+        )
     }
 
     /// An internal invariant broke (SQLSTATE XX000).
@@ -112,7 +115,13 @@ impl PgError {
 
 impl fmt::Display for PgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:  {} ({})", self.severity.as_str(), self.message, self.code)
+        write!(
+            f,
+            "{}:  {} ({})",
+            self.severity.as_str(),
+            self.message,
+            self.code
+        )
     }
 }
 

@@ -47,7 +47,10 @@ pub struct Tid {
 }
 
 impl Tid {
-    pub const INVALID: Tid = Tid { block: u32::MAX, slot: u16::MAX };
+    pub const INVALID: Tid = Tid {
+        block: u32::MAX,
+        slot: u16::MAX,
+    };
 
     pub fn new(block: BlockNo, slot: u16) -> Tid {
         Tid { block, slot }

@@ -10,5 +10,5 @@ pub mod settings;
 pub mod sqlstate;
 
 pub use error::{PgError, PgResult, Severity};
-pub use settings::Settings;
 pub use ids::{BlockNo, Csn, Lsn, Oid, RelFileId, Tid, Xid};
+pub use settings::Settings;

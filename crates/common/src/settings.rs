@@ -23,7 +23,11 @@ pub enum Context {
 pub enum Kind {
     Bool,
     /// An integer in the given base unit.
-    Int { unit: Unit, min: i64, max: i64 },
+    Int {
+        unit: Unit,
+        min: i64,
+        max: i64,
+    },
     Real,
     Str,
     Enum(&'static [&'static str]),
@@ -56,45 +60,295 @@ const I64MAX: i64 = i64::MAX;
 pub static DEFS: &[Def] = &[
     d("application_name", "", Kind::Str, Context::User, true),
     d("client_encoding", "UTF8", Kind::Str, Context::User, true),
-    d("client_min_messages", "notice", Kind::Enum(&["debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"]), Context::User, false),
-    d("checkpoint_timeout", "300", Kind::Int { unit: Unit::S, min: 30, max: 86400 }, Context::User, false),
+    d(
+        "client_min_messages",
+        "notice",
+        Kind::Enum(&[
+            "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error",
+        ]),
+        Context::User,
+        false,
+    ),
+    d(
+        "checkpoint_timeout",
+        "300",
+        Kind::Int {
+            unit: Unit::S,
+            min: 30,
+            max: 86400,
+        },
+        Context::User,
+        false,
+    ),
     d("DateStyle", "ISO, MDY", Kind::Str, Context::User, true),
-    d("deadlock_timeout", "1000", Kind::Int { unit: Unit::Ms, min: 1, max: I64MAX }, Context::User, false),
-    d("default_transaction_isolation", "read committed", Kind::Enum(&["serializable", "repeatable read", "read committed", "read uncommitted"]), Context::User, false),
-    d("default_transaction_read_only", "off", Kind::Bool, Context::User, true),
-    d("extra_float_digits", "1", Kind::Int { unit: Unit::None, min: -15, max: 3 }, Context::User, false),
+    d(
+        "deadlock_timeout",
+        "1000",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 1,
+            max: I64MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "default_transaction_isolation",
+        "read committed",
+        Kind::Enum(&[
+            "serializable",
+            "repeatable read",
+            "read committed",
+            "read uncommitted",
+        ]),
+        Context::User,
+        false,
+    ),
+    d(
+        "default_transaction_read_only",
+        "off",
+        Kind::Bool,
+        Context::User,
+        true,
+    ),
+    d(
+        "extra_float_digits",
+        "1",
+        Kind::Int {
+            unit: Unit::None,
+            min: -15,
+            max: 3,
+        },
+        Context::User,
+        false,
+    ),
     d("fsync", "on", Kind::Bool, Context::Postmaster, false),
-    d("gin_pending_list_limit", "4096", Kind::Int { unit: Unit::Kb, min: 64, max: I64MAX }, Context::User, false),
-    d("idle_in_transaction_session_timeout", "0", Kind::Int { unit: Unit::Ms, min: 0, max: I64MAX }, Context::User, false),
-    d("integer_datetimes", "on", Kind::Bool, Context::Internal, true),
+    d(
+        "gin_pending_list_limit",
+        "4096",
+        Kind::Int {
+            unit: Unit::Kb,
+            min: 64,
+            max: I64MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "idle_in_transaction_session_timeout",
+        "0",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 0,
+            max: I64MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "integer_datetimes",
+        "on",
+        Kind::Bool,
+        Context::Internal,
+        true,
+    ),
     d("IntervalStyle", "postgres", Kind::Str, Context::User, true),
     d("is_superuser", "on", Kind::Bool, Context::Internal, true),
-    d("listen_addresses", "127.0.0.1", Kind::Str, Context::Postmaster, false),
-    d("lock_timeout", "0", Kind::Int { unit: Unit::Ms, min: 0, max: I64MAX }, Context::User, false),
-    d("maintenance_work_mem", "65536", Kind::Int { unit: Unit::Kb, min: 1024, max: I64MAX }, Context::User, false),
-    d("max_connections", "100", Kind::Int { unit: Unit::None, min: 1, max: 262143 }, Context::Postmaster, false),
-    d("max_wal_size", "1024", Kind::Int { unit: Unit::Kb, min: 2, max: I64MAX }, Context::User, false),
-    d("password_encryption", "scram-sha-256", Kind::Str, Context::User, false),
-    d("port", "5433", Kind::Int { unit: Unit::None, min: 1, max: 65535 }, Context::Postmaster, false),
-    d("search_path", "\"$user\", public", Kind::Str, Context::User, false),
-    d("server_encoding", "UTF8", Kind::Str, Context::Internal, true),
-    d("server_version", "15.18", Kind::Str, Context::Internal, true),
-    d("server_version_num", "150018", Kind::Str, Context::Internal, false),
-    d("session_authorization", "postgres", Kind::Str, Context::Internal, true),
-    d("shared_buffers", "16384", Kind::Int { unit: Unit::Blocks, min: 16, max: 1 << 30 }, Context::Postmaster, false),
-    d("standard_conforming_strings", "on", Kind::Bool, Context::User, true),
-    d("statement_timeout", "0", Kind::Int { unit: Unit::Ms, min: 0, max: I64MAX }, Context::User, false),
-    d("synchronous_commit", "on", Kind::Enum(&["local", "remote_write", "remote_apply", "on", "off"]), Context::User, false),
+    d(
+        "listen_addresses",
+        "127.0.0.1",
+        Kind::Str,
+        Context::Postmaster,
+        false,
+    ),
+    d(
+        "lock_timeout",
+        "0",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 0,
+            max: I64MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "maintenance_work_mem",
+        "65536",
+        Kind::Int {
+            unit: Unit::Kb,
+            min: 1024,
+            max: I64MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "max_connections",
+        "100",
+        Kind::Int {
+            unit: Unit::None,
+            min: 1,
+            max: 262143,
+        },
+        Context::Postmaster,
+        false,
+    ),
+    d(
+        "max_wal_size",
+        "1024",
+        Kind::Int {
+            unit: Unit::Kb,
+            min: 2,
+            max: I64MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "password_encryption",
+        "scram-sha-256",
+        Kind::Str,
+        Context::User,
+        false,
+    ),
+    d(
+        "port",
+        "5433",
+        Kind::Int {
+            unit: Unit::None,
+            min: 1,
+            max: 65535,
+        },
+        Context::Postmaster,
+        false,
+    ),
+    d(
+        "search_path",
+        "\"$user\", public",
+        Kind::Str,
+        Context::User,
+        false,
+    ),
+    d(
+        "server_encoding",
+        "UTF8",
+        Kind::Str,
+        Context::Internal,
+        true,
+    ),
+    d(
+        "server_version",
+        "15.18",
+        Kind::Str,
+        Context::Internal,
+        true,
+    ),
+    d(
+        "server_version_num",
+        "150018",
+        Kind::Str,
+        Context::Internal,
+        false,
+    ),
+    d(
+        "session_authorization",
+        "postgres",
+        Kind::Str,
+        Context::Internal,
+        true,
+    ),
+    d(
+        "shared_buffers",
+        "16384",
+        Kind::Int {
+            unit: Unit::Blocks,
+            min: 16,
+            max: 1 << 30,
+        },
+        Context::Postmaster,
+        false,
+    ),
+    d(
+        "standard_conforming_strings",
+        "on",
+        Kind::Bool,
+        Context::User,
+        true,
+    ),
+    d(
+        "statement_timeout",
+        "0",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 0,
+            max: I64MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "synchronous_commit",
+        "on",
+        Kind::Enum(&["local", "remote_write", "remote_apply", "on", "off"]),
+        Context::User,
+        false,
+    ),
     d("TimeZone", "UTC", Kind::Str, Context::User, true),
-    d("transaction_isolation", "read committed", Kind::Enum(&["serializable", "repeatable read", "read committed", "read uncommitted"]), Context::User, false),
-    d("transaction_read_only", "off", Kind::Bool, Context::User, false),
-    d("work_mem", "4096", Kind::Int { unit: Unit::Kb, min: 64, max: I64MAX }, Context::User, false),
-    d("auth_method", "trust", Kind::Enum(&["trust", "scram-sha-256"]), Context::Postmaster, false),
+    d(
+        "transaction_isolation",
+        "read committed",
+        Kind::Enum(&[
+            "serializable",
+            "repeatable read",
+            "read committed",
+            "read uncommitted",
+        ]),
+        Context::User,
+        false,
+    ),
+    d(
+        "transaction_read_only",
+        "off",
+        Kind::Bool,
+        Context::User,
+        false,
+    ),
+    d(
+        "work_mem",
+        "4096",
+        Kind::Int {
+            unit: Unit::Kb,
+            min: 64,
+            max: I64MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "auth_method",
+        "trust",
+        Kind::Enum(&["trust", "scram-sha-256"]),
+        Context::Postmaster,
+        false,
+    ),
     d("keel_password", "", Kind::Str, Context::Postmaster, false),
 ];
 
-const fn d(name: &'static str, default: &'static str, kind: Kind, context: Context, reported: bool) -> Def {
-    Def { name, default, kind, context, reported }
+const fn d(
+    name: &'static str,
+    default: &'static str,
+    kind: Kind,
+    context: Context,
+    reported: bool,
+) -> Def {
+    Def {
+        name,
+        default,
+        kind,
+        context,
+        reported,
+    }
 }
 
 pub fn find_def(name: &str) -> Option<&'static Def> {
@@ -110,7 +364,10 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            values: DEFS.iter().map(|d| (d.name, d.default.to_string())).collect(),
+            values: DEFS
+                .iter()
+                .map(|d| (d.name, d.default.to_string()))
+                .collect(),
         }
     }
 }
@@ -120,13 +377,19 @@ impl Settings {
     /// postmaster-context settings.
     pub fn set(&mut self, name: &str, value: &str, at_startup: bool) -> PgResult<&'static Def> {
         let def = find_def(name).ok_or_else(|| {
-            PgError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+            PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            )
         })?;
         match def.context {
             Context::Postmaster if !at_startup => {
                 return Err(PgError::new(
                     sqlstate::CANT_CHANGE_RUNTIME_PARAM,
-                    format!("parameter \"{}\" cannot be changed without restarting the server", def.name),
+                    format!(
+                        "parameter \"{}\" cannot be changed without restarting the server",
+                        def.name
+                    ),
                 ));
             }
             Context::Internal if !at_startup => {
@@ -144,7 +407,10 @@ impl Settings {
 
     pub fn reset(&mut self, name: &str, boot: &Settings) -> PgResult<&'static Def> {
         let def = find_def(name).ok_or_else(|| {
-            PgError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+            PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            )
         })?;
         let v = boot.raw(def.name).to_string();
         self.values.insert(def.name, v);
@@ -172,7 +438,9 @@ impl Settings {
         let v = self.int(name).max(0) as u64;
         match find_def(name).map(|d| d.kind) {
             Some(Kind::Int { unit: Unit::Kb, .. }) => v * 1024,
-            Some(Kind::Int { unit: Unit::Blocks, .. }) => v * 8192,
+            Some(Kind::Int {
+                unit: Unit::Blocks, ..
+            }) => v * 8192,
             _ => v,
         }
     }
@@ -180,7 +448,10 @@ impl Settings {
     /// The value as `SHOW` prints it (`128MB`, `4MB`, `1s`).
     pub fn show(&self, name: &str) -> PgResult<(&'static str, String)> {
         let def = find_def(name).ok_or_else(|| {
-            PgError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+            PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            )
         })?;
         let raw = self.raw(def.name);
         Ok((def.name, display(def, raw)))
@@ -194,7 +465,10 @@ impl Settings {
 fn invalid(def: &Def, value: &str) -> PgError {
     PgError::new(
         sqlstate::INVALID_PARAMETER_VALUE,
-        format!("invalid value for parameter \"{}\": \"{}\"", def.name, value),
+        format!(
+            "invalid value for parameter \"{}\": \"{}\"",
+            def.name, value
+        ),
     )
 }
 
@@ -214,12 +488,18 @@ fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
             if n < min || n > max {
                 return Err(PgError::new(
                     sqlstate::INVALID_PARAMETER_VALUE,
-                    format!("{} is outside the valid range for parameter \"{}\" ({} .. {})", n, def.name, min, max),
+                    format!(
+                        "{} is outside the valid range for parameter \"{}\" ({} .. {})",
+                        n, def.name, min, max
+                    ),
                 ));
             }
             Ok(n.to_string())
         }
-        Kind::Real => v.parse::<f64>().map(|_| v.to_string()).map_err(|_| invalid(def, value)),
+        Kind::Real => v
+            .parse::<f64>()
+            .map(|_| v.to_string())
+            .map_err(|_| invalid(def, value)),
         Kind::Str => Ok(v.to_string()),
         Kind::Enum(options) => {
             let lower = v.to_ascii_lowercase();
@@ -243,7 +523,9 @@ fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
 
 /// Parses `64MB`, `8kB`, `1GB`, `100ms`, `5s`, `1min` or a bare number into `unit`.
 fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
-    let split = v.find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '+')).unwrap_or(v.len());
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '+'))
+        .unwrap_or(v.len());
     let (num, suffix) = v.split_at(split);
     let n: i64 = num.trim().parse().ok()?;
     let suffix = suffix.trim();
@@ -299,7 +581,12 @@ fn display(def: &Def, raw: &str) -> String {
 }
 
 fn show_memory(bytes: i64) -> String {
-    const UNITS: [(i64, &str); 4] = [(1 << 40, "TB"), (1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB")];
+    const UNITS: [(i64, &str); 4] = [
+        (1 << 40, "TB"),
+        (1 << 30, "GB"),
+        (1 << 20, "MB"),
+        (1 << 10, "kB"),
+    ];
     for (size, name) in UNITS {
         if bytes != 0 && bytes % size == 0 {
             return format!("{}{}", bytes / size, name);
@@ -312,7 +599,12 @@ fn show_time_ms(ms: i64) -> String {
     if ms == 0 {
         return "0".into();
     }
-    const UNITS: [(i64, &str); 4] = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1000, "s")];
+    const UNITS: [(i64, &str); 4] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "min"),
+        (1000, "s"),
+    ];
     for (size, name) in UNITS {
         if ms % size == 0 {
             return format!("{}{}", ms / size, name);

@@ -88,7 +88,12 @@ impl BufferPool {
     pub fn read(&self, rel: &Arc<RelFile>, block: BlockNo) -> PgResult<PageRef<'_>> {
         let frame = self.pin_frame(rel, block)?;
         let guard = self.frames[frame].data.read();
-        Ok(PageRef { pool: self, frame, guard: Some(guard), block })
+        Ok(PageRef {
+            pool: self,
+            frame,
+            guard: Some(guard),
+            block,
+        })
     }
 
     /// Pins and exclusively latches a page.
@@ -201,7 +206,10 @@ impl BufferPool {
                 f.usage.fetch_sub(1, Ordering::Relaxed);
                 continue;
             }
-            if f.pin.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            if f.pin
+                .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
                 continue;
             }
             let tag = f.tag.load(Ordering::Acquire);
@@ -223,7 +231,10 @@ impl BufferPool {
             }
             return Ok(i);
         }
-        Err(PgError::new(sqlstate::OUT_OF_MEMORY, "no unpinned buffers available"))
+        Err(PgError::new(
+            sqlstate::OUT_OF_MEMORY,
+            "no unpinned buffers available",
+        ))
     }
 
     /// Writes a pinned frame's page to its file (WAL first), clearing its dirty flag.
@@ -366,7 +377,15 @@ impl<'a> PageMut<'a> {
         rel: Arc<RelFile>,
         block: BlockNo,
     ) -> Self {
-        PageMut { pool, frame, guard: Some(guard), rel, block, changes: Vec::new(), fresh: false }
+        PageMut {
+            pool,
+            frame,
+            guard: Some(guard),
+            rel,
+            block,
+            changes: Vec::new(),
+            fresh: false,
+        }
     }
 
     pub fn block(&self) -> BlockNo {
@@ -428,7 +447,8 @@ impl<'a> PageMut<'a> {
         let special = (PAGE_SIZE - special_size) as u16;
         let b = self.buf();
         b[layout::LSN..layout::LSN + 8].copy_from_slice(&lsn.to_le_bytes());
-        b[layout::LOWER..layout::LOWER + 2].copy_from_slice(&(page::HEADER_SIZE as u16).to_le_bytes());
+        b[layout::LOWER..layout::LOWER + 2]
+            .copy_from_slice(&(page::HEADER_SIZE as u16).to_le_bytes());
         b[layout::UPPER..layout::UPPER + 2].copy_from_slice(&special.to_le_bytes());
         b[layout::SPECIAL..layout::SPECIAL + 2].copy_from_slice(&special.to_le_bytes());
         b[layout::KIND..layout::KIND + 2].copy_from_slice(&kind.to_le_bytes());
@@ -480,7 +500,13 @@ impl<'a> PageMut<'a> {
             }
         };
         let off = self.place(item);
-        self.set_lp(slot, LinePointer::Normal { off, len: item.len() as u16 });
+        self.set_lp(
+            slot,
+            LinePointer::Normal {
+                off,
+                len: item.len() as u16,
+            },
+        );
         Some(slot)
     }
 
@@ -496,7 +522,13 @@ impl<'a> PageMut<'a> {
         self.touch(at, lower + page::LP_SIZE - at);
         self.set_lower(lower + page::LP_SIZE);
         let off = self.place(item);
-        self.set_lp(slot, LinePointer::Normal { off, len: item.len() as u16 });
+        self.set_lp(
+            slot,
+            LinePointer::Normal {
+                off,
+                len: item.len() as u16,
+            },
+        );
         true
     }
 
@@ -527,7 +559,13 @@ impl<'a> PageMut<'a> {
         if let LinePointer::Normal { off, len } = self.lp(slot) {
             if item.len() <= len as usize {
                 self.write(off as usize, item);
-                self.set_lp(slot, LinePointer::Normal { off, len: item.len() as u16 });
+                self.set_lp(
+                    slot,
+                    LinePointer::Normal {
+                        off,
+                        len: item.len() as u16,
+                    },
+                );
                 return true;
             }
             if self.free_space() < item.len() {
@@ -537,7 +575,13 @@ impl<'a> PageMut<'a> {
                 }
             }
             let off = self.place(item);
-            self.set_lp(slot, LinePointer::Normal { off, len: item.len() as u16 });
+            self.set_lp(
+                slot,
+                LinePointer::Normal {
+                    off,
+                    len: item.len() as u16,
+                },
+            );
             return true;
         }
         false
@@ -557,7 +601,10 @@ impl<'a> PageMut<'a> {
         for (s, bytes) in &items {
             upper -= bytes.len();
             self.buf()[upper..upper + bytes.len()].copy_from_slice(bytes);
-            let lp = page::encode_lp(LinePointer::Normal { off: upper as u16, len: bytes.len() as u16 });
+            let lp = page::encode_lp(LinePointer::Normal {
+                off: upper as u16,
+                len: bytes.len() as u16,
+            });
             let at = page::HEADER_SIZE + *s as usize * page::LP_SIZE;
             self.buf()[at..at + page::LP_SIZE].copy_from_slice(&lp);
         }

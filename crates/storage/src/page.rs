@@ -70,7 +70,10 @@ fn decode_lp(b: &[u8]) -> LinePointer {
         };
     }
     match u16at(4) {
-        LP_NORMAL => LinePointer::Normal { off: u16at(0), len: u16at(2) },
+        LP_NORMAL => LinePointer::Normal {
+            off: u16at(0),
+            len: u16at(2),
+        },
         LP_DEAD => LinePointer::Dead,
         _ => LinePointer::Unused,
     }
@@ -135,7 +138,9 @@ pub trait PageRead {
     /// The bytes of a normal item; empty for other states.
     fn item(&self, slot: u16) -> &[u8] {
         match self.lp(slot) {
-            LinePointer::Normal { off, len } => &self.data()[off as usize..off as usize + len as usize],
+            LinePointer::Normal { off, len } => {
+                &self.data()[off as usize..off as usize + len as usize]
+            }
             _ => &[],
         }
     }

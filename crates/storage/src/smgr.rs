@@ -38,7 +38,12 @@ impl RelFile {
                 }
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(PgError::io(format!("could not read block {block} of relation {}", self.id), e)),
+                Err(e) => {
+                    return Err(PgError::io(
+                        format!("could not read block {block} of relation {}", self.id),
+                        e,
+                    ));
+                }
             }
         }
         Ok(())
@@ -46,9 +51,12 @@ impl RelFile {
 
     pub fn write_block(&self, block: BlockNo, buf: &[u8; PAGE_SIZE]) -> PgResult<()> {
         let off = block as u64 * PAGE_SIZE as u64;
-        self.file
-            .write_all_at(buf, off)
-            .map_err(|e| PgError::io(format!("could not write block {block} of relation {}", self.id), e))
+        self.file.write_all_at(buf, off).map_err(|e| {
+            PgError::io(
+                format!("could not write block {block} of relation {}", self.id),
+                e,
+            )
+        })
     }
 
     /// Allocates the next block number. The page itself is created in the buffer pool and
@@ -96,8 +104,12 @@ pub struct Smgr {
 impl Smgr {
     pub fn new(data_dir: &Path) -> PgResult<Smgr> {
         let dir = data_dir.join("base");
-        std::fs::create_dir_all(&dir).map_err(|e| PgError::io("could not create base directory", e))?;
-        Ok(Smgr { dir, files: RwLock::new(HashMap::new()) })
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| PgError::io("could not create base directory", e))?;
+        Ok(Smgr {
+            dir,
+            files: RwLock::new(HashMap::new()),
+        })
     }
 
     pub fn path(&self, id: RelFileId) -> PathBuf {
@@ -157,7 +169,8 @@ impl Smgr {
     /// Relation file ids present on disk.
     pub fn list_on_disk(&self) -> PgResult<Vec<RelFileId>> {
         let mut out = Vec::new();
-        let entries = std::fs::read_dir(&self.dir).map_err(|e| PgError::io("could not list base directory", e))?;
+        let entries = std::fs::read_dir(&self.dir)
+            .map_err(|e| PgError::io("could not list base directory", e))?;
         for entry in entries.flatten() {
             if let Some(id) = entry.file_name().to_str().and_then(|n| n.parse().ok()) {
                 out.push(id);

@@ -150,7 +150,9 @@ impl TxnManager {
     ) -> PgResult<()> {
         let mut rx = {
             let mut w = self.waiters.lock();
-            w.entry(xid).or_insert_with(|| tokio::sync::watch::channel(false).0).subscribe()
+            w.entry(xid)
+                .or_insert_with(|| tokio::sync::watch::channel(false).0)
+                .subscribe()
         };
         if !matches!(self.status(xid), XidStatus::InProgress) {
             return Ok(());

@@ -32,7 +32,10 @@ pub struct SlotRegistry {
 
 impl SlotRegistry {
     pub fn register(&self, pid: i32) -> Arc<Slot> {
-        let slot = Arc::new(Slot { pid, ..Slot::default() });
+        let slot = Arc::new(Slot {
+            pid,
+            ..Slot::default()
+        });
         self.slots.lock().push(slot.clone());
         slot
     }

@@ -36,7 +36,9 @@ pub struct CommitLog {
 impl CommitLog {
     /// `committed` lists the xids (below `boot_xid`) whose commit survived the restart.
     pub fn new(boot_xid: u64) -> CommitLog {
-        let top = (0..TOP_LEN).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
+        let top = (0..TOP_LEN)
+            .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+            .collect();
         CommitLog { top, boot_xid }
     }
 
@@ -59,14 +61,23 @@ impl CommitLog {
             csn: (0..SEG_LEN).map(|_| AtomicU64::new(0)).collect(),
             logged: (0..SEG_LEN / 64).map(|_| AtomicU64::new(0)).collect(),
         }));
-        if slot.compare_exchange(std::ptr::null_mut(), seg, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if slot
+            .compare_exchange(
+                std::ptr::null_mut(),
+                seg,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_err()
+        {
             // SAFETY: we created it and lost the race; nobody else saw it.
             drop(unsafe { Box::from_raw(seg) });
         }
     }
 
     fn entry(&self, xid: u64) -> Option<&AtomicU64> {
-        self.segment(xid).map(|s| &s.csn[(xid as usize) & (SEG_LEN - 1)])
+        self.segment(xid)
+            .map(|s| &s.csn[(xid as usize) & (SEG_LEN - 1)])
     }
 
     #[inline]
@@ -75,11 +86,21 @@ impl CommitLog {
             return XidStatus::Committed(crate::CSN_FROZEN);
         }
         let Some(e) = self.entry(xid) else {
-            return if xid < self.boot_xid { XidStatus::Aborted } else { XidStatus::InProgress };
+            return if xid < self.boot_xid {
+                XidStatus::Aborted
+            } else {
+                XidStatus::InProgress
+            };
         };
         loop {
             match e.load(Ordering::Acquire) {
-                0 => return if xid < self.boot_xid { XidStatus::Aborted } else { XidStatus::InProgress },
+                0 => {
+                    return if xid < self.boot_xid {
+                        XidStatus::Aborted
+                    } else {
+                        XidStatus::InProgress
+                    };
+                }
                 ABORTED => return XidStatus::Aborted,
                 COMMITTING => std::hint::spin_loop(),
                 csn => return XidStatus::Committed(csn),

@@ -14,7 +14,12 @@ pub struct WalReader {
 
 impl WalReader {
     pub fn new(dir: &Path, start: u64) -> WalReader {
-        WalReader { dir: dir.to_path_buf(), pos: start, seg: u64::MAX, data: Vec::new() }
+        WalReader {
+            dir: dir.to_path_buf(),
+            pos: start,
+            seg: u64::MAX,
+            data: Vec::new(),
+        }
     }
 
     /// Position after the last record returned: where new records go.
@@ -62,6 +67,12 @@ impl WalReader {
         let kind = RecordKind::from_u8(rec[24])?;
         let end_lsn = self.pos + len as u64;
         self.pos = end_lsn;
-        Some(WalRecord { lsn, end_lsn, xid, kind, payload: rec[RECORD_HEADER..].to_vec() })
+        Some(WalRecord {
+            lsn,
+            end_lsn,
+            xid,
+            kind,
+            payload: rec[RECORD_HEADER..].to_vec(),
+        })
     }
 }

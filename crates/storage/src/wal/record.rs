@@ -81,7 +81,13 @@ pub fn parse_pages(payload: &[u8]) -> PgResult<Vec<PageImage<'_>>> {
         let flags = take(&mut at, 1)?[0];
         if flags & PAGE_FULL != 0 {
             let full = take(&mut at, crate::PAGE_SIZE)?;
-            out.push(PageImage { rel, block, full: Some(full), init: false, ranges: Vec::new() });
+            out.push(PageImage {
+                rel,
+                block,
+                full: Some(full),
+                init: false,
+                ranges: Vec::new(),
+            });
             continue;
         }
         let n = u16_at(take(&mut at, 2)?);
@@ -94,7 +100,13 @@ pub fn parse_pages(payload: &[u8]) -> PgResult<Vec<PageImage<'_>>> {
             }
             ranges.push((off, take(&mut at, len)?));
         }
-        out.push(PageImage { rel, block, full: None, init: flags & PAGE_INIT != 0, ranges });
+        out.push(PageImage {
+            rel,
+            block,
+            full: None,
+            init: flags & PAGE_INIT != 0,
+            ranges,
+        });
     }
     Ok(out)
 }

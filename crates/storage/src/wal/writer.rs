@@ -49,23 +49,37 @@ impl Wal {
     /// its segment are zeroed and later segments removed, so no stale record can follow.
     pub fn open(data_dir: &Path, end: u64, redo: u64, fsync: bool) -> PgResult<Arc<Wal>> {
         let dir = data_dir.join("wal");
-        std::fs::create_dir_all(&dir).map_err(|e| PgError::io("could not create wal directory", e))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| PgError::io("could not create wal directory", e))?;
         let seg = end / SEGMENT_SIZE;
-        for entry in std::fs::read_dir(&dir).map_err(|e| PgError::io("could not list wal directory", e))?.flatten() {
-            if let Some(n) = entry.file_name().to_str().and_then(|n| u64::from_str_radix(n, 16).ok())
+        for entry in std::fs::read_dir(&dir)
+            .map_err(|e| PgError::io("could not list wal directory", e))?
+            .flatten()
+        {
+            if let Some(n) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| u64::from_str_radix(n, 16).ok())
                 && n > seg
             {
-                std::fs::remove_file(entry.path()).map_err(|e| PgError::io("could not remove wal segment", e))?;
+                std::fs::remove_file(entry.path())
+                    .map_err(|e| PgError::io("could not remove wal segment", e))?;
             }
         }
         let file = open_segment(&dir, seg)?;
         let from = end % SEGMENT_SIZE;
         zero_range(&file, from, SEGMENT_SIZE - from)?;
-        file.sync_data().map_err(|e| PgError::io("could not fsync wal segment", e))?;
+        file.sync_data()
+            .map_err(|e| PgError::io("could not fsync wal segment", e))?;
         let (flushed_tx, _) = tokio::sync::watch::channel(end);
         let wal = Arc::new(Wal {
             dir,
-            insert: Mutex::new(Insert { buf: Vec::with_capacity(BACKGROUND_WRITE * 2), buf_start: end, next: end, redo }),
+            insert: Mutex::new(Insert {
+                buf: Vec::with_capacity(BACKGROUND_WRITE * 2),
+                buf_start: end,
+                next: end,
+                redo,
+            }),
             flushed: AtomicU64::new(end),
             flushed_tx,
             request: Mutex::new(0),
@@ -83,6 +97,47 @@ impl Wal {
             .map_err(|e| PgError::io("could not start the WAL writer", e))?;
         *wal.writer.lock() = Some(handle);
         Ok(wal)
+    }
+
+    /// A log that accepts no records and reports everything flushed: for the buffer pool
+    /// used during redo, whose pages' LSNs are all in the log already.
+    pub fn recovery_stub(dir: &Path) -> Arc<Wal> {
+        let (flushed_tx, _) = tokio::sync::watch::channel(u64::MAX);
+        Arc::new(Wal {
+            dir: dir.to_path_buf(),
+            insert: Mutex::new(Insert {
+                buf: Vec::new(),
+                buf_start: 0,
+                next: 0,
+                redo: 0,
+            }),
+            flushed: AtomicU64::new(u64::MAX),
+            flushed_tx,
+            request: Mutex::new(0),
+            wake_writer: Condvar::new(),
+            flushed_cv: Condvar::new(),
+            flushed_mx: Mutex::new(()),
+            fsync: false,
+            shutdown: AtomicBool::new(true),
+            writer: Mutex::new(None),
+        })
+    }
+
+    /// Removes segment files wholly before `lsn` (after a checkpoint with that redo point).
+    pub fn remove_segments_before(&self, lsn: u64) {
+        let keep_from = lsn / SEGMENT_SIZE;
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for entry in entries.flatten() {
+                if let Some(n) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| u64::from_str_radix(n, 16).ok())
+                    && n < keep_from
+                {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -109,7 +164,9 @@ impl Wal {
     /// record, stamps their LSNs and marks them dirty. Returns the record's end LSN, or 0 when
     /// every page belongs to an unlogged relation.
     pub fn log_pages(&self, xid: u64, pages: &mut [&mut PageMut<'_>]) -> u64 {
-        let logged: Vec<usize> = (0..pages.len()).filter(|&i| !pages[i].is_unlogged()).collect();
+        let logged: Vec<usize> = (0..pages.len())
+            .filter(|&i| !pages[i].is_unlogged())
+            .collect();
         for p in pages.iter_mut().filter(|p| p.is_unlogged()) {
             p.changes.clear();
             p.fresh = false;
@@ -124,7 +181,8 @@ impl Wal {
         let redo = ins.redo;
         let at = ins.buf.len();
         ins.buf.resize(at + RECORD_HEADER, 0);
-        ins.buf.extend_from_slice(&(logged.len() as u16).to_le_bytes());
+        ins.buf
+            .extend_from_slice(&(logged.len() as u16).to_le_bytes());
         for &i in &logged {
             let p = &mut *pages[i];
             ins.buf.extend_from_slice(&p.rel_id().to_le_bytes());
@@ -135,7 +193,8 @@ impl Wal {
                 ins.buf.extend_from_slice(&p.raw()[..]);
             } else {
                 ins.buf.push(if p.fresh { PAGE_INIT } else { 0 });
-                ins.buf.extend_from_slice(&(p.changes.len() as u16).to_le_bytes());
+                ins.buf
+                    .extend_from_slice(&(p.changes.len() as u16).to_le_bytes());
                 for &(off, len) in &p.changes {
                     ins.buf.extend_from_slice(&off.to_le_bytes());
                     ins.buf.extend_from_slice(&len.to_le_bytes());
@@ -167,7 +226,13 @@ impl Wal {
 
     /// Appends a record and runs `under_lock` before the insert lock is released, so the
     /// effect is ordered with checkpoint redo points (used to mark commits as logged).
-    pub fn log_then(&self, kind: RecordKind, xid: u64, payload: &[u8], under_lock: impl FnOnce()) -> u64 {
+    pub fn log_then(
+        &self,
+        kind: RecordKind,
+        xid: u64,
+        payload: &[u8],
+        under_lock: impl FnOnce(),
+    ) -> u64 {
         self.backpressure();
         let mut ins = self.insert.lock();
         let start = ins.next;
@@ -255,8 +320,11 @@ impl Wal {
         loop {
             {
                 let mut r = self.request.lock();
-                if *r <= self.flushed.load(Ordering::Acquire) && !self.shutdown.load(Ordering::Acquire) {
-                    self.wake_writer.wait_for(&mut r, Duration::from_millis(100));
+                if *r <= self.flushed.load(Ordering::Acquire)
+                    && !self.shutdown.load(Ordering::Acquire)
+                {
+                    self.wake_writer
+                        .wait_for(&mut r, Duration::from_millis(100));
                 }
             }
             let (start, mut data) = {
@@ -267,7 +335,9 @@ impl Wal {
                 (start, std::mem::take(&mut spare))
             };
             if !data.is_empty() {
-                if let Err(e) = self.write_out(start, &data, &mut seg, &mut file, &mut next_prepared) {
+                if let Err(e) =
+                    self.write_out(start, &data, &mut seg, &mut file, &mut next_prepared)
+                {
                     // As PostgreSQL does on a failed WAL write or fsync: nothing after this
                     // point could be trusted to be durable, so stop the server.
                     eprintln!("PANIC:  could not write to WAL: {e}");
@@ -284,7 +354,10 @@ impl Wal {
             if !next_prepared {
                 // Zero-fill the next segment ahead of time so fdatasync there needs no
                 // metadata updates and commits don't wait for it.
-                if open_segment(&self.dir, seg + 1).and_then(|f| prepare_segment(&f)).is_ok() {
+                if open_segment(&self.dir, seg + 1)
+                    .and_then(|f| prepare_segment(&f))
+                    .is_ok()
+                {
                     next_prepared = true;
                 }
             }
@@ -293,14 +366,22 @@ impl Wal {
         }
     }
 
-    fn write_out(&self, start: u64, data: &[u8], seg: &mut u64, file: &mut File, next_prepared: &mut bool) -> PgResult<()> {
+    fn write_out(
+        &self,
+        start: u64,
+        data: &[u8],
+        seg: &mut u64,
+        file: &mut File,
+        next_prepared: &mut bool,
+    ) -> PgResult<()> {
         let mut pos = start;
         let mut rest = data;
         while !rest.is_empty() {
             let s = pos / SEGMENT_SIZE;
             if s != *seg {
                 if self.fsync {
-                    file.sync_data().map_err(|e| PgError::io("could not fsync wal segment", e))?;
+                    file.sync_data()
+                        .map_err(|e| PgError::io("could not fsync wal segment", e))?;
                 }
                 *file = open_segment(&self.dir, s)?;
                 if !*next_prepared {
@@ -311,12 +392,14 @@ impl Wal {
             }
             let off = pos % SEGMENT_SIZE;
             let n = rest.len().min((SEGMENT_SIZE - off) as usize);
-            file.write_all_at(&rest[..n], off).map_err(|e| PgError::io("could not write wal", e))?;
+            file.write_all_at(&rest[..n], off)
+                .map_err(|e| PgError::io("could not write wal", e))?;
             pos += n as u64;
             rest = &rest[n..];
         }
         if self.fsync {
-            file.sync_data().map_err(|e| PgError::io("could not fsync wal segment", e))?;
+            file.sync_data()
+                .map_err(|e| PgError::io("could not fsync wal segment", e))?;
         }
         Ok(())
     }
@@ -347,15 +430,24 @@ fn open_segment(dir: &Path, seg: u64) -> PgResult<File> {
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| PgError::io(format!("could not open wal segment \"{}\"", path.display()), e))
+        .map_err(|e| {
+            PgError::io(
+                format!("could not open wal segment \"{}\"", path.display()),
+                e,
+            )
+        })
 }
 
 /// Makes a segment full-length and zeroed where it was never written.
 fn prepare_segment(file: &File) -> PgResult<()> {
-    let len = file.metadata().map_err(|e| PgError::io("could not stat wal segment", e))?.len();
+    let len = file
+        .metadata()
+        .map_err(|e| PgError::io("could not stat wal segment", e))?
+        .len();
     if len < SEGMENT_SIZE {
         zero_range(file, len, SEGMENT_SIZE - len)?;
-        file.sync_all().map_err(|e| PgError::io("could not fsync wal segment", e))?;
+        file.sync_all()
+            .map_err(|e| PgError::io("could not fsync wal segment", e))?;
     }
     Ok(())
 }
@@ -367,7 +459,8 @@ fn zero_range(file: &File, from: u64, len: u64) -> PgResult<()> {
     let end = from + len;
     while pos < end {
         let n = ((end - pos) as usize).min(CHUNK);
-        file.write_all_at(&zeros[..n], pos).map_err(|e| PgError::io("could not zero wal segment", e))?;
+        file.write_all_at(&zeros[..n], pos)
+            .map_err(|e| PgError::io("could not zero wal segment", e))?;
         pos += n as u64;
     }
     let _ = PAGE_SIZE;

@@ -1,0 +1,54 @@
+//! Background workers: the checkpointer and autovacuum. They hold only a weak reference to
+//! the engine and take page latches one at a time, so they never block foreground sessions
+//! for longer than a page access.
+
+use crate::api::Engine;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+pub fn start(engine: &Arc<Engine>) {
+    let weak = Arc::downgrade(engine);
+    let _ = std::thread::Builder::new()
+        .name("keel-checkpointer".into())
+        .spawn(move || checkpointer(weak));
+    let weak = Arc::downgrade(engine);
+    let _ = std::thread::Builder::new()
+        .name("keel-autovacuum".into())
+        .spawn(move || autovacuum(weak));
+}
+
+fn checkpointer(engine: Weak<Engine>) {
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let Some(e) = engine.upgrade() else { return };
+        if e.inner.is_stopping() {
+            return;
+        }
+        if e.inner.checkpoint_due()
+            && let Err(err) = e.inner.checkpoint()
+        {
+            eprintln!("LOG:  checkpoint failed: {err}");
+        }
+    }
+}
+
+fn autovacuum(engine: Weak<Engine>) {
+    loop {
+        std::thread::sleep(Duration::from_secs(2));
+        let Some(e) = engine.upgrade() else { return };
+        if e.inner.is_stopping() {
+            return;
+        }
+        let catalog = e.catalog();
+        for table in catalog.tables.values() {
+            if e.inner.take_vacuum_due(table.relfile)
+                && let Err(err) = e.inner.vacuum(table)
+            {
+                eprintln!(
+                    "LOG:  automatic vacuum of table \"{}\" failed: {err}",
+                    table.name
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! Heap tables: rows as version chains hanging off a stable root (see README.md).
+//!
+//! Latch protocol: at most one heap page latch is held at a time by any operation here, and no
+//! index latch is acquired while a heap latch is held (indexes latch first, then heap pages
+//! through the unique check). Chain walks validate each hop (`next.xmin == prev.xmax` and the
+//! same root) and restart from the root when a concurrent prune moved things.
+
+pub mod prune;
+pub mod tuple;
+
+use crate::relstate::RelState;
+use keel_common::{PgError, PgResult, Tid, sqlstate};
+use keel_storage::page::{LinePointer, PAGE_SIZE, PageRead};
+use keel_storage::{BufferPool, PageMut};
+use keel_txn::{Snapshot, TxnManager, XidStatus};
+use tuple::{CMAX, FLAGS, HAS_NEXT, HEADER, Header, NEXT, XMAX};
+
+pub const HEAP_PAGE: u16 = 1;
+const MAX_RESTARTS: usize = 16;
+
+/// Result of trying to lock a version for UPDATE/DELETE.
+#[derive(Debug)]
+pub enum LockOutcome {
+    /// xmax is now ours.
+    Locked,
+    Wait(u64),
+    /// Replaced by a committed transaction.
+    Updated,
+    Deleted,
+    /// Already updated or deleted by this very command.
+    SelfModified,
+}
+
+/// A version as read from a page.
+pub struct Version {
+    pub tid: Tid,
+    pub header: Header,
+    pub row: Vec<u8>,
+}
+
+pub struct Heap<'a> {
+    pub pool: &'a BufferPool,
+    pub txns: &'a TxnManager,
+    pub rel: &'a RelState,
+}
+
+fn corrupt(what: &str, tid: Tid) -> PgError {
+    PgError::new(sqlstate::DATA_CORRUPTED, format!("{what} at {tid}"))
+}
+
+/// Whether a version is visible to `snap`.
+#[inline]
+pub fn visible(txns: &TxnManager, snap: &Snapshot, h: &Header) -> bool {
+    txns.sees(snap, h.xmin, h.cmin) && (h.xmax == 0 || !txns.sees(snap, h.xmax, h.cmax))
+}
+
+impl<'a> Heap<'a> {
+    pub fn new(pool: &'a BufferPool, txns: &'a TxnManager, rel: &'a RelState) -> Self {
+        Heap { pool, txns, rel }
+    }
+
+    /// Inserts a new row version; returns its tid. `reserve` bytes must stay free on the page
+    /// afterwards (fillfactor). When `root` is None the version is its own root.
+    pub fn insert(
+        &self,
+        row: &[u8],
+        xid: u64,
+        cid: u32,
+        root: Option<Tid>,
+        reserve: usize,
+        avoid: Option<u32>,
+    ) -> PgResult<Tid> {
+        let len = HEADER + row.len();
+        if len + 64 > PAGE_SIZE {
+            return Err(PgError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "row is too big: size {len}, maximum size {}",
+                    PAGE_SIZE - 64
+                ),
+            ));
+        }
+        let mut item = tuple::build(xid, cid, root.unwrap_or(Tid::INVALID), row);
+        loop {
+            let candidate = self.rel.insert_candidate(avoid);
+            let mut page = match candidate {
+                Some(block) => self.pool.write(&self.rel.file, block)?,
+                None => {
+                    let mut p = self.pool.extend(&self.rel.file)?;
+                    p.init(HEAP_PAGE, 0);
+                    self.rel.set_insert_target(p.block());
+                    p
+                }
+            };
+            if page.is_new() {
+                page.init(HEAP_PAGE, 0);
+            }
+            if page.free_space() < len + keel_storage::page::LP_SIZE + reserve || !page.fits(len) {
+                self.rel.page_full(page.block());
+                continue;
+            }
+            // The root of a new row is the row itself; its slot is known only once placed.
+            let slot = match page.add_item(&item) {
+                Some(s) => s,
+                None => {
+                    self.rel.page_full(page.block());
+                    continue;
+                }
+            };
+            let tid = Tid::new(page.block(), slot);
+            if root.is_none() {
+                item[tuple::ROOT..tuple::ROOT + 6].copy_from_slice(&tuple::tid_bytes(tid));
+                page.item_mut(slot)[tuple::ROOT..tuple::ROOT + 6]
+                    .copy_from_slice(&tuple::tid_bytes(tid));
+            }
+            self.pool.wal.log_pages(xid, &mut [&mut page]);
+            return Ok(tid);
+        }
+    }
+
+    fn read_version(page: &impl PageRead, tid: Tid) -> Option<Version> {
+        match page.lp(tid.slot) {
+            LinePointer::Normal { .. } => {
+                let item = page.item(tid.slot);
+                if item.len() < HEADER {
+                    return None;
+                }
+                Some(Version {
+                    tid,
+                    header: Header::read(item),
+                    row: item[HEADER..].to_vec(),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Walks the chain of `root`, calling `f` on each version oldest first until it returns
+    /// `Some`. Restarts from the root if a hop fails validation.
+    fn walk<T>(&self, root: Tid, mut f: impl FnMut(&Version) -> Walk<T>) -> PgResult<Option<T>> {
+        'restart: for _ in 0..MAX_RESTARTS {
+            let mut cur = root;
+            let mut prev_xmax: Option<u64> = None;
+            loop {
+                let page = self.pool.read(&self.rel.file, cur.block)?;
+                let v = match page.lp(cur.slot) {
+                    LinePointer::Redirect { block, slot } if cur == root => {
+                        drop(page);
+                        cur = Tid::new(block, slot);
+                        continue;
+                    }
+                    LinePointer::Normal { .. } => match Self::read_version(&page, cur) {
+                        Some(v) => v,
+                        None => return Err(corrupt("invalid heap tuple", cur)),
+                    },
+                    _ if prev_xmax.is_none() && cur == root => return Ok(None),
+                    _ => continue 'restart,
+                };
+                drop(page);
+                if v.header.root != root || prev_xmax.is_some_and(|x| x != v.header.xmin) {
+                    if prev_xmax.is_none() {
+                        // The root slot itself holds another row now: the row is gone.
+                        return Ok(None);
+                    }
+                    continue 'restart;
+                }
+                match f(&v) {
+                    Walk::Done(t) => return Ok(Some(t)),
+                    Walk::Stop => return Ok(None),
+                    Walk::Next => {}
+                }
+                if !v.header.has_next() {
+                    return Ok(None);
+                }
+                prev_xmax = Some(v.header.xmax);
+                cur = v.header.next;
+            }
+        }
+        Err(PgError::new(
+            sqlstate::INTERNAL_ERROR,
+            format!("version chain of {root} keeps changing"),
+        ))
+    }
+
+    /// Calls `f(tid, header, row)` on each version of `root`, oldest first, while it returns
+    /// true.
+    pub fn walk_all(
+        &self,
+        root: Tid,
+        mut f: impl FnMut(Tid, &Header, &[u8]) -> bool,
+    ) -> PgResult<()> {
+        self.walk(root, |v| {
+            if f(v.tid, &v.header, &v.row) {
+                Walk::<()>::Next
+            } else {
+                Walk::Stop
+            }
+        })?;
+        Ok(())
+    }
+
+    /// The version of row `root` visible to `snap`.
+    pub fn fetch_visible(&self, root: Tid, snap: &Snapshot) -> PgResult<Option<Version>> {
+        let txns = self.txns;
+        self.walk(root, |v| {
+            if !txns.sees(snap, v.header.xmin, v.header.cmin) {
+                // Later versions were created by later committers: none is visible either.
+                return Walk::Stop;
+            }
+            if v.header.xmax == 0 || !txns.sees(snap, v.header.xmax, v.header.cmax) {
+                return Walk::Done(Version {
+                    tid: v.tid,
+                    header: v.header,
+                    row: v.row.clone(),
+                });
+            }
+            Walk::Next
+        })
+    }
+
+    /// The newest version of row `root` whose creator committed (or is `own`), unless the row
+    /// was deleted by a committed transaction.
+    pub fn fetch_newest(&self, root: Tid, own: u64) -> PgResult<Option<Version>> {
+        let txns = self.txns;
+        let mut newest: Option<Version> = None;
+        self.walk(root, |v| {
+            let created = v.header.xmin == own
+                || matches!(txns.status(v.header.xmin), XidStatus::Committed(_));
+            if !created {
+                return Walk::Stop;
+            }
+            newest = Some(Version {
+                tid: v.tid,
+                header: v.header,
+                row: v.row.clone(),
+            });
+            Walk::<()>::Next
+        })?;
+        Ok(newest.filter(|v| {
+            let gone = v.header.xmax != 0
+                && v.header.xmax != own
+                && matches!(txns.status(v.header.xmax), XidStatus::Committed(_))
+                && !v.header.has_next();
+            !gone
+        }))
+    }
+
+    /// Locks `version` for update or delete by (`xid`, `cid`), on a page latched by the caller.
+    fn lock_on_page(
+        &self,
+        page: &mut PageMut<'_>,
+        version: Tid,
+        root: Tid,
+        xid: u64,
+        cid: u32,
+    ) -> PgResult<LockOutcome> {
+        let h = match page.lp(version.slot) {
+            LinePointer::Normal { .. } => Header::read(page.item(version.slot)),
+            _ => return Ok(LockOutcome::Deleted),
+        };
+        if h.root != root {
+            return Ok(LockOutcome::Deleted);
+        }
+        if h.xmax != 0 {
+            if h.xmax == xid {
+                if h.cmax == cid {
+                    return Ok(LockOutcome::SelfModified);
+                }
+                return Ok(LockOutcome::Deleted);
+            }
+            match self.txns.status(h.xmax) {
+                XidStatus::InProgress => return Ok(LockOutcome::Wait(h.xmax)),
+                XidStatus::Committed(_) => {
+                    if h.has_next() {
+                        return Ok(LockOutcome::Updated);
+                    }
+                    return Ok(LockOutcome::Deleted);
+                }
+                XidStatus::Aborted => {}
+            }
+        }
+        let item = page.item_mut(version.slot);
+        item[XMAX..XMAX + 8].copy_from_slice(&xid.to_le_bytes());
+        item[CMAX..CMAX + 4].copy_from_slice(&cid.to_le_bytes());
+        let flags = h.flags & !HAS_NEXT;
+        item[FLAGS..FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+        Ok(LockOutcome::Locked)
+    }
+
+    /// Deletes `version` of row `root`.
+    pub fn delete(&self, version: Tid, root: Tid, xid: u64, cid: u32) -> PgResult<LockOutcome> {
+        let mut page = self.pool.write(&self.rel.file, version.block)?;
+        let out = self.lock_on_page(&mut page, version, root, xid, cid)?;
+        if matches!(out, LockOutcome::Locked) {
+            self.pool.wal.log_pages(xid, &mut [&mut page]);
+        }
+        Ok(out)
+    }
+
+    /// Replaces `version` of row `root` with a new version holding `row`. Returns the new
+    /// version's tid when locked.
+    pub fn update(
+        &self,
+        version: Tid,
+        root: Tid,
+        row: &[u8],
+        xid: u64,
+        cid: u32,
+        horizon: impl Fn() -> u64,
+    ) -> PgResult<(LockOutcome, Option<Tid>)> {
+        let mut page = self.pool.write(&self.rel.file, version.block)?;
+        let out = self.lock_on_page(&mut page, version, root, xid, cid)?;
+        if !matches!(out, LockOutcome::Locked) {
+            return Ok((out, None));
+        }
+        let item = tuple::build(xid, cid, root, row);
+        if !page.fits(item.len()) {
+            prune::prune_page(&mut page, self.txns, horizon());
+        }
+        if page.fits(item.len())
+            && let Some(slot) = page.add_item(&item)
+        {
+            let new = Tid::new(page.block(), slot);
+            link(&mut page, version, new);
+            self.pool.wal.log_pages(xid, &mut [&mut page]);
+            return Ok((LockOutcome::Locked, Some(new)));
+        }
+        // The new version goes to another page: lock (logged), place, then link. A crash in
+        // between leaves an uncommitted xmax and an orphan version, both invisible forever.
+        self.pool.wal.log_pages(xid, &mut [&mut page]);
+        let block = page.block();
+        self.rel.page_full(block);
+        drop(page);
+        let new = self.insert(row, xid, cid, Some(root), 0, Some(block))?;
+        let mut page = self.pool.write(&self.rel.file, version.block)?;
+        link(&mut page, version, new);
+        self.pool.wal.log_pages(xid, &mut [&mut page]);
+        Ok((LockOutcome::Locked, Some(new)))
+    }
+}
+
+fn link(page: &mut PageMut<'_>, version: Tid, new: Tid) {
+    let h = Header::read(page.item(version.slot));
+    let item = page.item_mut(version.slot);
+    item[NEXT..NEXT + 6].copy_from_slice(&tuple::tid_bytes(new));
+    item[FLAGS..FLAGS + 2].copy_from_slice(&(h.flags | HAS_NEXT).to_le_bytes());
+}
+
+pub enum Walk<T> {
+    Done(T),
+    Next,
+    Stop,
+}

@@ -1,0 +1,77 @@
+//! The heap tuple header.
+//!
+//! ```text
+//! 0 xmin u64 | 8 xmax u64 | 16 cmin u32 | 20 cmax u32 | 24 next (block u32, slot u16)
+//! 30 root (block u32, slot u16) | 36 flags u16 | 38 spare u16 | 40 row bytes (types::row)
+//! ```
+//! `next` links a version to the newer version that replaced it (flag `HAS_NEXT`); `root` is
+//! the row's stable identity that index entries point to (a root version has root == itself).
+
+use keel_common::Tid;
+use keel_storage::page::{get_u16, get_u32, get_u64};
+
+pub const HEADER: usize = 40;
+pub const HAS_NEXT: u16 = 1;
+
+pub const XMIN: usize = 0;
+pub const XMAX: usize = 8;
+pub const CMIN: usize = 16;
+pub const CMAX: usize = 20;
+pub const NEXT: usize = 24;
+pub const ROOT: usize = 30;
+pub const FLAGS: usize = 36;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub xmin: u64,
+    pub xmax: u64,
+    pub cmin: u32,
+    pub cmax: u32,
+    pub next: Tid,
+    pub root: Tid,
+    pub flags: u16,
+}
+
+impl Header {
+    pub fn read(item: &[u8]) -> Header {
+        Header {
+            xmin: get_u64(item, XMIN),
+            xmax: get_u64(item, XMAX),
+            cmin: get_u32(item, CMIN),
+            cmax: get_u32(item, CMAX),
+            next: read_tid(item, NEXT),
+            root: read_tid(item, ROOT),
+            flags: get_u16(item, FLAGS),
+        }
+    }
+
+    pub fn has_next(&self) -> bool {
+        self.flags & HAS_NEXT != 0
+    }
+}
+
+pub fn read_tid(item: &[u8], at: usize) -> Tid {
+    Tid::new(get_u32(item, at), get_u16(item, at + 4))
+}
+
+pub fn tid_bytes(t: Tid) -> [u8; 6] {
+    let mut b = [0u8; 6];
+    b[..4].copy_from_slice(&t.block.to_le_bytes());
+    b[4..].copy_from_slice(&t.slot.to_le_bytes());
+    b
+}
+
+/// A new version's bytes: header (xmax 0) followed by the row.
+pub fn build(xmin: u64, cmin: u32, root: Tid, row: &[u8]) -> Vec<u8> {
+    let mut t = Vec::with_capacity(HEADER + row.len());
+    t.extend_from_slice(&xmin.to_le_bytes());
+    t.extend_from_slice(&0u64.to_le_bytes());
+    t.extend_from_slice(&cmin.to_le_bytes());
+    t.extend_from_slice(&0u32.to_le_bytes());
+    t.extend_from_slice(&tid_bytes(Tid::INVALID));
+    t.extend_from_slice(&tid_bytes(root));
+    t.extend_from_slice(&0u16.to_le_bytes());
+    t.extend_from_slice(&0u16.to_le_bytes());
+    t.extend_from_slice(row);
+    t
+}

@@ -1,0 +1,66 @@
+//! Per-relation runtime state: the open file and where inserts should go next.
+
+use keel_common::BlockNo;
+use keel_storage::smgr::RelFile;
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const NONE: u32 = u32::MAX;
+
+pub struct RelState {
+    pub file: Arc<RelFile>,
+    /// The page inserts try first (the last one extended or found to have room).
+    target: AtomicU32,
+    /// Pages that pruning left with room, tried after the target.
+    free: Mutex<Vec<BlockNo>>,
+    /// Versions made dead since the last vacuum (updates and deletes).
+    pub changes: std::sync::atomic::AtomicU64,
+}
+
+impl RelState {
+    pub fn new(file: Arc<RelFile>) -> RelState {
+        let n = file.nblocks();
+        RelState {
+            file,
+            target: AtomicU32::new(if n > 0 { n - 1 } else { NONE }),
+            free: Mutex::new(Vec::new()),
+            changes: Default::default(),
+        }
+    }
+
+    /// A page to try an insert on, or None to extend the relation.
+    pub fn insert_candidate(&self, avoid: Option<BlockNo>) -> Option<BlockNo> {
+        let t = self.target.load(Ordering::Relaxed);
+        if t != NONE && Some(t) != avoid {
+            return Some(t);
+        }
+        let mut free = self.free.lock();
+        while let Some(b) = free.pop() {
+            if Some(b) != avoid {
+                self.target.store(b, Ordering::Relaxed);
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    pub fn set_insert_target(&self, block: BlockNo) {
+        self.target.store(block, Ordering::Relaxed);
+    }
+
+    /// The page has no room for the insert that tried it.
+    pub fn page_full(&self, block: BlockNo) {
+        let _ = self
+            .target
+            .compare_exchange(block, NONE, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// Pruning made room on `block`.
+    pub fn page_has_room(&self, block: BlockNo) {
+        let mut free = self.free.lock();
+        if free.len() < 4096 && !free.contains(&block) {
+            free.push(block);
+        }
+    }
+}

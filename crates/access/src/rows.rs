@@ -1,0 +1,437 @@
+//! Row operations: scans, index scans, insert, update, delete.
+
+use crate::api::*;
+use crate::engine::EngineInner;
+use crate::heap::{self, Heap, LockOutcome, Version};
+use crate::index::{self, IndexKeys};
+use keel_btree::{BTree, Existing, UniqueInsert};
+use keel_catalog::{IndexDef, TableDef};
+use keel_common::{PgError, PgResult, Tid, Xid, sqlstate};
+use keel_storage::page::{LinePointer, PageRead};
+use keel_txn::Snapshot;
+use keel_types::{Datum, TypeId};
+use std::collections::VecDeque;
+use std::ops::Bound;
+
+pub(crate) fn column_types(table: &TableDef) -> Vec<TypeId> {
+    table.columns.iter().map(|c| c.ty.id).collect()
+}
+
+fn decode(bytes: &[u8], types: &[TypeId]) -> PgResult<Vec<Datum>> {
+    keel_types::row::decode_row(bytes, types)
+}
+
+/// Bytes a page must keep free for later updates of its rows (fillfactor).
+fn reserve(table: &TableDef) -> usize {
+    keel_storage::PAGE_SIZE * (100 - table.fillfactor.clamp(10, 100) as usize) / 100
+}
+
+impl EngineInner {
+    pub fn scan<'a>(&'a self, txn: &'a Transaction, table: &'a TableDef) -> RowIter<'a> {
+        let rel = match self.rel(table.relfile) {
+            Ok(r) => r,
+            Err(e) => return Box::new(std::iter::once(Err(e))),
+        };
+        let nblocks = rel.file.nblocks();
+        Box::new(SeqScan {
+            engine: self,
+            rel,
+            snap: self.snapshot(txn),
+            types: column_types(table),
+            block: 0,
+            nblocks,
+            batch: VecDeque::new(),
+        })
+    }
+
+    pub fn index_scan<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+        range: KeyRange,
+    ) -> RowIter<'a> {
+        let setup = || -> PgResult<IndexScan<'a>> {
+            let rel = self.rel(table.relfile)?;
+            let irel = self.rel(index.relfile)?;
+            let keys = IndexKeys::new(table, index);
+            let lower = range.lower.as_ref().map(|v| keys.encode_prefix(v));
+            let upper = range.upper.as_ref().map(|v| keys.encode_prefix(v));
+            let tree = BTree::new(self.pool.clone(), irel.file.clone());
+            let scan = tree.scan(
+                match &lower {
+                    Bound::Included(k) | Bound::Excluded(k) => Bound::Included(k.clone()),
+                    Bound::Unbounded => Bound::Unbounded,
+                },
+                match &upper {
+                    Bound::Included(k) | Bound::Excluded(k) => Bound::Included(k.clone()),
+                    Bound::Unbounded => Bound::Unbounded,
+                },
+            );
+            Ok(IndexScan {
+                engine: self,
+                rel,
+                snap: self.snapshot(txn),
+                types: column_types(table),
+                keys,
+                scan,
+                lower_excl: match lower {
+                    Bound::Excluded(k) => Some(k),
+                    _ => None,
+                },
+                upper_excl: match upper {
+                    Bound::Excluded(k) => Some(k),
+                    _ => None,
+                },
+                done: false,
+            })
+        };
+        match setup() {
+            Ok(s) => Box::new(s),
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        }
+    }
+
+    pub fn insert(
+        &self,
+        txn: &mut Transaction,
+        table: &TableDef,
+        row: &[Datum],
+        state: &mut WriteState,
+    ) -> PgResult<Write<RowRef>> {
+        let xid = self.xid(txn)?;
+        let cid = txn.inner.cid;
+        let types = column_types(table);
+        let rel = self.rel(table.relfile)?;
+        let tid = match state.heap_tid {
+            Some(t) => t,
+            None => {
+                let mut bytes = Vec::with_capacity(128);
+                keel_types::row::encode_row(row, &types, &mut bytes);
+                let t = Heap::new(&self.pool, &self.txns, &rel).insert(
+                    &bytes,
+                    xid,
+                    cid,
+                    None,
+                    reserve(table),
+                    None,
+                )?;
+                state.heap_tid = Some(t);
+                t
+            }
+        };
+        let catalog = txn
+            .pending_catalog
+            .clone()
+            .unwrap_or_else(|| self.catalog());
+        let indexes: Vec<_> = catalog.indexes_of(table.oid).cloned().collect();
+        for idx in indexes.iter().skip(state.indexes_done) {
+            if let Some(w) = self.index_insert(&rel, table, idx, row, tid, xid)? {
+                return Ok(Write::Wait(w));
+            }
+            state.indexes_done += 1;
+        }
+        Ok(Write::Done(RowRef {
+            root: tid,
+            version: tid,
+        }))
+    }
+
+    /// Adds (key of `row`, `root`) to `idx`, enforcing uniqueness.
+    fn index_insert(
+        &self,
+        rel: &crate::relstate::RelState,
+        table: &TableDef,
+        idx: &IndexDef,
+        row: &[Datum],
+        root: Tid,
+        xid: u64,
+    ) -> PgResult<Option<RowWait>> {
+        let keys = IndexKeys::new(table, idx);
+        let key = keys.encode_row(row);
+        let irel = self.rel(idx.relfile)?;
+        let tree = BTree::new(self.pool.clone(), irel.file.clone());
+        if !idx.unique || keys.has_null(row) {
+            tree.insert(&key, root, xid)?;
+            return Ok(None);
+        }
+        let heap = Heap::new(&self.pool, &self.txns, rel);
+        let types = column_types(table);
+        let mut check = |other: Tid| -> PgResult<Existing> {
+            if other == root {
+                return Ok(Existing::Dead);
+            }
+            index::holds_key(&heap, &keys, &types, other, &key, xid)
+        };
+        match tree.insert_unique(&key, root, xid, &mut check)? {
+            UniqueInsert::Inserted => Ok(None),
+            UniqueInsert::Wait(x) => Ok(Some(RowWait { xid: Xid(x) })),
+            UniqueInsert::Duplicate(_) => Err(PgError::new(
+                sqlstate::UNIQUE_VIOLATION,
+                format!(
+                    "duplicate key value violates unique constraint \"{}\"",
+                    idx.name
+                ),
+            )
+            .with_detail(format!(
+                "Key ({})=({}) already exists.",
+                keys.column_names(),
+                keys.format_values(row)
+            ))),
+        }
+    }
+
+    pub fn update(
+        &self,
+        txn: &mut Transaction,
+        table: &TableDef,
+        target: RowRef,
+        new_row: &[Datum],
+        state: &mut WriteState,
+    ) -> PgResult<Write<RowRef>> {
+        let xid = self.xid(txn)?;
+        let cid = txn.inner.cid;
+        let types = column_types(table);
+        let rel = self.rel(table.relfile)?;
+        let heap = Heap::new(&self.pool, &self.txns, &rel);
+        let new_tid = match state.heap_tid {
+            Some(t) => t,
+            None => {
+                let mut bytes = Vec::with_capacity(128);
+                keel_types::row::encode_row(new_row, &types, &mut bytes);
+                let (out, new) =
+                    heap.update(target.version, target.root, &bytes, xid, cid, || {
+                        self.txns.horizon()
+                    })?;
+                match out {
+                    LockOutcome::Locked => {}
+                    other => return self.lock_failure(&heap, target.root, xid, other),
+                }
+                let t = new.ok_or_else(|| PgError::internal("update placed no version"))?;
+                rel.changes
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                state.heap_tid = Some(t);
+                t
+            }
+        };
+        let catalog = txn
+            .pending_catalog
+            .clone()
+            .unwrap_or_else(|| self.catalog());
+        let indexes: Vec<_> = catalog.indexes_of(table.oid).cloned().collect();
+        if state.indexes_done < indexes.len() {
+            let old = self.read_version(&rel, target.version)?;
+            let old_row = decode(&old, &types)?;
+            for idx in indexes.iter().skip(state.indexes_done) {
+                let keys = IndexKeys::new(table, idx);
+                // The heart of the design: an index whose key did not change is not touched.
+                if keys.encode_row(&old_row) != keys.encode_row(new_row)
+                    && let Some(w) =
+                        self.index_insert(&rel, table, idx, new_row, target.root, xid)?
+                {
+                    return Ok(Write::Wait(w));
+                }
+                state.indexes_done += 1;
+            }
+        }
+        Ok(Write::Done(RowRef {
+            root: target.root,
+            version: new_tid,
+        }))
+    }
+
+    pub fn delete(
+        &self,
+        txn: &mut Transaction,
+        table: &TableDef,
+        target: RowRef,
+    ) -> PgResult<Write<()>> {
+        let xid = self.xid(txn)?;
+        let cid = txn.inner.cid;
+        let rel = self.rel(table.relfile)?;
+        let heap = Heap::new(&self.pool, &self.txns, &rel);
+        match heap.delete(target.version, target.root, xid, cid)? {
+            LockOutcome::Locked => {
+                rel.changes
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ok(Write::Done(()))
+            }
+            other => match self.lock_failure(&heap, target.root, xid, other)? {
+                Write::Wait(w) => Ok(Write::Wait(w)),
+                Write::Updated(r) => Ok(Write::Updated(r)),
+                _ => Ok(Write::Deleted),
+            },
+        }
+    }
+
+    fn lock_failure(
+        &self,
+        heap: &Heap<'_>,
+        root: Tid,
+        xid: u64,
+        out: LockOutcome,
+    ) -> PgResult<Write<RowRef>> {
+        Ok(match out {
+            LockOutcome::Wait(x) => Write::Wait(RowWait { xid: Xid(x) }),
+            LockOutcome::Updated => match heap.fetch_newest(root, xid)? {
+                Some(v) => Write::Updated(RowRef {
+                    root,
+                    version: v.tid,
+                }),
+                None => Write::Deleted,
+            },
+            LockOutcome::Deleted | LockOutcome::SelfModified | LockOutcome::Locked => {
+                Write::Deleted
+            }
+        })
+    }
+
+    fn read_version(&self, rel: &crate::relstate::RelState, tid: Tid) -> PgResult<Vec<u8>> {
+        let page = self.pool.read(&rel.file, tid.block)?;
+        match page.lp(tid.slot) {
+            LinePointer::Normal { .. } => Ok(page.item(tid.slot)[heap::tuple::HEADER..].to_vec()),
+            _ => Err(PgError::new(
+                sqlstate::DATA_CORRUPTED,
+                format!("row version {tid} vanished"),
+            )),
+        }
+    }
+
+    pub fn fetch_newest(
+        &self,
+        txn: &Transaction,
+        table: &TableDef,
+        root: Tid,
+    ) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
+        let rel = self.rel(table.relfile)?;
+        let heap = Heap::new(&self.pool, &self.txns, &rel);
+        let own = txn.inner.xid.unwrap_or(0);
+        match heap.fetch_newest(root, own)? {
+            Some(v) => Ok(Some((
+                RowRef {
+                    root,
+                    version: v.tid,
+                },
+                decode(&v.row, &column_types(table))?,
+            ))),
+            None => Ok(None),
+        }
+    }
+}
+
+struct SeqScan<'a> {
+    engine: &'a EngineInner,
+    rel: std::sync::Arc<crate::relstate::RelState>,
+    snap: Snapshot,
+    types: Vec<TypeId>,
+    block: u32,
+    nblocks: u32,
+    batch: VecDeque<(RowRef, Vec<u8>)>,
+}
+
+impl SeqScan<'_> {
+    fn load_page(&mut self) -> PgResult<()> {
+        let page = self.engine.pool.read(&self.rel.file, self.block)?;
+        let txns = &self.engine.txns;
+        for slot in 0..page.slot_count() {
+            if let LinePointer::Normal { .. } = page.lp(slot) {
+                let item = page.item(slot);
+                let h = heap::tuple::Header::read(item);
+                if heap::visible(txns, &self.snap, &h) {
+                    let tid = Tid::new(self.block, slot);
+                    self.batch.push_back((
+                        RowRef {
+                            root: h.root,
+                            version: tid,
+                        },
+                        item[heap::tuple::HEADER..].to_vec(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for SeqScan<'_> {
+    type Item = PgResult<(RowRef, Vec<Datum>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some((r, bytes)) = self.batch.pop_front() {
+                return Some(decode(&bytes, &self.types).map(|row| (r, row)));
+            }
+            if self.block >= self.nblocks {
+                return None;
+            }
+            let loaded = self.load_page();
+            self.block += 1;
+            if let Err(e) = loaded {
+                self.block = self.nblocks;
+                return Some(Err(e));
+            }
+        }
+    }
+}
+
+struct IndexScan<'a> {
+    engine: &'a EngineInner,
+    rel: std::sync::Arc<crate::relstate::RelState>,
+    snap: Snapshot,
+    types: Vec<TypeId>,
+    keys: IndexKeys,
+    scan: keel_btree::BTreeScan,
+    lower_excl: Option<Vec<u8>>,
+    upper_excl: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl IndexScan<'_> {
+    fn step(&mut self) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
+        while let Some(entry) = self.scan.next() {
+            let (key, root) = entry?;
+            if let Some(p) = &self.lower_excl
+                && key.starts_with(p)
+            {
+                continue;
+            }
+            if let Some(p) = &self.upper_excl
+                && key.starts_with(p)
+            {
+                self.done = true;
+                return Ok(None);
+            }
+            let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
+            let Some(Version { tid, row, .. }) = heap.fetch_visible(root, &self.snap)? else {
+                continue;
+            };
+            let values = decode(&row, &self.types)?;
+            // Entries are never updated in place: an entry whose key differs from the version
+            // this snapshot sees is stale, and the version is reached through its own entry.
+            if self.keys.encode_row(&values) != key {
+                continue;
+            }
+            return Ok(Some((RowRef { root, version: tid }, values)));
+        }
+        self.done = true;
+        Ok(None)
+    }
+}
+
+impl Iterator for IndexScan<'_> {
+    type Item = PgResult<(RowRef, Vec<Datum>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(r)) => Some(Ok(r)),
+            Ok(None) => None,
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
