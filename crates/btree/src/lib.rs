@@ -1,11 +1,25 @@
-//! B-tree indexes over memcomparable keys (being built; see README.md when it lands).
-#![allow(unused_variables)]
+//! B-tree indexes over memcomparable keys: a Lehman–Yao B-link tree (right-links and high
+//! keys on every node) so readers never couple latches. See README.md for the page layout,
+//! the latch protocol and why it is deadlock-free.
 
-use keel_common::{PgResult, Tid};
-use keel_storage::BufferPool;
+mod insert;
+mod node;
+mod scan;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_concurrency;
+
+use keel_common::{BlockNo, PgError, PgResult, Tid, sqlstate};
 use keel_storage::smgr::RelFile;
+use keel_storage::{BufferPool, PageMut, PageRead};
+use node::{NO_BLOCK, NodeInfo, Target};
 use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use node::MAX_ROW_SIZE;
+pub use scan::BTreeScan;
 
 /// What the unique check's callback says about an existing entry with an equal key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,23 +46,58 @@ pub enum UniqueInsert {
 pub struct BTree {
     pool: Arc<BufferPool>,
     rel: Arc<RelFile>,
+    /// Cached `(level << 32) | root block`, or 0 when not yet read. May be stale: any former
+    /// root is still a valid node of its level, and searches move right from it.
+    root_hint: AtomicU64,
 }
+
+const HINT_VALID: u64 = 1 << 63;
 
 impl BTree {
     pub fn new(pool: Arc<BufferPool>, rel: Arc<RelFile>) -> BTree {
-        BTree { pool, rel }
+        BTree {
+            pool,
+            rel,
+            root_hint: AtomicU64::new(0),
+        }
     }
 
     /// Initializes an empty index in an empty relation file (meta page and root leaf),
     /// WAL-logged with `xid`.
     pub fn create(&self, xid: u64) -> PgResult<()> {
-        todo!()
+        if self.rel.nblocks() != 0 {
+            return Err(PgError::new(
+                sqlstate::INTERNAL_ERROR,
+                format!(
+                    "cannot create a btree in non-empty relation {}",
+                    self.rel.id
+                ),
+            ));
+        }
+        let mut meta = self.pool.extend(&self.rel)?;
+        let mut root = self.pool.extend(&self.rel)?;
+        if meta.block() != node::META_BLOCK {
+            return Err(PgError::new(
+                sqlstate::INTERNAL_ERROR,
+                "btree meta page is not block 0",
+            ));
+        }
+        let ni = NodeInfo {
+            flags: node::FLAG_ROOT,
+            level: 0,
+            right: NO_BLOCK,
+        };
+        node::init_node(&mut root, ni, &[]);
+        node::write_meta(&mut meta, root.block(), 0, true);
+        self.pool.wal.log_pages(xid, &mut [&mut meta, &mut root]);
+        self.set_root_hint(root.block(), 0);
+        Ok(())
     }
 
     /// Inserts (key, tid). Entries are ordered by key bytes, then tid; the same (key, tid)
     /// twice is a no-op.
     pub fn insert(&self, key: &[u8], tid: Tid, xid: u64) -> PgResult<()> {
-        todo!()
+        insert::insert(self, key, tid, xid)
     }
 
     /// Inserts (key, tid) unless an entry with an equal key is `Live` or `InProgress` per
@@ -61,32 +110,167 @@ impl BTree {
         xid: u64,
         check: &mut dyn FnMut(Tid) -> PgResult<Existing>,
     ) -> PgResult<UniqueInsert> {
-        todo!()
+        insert::insert_unique(self, key, tid, xid, check)
     }
 
     /// Entries with `lower <= key <= upper` in order, bounds compared as prefixes: an
-    /// `Included(p)` upper bound admits every key that starts with `p`.
+    /// `Included(p)` upper bound admits every key that starts with `p`, and an `Excluded(p)`
+    /// lower bound skips every key that starts with `p`.
     pub fn scan(&self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> BTreeScan {
-        todo!()
+        let tree = BTree {
+            pool: self.pool.clone(),
+            rel: self.rel.clone(),
+            root_hint: AtomicU64::new(self.root_hint()),
+        };
+        BTreeScan::new(tree, lower, upper)
     }
 
     /// Removes the entries whose tid `dead` says is gone (vacuum). Returns how many.
+    /// Leaves are visited left to right through their right-links, each latched exclusively
+    /// on its own; emptied pages stay in the tree (no page deletion).
     pub fn bulk_delete(&self, xid: u64, dead: &dyn Fn(Tid) -> bool) -> PgResult<u64> {
-        todo!()
+        let mut stack = Vec::new();
+        let mut block = self.descend(
+            &Target {
+                key: &[],
+                tid: None,
+            },
+            0,
+            &mut stack,
+        )?;
+        let mut removed = 0u64;
+        let mut victims: Vec<u16> = Vec::new();
+        loop {
+            let mut page = self.pool.write(&self.rel, block)?;
+            let ni = node::info(&page, block)?;
+            victims.clear();
+            for s in node::FIRST_DATA..page.slot_count() {
+                let item = page.item(s);
+                if dead(node::tid_from(&item[item.len() - node::TID_LEN..])) {
+                    victims.push(s);
+                }
+            }
+            if !victims.is_empty() {
+                for &s in victims.iter().rev() {
+                    page.remove_item_at(s);
+                }
+                page.compact();
+                self.pool.wal.log_pages(xid, &mut [&mut page]);
+                removed += victims.len() as u64;
+            }
+            if ni.is_rightmost() {
+                return Ok(removed);
+            }
+            block = ni.right;
+        }
     }
 
     /// Number of entries (tests, VACUUM VERBOSE).
     pub fn count(&self) -> PgResult<u64> {
-        todo!()
+        let mut n = 0;
+        for e in self.scan(Bound::Unbounded, Bound::Unbounded) {
+            e?;
+            n += 1;
+        }
+        Ok(n)
     }
-}
 
-/// A forward scan; yields (key, tid). Holds no latch between calls.
-pub struct BTreeScan {}
+    fn root_hint(&self) -> u64 {
+        self.root_hint.load(Ordering::Relaxed)
+    }
 
-impl Iterator for BTreeScan {
-    type Item = PgResult<(Vec<u8>, Tid)>;
-    fn next(&mut self) -> Option<Self::Item> {
-        todo!()
+    fn set_root_hint(&self, root: BlockNo, level: u16) {
+        self.root_hint.store(
+            HINT_VALID | ((level as u64) << 32) | root as u64,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Root block and level: the cached hint, or the meta page.
+    fn root(&self, fresh: bool) -> PgResult<(BlockNo, u16)> {
+        let h = self.root_hint();
+        if !fresh && h & HINT_VALID != 0 {
+            return Ok((h as u32, ((h >> 32) & 0xffff) as u16));
+        }
+        let (root, level) = {
+            let meta = self.pool.read(&self.rel, node::META_BLOCK)?;
+            node::read_meta(&meta)?
+        };
+        self.set_root_hint(root, level);
+        Ok((root, level))
+    }
+
+    /// Descends to the page at `level` whose key range covered `target` when its parent was
+    /// read, holding one shared latch at a time. Pushes the internal pages passed on the way
+    /// (parents last) onto `stack`. The caller latches the result and moves right if needed.
+    fn descend(
+        &self,
+        target: &Target<'_>,
+        level: u16,
+        stack: &mut Vec<BlockNo>,
+    ) -> PgResult<BlockNo> {
+        let (mut block, mut cur) = self.root(false)?;
+        if cur < level {
+            // A stale hint: the tree grew since. The meta page knows.
+            (block, cur) = self.root(true)?;
+            if cur < level {
+                return Err(PgError::new(
+                    sqlstate::INDEX_CORRUPTED,
+                    "btree is shallower than expected",
+                ));
+            }
+        }
+        while cur > level {
+            let (page, ni) = self.read_moving_right(block, target)?;
+            if ni.level != cur {
+                return Err(PgError::new(
+                    sqlstate::INDEX_CORRUPTED,
+                    format!(
+                        "btree block {} has level {}, expected {cur}",
+                        page.block(),
+                        ni.level
+                    ),
+                ));
+            }
+            stack.push(page.block());
+            block = node::child_of(page.item(node::child_slot(&page, target)));
+            cur -= 1;
+        }
+        Ok(block)
+    }
+
+    /// Share-latches `block`, then follows right-links while `target` is beyond the high key
+    /// (a split moved its range right), holding one latch at a time.
+    fn read_moving_right(
+        &self,
+        mut block: BlockNo,
+        target: &Target<'_>,
+    ) -> PgResult<(keel_storage::PageRef<'_>, NodeInfo)> {
+        loop {
+            let page = self.pool.read(&self.rel, block)?;
+            let ni = node::info(&page, block)?;
+            if node::beyond_high_key(&page, &ni, target) {
+                block = ni.right;
+                continue;
+            }
+            return Ok((page, ni));
+        }
+    }
+
+    /// As [`Self::read_moving_right`] with exclusive latches.
+    fn write_moving_right(
+        &self,
+        mut block: BlockNo,
+        target: &Target<'_>,
+    ) -> PgResult<(PageMut<'_>, NodeInfo)> {
+        loop {
+            let page = self.pool.write(&self.rel, block)?;
+            let ni = node::info(&page, block)?;
+            if node::beyond_high_key(&page, &ni, target) {
+                block = ni.right;
+                continue;
+            }
+            return Ok((page, ni));
+        }
     }
 }

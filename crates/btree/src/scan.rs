@@ -1,0 +1,166 @@
+//! Forward range scans. A scan copies the qualifying entries of one leaf while holding its
+//! shared latch, remembers the right-link read under that same latch, and releases the leaf
+//! before returning anything. Entries only ever move right (splits; there are no merges), so
+//! the next batch is found by following that right-link; entries at or before the last one
+//! returned are skipped by key, never by slot number.
+
+use crate::BTree;
+use crate::node::{self, FIRST_DATA, HIGH_KEY, TID_LEN, Target};
+use keel_common::{BlockNo, PgResult, Tid};
+use keel_storage::PageRead;
+use std::cmp::Ordering;
+use std::collections::VecDeque;
+use std::ops::Bound;
+
+/// A forward scan; yields (key, tid). Holds no latch between calls.
+pub struct BTreeScan {
+    tree: BTree,
+    /// Inclusive lower bound on keys.
+    lo: Vec<u8>,
+    /// Exclusive upper bound on keys (None: unbounded).
+    hi: Option<Vec<u8>>,
+    buf: VecDeque<(Vec<u8>, Tid)>,
+    state: State,
+    /// Last entry handed out (`key || tid`), to skip by key position after a move right.
+    last: Option<Vec<u8>>,
+}
+
+enum State {
+    Start,
+    Next(BlockNo),
+    Done,
+}
+
+/// The smallest key greater than every key starting with `p`; None if there is none.
+fn prefix_successor(p: &[u8]) -> Option<Vec<u8>> {
+    let mut v = p.to_vec();
+    while let Some(&b) = v.last() {
+        if b == 0xff {
+            v.pop();
+        } else {
+            let n = v.len();
+            v[n - 1] += 1;
+            return Some(v);
+        }
+    }
+    None
+}
+
+impl BTreeScan {
+    pub(crate) fn new(tree: BTree, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> BTreeScan {
+        let mut state = State::Start;
+        let lo = match lower {
+            Bound::Unbounded => Vec::new(),
+            Bound::Included(p) => p,
+            Bound::Excluded(p) => prefix_successor(&p).unwrap_or_else(|| {
+                state = State::Done;
+                Vec::new()
+            }),
+        };
+        let hi = match upper {
+            Bound::Unbounded => None,
+            Bound::Included(p) => prefix_successor(&p),
+            Bound::Excluded(p) => Some(p),
+        };
+        if hi.as_ref().is_some_and(|h| lo >= *h) {
+            state = State::Done;
+        }
+        BTreeScan {
+            tree,
+            lo,
+            hi,
+            buf: VecDeque::new(),
+            state,
+            last: None,
+        }
+    }
+
+    /// Loads the next non-empty batch (or reaches the end).
+    fn fill(&mut self) -> PgResult<()> {
+        loop {
+            let probe = Target {
+                key: &self.lo,
+                tid: None,
+            };
+            let (page, ni) = match self.state {
+                State::Done => return Ok(()),
+                State::Start => {
+                    let block = self.tree.descend(&probe, 0, &mut Vec::new())?;
+                    self.tree.read_moving_right(block, &probe)?
+                }
+                State::Next(block) => {
+                    let page = self.tree.pool.read(&self.tree.rel, block)?;
+                    let ni = node::info(&page, block)?;
+                    (page, ni)
+                }
+            };
+            let n = page.slot_count();
+            let mut s = match &self.last {
+                None => node::lower_bound(&page, true, &probe),
+                Some(last) => {
+                    let t = Target {
+                        key: node::entry_key(last),
+                        tid: Some(tid6(last)),
+                    };
+                    let s = node::lower_bound(&page, true, &t);
+                    if s < n && t.cmp_entry(page.item(s)) == Ordering::Equal {
+                        s + 1
+                    } else {
+                        s
+                    }
+                }
+            };
+            s = s.max(FIRST_DATA);
+            let mut past_end = false;
+            while s < n {
+                let e = page.item(s);
+                let key = node::entry_key(e);
+                if self.hi.as_ref().is_some_and(|h| key >= &h[..]) {
+                    past_end = true;
+                    break;
+                }
+                self.buf
+                    .push_back((key.to_vec(), node::tid_from(&e[e.len() - TID_LEN..])));
+                s += 1;
+            }
+            let high_past_end = !ni.is_rightmost()
+                && self
+                    .hi
+                    .as_ref()
+                    .is_some_and(|h| node::entry_key(page.item(HIGH_KEY)) >= &h[..]);
+            self.state = if past_end || ni.is_rightmost() || high_past_end {
+                State::Done
+            } else {
+                State::Next(ni.right)
+            };
+            drop(page);
+            if let Some((k, t)) = self.buf.back() {
+                let mut l = self.last.take().unwrap_or_default();
+                l.clear();
+                l.extend_from_slice(k);
+                l.extend_from_slice(&node::tid_bytes(*t));
+                self.last = Some(l);
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn tid6(entry: &[u8]) -> [u8; TID_LEN] {
+    let mut t = [0u8; TID_LEN];
+    t.copy_from_slice(&entry[entry.len() - TID_LEN..]);
+    t
+}
+
+impl Iterator for BTreeScan {
+    type Item = PgResult<(Vec<u8>, Tid)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.buf.is_empty()
+            && let Err(e) = self.fill()
+        {
+            self.state = State::Done;
+            return Some(Err(e));
+        }
+        self.buf.pop_front().map(Ok)
+    }
+}
