@@ -68,6 +68,8 @@ fn text_of(value: Datum, from: TypeId) -> String {
             if t.len() == s.len() { s } else { t.to_owned() }
         }
         Datum::Text(s) => s,
+        // The bool -> text cast spells the words out (unlike boolout's t/f).
+        Datum::Bool(b) => (if b { "true" } else { "false" }).to_owned(),
         other => {
             let mut s = String::new();
             format_text(&other, from, &mut s);

@@ -1,1 +1,83 @@
 use super::*;
+use crate::ops::compare_typed;
+use crate::row::tests_support::arb_datum;
+use proptest::prelude::*;
+use std::cmp::Ordering;
+
+fn key(v: &Datum, ty: TypeId) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_key(std::slice::from_ref(v), &[ty], &mut out);
+    out
+}
+
+fn sql_cmp(a: &Datum, b: &Datum, ty: TypeId) -> Ordering {
+    compare_typed(a, b, ty)
+}
+
+const KEY_TYPES: [TypeId; 13] = [
+    TypeId::Bool,
+    TypeId::Int2,
+    TypeId::Int4,
+    TypeId::Int8,
+    TypeId::Float4,
+    TypeId::Float8,
+    TypeId::Numeric,
+    TypeId::Text,
+    TypeId::Bpchar,
+    TypeId::Bytea,
+    TypeId::Date,
+    TypeId::Timestamp,
+    TypeId::Interval,
+];
+
+fn pair() -> impl Strategy<Value = (TypeId, Datum, Datum)> {
+    proptest::sample::select(KEY_TYPES.to_vec()).prop_flat_map(|t| (Just(t), arb_datum(t), arb_datum(t)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn key_order_matches_compare((ty, a, b) in pair()) {
+        let (ka, kb) = (key(&a, ty), key(&b, ty));
+        prop_assert_eq!(ka.cmp(&kb), sql_cmp(&a, &b, ty), "{:?} vs {:?}", a, b);
+    }
+
+    #[test]
+    fn composite_keys_are_prefix_free((t1, a1, b1) in pair(), (t2, a2, b2) in pair()) {
+        let mut ka = Vec::new();
+        encode_key(&[a1.clone(), a2.clone()], &[t1, t2], &mut ka);
+        let mut kb = Vec::new();
+        encode_key(&[b1.clone(), b2.clone()], &[t1, t2], &mut kb);
+        let expect = sql_cmp(&a1, &b1, t1).then(sql_cmp(&a2, &b2, t2));
+        prop_assert_eq!(ka.cmp(&kb), expect);
+        let p = key(&a1, t1);
+        prop_assert!(ka.starts_with(&p));
+    }
+
+    #[test]
+    fn numeric_scale_does_not_matter(m in any::<i64>(), s in 0i64..10, extra in 0i64..5) {
+        let a = crate::numeric::finite(m.into(), s);
+        let scaled: bigdecimal::num_bigint::BigInt = bigdecimal::num_bigint::BigInt::from(m) * bigdecimal::num_bigint::BigInt::from(10).pow(extra as u32);
+        let b = crate::numeric::finite(scaled, s + extra);
+        prop_assert_eq!(key(&Datum::Numeric(Box::new(a)), TypeId::Numeric), key(&Datum::Numeric(Box::new(b)), TypeId::Numeric));
+    }
+}
+
+#[test]
+fn special_values() {
+    // 1.0 = 1.00, -0.0 = 0.0, NaN greatest, NULL last.
+    let n = |s: &str| Datum::Numeric(Box::new(crate::numeric::Numeric::parse(s).unwrap()));
+    assert_eq!(key(&n("1.0"), TypeId::Numeric), key(&n("1.00"), TypeId::Numeric));
+    assert!(key(&n("Infinity"), TypeId::Numeric) < key(&n("NaN"), TypeId::Numeric));
+    assert!(key(&n("-Infinity"), TypeId::Numeric) < key(&n("-1e30"), TypeId::Numeric));
+    assert!(key(&n("0.5"), TypeId::Numeric) < key(&n("0.55"), TypeId::Numeric));
+    assert!(key(&n("-0.55"), TypeId::Numeric) < key(&n("-0.5"), TypeId::Numeric));
+    assert!(key(&n("99"), TypeId::Numeric) < key(&n("100"), TypeId::Numeric));
+    assert_eq!(key(&Datum::Float8(-0.0), TypeId::Float8), key(&Datum::Float8(0.0), TypeId::Float8));
+    assert!(key(&Datum::Float8(f64::INFINITY), TypeId::Float8) < key(&Datum::Float8(f64::NAN), TypeId::Float8));
+    assert!(key(&Datum::Float8(f64::NAN), TypeId::Float8) < key(&Datum::Null, TypeId::Float8));
+    assert_eq!(key(&Datum::Text("ab  ".into()), TypeId::Bpchar), key(&Datum::Text("ab".into()), TypeId::Bpchar));
+    assert!(key(&Datum::Text("a".into()), TypeId::Text) < key(&Datum::Text("a\0".into()), TypeId::Text));
+    // A narrower integer datum encodes like the column's type.
+    assert_eq!(key(&Datum::Int4(5), TypeId::Int8), key(&Datum::Int8(5), TypeId::Int8));
+}

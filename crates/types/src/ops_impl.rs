@@ -275,10 +275,13 @@ pub(super) fn text_concat(a: &Datum, b: &Datum) -> PgResult<Datum> {
             s.push_str(x);
             s
         }
+        Datum::Bool(x) => (if *x { "true" } else { "false" }).to_owned(),
         other => crate::io::to_text(other),
     };
     match b {
         Datum::Text(y) => s.push_str(y),
+        // anynonarray goes through the cast to text, which spells booleans out.
+        Datum::Bool(x) => s.push_str(if *x { "true" } else { "false" }),
         other => crate::io::format_text(other, other.natural_type().unwrap_or(TypeId::Text), &mut s),
     }
     Ok(Datum::Text(s))

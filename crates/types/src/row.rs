@@ -280,4 +280,4 @@ pub fn decode_column(bytes: &[u8], types: &[TypeId], index: usize) -> PgResult<D
 
 #[cfg(test)]
 #[path = "row_tests.rs"]
-mod tests;
+pub(crate) mod tests_support;
