@@ -153,13 +153,17 @@ impl EngineInner {
         let mut dead_roots: HashSet<Tid> = HashSet::new();
         let nblocks = rel.file.nblocks();
         stats.pages = nblocks as u64;
+        let heap = Heap::new(&self.pool, &self.txns, &rel);
+        let mut garbage = Vec::new();
         for block in 0..nblocks {
             let mut page = self.pool.write(&rel.file, block)?;
             if page.is_new() {
                 continue;
             }
-            let freed = prune::prune_page(&mut page, &self.txns, horizon);
-            if freed > 0 {
+            let (freed, mut remote) =
+                prune::prune_page(&mut page, &self.txns, horizon, &|t| heap.peek(t));
+            garbage.append(&mut remote);
+            if freed > 0 || page.changed() {
                 self.pool.wal.log_pages(0, &mut [&mut page]);
                 stats.removed_versions += freed as u64;
             }
@@ -185,6 +189,7 @@ impl EngineInner {
                 rel.page_has_room(block);
             }
         }
+        stats.removed_versions += prune::free_garbage(&heap, garbage)? as u64;
         if !dead_roots.is_empty() {
             let catalog = self.catalog();
             for idx in catalog.indexes_of(table.oid) {

@@ -96,6 +96,24 @@ impl BufferPool {
         })
     }
 
+    /// Pins and share-latches a page only if no one holds it exclusively right now (for
+    /// reading a second page while holding another page's latch without risking deadlock).
+    pub fn try_read(&self, rel: &Arc<RelFile>, block: BlockNo) -> PgResult<Option<PageRef<'_>>> {
+        let frame = self.pin_frame(rel, block)?;
+        match self.frames[frame].data.try_read() {
+            Some(guard) => Ok(Some(PageRef {
+                pool: self,
+                frame,
+                guard: Some(guard),
+                block,
+            })),
+            None => {
+                self.unpin(frame);
+                Ok(None)
+            }
+        }
+    }
+
     /// Pins and exclusively latches a page.
     pub fn write(&self, rel: &Arc<RelFile>, block: BlockNo) -> PgResult<PageMut<'_>> {
         let frame = self.pin_frame(rel, block)?;
@@ -394,6 +412,11 @@ impl<'a> PageMut<'a> {
 
     pub fn rel_id(&self) -> RelFileId {
         self.rel.id
+    }
+
+    /// Whether changes were made that are not yet WAL-logged.
+    pub fn changed(&self) -> bool {
+        !self.changes.is_empty()
     }
 
     pub fn is_unlogged(&self) -> bool {

@@ -314,8 +314,9 @@ impl<'a> Heap<'a> {
             return Ok((out, None));
         }
         let item = tuple::build(xid, cid, root, row);
+        let mut garbage = Vec::new();
         if !page.fits(item.len()) {
-            prune::prune_page(&mut page, self.txns, horizon());
+            garbage = prune::prune_page(&mut page, self.txns, horizon(), &|t| self.peek(t)).1;
         }
         if page.fits(item.len())
             && let Some(slot) = page.add_item(&item)
@@ -323,6 +324,8 @@ impl<'a> Heap<'a> {
             let new = Tid::new(page.block(), slot);
             link(&mut page, version, new);
             self.pool.wal.log_pages(xid, &mut [&mut page]);
+            drop(page);
+            prune::free_garbage(self, garbage)?;
             return Ok((LockOutcome::Locked, Some(new)));
         }
         // The new version goes to another page: lock (logged), place, then link. A crash in
@@ -335,7 +338,21 @@ impl<'a> Heap<'a> {
         let mut page = self.pool.write(&self.rel.file, version.block)?;
         link(&mut page, version, new);
         self.pool.wal.log_pages(xid, &mut [&mut page]);
+        drop(page);
+        prune::free_garbage(self, garbage)?;
         Ok((LockOutcome::Locked, Some(new)))
+    }
+
+    /// A version's header on a page that may be latched by someone else: None instead of
+    /// waiting (used while another page is latched).
+    pub fn peek(&self, tid: Tid) -> Option<Header> {
+        let page = self.pool.try_read(&self.rel.file, tid.block).ok()??;
+        match page.lp(tid.slot) {
+            LinePointer::Normal { .. } if page.item(tid.slot).len() >= HEADER => {
+                Some(Header::read(page.item(tid.slot)))
+            }
+            _ => None,
+        }
     }
 }
 

@@ -24,9 +24,26 @@ fn dead_to_all(txns: &TxnManager, h: &Header, horizon: u64) -> bool {
     matches!(txns.status(h.xmax), XidStatus::Committed(c) if c <= horizon)
 }
 
+/// A dead version on another page, unlinked by a prune; free it with [`free_garbage`] once
+/// no latch is held.
+#[derive(Clone, Copy, Debug)]
+pub struct Garbage {
+    pub tid: Tid,
+    pub xmin: u64,
+    pub root: Tid,
+}
+
 /// Prunes `page` (latched exclusively by the caller) and WAL-logs nothing itself: the caller
-/// logs the page with its own change. Returns the number of versions reclaimed.
-pub fn prune_page(page: &mut PageMut<'_>, txns: &TxnManager, horizon: u64) -> usize {
+/// logs the page with its own change. `other` reads a version's header on another page
+/// without waiting (None if that page is busy). Returns the number of versions reclaimed on
+/// this page and the unlinked versions elsewhere.
+pub fn prune_page(
+    page: &mut PageMut<'_>,
+    txns: &TxnManager,
+    horizon: u64,
+    other: &dyn Fn(Tid) -> Option<Header>,
+) -> (usize, Vec<Garbage>) {
+    let mut garbage = Vec::new();
     let block = page.block();
     let n = page.slot_count();
     let mut reclaimed = 0;
@@ -46,35 +63,51 @@ pub fn prune_page(page: &mut PageMut<'_>, txns: &TxnManager, horizon: u64) -> us
         let mut cur = start;
         let mut prev_xmax: Option<u64> = None;
         let mut passed: Vec<u16> = Vec::new();
+        let mut remote: Vec<Garbage> = Vec::new();
         let survivor: Option<Tid> = loop {
-            if cur.block != block {
-                break Some(cur);
-            }
-            let h = match page.lp(cur.slot) {
-                LinePointer::Normal { .. } => Header::read(page.item(cur.slot)),
-                _ => {
-                    passed.clear();
-                    break None;
+            let h = if cur.block != block {
+                match other(cur) {
+                    Some(h) => h,
+                    None => break Some(cur),
+                }
+            } else {
+                match page.lp(cur.slot) {
+                    LinePointer::Normal { .. } => Header::read(page.item(cur.slot)),
+                    _ => {
+                        passed.clear();
+                        remote.clear();
+                        break None;
+                    }
                 }
             };
             if h.root != root || prev_xmax.is_some_and(|x| x != h.xmin) {
                 // Not a chain we can vouch for: leave it alone.
                 passed.clear();
+                remote.clear();
                 break None;
             }
             if !dead_to_all(txns, &h, horizon) {
                 break Some(cur);
             }
-            passed.push(cur.slot);
+            if cur.block == block {
+                passed.push(cur.slot);
+            } else {
+                remote.push(Garbage {
+                    tid: cur,
+                    xmin: h.xmin,
+                    root,
+                });
+            }
             if !h.has_next() {
                 break None;
             }
             prev_xmax = Some(h.xmax);
             cur = h.next;
         };
-        if passed.is_empty() {
+        if passed.is_empty() && remote.is_empty() {
             continue;
         }
+        garbage.append(&mut remote);
         for &s in &passed {
             if s != slot {
                 page.set_lp(s, LinePointer::Unused);
@@ -97,5 +130,42 @@ pub fn prune_page(page: &mut PageMut<'_>, txns: &TxnManager, horizon: u64) -> us
         page.trim_slots();
         page.compact();
     }
-    reclaimed
+    (reclaimed, garbage)
+}
+
+/// Frees unlinked versions on other pages, one page latch at a time, checking each slot still
+/// holds the version that was unlinked. Returns how many were freed.
+pub fn free_garbage(
+    heap: &super::Heap<'_>,
+    mut garbage: Vec<Garbage>,
+) -> keel_common::PgResult<usize> {
+    garbage.sort_by_key(|g| g.tid);
+    let mut freed = 0;
+    let mut i = 0;
+    while i < garbage.len() {
+        let block = garbage[i].tid.block;
+        let mut page = heap.pool.write(&heap.rel.file, block)?;
+        let mut changed = false;
+        while i < garbage.len() && garbage[i].tid.block == block {
+            let g = garbage[i];
+            i += 1;
+            if let LinePointer::Normal { .. } = page.lp(g.tid.slot) {
+                let h = Header::read(page.item(g.tid.slot));
+                if h.xmin == g.xmin && h.root == g.root && h.root != g.tid {
+                    page.set_lp(g.tid.slot, LinePointer::Unused);
+                    changed = true;
+                    freed += 1;
+                }
+            }
+        }
+        if changed {
+            page.trim_slots();
+            page.compact();
+            heap.pool.wal.log_pages(0, &mut [&mut page]);
+            if page.free_space() > keel_storage::PAGE_SIZE / 5 {
+                heap.rel.page_has_room(block);
+            }
+        }
+    }
+    Ok(freed)
 }
