@@ -321,8 +321,17 @@ impl Server {
     pub fn psql_cmd(&self) -> Command {
         let mut c = Command::new("psql");
         cmd::client_env(&mut c);
-        c.args(["-X", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-p"])
-            .arg(self.port.to_string());
+        c.args([
+            "-X",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-p",
+        ])
+        .arg(self.port.to_string());
         c
     }
 

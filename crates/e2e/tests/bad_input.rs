@@ -68,7 +68,10 @@ fn garbage_and_malformed_frames_do_not_hurt_the_server() {
     huge.extend_from_slice(&196608u32.to_be_bytes());
     let t = Instant::now();
     let (_, closed) = poke(port, &huge, Duration::from_secs(10));
-    assert!(closed, "server kept a connection with a 2 GB startup length open");
+    assert!(
+        closed,
+        "server kept a connection with a 2 GB startup length open"
+    );
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_alive(&mut srv, &mut watcher, "oversized startup length");
 
@@ -79,10 +82,26 @@ fn garbage_and_malformed_frames_do_not_hurt_the_server() {
     // After a good login: oversized message length, length < 4, unknown message type,
     // truncated Query, garbage.
     let bad_frames: Vec<(&str, Vec<u8>, bool)> = vec![
-        ("Query with 2 GB length", [&b"Q"[..], &0x7fff_ff00u32.to_be_bytes()].concat(), true),
-        ("Query with length 0", [&b"Q"[..], &0u32.to_be_bytes()].concat(), true),
-        ("unknown message type", [&[0xffu8][..], &4u32.to_be_bytes()].concat(), true),
-        ("truncated Query", [&b"Q"[..], &100u32.to_be_bytes(), &b"select"[..]].concat(), false),
+        (
+            "Query with 2 GB length",
+            [&b"Q"[..], &0x7fff_ff00u32.to_be_bytes()].concat(),
+            true,
+        ),
+        (
+            "Query with length 0",
+            [&b"Q"[..], &0u32.to_be_bytes()].concat(),
+            true,
+        ),
+        (
+            "unknown message type",
+            [&[0xffu8][..], &4u32.to_be_bytes()].concat(),
+            true,
+        ),
+        (
+            "truncated Query",
+            [&b"Q"[..], &100u32.to_be_bytes(), &b"select"[..]].concat(),
+            false,
+        ),
         ("garbage after login", garbage(4096, 99), false),
     ];
     for (what, frame, must_close) in bad_frames {
@@ -90,7 +109,10 @@ fn garbage_and_malformed_frames_do_not_hurt_the_server() {
         let _ = c.stream.write_all(&frame);
         let (_, closed) = c.drain(Duration::from_secs(if must_close { 10 } else { 1 }));
         if must_close {
-            assert!(closed, "{what}: server should report an error and close the connection");
+            assert!(
+                closed,
+                "{what}: server should report an error and close the connection"
+            );
         }
         c.vanish();
         assert_alive(&mut srv, &mut watcher, what);
@@ -103,8 +125,13 @@ fn garbage_and_malformed_frames_do_not_hurt_the_server() {
     drop(conns);
     assert_alive(&mut srv, &mut watcher, "50 idle connections dropped");
 
-    let rows = watcher.simple("select count(*) from keep").unwrap_or_else(|e| panic!("{e}"));
-    assert!(rows.iter().any(|(t, b)| *t == b'D' && b.ends_with(b"3")), "{rows:?}");
+    let rows = watcher
+        .simple("select count(*) from keep")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        rows.iter().any(|(t, b)| *t == b'D' && b.ends_with(b"3")),
+        "{rows:?}"
+    );
 }
 
 #[test]
@@ -151,11 +178,18 @@ fn disconnect_mid_transaction_releases_locks_and_discards_work() {
             }
         }
         let row = client
-            .query_one("select (select v from acct where id = 1), (select count(*) from acct)", &[])
+            .query_one(
+                "select (select v from acct where id = 1), (select count(*) from acct)",
+                &[],
+            )
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let (v, n): (i32, i64) = (row.get(0), row.get(1));
-        assert_eq!((v, n), (103, 10), "vanished sessions' work must be rolled back");
+        assert_eq!(
+            (v, n),
+            (103, 10),
+            "vanished sessions' work must be rolled back"
+        );
         drop(client);
         let _ = bg.await;
     });
@@ -181,33 +215,47 @@ fn disconnect_mid_copy_keeps_committed_rows_only() {
         let mut a = RawConn::login(srv.port()).unwrap_or_else(|e| panic!("{e}"));
         a.send(&raw::query_message("copy c from stdin"))
             .unwrap_or_else(|e| panic!("{e}"));
-        a.read_until(b'G').unwrap_or_else(|e| panic!("no CopyInResponse: {e}"));
-        a.send(&raw::copy_data(b"10\tx\n11\ty\n")).unwrap_or_else(|e| panic!("{e}"));
+        a.read_until(b'G')
+            .unwrap_or_else(|e| panic!("no CopyInResponse: {e}"));
+        a.send(&raw::copy_data(b"10\tx\n11\ty\n"))
+            .unwrap_or_else(|e| panic!("{e}"));
         if i == 1 {
             let _ = a.send(&raw::copy_data(tail));
         } else {
             let _ = a.send(tail);
         }
         a.vanish();
-        assert!(srv.is_running(), "server died after a client vanished mid-COPY ({i})");
+        assert!(
+            srv.is_running(),
+            "server died after a client vanished mid-COPY ({i})"
+        );
         let rows = watcher
             .simple("select count(*) from c")
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            rows.iter().any(|(t, b)| *t == b'D' && b.ends_with(b"\x013")),
+            rows.iter()
+                .any(|(t, b)| *t == b'D' && b.ends_with(b"\x013")),
             "an abandoned COPY must add no rows (variant {i}): {rows:?}"
         );
     }
 
     // A COPY that completes still works afterwards, and everything committed survives a restart.
     let mut a = RawConn::login(srv.port()).unwrap_or_else(|e| panic!("{e}"));
-    a.send(&raw::query_message("copy c from stdin")).unwrap_or_else(|e| panic!("{e}"));
+    a.send(&raw::query_message("copy c from stdin"))
+        .unwrap_or_else(|e| panic!("{e}"));
     a.read_until(b'G').unwrap_or_else(|e| panic!("{e}"));
-    a.send(&raw::copy_data(b"4\td\n5\te\n")).unwrap_or_else(|e| panic!("{e}"));
+    a.send(&raw::copy_data(b"4\td\n5\te\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
     a.send(&raw::copy_done()).unwrap_or_else(|e| panic!("{e}"));
     let msgs = a.read_until_ready().unwrap_or_else(|e| panic!("{e}"));
-    assert!(!msgs.iter().any(|(t, _)| *t == b'E'), "complete COPY failed: {msgs:?}");
+    assert!(
+        !msgs.iter().any(|(t, _)| *t == b'E'),
+        "complete COPY failed: {msgs:?}"
+    );
     srv.stop();
     srv.restart();
-    assert_eq!(srv.query("select count(*), string_agg(s, '' order by id) from c"), "5|abcde");
+    assert_eq!(
+        srv.query("select count(*), string_agg(s, '' order by id) from c"),
+        "5|abcde"
+    );
 }

@@ -60,11 +60,12 @@ fn crash_under_tpcb_load_loses_no_acknowledged_commit() {
         let (c, t) = (CLIENTS.to_string(), secs.to_string());
         let mode = modes[round as usize % modes.len()];
         let mut cmd = srv.pgbench_cmd();
-        cmd.args(["-n", "-l", &prefix, "-M", mode, "-c", &c, "-j", "2", "-T", &t])
-            .arg("postgres");
-        let load = thread::spawn(move || {
-            keel_e2e::cmd::run(cmd, None, Duration::from_secs(secs + 120))
-        });
+        cmd.args([
+            "-n", "-l", &prefix, "-M", mode, "-c", &c, "-j", "2", "-T", &t,
+        ])
+        .arg("postgres");
+        let load =
+            thread::spawn(move || keel_e2e::cmd::run(cmd, None, Duration::from_secs(secs + 120)));
         thread::sleep(crash_after);
         srv.crash();
         let out = match load.join() {

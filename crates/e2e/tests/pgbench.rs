@@ -55,7 +55,10 @@ fn bench(srv: &Server, mode: &str, workload: &[&str]) -> (PgbenchReport, CmdOutp
         "number of failed transactions must be 0: {out}"
     );
     assert!(rep.tps.is_some_and(|t| t > 0.0), "tps must be > 0: {out}");
-    assert!(rep.processed.is_some_and(|p| p > 0), "no transactions: {out}");
+    assert!(
+        rep.processed.is_some_and(|p| p > 0),
+        "no transactions: {out}"
+    );
     eprintln!(
         "{mode} {workload:?}: {} tx, tps {:.1}",
         rep.processed.unwrap_or(0),

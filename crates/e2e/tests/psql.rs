@@ -10,7 +10,13 @@ fn pair() -> (Server, Server) {
 }
 
 /// Runs the same psql invocation (stdin `input`, stdout+stderr merged) in `cwd` on both.
-fn both(target: &Server, oracle: &Server, args: &[&str], input: &str, cwd: &Path) -> (CmdOutput, CmdOutput) {
+fn both(
+    target: &Server,
+    oracle: &Server,
+    args: &[&str],
+    input: &str,
+    cwd: &Path,
+) -> (CmdOutput, CmdOutput) {
     (
         target.psql_merged(args, input, cwd),
         oracle.psql_merged(args, input, cwd),
@@ -38,17 +44,31 @@ fn scrub_timing(s: &str) -> String {
 fn errors_report_position_like_postgres() {
     let (k, p) = pair();
     let cwd = k.scratch().to_path_buf();
-    for sql in ["select * from nosuch;", "select 1 +;", "selec 1;", "select 1,\n  2 +;"] {
+    for sql in [
+        "select * from nosuch;",
+        "select 1 +;",
+        "selec 1;",
+        "select 1,\n  2 +;",
+    ] {
         // Through -c (no "psql:<stdin>" prefix) and through stdin.
         let (a, b) = both(&k, &p, &["-c", sql], "", &cwd);
         assert_same(&format!("-c {sql:?}"), &a.stdout, &b.stdout);
         assert_eq!(a.code, b.code, "exit status for -c {sql:?}");
         let (a, b) = both(&k, &p, &[], sql, &cwd);
         assert_same(&format!("stdin {sql:?}"), &a.stdout, &b.stdout);
-        assert!(b.stdout.contains("ERROR:"), "oracle printed no error for {sql:?}");
+        assert!(
+            b.stdout.contains("ERROR:"),
+            "oracle printed no error for {sql:?}"
+        );
     }
     // The session survives errors: the next statement on the same connection works.
-    let (a, b) = both(&k, &p, &[], "select * from nosuch;\nselect 42 as answer;\n", &cwd);
+    let (a, b) = both(
+        &k,
+        &p,
+        &[],
+        "select * from nosuch;\nselect 42 as answer;\n",
+        &cwd,
+    );
     assert_same("statement after an error", &a.stdout, &b.stdout);
 }
 
@@ -60,7 +80,11 @@ fn timing_output() {
     let (a, b) = both(&k, &p, &[], input, &cwd);
     assert!(a.success(), "{a}");
     assert_eq!(a.stdout.matches("Time: ").count(), 2, "{a}");
-    assert_same("\\timing", &scrub_timing(&a.stdout), &scrub_timing(&b.stdout));
+    assert_same(
+        "\\timing",
+        &scrub_timing(&a.stdout),
+        &scrub_timing(&b.stdout),
+    );
 }
 
 #[test]
@@ -69,9 +93,21 @@ fn several_statements_on_one_line() {
     let cwd = k.scratch().to_path_buf();
     let (a, b) = both(&k, &p, &["-c", "select 1; select 2;"], "", &cwd);
     assert_same("-c 'select 1; select 2;'", &a.stdout, &b.stdout);
-    let (a, b) = both(&k, &p, &[], "select 1; select 2;\nselect 3 as c; select 'four' as d;\n", &cwd);
+    let (a, b) = both(
+        &k,
+        &p,
+        &[],
+        "select 1; select 2;\nselect 3 as c; select 'four' as d;\n",
+        &cwd,
+    );
     assert_same("stdin multi-statement", &a.stdout, &b.stdout);
-    let (a, b) = both(&k, &p, &["-A", "-t", "-c", "select 1; select 1/0; select 3;"], "", &cwd);
+    let (a, b) = both(
+        &k,
+        &p,
+        &["-A", "-t", "-c", "select 1; select 1/0; select 3;"],
+        "",
+        &cwd,
+    );
     assert_same("error in the middle of a -c string", &a.stdout, &b.stdout);
 }
 
@@ -109,7 +145,10 @@ select count(*) from (select * from t except select * from t_text) d;\n\
 select count(*) from (select * from t except select * from t_csv) d;\n\
 select count(*) from (select * from t except select * from t_csvh) d;\n\
 select id, name is null as name_null, note is null as note_null from t_csv order by id;\n";
-    let (a, b) = (k.psql_merged(&[], script, &kd), p.psql_merged(&[], script, &pd));
+    let (a, b) = (
+        k.psql_merged(&[], script, &kd),
+        p.psql_merged(&[], script, &pd),
+    );
     assert_same("\\copy script", &a.stdout, &b.stdout);
     for f in ["out.txt", "out.csv", "outh.csv", "q.txt"] {
         let got = std::fs::read(kd.join(f)).unwrap_or_default();

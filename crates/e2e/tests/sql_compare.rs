@@ -23,12 +23,19 @@ fn load_cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{e}"));
-        let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let mut cur: Option<Case> = None;
         for line in text.lines() {
             if let Some(name) = line.strip_prefix("-- case:") {
                 cases.extend(cur.take());
-                cur = Some(Case { file: file.clone(), name: name.trim().to_string(), body: String::new() });
+                cur = Some(Case {
+                    file: file.clone(),
+                    name: name.trim().to_string(),
+                    body: String::new(),
+                });
             } else if let Some(c) = cur.as_mut() {
                 c.body.push_str(line);
                 c.body.push('\n');
@@ -50,7 +57,11 @@ fn normalize(out: &str) -> String {
 
 fn first_diff(got: &str, want: &str) -> String {
     let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
-    let i = g.iter().zip(&w).position(|(a, b)| a != b).unwrap_or(g.len().min(w.len()));
+    let i = g
+        .iter()
+        .zip(&w)
+        .position(|(a, b)| a != b)
+        .unwrap_or(g.len().min(w.len()));
     let lo = i.saturating_sub(3);
     let show = |v: &[&str]| v[lo.min(v.len())..(i + 4).min(v.len())].join("\n");
     format!(
@@ -73,10 +84,19 @@ fn sql_corpus_matches_postgres() {
         let got = normalize(&k.psql_merged(&args, &input, &cwd).stdout);
         let want = normalize(&p.psql_merged(&args, &input, &cwd).stdout);
         if got != want {
-            failures.push(format!("{}:{}: {}", c.file, c.name, first_diff(&got, &want)));
+            failures.push(format!(
+                "{}:{}: {}",
+                c.file,
+                c.name,
+                first_diff(&got, &want)
+            ));
         }
     }
-    eprintln!("sql corpus: {}/{} cases match PostgreSQL 15", cases.len() - failures.len(), cases.len());
+    eprintln!(
+        "sql corpus: {}/{} cases match PostgreSQL 15",
+        cases.len() - failures.len(),
+        cases.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {} cases differ from PostgreSQL 15:\n\n{}",
