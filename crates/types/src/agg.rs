@@ -47,7 +47,10 @@ impl Accumulator for SumInt {
             Some(Datum::Int8(v)) => *v,
             _ => return Ok(()),
         };
-        self.sum = self.sum.checked_add(v).ok_or_else(|| int_out_of_range(TypeId::Int8))?;
+        self.sum = self
+            .sum
+            .checked_add(v)
+            .ok_or_else(|| int_out_of_range(TypeId::Int8))?;
         self.count += 1;
         Ok(())
     }
@@ -88,7 +91,11 @@ impl Accumulator for SumInt8 {
             return Ok(Datum::Null);
         }
         let s = Numeric::from_i128(self.sum);
-        Ok(Datum::Numeric(Box::new(if self.avg { s.div(&Numeric::from_i64(self.count))? } else { s })))
+        Ok(Datum::Numeric(Box::new(if self.avg {
+            s.div(&Numeric::from_i64(self.count))?
+        } else {
+            s
+        })))
     }
 }
 
@@ -131,8 +138,16 @@ impl Accumulator for SumFloat {
             Some(Datum::Float4(v)) => *v as f64,
             _ => return Ok(()),
         };
-        let s = if self.float4 && !self.avg { ((self.sum as f32) + (v as f32)) as f64 } else { self.sum + v };
-        let overflowed = if self.float4 && !self.avg { (s as f32).is_infinite() } else { s.is_infinite() };
+        let s = if self.float4 && !self.avg {
+            ((self.sum as f32) + (v as f32)) as f64
+        } else {
+            self.sum + v
+        };
+        let overflowed = if self.float4 && !self.avg {
+            (s as f32).is_infinite()
+        } else {
+            s.is_infinite()
+        };
         if overflowed && self.sum.is_finite() && v.is_finite() {
             return Err(crate::ops::imp_float_overflow());
         }
@@ -210,10 +225,24 @@ struct StringAgg {
 impl Accumulator for StringAgg {
     fn update(&mut self, args: &[Datum]) -> PgResult<()> {
         let (value, delim): (&[u8], Option<&[u8]>) = match (args.first(), args.get(1)) {
-            (Some(Datum::Text(v)), d) => (v.as_bytes(), if let Some(Datum::Text(d)) = d { Some(d.as_bytes()) } else { None }),
+            (Some(Datum::Text(v)), d) => (
+                v.as_bytes(),
+                if let Some(Datum::Text(d)) = d {
+                    Some(d.as_bytes())
+                } else {
+                    None
+                },
+            ),
             (Some(Datum::Bytea(v)), d) => {
                 self.bytea = true;
-                (v, if let Some(Datum::Bytea(d)) = d { Some(d) } else { None })
+                (
+                    v,
+                    if let Some(Datum::Bytea(d)) = d {
+                        Some(d)
+                    } else {
+                        None
+                    },
+                )
             }
             _ => return Ok(()),
         };
@@ -233,7 +262,10 @@ impl Accumulator for StringAgg {
             None => Datum::Null,
             Some(b) if self.bytea => Datum::Bytea(b.clone()),
             // Concatenated UTF-8 strings are UTF-8.
-            Some(b) => Datum::Text(String::from_utf8(b.clone()).map_err(|_| PgError::internal("string_agg produced invalid UTF-8"))?),
+            Some(b) => Datum::Text(
+                String::from_utf8(b.clone())
+                    .map_err(|_| PgError::internal("string_agg produced invalid UTF-8"))?,
+            ),
         })
     }
 }
@@ -265,7 +297,11 @@ impl Accumulator for BoolAgg {
 
 macro_rules! agg {
     ($args:expr, $result:expr, $ctor:expr) => {
-        Some(Aggregate { args: $args, result: $result, new_accumulator: || Box::new($ctor) })
+        Some(Aggregate {
+            args: $args,
+            result: $result,
+            new_accumulator: || Box::new($ctor),
+        })
     };
 }
 
@@ -274,9 +310,25 @@ fn minmax(max: bool, ty: TypeId) -> Option<Aggregate> {
     macro_rules! mm {
         ($t:ident) => {
             if max {
-                agg!(&[$t], $t, MinMax { best: Datum::Null, want: Ordering::Greater, ty: $t })
+                agg!(
+                    &[$t],
+                    $t,
+                    MinMax {
+                        best: Datum::Null,
+                        want: Ordering::Greater,
+                        ty: $t
+                    }
+                )
             } else {
-                agg!(&[$t], $t, MinMax { best: Datum::Null, want: Ordering::Less, ty: $t })
+                agg!(
+                    &[$t],
+                    $t,
+                    MinMax {
+                        best: Datum::Null,
+                        want: Ordering::Less,
+                        ty: $t
+                    }
+                )
             }
         };
     }
@@ -306,36 +358,149 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
     match (name.as_str(), args) {
         ("count", []) => agg!(&[], Int8, CountStar(0)),
         ("count", [t]) => {
-            let args: &'static [TypeId] = crate::func::intern_types(&[if *t == Unknown { Text } else { *t }]);
-            Some(Aggregate { args, result: Int8, new_accumulator: || Box::new(Count(0)) })
+            let args: &'static [TypeId] =
+                crate::func::intern_types(&[if *t == Unknown { Text } else { *t }]);
+            Some(Aggregate {
+                args,
+                result: Int8,
+                new_accumulator: || Box::new(Count(0)),
+            })
         }
         ("sum" | "avg", [t]) => {
             let avg = name == "avg";
             match (avg, t) {
-                (false, Int2) => agg!(&[Int2], Int8, SumInt { avg: false, ..Default::default() }),
-                (false, Int4) => agg!(&[Int4], Int8, SumInt { avg: false, ..Default::default() }),
-                (true, Int2) => agg!(&[Int2], Numeric, SumInt { avg: true, ..Default::default() }),
-                (true, Int4) => agg!(&[Int4], Numeric, SumInt { avg: true, ..Default::default() }),
+                (false, Int2) => agg!(
+                    &[Int2],
+                    Int8,
+                    SumInt {
+                        avg: false,
+                        ..Default::default()
+                    }
+                ),
+                (false, Int4) => agg!(
+                    &[Int4],
+                    Int8,
+                    SumInt {
+                        avg: false,
+                        ..Default::default()
+                    }
+                ),
+                (true, Int2) => agg!(
+                    &[Int2],
+                    Numeric,
+                    SumInt {
+                        avg: true,
+                        ..Default::default()
+                    }
+                ),
+                (true, Int4) => agg!(
+                    &[Int4],
+                    Numeric,
+                    SumInt {
+                        avg: true,
+                        ..Default::default()
+                    }
+                ),
                 (_, Int8) => {
                     if avg {
-                        agg!(&[Int8], Numeric, SumInt8 { avg: true, ..Default::default() })
+                        agg!(
+                            &[Int8],
+                            Numeric,
+                            SumInt8 {
+                                avg: true,
+                                ..Default::default()
+                            }
+                        )
                     } else {
-                        agg!(&[Int8], Numeric, SumInt8 { avg: false, ..Default::default() })
+                        agg!(
+                            &[Int8],
+                            Numeric,
+                            SumInt8 {
+                                avg: false,
+                                ..Default::default()
+                            }
+                        )
                     }
                 }
                 (_, Numeric) => {
                     if avg {
-                        agg!(&[Numeric], Numeric, SumNumeric { sum: crate::numeric::Numeric::zero(), count: 0, avg: true })
+                        agg!(
+                            &[Numeric],
+                            Numeric,
+                            SumNumeric {
+                                sum: crate::numeric::Numeric::zero(),
+                                count: 0,
+                                avg: true
+                            }
+                        )
                     } else {
-                        agg!(&[Numeric], Numeric, SumNumeric { sum: crate::numeric::Numeric::zero(), count: 0, avg: false })
+                        agg!(
+                            &[Numeric],
+                            Numeric,
+                            SumNumeric {
+                                sum: crate::numeric::Numeric::zero(),
+                                count: 0,
+                                avg: false
+                            }
+                        )
                     }
                 }
-                (false, Float4) => agg!(&[Float4], Float4, SumFloat { sum: 0.0, count: 0, avg: false, float4: true }),
-                (true, Float4) => agg!(&[Float4], Float8, SumFloat { sum: 0.0, count: 0, avg: true, float4: true }),
-                (false, Float8) => agg!(&[Float8], Float8, SumFloat { sum: 0.0, count: 0, avg: false, float4: false }),
-                (true, Float8) => agg!(&[Float8], Float8, SumFloat { sum: 0.0, count: 0, avg: true, float4: false }),
-                (false, Interval) => agg!(&[Interval], Interval, SumInterval { avg: false, ..Default::default() }),
-                (true, Interval) => agg!(&[Interval], Interval, SumInterval { avg: true, ..Default::default() }),
+                (false, Float4) => agg!(
+                    &[Float4],
+                    Float4,
+                    SumFloat {
+                        sum: 0.0,
+                        count: 0,
+                        avg: false,
+                        float4: true
+                    }
+                ),
+                (true, Float4) => agg!(
+                    &[Float4],
+                    Float8,
+                    SumFloat {
+                        sum: 0.0,
+                        count: 0,
+                        avg: true,
+                        float4: true
+                    }
+                ),
+                (false, Float8) => agg!(
+                    &[Float8],
+                    Float8,
+                    SumFloat {
+                        sum: 0.0,
+                        count: 0,
+                        avg: false,
+                        float4: false
+                    }
+                ),
+                (true, Float8) => agg!(
+                    &[Float8],
+                    Float8,
+                    SumFloat {
+                        sum: 0.0,
+                        count: 0,
+                        avg: true,
+                        float4: false
+                    }
+                ),
+                (false, Interval) => agg!(
+                    &[Interval],
+                    Interval,
+                    SumInterval {
+                        avg: false,
+                        ..Default::default()
+                    }
+                ),
+                (true, Interval) => agg!(
+                    &[Interval],
+                    Interval,
+                    SumInterval {
+                        avg: true,
+                        ..Default::default()
+                    }
+                ),
                 _ => None,
             }
         }
@@ -350,12 +515,29 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
                 None
             }
         }
-        ("bool_and" | "every", [Bool | Unknown]) => agg!(&[Bool], Bool, BoolAgg { state: None, and: true }),
-        ("bool_or", [Bool | Unknown]) => agg!(&[Bool], Bool, BoolAgg { state: None, and: false }),
+        ("bool_and" | "every", [Bool | Unknown]) => agg!(
+            &[Bool],
+            Bool,
+            BoolAgg {
+                state: None,
+                and: true
+            }
+        ),
+        ("bool_or", [Bool | Unknown]) => agg!(
+            &[Bool],
+            Bool,
+            BoolAgg {
+                state: None,
+                and: false
+            }
+        ),
         _ => None,
     }
 }
 
 fn is_text(t: TypeId) -> bool {
-    matches!(t, TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown)
+    matches!(
+        t,
+        TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown
+    )
 }

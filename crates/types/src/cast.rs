@@ -14,7 +14,10 @@ pub enum CastContext {
 }
 
 fn is_string(t: TypeId) -> bool {
-    matches!(t, TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name)
+    matches!(
+        t,
+        TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name
+    )
 }
 
 /// The context a pg_cast entry (or I/O conversion) allows, None if no cast exists.
@@ -154,7 +157,10 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
         (Oid, Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_)) => {
             let v = int_of(&value);
             if !(i32::MIN as i64..=u32::MAX as i64).contains(&v) {
-                return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "OID out of range"));
+                return Err(PgError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "OID out of range",
+                ));
             }
             Datum::Oid(v as u32)
         }
@@ -170,7 +176,10 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
                 return Err(crate::ops::imp_float_overflow());
             }
             if r == 0.0 && *f != 0.0 {
-                return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow"));
+                return Err(PgError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: underflow",
+                ));
             }
             Datum::Float4(r)
         }
@@ -178,7 +187,11 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
         (Numeric, _) => Datum::Numeric(Box::new(to_numeric(&value)?.apply_typmod(to.typmod)?)),
         (Timestamp | TimestampTz, Datum::Date(d)) => {
             let ts = date_to_ts(*d);
-            if to.id == Timestamp { Datum::Timestamp(ts) } else { Datum::TimestampTz(ts) }
+            if to.id == Timestamp {
+                Datum::Timestamp(ts)
+            } else {
+                Datum::TimestampTz(ts)
+            }
         }
         (Timestamp, Datum::TimestampTz(t)) => Datum::Timestamp(*t),
         (TimestampTz, Datum::Timestamp(t)) => Datum::TimestampTz(*t),

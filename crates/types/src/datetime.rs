@@ -175,10 +175,16 @@ impl Cur<'_> {
         let start = self.i;
         let mut v: i64 = 0;
         while self.i < self.b.len() && self.b[self.i].is_ascii_digit() {
-            v = v.checked_mul(10)?.checked_add((self.b[self.i] - b'0') as i64)?;
+            v = v
+                .checked_mul(10)?
+                .checked_add((self.b[self.i] - b'0') as i64)?;
             self.i += 1;
         }
-        if self.i == start { None } else { Some((v, self.i - start)) }
+        if self.i == start {
+            None
+        } else {
+            Some((v, self.i - start))
+        }
     }
     fn eat(&mut self, c: u8) -> bool {
         if self.i < self.b.len() && self.b[self.i] == c {
@@ -248,7 +254,10 @@ pub fn parse_date(s: &str) -> PgResult<i32> {
         "epoch" => return Ok(-10957),
         _ => {}
     }
-    let mut c = Cur { b: t.as_bytes(), i: 0 };
+    let mut c = Cur {
+        b: t.as_bytes(),
+        i: 0,
+    };
     let (y, m, d) = parse_ymd(&mut c, "date", s)?;
     let y = parse_era(&mut c, y);
     c.skip_ws();
@@ -269,7 +278,11 @@ pub fn parse_date(s: &str) -> PgResult<i32> {
 /// Parses a timestamp. For `timestamptz` an explicit zone offset is applied (UTC otherwise);
 /// for `timestamp` it is ignored, as PostgreSQL does.
 pub fn parse_timestamp(s: &str, with_tz: bool) -> PgResult<i64> {
-    let ty = if with_tz { "timestamp with time zone" } else { "timestamp" };
+    let ty = if with_tz {
+        "timestamp with time zone"
+    } else {
+        "timestamp"
+    };
     let t = s.trim();
     match t.to_ascii_lowercase().as_str() {
         "infinity" | "+infinity" => return Ok(TS_POS_INF),
@@ -277,7 +290,10 @@ pub fn parse_timestamp(s: &str, with_tz: bool) -> PgResult<i64> {
         "epoch" => return Ok(-UNIX_EPOCH_OFFSET_USECS),
         _ => {}
     }
-    let mut c = Cur { b: t.as_bytes(), i: 0 };
+    let mut c = Cur {
+        b: t.as_bytes(),
+        i: 0,
+    };
     let (y, m, d) = parse_ymd(&mut c, ty, s)?;
     let mut tod: i64 = 0;
     let mut offset_secs: i64 = 0;
@@ -410,11 +426,14 @@ pub fn timestamp_add_interval(ts: i64, iv: &Interval) -> PgResult<i64> {
 /// timestamp - timestamp: an interval of days and time (justify_hours applied).
 pub fn timestamp_diff(a: i64, b: i64) -> PgResult<Interval> {
     if a == TS_NEG_INF || a == TS_POS_INF || b == TS_NEG_INF || b == TS_POS_INF {
-        return Err(PgError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "cannot subtract infinite timestamps"));
+        return Err(PgError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            "cannot subtract infinite timestamps",
+        ));
     }
-    let diff = a.checked_sub(b).ok_or_else(|| {
-        PgError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "interval out of range")
-    })?;
+    let diff = a
+        .checked_sub(b)
+        .ok_or_else(|| PgError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "interval out of range"))?;
     let mut days = diff / USECS_PER_DAY;
     let mut micros = diff - days * USECS_PER_DAY;
     if days > 0 && micros < 0 {
@@ -424,7 +443,11 @@ pub fn timestamp_diff(a: i64, b: i64) -> PgResult<Interval> {
         micros -= USECS_PER_DAY;
         days += 1;
     }
-    Ok(Interval { months: 0, days: days as i32, micros })
+    Ok(Interval {
+        months: 0,
+        days: days as i32,
+        micros,
+    })
 }
 
 #[cfg(test)]
@@ -441,7 +464,19 @@ mod tests {
     fn civil_round_trip() {
         assert_eq!(days_from_ymd(2000, 1, 1), 0);
         assert_eq!(days_from_ymd(1970, 1, 1), -10957);
-        for d in [-800_000i64, -10957, -1, 0, 1, 59, 60, 365, 366, 10_000, 2_000_000] {
+        for d in [
+            -800_000i64,
+            -10957,
+            -1,
+            0,
+            1,
+            59,
+            60,
+            365,
+            366,
+            10_000,
+            2_000_000,
+        ] {
             let (y, m, dd) = ymd_from_days(d);
             assert_eq!(days_from_ymd(y, m, dd), d);
         }
@@ -450,7 +485,10 @@ mod tests {
     #[test]
     fn text_forms() {
         // From PostgreSQL 15 with TimeZone UTC.
-        assert_eq!(ts("2026-11-22 10:40:05.123456"), "2026-11-22 10:40:05.123456+00");
+        assert_eq!(
+            ts("2026-11-22 10:40:05.123456"),
+            "2026-11-22 10:40:05.123456+00"
+        );
         assert_eq!(ts("2026-11-22T10:40:05.5+02"), "2026-11-22 08:40:05.5+00");
         assert_eq!(ts("2026-11-22"), "2026-11-22 00:00:00+00");
         assert_eq!(ts("0001-01-01 00:00:00 BC"), "0001-01-01 00:00:00+00 BC");
@@ -459,17 +497,35 @@ mod tests {
         format_date(parse_date("2024-02-29").unwrap(), &mut o);
         assert_eq!(o, "2024-02-29");
         assert_eq!(parse_date("2023-02-29").unwrap_err().code, "22008");
-        assert_eq!(parse_date("foo").unwrap_err().message, "invalid input syntax for type date: \"foo\"");
+        assert_eq!(
+            parse_date("foo").unwrap_err().message,
+            "invalid input syntax for type date: \"foo\""
+        );
     }
 
     #[test]
     fn arithmetic() {
         let a = parse_timestamp("2024-01-31 00:00:00", false).unwrap();
-        let b = timestamp_add_interval(a, &Interval { months: 1, days: 0, micros: 0 }).unwrap();
+        let b = timestamp_add_interval(
+            a,
+            &Interval {
+                months: 1,
+                days: 0,
+                micros: 0,
+            },
+        )
+        .unwrap();
         let mut o = String::new();
         format_timestamp(b, false, &mut o);
         assert_eq!(o, "2024-02-29 00:00:00");
         let d = timestamp_diff(b, a).unwrap();
-        assert_eq!(d, Interval { months: 0, days: 29, micros: 0 });
+        assert_eq!(
+            d,
+            Interval {
+                months: 0,
+                days: 29,
+                micros: 0
+            }
+        );
     }
 }

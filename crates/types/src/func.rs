@@ -59,15 +59,35 @@ pub(crate) fn intern_types(types: &[TypeId]) -> &'static [TypeId] {
 }
 
 fn f(args: &'static [TypeId], result: TypeId, func: F) -> Option<Function> {
-    Some(Function { args, result, volatility: Volatility::Immutable, strict: true, func })
+    Some(Function {
+        args,
+        result,
+        volatility: Volatility::Immutable,
+        strict: true,
+        func,
+    })
 }
 
-fn fv(args: &'static [TypeId], result: TypeId, volatility: Volatility, func: F) -> Option<Function> {
-    Some(Function { args, result, volatility, strict: true, func })
+fn fv(
+    args: &'static [TypeId],
+    result: TypeId,
+    volatility: Volatility,
+    func: F,
+) -> Option<Function> {
+    Some(Function {
+        args,
+        result,
+        volatility,
+        strict: true,
+        func,
+    })
 }
 
 fn is_text(t: TypeId) -> bool {
-    matches!(t, TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown)
+    matches!(
+        t,
+        TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown
+    )
 }
 
 fn is_int(t: TypeId) -> bool {
@@ -75,7 +95,15 @@ fn is_int(t: TypeId) -> bool {
 }
 
 fn is_number(t: TypeId) -> bool {
-    matches!(t, TypeId::Int2 | TypeId::Int4 | TypeId::Int8 | TypeId::Float4 | TypeId::Float8 | TypeId::Numeric)
+    matches!(
+        t,
+        TypeId::Int2
+            | TypeId::Int4
+            | TypeId::Int8
+            | TypeId::Float4
+            | TypeId::Float8
+            | TypeId::Numeric
+    )
 }
 
 /// Integer arguments that can be coerced to int4 (unknown literals too).
@@ -168,8 +196,12 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
         ("strpos" | "position", 2) if is_text(a0?) && is_text(a1?) => {
             f(&[Text, Text], Int4, imp::strpos)
         }
-        ("starts_with", 2) if is_text(a0?) && is_text(a1?) => f(&[Text, Text], Bool, imp::starts_with),
-        ("replace", 3) if args.iter().all(|t| is_text(*t)) => f(&[Text, Text, Text], Text, imp::replace),
+        ("starts_with", 2) if is_text(a0?) && is_text(a1?) => {
+            f(&[Text, Text], Bool, imp::starts_with)
+        }
+        ("replace", 3) if args.iter().all(|t| is_text(*t)) => {
+            f(&[Text, Text, Text], Text, imp::replace)
+        }
         ("split_part", 3) if is_text(a0?) && is_text(a1?) && int4ish(args[2]) => {
             f(&[Text, Text, Int4], Text, imp::split_part)
         }
@@ -192,14 +224,29 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
             };
             f(&[Text, Text], Text, func)
         }
-        ("lpad" | "rpad", 2) if is_text(a0?) && int4ish(a1?) => {
-            f(&[Text, Int4], Text, if lname == "lpad" { imp::lpad } else { imp::rpad })
-        }
-        ("lpad" | "rpad", 3) if is_text(a0?) && int4ish(a1?) && is_text(args[2]) => {
-            f(&[Text, Int4, Text], Text, if lname == "lpad" { imp::lpad } else { imp::rpad })
-        }
+        ("lpad" | "rpad", 2) if is_text(a0?) && int4ish(a1?) => f(
+            &[Text, Int4],
+            Text,
+            if lname == "lpad" {
+                imp::lpad
+            } else {
+                imp::rpad
+            },
+        ),
+        ("lpad" | "rpad", 3) if is_text(a0?) && int4ish(a1?) && is_text(args[2]) => f(
+            &[Text, Int4, Text],
+            Text,
+            if lname == "lpad" {
+                imp::lpad
+            } else {
+                imp::rpad
+            },
+        ),
         ("concat", _) if !args.is_empty() => {
-            let types: Vec<TypeId> = args.iter().map(|t| if *t == Unknown { Text } else { *t }).collect();
+            let types: Vec<TypeId> = args
+                .iter()
+                .map(|t| if *t == Unknown { Text } else { *t })
+                .collect();
             Some(Function {
                 args: intern_types(&types),
                 result: Text,
@@ -209,7 +256,10 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
             })
         }
         ("concat_ws", _) if args.len() >= 2 && is_text(a0?) => {
-            let mut types: Vec<TypeId> = args.iter().map(|t| if *t == Unknown { Text } else { *t }).collect();
+            let mut types: Vec<TypeId> = args
+                .iter()
+                .map(|t| if *t == Unknown { Text } else { *t })
+                .collect();
             types[0] = Text;
             Some(Function {
                 args: intern_types(&types),

@@ -67,7 +67,9 @@ pub(super) fn timeofday(_: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum>
     let tod = ts.rem_euclid(USECS_PER_DAY);
     let (y, m, d) = datetime::ymd_from_days(days);
     const DOW: [&str; 7] = ["Sat", "Sun", "Mon", "Tue", "Wed", "Thu", "Fri"]; // 2000-01-01 was a Saturday
-    const MON: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MON: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let secs = tod / 1_000_000;
     Ok(Datum::Text(format!(
         "{} {} {:02} {:02}:{:02}:{:02}.{:06} {} UTC",
@@ -107,7 +109,9 @@ pub(super) fn md5(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
 }
 
 pub(super) fn abs(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    (crate::ops::resolve_unary("@", a[0].natural_type().ok_or_else(mismatch)?).ok_or_else(mismatch)?.2)(&a[0])
+    (crate::ops::resolve_unary("@", a[0].natural_type().ok_or_else(mismatch)?)
+        .ok_or_else(mismatch)?
+        .2)(&a[0])
 }
 
 pub(super) fn char_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -115,7 +119,9 @@ pub(super) fn char_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datu
 }
 
 pub(super) fn bpchar_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(Datum::Int4(text(&a[0])?.trim_end_matches(' ').chars().count() as i32))
+    Ok(Datum::Int4(
+        text(&a[0])?.trim_end_matches(' ').chars().count() as i32,
+    ))
 }
 
 pub(super) fn octet_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -154,19 +160,30 @@ pub(super) fn reverse(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
 }
 
 pub(super) fn ascii(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(Datum::Int4(text(&a[0])?.chars().next().map(|c| c as i32).unwrap_or(0)))
+    Ok(Datum::Int4(
+        text(&a[0])?.chars().next().map(|c| c as i32).unwrap_or(0),
+    ))
 }
 
 pub(super) fn chr(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let n = int(&a[0])?;
     if n == 0 {
-        return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "null character not permitted"));
+        return Err(PgError::new(
+            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+            "null character not permitted",
+        ));
     }
     if n < 0 {
-        return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "character number must be positive"));
+        return Err(PgError::new(
+            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+            "character number must be positive",
+        ));
     }
     let c = char::from_u32(n as u32).ok_or_else(|| {
-        PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, format!("requested character too large for encoding: {n}"))
+        PgError::new(
+            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+            format!("requested character too large for encoding: {n}"),
+        )
     })?;
     Ok(Datum::Text(c.to_string()))
 }
@@ -189,7 +206,10 @@ pub(super) fn substr(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     if let Some(l) = len
         && l < 0
     {
-        return Err(PgError::new(SUBSTRING_ERROR, "negative substring length not allowed"));
+        return Err(PgError::new(
+            SUBSTRING_ERROR,
+            "negative substring length not allowed",
+        ));
     }
     // Characters [start, start + len) in 1-based positions, clipped to the string.
     let from = (start.max(1) - 1) as usize;
@@ -227,26 +247,44 @@ pub(super) fn starts_with(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datu
 
 pub(super) fn replace(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, from, to) = (text(&a[0])?, text(&a[1])?, text(&a[2])?);
-    Ok(Datum::Text(if from.is_empty() { s.to_owned() } else { s.replace(from, to) }))
+    Ok(Datum::Text(if from.is_empty() {
+        s.to_owned()
+    } else {
+        s.replace(from, to)
+    }))
 }
 
 pub(super) fn split_part(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, delim, n) = (text(&a[0])?, text(&a[1])?, int(&a[2])?);
     if n == 0 {
-        return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "field position must not be zero"));
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "field position must not be zero",
+        ));
     }
     if delim.is_empty() {
-        return Ok(Datum::Text(if n == 1 || n == -1 { s.to_owned() } else { String::new() }));
+        return Ok(Datum::Text(if n == 1 || n == -1 {
+            s.to_owned()
+        } else {
+            String::new()
+        }));
     }
     let parts: Vec<&str> = s.split(delim).collect();
     let idx = if n > 0 { n - 1 } else { parts.len() as i64 + n };
     Ok(Datum::Text(
-        usize::try_from(idx).ok().and_then(|i| parts.get(i)).map(|p| p.to_string()).unwrap_or_default(),
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| parts.get(i))
+            .map(|p| p.to_string())
+            .unwrap_or_default(),
     ))
 }
 
 fn too_large() -> PgError {
-    PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "requested length too large")
+    PgError::new(
+        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+        "requested length too large",
+    )
 }
 
 pub(super) fn repeat(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -263,14 +301,22 @@ pub(super) fn repeat(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
 pub(super) fn left(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, n) = (text(&a[0])?, int(&a[1])?);
     let count = s.chars().count() as i64;
-    let keep = if n >= 0 { n.min(count) } else { (count + n).max(0) };
+    let keep = if n >= 0 {
+        n.min(count)
+    } else {
+        (count + n).max(0)
+    };
     Ok(Datum::Text(s[..char_offset(s, keep as usize)].to_owned()))
 }
 
 pub(super) fn right(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, n) = (text(&a[0])?, int(&a[1])?);
     let count = s.chars().count() as i64;
-    let skip = if n >= 0 { (count - n).max(0) } else { (-n).min(count) };
+    let skip = if n >= 0 {
+        (count - n).max(0)
+    } else {
+        (-n).min(count)
+    };
     Ok(Datum::Text(s[char_offset(s, skip as usize)..].to_owned()))
 }
 
@@ -283,17 +329,27 @@ fn trim_set(a: &[Datum]) -> PgResult<Vec<char>> {
 
 pub(super) fn btrim(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let set = trim_set(a)?;
-    Ok(Datum::Text(text(&a[0])?.trim_matches(|c| set.contains(&c)).to_owned()))
+    Ok(Datum::Text(
+        text(&a[0])?.trim_matches(|c| set.contains(&c)).to_owned(),
+    ))
 }
 
 pub(super) fn ltrim(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let set = trim_set(a)?;
-    Ok(Datum::Text(text(&a[0])?.trim_start_matches(|c| set.contains(&c)).to_owned()))
+    Ok(Datum::Text(
+        text(&a[0])?
+            .trim_start_matches(|c| set.contains(&c))
+            .to_owned(),
+    ))
 }
 
 pub(super) fn rtrim(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let set = trim_set(a)?;
-    Ok(Datum::Text(text(&a[0])?.trim_end_matches(|c| set.contains(&c)).to_owned()))
+    Ok(Datum::Text(
+        text(&a[0])?
+            .trim_end_matches(|c| set.contains(&c))
+            .to_owned(),
+    ))
 }
 
 fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
@@ -314,7 +370,11 @@ fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
         return Ok(Datum::Text(s[..char_offset(s, len)].to_owned()));
     }
     let padding: String = fill.chars().cycle().take(len - count).collect();
-    Ok(Datum::Text(if left { padding + s } else { format!("{s}{padding}") }))
+    Ok(Datum::Text(if left {
+        padding + s
+    } else {
+        format!("{s}{padding}")
+    }))
 }
 
 pub(super) fn lpad(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -374,13 +434,21 @@ pub(super) fn num_trunc(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum>
 pub(super) fn num_floor(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let n = to_numeric(&a[0])?;
     let t = n.trunc(0);
-    Ok(num(if t.cmp_total(&n).is_gt() { t.sub(&Numeric::from_i64(1)) } else { t }))
+    Ok(num(if t.cmp_total(&n).is_gt() {
+        t.sub(&Numeric::from_i64(1))
+    } else {
+        t
+    }))
 }
 
 pub(super) fn num_ceil(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let n = to_numeric(&a[0])?;
     let t = n.trunc(0);
-    Ok(num(if t.cmp_total(&n).is_lt() { t.add(&Numeric::from_i64(1)) } else { t }))
+    Ok(num(if t.cmp_total(&n).is_lt() {
+        t.add(&Numeric::from_i64(1))
+    } else {
+        t
+    }))
 }
 
 pub(super) fn num_sign(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -423,12 +491,19 @@ fn estimate_ln_dweight(x: f64) -> i64 {
 pub(super) fn num_sqrt(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let n = to_numeric(&a[0])?;
     if n.signum() == Some(-1) {
-        return Err(PgError::new(INVALID_ARGUMENT_FOR_POWER, "cannot take square root of a negative number"));
+        return Err(PgError::new(
+            INVALID_ARGUMENT_FOR_POWER,
+            "cannot take square root of a negative number",
+        ));
     }
-    let Some(d) = finite_of(&n) else { return Ok(num(n)) };
+    let Some(d) = finite_of(&n) else {
+        return Ok(num(n));
+    };
     let sweight = (nbase_weight(d) + 1) * 4 / 2 - 1;
     let rscale = (16 - sweight).max(n.scale()).clamp(0, 1000);
-    let ctx = bigdecimal::Context::default().with_prec((rscale.max(0) as u64 + 40).min(5000) as u64).unwrap_or_default();
+    let ctx = bigdecimal::Context::default()
+        .with_prec((rscale.max(0) as u64 + 40).min(5000) as u64)
+        .unwrap_or_default();
     let r = d.sqrt_with_context(&ctx).unwrap_or_default();
     let (u, s) = r.as_bigint_and_exponent();
     Ok(num(crate::numeric::finite(u, s).round(rscale)))
@@ -442,19 +517,28 @@ pub(super) fn num_exp(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
         _ => {}
     }
     let x = n.to_f64();
-    let val = (x * 0.434294481903252).clamp(-2000.0, 2000.0);
+    let val = (x * std::f64::consts::LOG10_E).clamp(-2000.0, 2000.0);
     let rscale = (16 - val as i64).max(n.scale()).clamp(0, 1000);
     let r = x.exp();
     if r.is_infinite() {
-        return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format"));
+        return Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "value overflows numeric format",
+        ));
     }
     Ok(num(from_f64_scaled(r, rscale)))
 }
 
 fn check_log_arg(n: &Numeric) -> PgResult<()> {
     match n.signum() {
-        Some(0) => Err(PgError::new(INVALID_ARGUMENT_FOR_LOG, "cannot take logarithm of zero")),
-        Some(-1) => Err(PgError::new(INVALID_ARGUMENT_FOR_LOG, "cannot take logarithm of a negative number")),
+        Some(0) => Err(PgError::new(
+            INVALID_ARGUMENT_FOR_LOG,
+            "cannot take logarithm of zero",
+        )),
+        Some(-1) => Err(PgError::new(
+            INVALID_ARGUMENT_FOR_LOG,
+            "cannot take logarithm of a negative number",
+        )),
         _ => Ok(()),
     }
 }
@@ -497,7 +581,10 @@ pub(super) fn num_log(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
 /// significant digits), with PostgreSQL's result scale.
 pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> {
     if base.is_zero() && exp.signum() == Some(-1) {
-        return Err(PgError::new(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined"));
+        return Err(PgError::new(
+            INVALID_ARGUMENT_FOR_POWER,
+            "zero raised to a negative power is undefined",
+        ));
     }
     let (Some(_), Some(e)) = (finite_of(base), finite_of(exp)) else {
         return Ok(Numeric::from_f64(float_power(base.to_f64(), exp.to_f64())?));
@@ -513,7 +600,11 @@ pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> 
     let ef = exp.to_f64();
     if is_int && ef.abs() <= 100_000.0 {
         let k = ef as i64;
-        let approx_weight = if bf == 0.0 { 0.0 } else { k as f64 * bf.abs().log10() };
+        let approx_weight = if bf == 0.0 {
+            0.0
+        } else {
+            k as f64 * bf.abs().log10()
+        };
         let rscale = (16 - approx_weight as i64).max(exp.scale()).clamp(0, 1000);
         let mut acc = Numeric::from_i64(1);
         let mut b = base.clone();
@@ -540,22 +631,34 @@ pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> 
         }
         return Ok(acc.round(rscale));
     }
-    let val = ef * bf.ln() * 0.434294481903252;
-    let rscale = (16 - val as i64).max(base.scale()).max(exp.scale()).clamp(0, 1000);
+    let val = ef * bf.ln() * std::f64::consts::LOG10_E;
+    let rscale = (16 - val as i64)
+        .max(base.scale())
+        .max(exp.scale())
+        .clamp(0, 1000);
     let r = bf.powf(ef);
     if r.is_infinite() {
-        return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format"));
+        return Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "value overflows numeric format",
+        ));
     }
     Ok(from_f64_scaled(r, rscale))
 }
 
 pub(super) fn num_power_fn(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(num(numeric_power(&to_numeric(&a[0])?, &to_numeric(&a[1])?)?))
+    Ok(num(numeric_power(
+        &to_numeric(&a[0])?,
+        &to_numeric(&a[1])?,
+    )?))
 }
 
 pub(crate) fn float_power(x: f64, y: f64) -> PgResult<f64> {
     if x == 0.0 && y < 0.0 {
-        return Err(PgError::new(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined"));
+        return Err(PgError::new(
+            INVALID_ARGUMENT_FOR_POWER,
+            "zero raised to a negative power is undefined",
+        ));
     }
     if x < 0.0 && y.is_finite() && y.fract() != 0.0 {
         return Err(PgError::new(
@@ -568,7 +671,10 @@ pub(crate) fn float_power(x: f64, y: f64) -> PgResult<f64> {
         return Err(crate::ops::imp_float_overflow());
     }
     if r == 0.0 && x != 0.0 && x.is_finite() && y.is_finite() {
-        return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow"));
+        return Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "value out of range: underflow",
+        ));
     }
     Ok(r)
 }
@@ -578,8 +684,12 @@ pub(super) fn num_mod(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
 }
 
 pub(super) fn int_mod(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    let op = crate::ops::resolve_binary("%", a[0].natural_type().ok_or_else(mismatch)?, a[1].natural_type().ok_or_else(mismatch)?)
-        .ok_or_else(mismatch)?;
+    let op = crate::ops::resolve_binary(
+        "%",
+        a[0].natural_type().ok_or_else(mismatch)?,
+        a[1].natural_type().ok_or_else(mismatch)?,
+    )
+    .ok_or_else(mismatch)?;
     (op.func)(&a[0], &a[1])
 }
 
@@ -600,12 +710,23 @@ pub(super) fn f_ceil(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     float_fn(a, f64::ceil)
 }
 pub(super) fn f_sign(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    float_fn(a, |x| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 })
+    float_fn(a, |x| {
+        if x > 0.0 {
+            1.0
+        } else if x < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }
+    })
 }
 pub(super) fn f_sqrt(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let x = to_f64(&a[0])?;
     if x < 0.0 {
-        return Err(PgError::new(INVALID_ARGUMENT_FOR_POWER, "cannot take square root of a negative number"));
+        return Err(PgError::new(
+            INVALID_ARGUMENT_FOR_POWER,
+            "cannot take square root of a negative number",
+        ));
     }
     Ok(Datum::Float8(x.sqrt()))
 }
@@ -616,17 +737,26 @@ pub(super) fn f_exp(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
         return Err(crate::ops::imp_float_overflow());
     }
     if r == 0.0 && x.is_finite() {
-        return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow"));
+        return Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "value out of range: underflow",
+        ));
     }
     Ok(Datum::Float8(r))
 }
 fn f_log_common(a: &[Datum], g: fn(f64) -> f64) -> PgResult<Datum> {
     let x = to_f64(&a[0])?;
     if x == 0.0 {
-        return Err(PgError::new(INVALID_ARGUMENT_FOR_LOG, "cannot take logarithm of zero"));
+        return Err(PgError::new(
+            INVALID_ARGUMENT_FOR_LOG,
+            "cannot take logarithm of zero",
+        ));
     }
     if x < 0.0 {
-        return Err(PgError::new(INVALID_ARGUMENT_FOR_LOG, "cannot take logarithm of a negative number"));
+        return Err(PgError::new(
+            INVALID_ARGUMENT_FOR_LOG,
+            "cannot take logarithm of a negative number",
+        ));
     }
     Ok(Datum::Float8(g(x)))
 }

@@ -1,1 +1,272 @@
+//! Expected values below came from PostgreSQL 15.
 use super::*;
+use crate::SqlType;
+use crate::io::{parse_text, to_text};
+use TypeId::*;
+
+struct Ctx;
+impl FuncContext for Ctx {
+    fn transaction_timestamp(&self) -> i64 {
+        1_000_000
+    }
+    fn statement_timestamp(&self) -> i64 {
+        2_000_000
+    }
+    fn random(&mut self) -> f64 {
+        0.25
+    }
+}
+
+/// Calls `name(args...)` with literal arguments of the given types.
+fn call(name: &str, args: &[(&str, TypeId)]) -> PgResult<String> {
+    let types: Vec<TypeId> = args.iter().map(|a| a.1).collect();
+    let f = resolve_function(name, &types).unwrap_or_else(|| panic!("no function {name}{types:?}"));
+    let mut vals = Vec::new();
+    for (i, (text, ty)) in args.iter().enumerate() {
+        let v = if *text == "NULL" {
+            Datum::Null
+        } else {
+            parse_text(text, SqlType::new(*ty)).unwrap()
+        };
+        vals.push(crate::cast::cast(
+            v,
+            *ty,
+            SqlType::new(f.args[i]),
+            crate::cast::CastContext::Implicit,
+        )?);
+    }
+    if f.strict && vals.iter().any(|v| v.is_null()) {
+        return Ok("NULL".into());
+    }
+    (f.func)(&vals, &mut Ctx).map(|d| to_text(&d))
+}
+
+#[test]
+fn string_functions() {
+    let t = |s: &'static str| (s, Text);
+    let i = |s: &'static str| (s, Int4);
+    assert_eq!(
+        call("md5", &[t("")]).unwrap(),
+        "d41d8cd98f00b204e9800998ecf8427e"
+    );
+    assert_eq!(
+        call("md5", &[t("abc")]).unwrap(),
+        "900150983cd24fb0d6963f7d28e17f72"
+    );
+    assert_eq!(
+        call("md5", &[("abc", Bytea)]).unwrap(),
+        "900150983cd24fb0d6963f7d28e17f72"
+    );
+    assert_eq!(call("length", &[t("héllo")]).unwrap(), "5");
+    assert_eq!(call("length", &[("ab  ", Bpchar)]).unwrap(), "2");
+    assert_eq!(call("octet_length", &[t("héllo")]).unwrap(), "6");
+    assert_eq!(call("upper", &[t("abé")]).unwrap(), "ABé");
+    assert_eq!(call("lower", &[t("ÉA")]).unwrap(), "Éa");
+    assert_eq!(
+        call("initcap", &[t("hello wORLD foo_bar")]).unwrap(),
+        "Hello World Foo_Bar"
+    );
+    assert_eq!(call("substr", &[t("hello"), i("2")]).unwrap(), "ello");
+    assert_eq!(call("substr", &[t("hello"), i("2"), i("2")]).unwrap(), "el");
+    assert_eq!(call("substr", &[t("hello"), i("-1"), i("3")]).unwrap(), "h");
+    assert_eq!(call("substr", &[t("hello"), i("0"), i("3")]).unwrap(), "he");
+    assert_eq!(
+        call("substr", &[t("hello"), i("1"), i("-1")])
+            .unwrap_err()
+            .code,
+        "22011"
+    );
+    assert_eq!(call("strpos", &[t("hello"), t("ll")]).unwrap(), "3");
+    assert_eq!(
+        call("replace", &[t("abcabc"), t("b"), t("X")]).unwrap(),
+        "aXcaXc"
+    );
+    assert_eq!(call("repeat", &[t("ab"), i("3")]).unwrap(), "ababab");
+    assert_eq!(
+        call(
+            "concat",
+            &[
+                t("a"),
+                ("NULL", Int4),
+                ("1", Int4),
+                ("1.50", Numeric),
+                ("t", Bool)
+            ]
+        )
+        .unwrap(),
+        "a11.50t"
+    );
+    assert_eq!(
+        call("concat_ws", &[t("-"), i("1"), ("NULL", Int4), i("2")]).unwrap(),
+        "1-2"
+    );
+    assert_eq!(call("left", &[t("héllo"), i("2")]).unwrap(), "hé");
+    assert_eq!(call("left", &[t("hello"), i("-2")]).unwrap(), "hel");
+    assert_eq!(call("right", &[t("héllo"), i("2")]).unwrap(), "lo");
+    assert_eq!(call("right", &[t("hello"), i("-2")]).unwrap(), "llo");
+    assert_eq!(call("btrim", &[t("  hi  ")]).unwrap(), "hi");
+    assert_eq!(call("btrim", &[t("xxhixx"), t("x")]).unwrap(), "hi");
+    assert_eq!(call("ltrim", &[t("xxhi"), t("x")]).unwrap(), "hi");
+    assert_eq!(call("lpad", &[t("hi"), i("5")]).unwrap(), "   hi");
+    assert_eq!(call("lpad", &[t("hi"), i("5"), t("xy")]).unwrap(), "xyxhi");
+    assert_eq!(call("rpad", &[t("hi"), i("5"), t("ab")]).unwrap(), "hiaba");
+    assert_eq!(call("rpad", &[t("hi"), i("1")]).unwrap(), "h");
+    assert_eq!(call("to_hex", &[i("255")]).unwrap(), "ff");
+    assert_eq!(call("to_hex", &[i("-1")]).unwrap(), "ffffffff");
+    assert_eq!(
+        call("to_hex", &[("9223372036854775807", Int8)]).unwrap(),
+        "7fffffffffffffff"
+    );
+    assert_eq!(call("chr", &[i("233")]).unwrap(), "é");
+    assert_eq!(call("ascii", &[t("é")]).unwrap(), "233");
+    assert_eq!(call("reverse", &[t("abc")]).unwrap(), "cba");
+    assert_eq!(
+        call("split_part", &[t("a,b,c"), t(","), i("2")]).unwrap(),
+        "b"
+    );
+    assert_eq!(
+        call("split_part", &[t("a,b,c"), t(","), i("-1")]).unwrap(),
+        "c"
+    );
+    assert_eq!(call("split_part", &[t("a,b"), t(","), i("5")]).unwrap(), "");
+    assert_eq!(call("starts_with", &[t("abc"), t("ab")]).unwrap(), "t");
+}
+
+#[test]
+fn math_functions() {
+    let n = |s: &'static str| (s, Numeric);
+    let f = |s: &'static str| (s, Float8);
+    let i = |s: &'static str| (s, Int4);
+    assert_eq!(resolve_function("round", &[Int4]).unwrap().result, Float8);
+    assert_eq!(resolve_function("abs", &[Int4]).unwrap().result, Int4);
+    assert_eq!(resolve_function("mod", &[Int4, Int4]).unwrap().result, Int4);
+    assert_eq!(resolve_function("sqrt", &[Unknown]).unwrap().result, Float8);
+    assert_eq!(call("abs", &[i("-5")]).unwrap(), "5");
+    assert_eq!(call("round", &[n("2.567")]).unwrap(), "3");
+    assert_eq!(call("round", &[n("2.567"), i("2")]).unwrap(), "2.57");
+    assert_eq!(call("round", &[n("1234.5"), i("-2")]).unwrap(), "1200");
+    assert_eq!(call("round", &[f("2.5")]).unwrap(), "2");
+    assert_eq!(call("round", &[f("3.5")]).unwrap(), "4");
+    assert_eq!(call("round", &[f("-2.5")]).unwrap(), "-2");
+    assert_eq!(call("trunc", &[n("-2.7")]).unwrap(), "-2");
+    assert_eq!(call("trunc", &[n("2.567"), i("1")]).unwrap(), "2.5");
+    assert_eq!(call("floor", &[n("-2.5")]).unwrap(), "-3");
+    assert_eq!(call("ceil", &[n("-2.5")]).unwrap(), "-2");
+    assert_eq!(call("ceil", &[n("2.1")]).unwrap(), "3");
+    assert_eq!(call("mod", &[i("-7"), i("3")]).unwrap(), "-1");
+    assert_eq!(call("mod", &[n("7.5"), i("2")]).unwrap(), "1.5");
+    assert_eq!(call("power", &[i("2"), i("10")]).unwrap(), "1024");
+    assert_eq!(
+        call("power", &[n("2.0"), i("3")]).unwrap(),
+        "8.0000000000000000"
+    );
+    assert_eq!(call("sqrt", &[f("2")]).unwrap(), "1.4142135623730951");
+    assert_eq!(call("sqrt", &[n("2")]).unwrap(), "1.414213562373095");
+    assert_eq!(call("sqrt", &[n("16")]).unwrap(), "4.000000000000000");
+    assert_eq!(call("sqrt", &[n("100.00")]).unwrap(), "10.000000000000000");
+    assert_eq!(call("sqrt", &[f("-1")]).unwrap_err().code, "2201F");
+    assert_eq!(call("exp", &[f("1")]).unwrap(), "2.718281828459045");
+    assert_eq!(call("ln", &[f("2")]).unwrap(), "0.6931471805599453");
+    assert_eq!(call("ln", &[n("2.0")]).unwrap(), "0.6931471805599453");
+    assert_eq!(call("log", &[f("100")]).unwrap(), "2");
+    assert_eq!(call("log", &[n("100.0")]).unwrap(), "2.0000000000000000");
+    assert_eq!(
+        call("log", &[i("2"), i("8")]).unwrap(),
+        "3.0000000000000000"
+    );
+    assert_eq!(call("ln", &[f("0")]).unwrap_err().code, "2201E");
+    assert_eq!(call("sign", &[n("-2.5")]).unwrap(), "-1");
+    assert_eq!(call("sign", &[f("-2.5")]).unwrap(), "-1");
+    assert_eq!(call("pi", &[]).unwrap(), "3.141592653589793");
+}
+
+#[test]
+fn context_functions() {
+    assert_eq!(call("now", &[]).unwrap(), "2000-01-01 00:00:01+00");
+    assert_eq!(
+        call("statement_timestamp", &[]).unwrap(),
+        "2000-01-01 00:00:02+00"
+    );
+    assert_eq!(call("random", &[]).unwrap(), "0.25");
+    assert_eq!(
+        resolve_function("clock_timestamp", &[]).unwrap().volatility,
+        Volatility::Volatile
+    );
+    assert_eq!(
+        resolve_function("now", &[]).unwrap().volatility,
+        Volatility::Stable
+    );
+    assert!(resolve_function("nosuch", &[]).is_none());
+    assert!(resolve_function("md5", &[Int4]).is_none());
+}
+
+fn agg(name: &str, ty: &[TypeId], rows: &[&str]) -> (TypeId, String) {
+    let a = resolve_aggregate(name, ty).unwrap();
+    let mut acc = (a.new_accumulator)();
+    for r in rows {
+        let vals: Vec<Datum> = if ty.is_empty() {
+            vec![]
+        } else if *r == "NULL" {
+            vec![Datum::Null]
+        } else {
+            vec![parse_text(r, SqlType::new(a.args[0])).unwrap()]
+        };
+        acc.update(&vals).unwrap();
+    }
+    (a.result, to_text(&acc.finish().unwrap()))
+}
+
+#[test]
+fn aggregates() {
+    assert_eq!(agg("count", &[], &["1", "2"]), (Int8, "2".into()));
+    assert_eq!(agg("count", &[Int4], &["1", "NULL"]), (Int8, "1".into()));
+    assert_eq!(agg("sum", &[Int4], &["1", "2"]), (Int8, "3".into()));
+    assert_eq!(agg("sum", &[Int4], &[]), (Int8, "".into()));
+    assert_eq!(
+        agg("avg", &[Int4], &["1", "2"]),
+        (Numeric, "1.5000000000000000".into())
+    );
+    assert_eq!(
+        agg("avg", &[Int8], &["1", "2"]),
+        (Numeric, "1.5000000000000000".into())
+    );
+    assert_eq!(
+        agg("sum", &[Int8], &["9223372036854775807", "1"]),
+        (Numeric, "9223372036854775808".into())
+    );
+    assert_eq!(
+        agg("avg", &[Numeric], &["1.5", "2.5"]),
+        (Numeric, "2.0000000000000000".into())
+    );
+    assert_eq!(agg("sum", &[Float4], &["1.5", "2.5"]), (Float4, "4".into()));
+    assert_eq!(agg("avg", &[Float4], &["1.5", "2.5"]), (Float8, "2".into()));
+    assert_eq!(agg("min", &[Text], &["b", "a", "NULL"]), (Text, "a".into()));
+    assert_eq!(agg("max", &[Int4], &["1", "3", "2"]), (Int4, "3".into()));
+    assert_eq!(agg("min", &[Int4], &["NULL"]), (Int4, "".into()));
+    assert_eq!(
+        agg("sum", &[Interval], &["1 day", "3 hours"]),
+        (Interval, "1 day 03:00:00".into())
+    );
+    assert_eq!(
+        agg("avg", &[Interval], &["1 day", "3 hours"]),
+        (Interval, "13:30:00".into())
+    );
+    assert_eq!(agg("bool_and", &[Bool], &["t", "f"]), (Bool, "f".into()));
+    assert_eq!(agg("bool_or", &[Bool], &["t", "f"]), (Bool, "t".into()));
+    let a = resolve_aggregate("string_agg", &[Text, Unknown]).unwrap();
+    let mut acc = (a.new_accumulator)();
+    for v in [
+        Datum::Text("a".into()),
+        Datum::Null,
+        Datum::Text("b".into()),
+    ] {
+        acc.update(&[v, Datum::Text(",".into())]).unwrap();
+    }
+    assert_eq!(acc.finish().unwrap(), Datum::Text("a,b".into()));
+    let mut overflow = (resolve_aggregate("sum", &[Int4]).unwrap().new_accumulator)();
+    let mut r = Ok(());
+    for _ in 0..5 {
+        r = r.and(overflow.update(&[Datum::Int4(i32::MAX)]));
+    }
+    assert!(r.is_ok());
+}

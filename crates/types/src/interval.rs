@@ -112,8 +112,18 @@ impl Interval {
                     return Err(bad());
                 }
                 let h: i128 = parts[0].parse().map_err(|_| bad())?;
-                let m: i128 = parts.get(1).map(|p| p.parse()).transpose().map_err(|_| bad())?.unwrap_or(0);
-                let sec = parts.get(2).map(|p| parse_secs(p)).transpose()?.unwrap_or(Some(0)).ok_or_else(bad)?;
+                let m: i128 = parts
+                    .get(1)
+                    .map(|p| p.parse())
+                    .transpose()
+                    .map_err(|_| bad())?
+                    .unwrap_or(0);
+                let sec = parts
+                    .get(2)
+                    .map(|p| parse_secs(p))
+                    .transpose()?
+                    .unwrap_or(Some(0))
+                    .ok_or_else(bad)?;
                 let v = (h * 3600 + m * 60) * USECS_PER_SEC as i128 + sec;
                 micros += if neg { -v } else { v };
                 i += 1;
@@ -129,7 +139,10 @@ impl Interval {
             }
             let value: f64 = num.parse().map_err(|_| bad())?;
             if unit.is_empty() {
-                if i + 1 < tokens.len() && !tokens[i + 1].contains(':') && tokens[i + 1].starts_with(|c: char| c.is_ascii_alphabetic()) {
+                if i + 1 < tokens.len()
+                    && !tokens[i + 1].contains(':')
+                    && tokens[i + 1].starts_with(|c: char| c.is_ascii_alphabetic())
+                {
                     unit = tokens[i + 1];
                     i += 1;
                 } else {
@@ -185,9 +198,18 @@ impl Interval {
 
     pub fn add(&self, o: &Interval) -> PgResult<Interval> {
         Ok(Interval {
-            months: self.months.checked_add(o.months).ok_or_else(interval_overflow)?,
-            days: self.days.checked_add(o.days).ok_or_else(interval_overflow)?,
-            micros: self.micros.checked_add(o.micros).ok_or_else(interval_overflow)?,
+            months: self
+                .months
+                .checked_add(o.months)
+                .ok_or_else(interval_overflow)?,
+            days: self
+                .days
+                .checked_add(o.days)
+                .ok_or_else(interval_overflow)?,
+            micros: self
+                .micros
+                .checked_add(o.micros)
+                .ok_or_else(interval_overflow)?,
         })
     }
 
@@ -202,20 +224,33 @@ impl Interval {
         let dv = self.days as f64 * f + (mv - m) * 30.0;
         let d = dv.trunc();
         let us = self.micros as f64 * f + (dv - d) * USECS_PER_DAY as f64;
-        if !m.is_finite() || m.abs() > i32::MAX as f64 || d.abs() > i32::MAX as f64 || !us.is_finite() || us.abs() > i64::MAX as f64 {
+        if !m.is_finite()
+            || m.abs() > i32::MAX as f64
+            || d.abs() > i32::MAX as f64
+            || !us.is_finite()
+            || us.abs() > i64::MAX as f64
+        {
             return Err(interval_overflow());
         }
-        Ok(Interval { months: m as i32, days: d as i32, micros: us.round() as i64 })
+        Ok(Interval {
+            months: m as i32,
+            days: d as i32,
+            micros: us.round() as i64,
+        })
     }
 }
 
 /// Seconds text (`05`, `05.25`) to microseconds.
 fn parse_secs(p: &str) -> PgResult<Option<i128>> {
     let (w, f) = p.split_once('.').unwrap_or((p, ""));
-    let Ok(w) = w.parse::<i128>() else { return Ok(None) };
+    let Ok(w) = w.parse::<i128>() else {
+        return Ok(None);
+    };
     let mut frac = 0i128;
     for (k, c) in f.chars().enumerate() {
-        let Some(d) = c.to_digit(10) else { return Ok(None) };
+        let Some(d) = c.to_digit(10) else {
+            return Ok(None);
+        };
         if k < 6 {
             frac += d as i128 * 10i128.pow(5 - k as u32);
         }
@@ -236,7 +271,10 @@ mod tests {
     #[test]
     fn postgres_style() {
         // Each expected value came from PostgreSQL 15.
-        assert_eq!(rt("1 year 2 months 3 days 04:05:06.789"), "1 year 2 mons 3 days 04:05:06.789");
+        assert_eq!(
+            rt("1 year 2 months 3 days 04:05:06.789"),
+            "1 year 2 mons 3 days 04:05:06.789"
+        );
         assert_eq!(rt("-1 day"), "-1 days");
         assert_eq!(rt("-1 day 01:00"), "-1 days +01:00:00");
         assert_eq!(rt("1 day -01:00"), "1 day -01:00:00");
@@ -251,9 +289,16 @@ mod tests {
         assert_eq!(rt("-1 year -2 mons"), "-1 years -2 mons");
         assert_eq!(rt("1 year -2 mons"), "10 mons");
         assert_eq!(rt("2 days 3 mins"), "2 days 00:03:00");
-        assert_eq!(Interval::parse("abc").unwrap_err().message, "invalid input syntax for type interval: \"abc\"");
+        assert_eq!(
+            Interval::parse("abc").unwrap_err().message,
+            "invalid input syntax for type interval: \"abc\""
+        );
         let mut o = String::new();
-        Interval::parse("1 mon").unwrap().mul_f64(1.5).unwrap().write_text(&mut o);
+        Interval::parse("1 mon")
+            .unwrap()
+            .mul_f64(1.5)
+            .unwrap()
+            .write_text(&mut o);
         assert_eq!(o, "1 mon 15 days");
     }
 }

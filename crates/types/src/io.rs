@@ -91,7 +91,11 @@ fn parse_int(s: &str, ty: &str) -> PgResult<i64> {
     if overflow {
         return Err(int_range(s, ty));
     }
-    if neg { Ok(v) } else { v.checked_neg().ok_or_else(|| int_range(s, ty)) }
+    if neg {
+        Ok(v)
+    } else {
+        v.checked_neg().ok_or_else(|| int_range(s, ty))
+    }
 }
 
 fn parse_bool(s: &str) -> PgResult<bool> {
@@ -110,19 +114,30 @@ fn parse_float_common(s: &str, ty: &str) -> PgResult<f64> {
     let body = lower.trim_start_matches(['+', '-']);
     let v = match body {
         "inf" | "infinity" => {
-            if lower.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY }
+            if lower.starts_with('-') {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }
         }
         "nan" if !lower.starts_with(['+', '-']) => f64::NAN,
         _ => {
             // Rust accepts words like "infinity" above; here only decimal syntax is allowed.
-            if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'+' | b'-')) {
+            if body.is_empty()
+                || !body
+                    .bytes()
+                    .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'+' | b'-'))
+            {
                 return Err(syntax(ty, s));
             }
             let v: f64 = t.parse().map_err(|_| syntax(ty, s))?;
             if v.is_infinite() {
                 return Err(float_range(s, ty));
             }
-            if v == 0.0 && body.bytes().any(|c| (b'1'..=b'9').contains(&c)) && !mantissa_is_zero(body) {
+            if v == 0.0
+                && body.bytes().any(|c| (b'1'..=b'9').contains(&c))
+                && !mantissa_is_zero(body)
+            {
                 return Err(float_range(s, ty));
             }
             v
@@ -158,7 +173,11 @@ fn parse_float4(s: &str) -> PgResult<f32> {
 
 fn parse_oid(s: &str) -> PgResult<u32> {
     let v = parse_int(s, "oid").map_err(|e| {
-        if e.code == sqlstate::NUMERIC_VALUE_OUT_OF_RANGE { int_range(s, "oid") } else { e }
+        if e.code == sqlstate::NUMERIC_VALUE_OUT_OF_RANGE {
+            int_range(s, "oid")
+        } else {
+            e
+        }
     })?;
     if (i32::MIN as i64..=u32::MAX as i64).contains(&v) {
         Ok(v as u32)
@@ -194,7 +213,11 @@ pub(crate) fn apply_char_typmod(s: &str, ty: SqlType, explicit: bool) -> PgResul
     if nchars > n {
         let cut = s.char_indices().nth(n).map(|(i, _)| i).unwrap_or(s.len());
         if !explicit && !s[cut..].bytes().all(|b| b == b' ') {
-            let tyname = if ty.id == TypeId::Bpchar { "character" } else { "character varying" };
+            let tyname = if ty.id == TypeId::Bpchar {
+                "character"
+            } else {
+                "character varying"
+            };
             return Err(PgError::new(
                 sqlstate::STRING_DATA_RIGHT_TRUNCATION,
                 format!("value too long for type {tyname}({n})"),
@@ -233,7 +256,10 @@ fn parse_bytea(s: &str) -> PgResult<Vec<u8>> {
             }
             let bad_digit = |at: usize| {
                 let ch = s[at..].chars().next().unwrap_or('?');
-                PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid hexadecimal digit: \"{ch}\""))
+                PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("invalid hexadecimal digit: \"{ch}\""),
+                )
             };
             let hi = hex_val(b[i]).ok_or_else(|| bad_digit(i))?;
             i += 1;
@@ -267,7 +293,10 @@ fn parse_bytea(s: &str) -> PgResult<Vec<u8>> {
             out.push(((b[i + 1] - b'0') << 6) | ((b[i + 2] - b'0') << 3) | (b[i + 3] - b'0'));
             i += 4;
         } else {
-            return Err(PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, "invalid input syntax for type bytea"));
+            return Err(PgError::new(
+                sqlstate::INVALID_TEXT_REPRESENTATION,
+                "invalid input syntax for type bytea",
+            ));
         }
     }
     Ok(out)
@@ -326,11 +355,19 @@ pub fn format_float(v: f64, is_float4: bool, out: &mut String) {
         return;
     }
     // Shortest round-trip digits from Rust's formatter, as `d.ddde<exp>`.
-    let sci = if is_float4 { format!("{:e}", v as f32) } else { format!("{v:e}") };
+    let sci = if is_float4 {
+        format!("{:e}", v as f32)
+    } else {
+        format!("{v:e}")
+    };
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let neg = mant.starts_with('-');
-    let digits: String = mant.bytes().filter(|c| c.is_ascii_digit()).map(|c| c as char).collect();
+    let digits: String = mant
+        .bytes()
+        .filter(|c| c.is_ascii_digit())
+        .map(|c| c as char)
+        .collect();
     let limit = if is_float4 { 6 } else { 15 };
     if neg {
         out.push('-');
@@ -387,7 +424,9 @@ pub fn parse_binary(bytes: &[u8], ty: SqlType) -> PgResult<Datum> {
         TypeId::Oid => Datum::Oid(u32::from_be_bytes(fixed(bytes)?)),
         TypeId::Float4 => Datum::Float4(f32::from_be_bytes(fixed(bytes)?)),
         TypeId::Float8 => Datum::Float8(f64::from_be_bytes(fixed(bytes)?)),
-        TypeId::Numeric => Datum::Numeric(Box::new(Numeric::read_binary(bytes)?.apply_typmod(ty.typmod)?)),
+        TypeId::Numeric => Datum::Numeric(Box::new(
+            Numeric::read_binary(bytes)?.apply_typmod(ty.typmod)?,
+        )),
         TypeId::Text | TypeId::Unknown | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => {
             let s = std::str::from_utf8(bytes).map_err(|e| {
                 let bad = bytes.get(e.valid_up_to()).copied().unwrap_or(0);
@@ -417,7 +456,11 @@ pub fn parse_binary(bytes: &[u8], ty: SqlType) -> PgResult<Datum> {
             let micros = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
             let days = i32::from_be_bytes([b[8], b[9], b[10], b[11]]);
             let months = i32::from_be_bytes([b[12], b[13], b[14], b[15]]);
-            Datum::Interval(Interval { months, days, micros })
+            Datum::Interval(Interval {
+                months,
+                days,
+                micros,
+            })
         }
         TypeId::Void => Datum::Null,
     })

@@ -21,29 +21,53 @@ fn err(text: &str, ty: SqlType) -> (String, String) {
 fn integers_and_bools() {
     assert_eq!(out(" 12 ", t(TypeId::Int4)), "12");
     assert_eq!(out("-32768", t(TypeId::Int2)), "-32768");
-    assert_eq!(out("9223372036854775807", t(TypeId::Int8)), "9223372036854775807");
-    assert_eq!(out("-9223372036854775808", t(TypeId::Int8)), "-9223372036854775808");
+    assert_eq!(
+        out("9223372036854775807", t(TypeId::Int8)),
+        "9223372036854775807"
+    );
+    assert_eq!(
+        out("-9223372036854775808", t(TypeId::Int8)),
+        "-9223372036854775808"
+    );
     assert_eq!(out("yes", t(TypeId::Bool)), "t");
     assert_eq!(out(" OFF ", t(TypeId::Bool)), "f");
     assert_eq!(
         err("abc", t(TypeId::Int4)),
-        ("22P02".into(), "invalid input syntax for type integer: \"abc\"".into())
+        (
+            "22P02".into(),
+            "invalid input syntax for type integer: \"abc\"".into()
+        )
     );
     assert_eq!(err("1.5", t(TypeId::Int4)).0, "22P02");
-    assert_eq!(err("", t(TypeId::Int4)).1, "invalid input syntax for type integer: \"\"");
+    assert_eq!(
+        err("", t(TypeId::Int4)).1,
+        "invalid input syntax for type integer: \"\""
+    );
     assert_eq!(
         err("99999999999", t(TypeId::Int4)),
-        ("22003".into(), "value \"99999999999\" is out of range for type integer".into())
+        (
+            "22003".into(),
+            "value \"99999999999\" is out of range for type integer".into()
+        )
     );
-    assert_eq!(err("70000", t(TypeId::Int2)).1, "value \"70000\" is out of range for type smallint");
+    assert_eq!(
+        err("70000", t(TypeId::Int2)).1,
+        "value \"70000\" is out of range for type smallint"
+    );
     assert_eq!(
         err("-9223372036854775809", t(TypeId::Int8)).1,
         "value \"-9223372036854775809\" is out of range for type bigint"
     );
-    assert_eq!(err("x", t(TypeId::Bool)).1, "invalid input syntax for type boolean: \"x\"");
+    assert_eq!(
+        err("x", t(TypeId::Bool)).1,
+        "invalid input syntax for type boolean: \"x\""
+    );
     assert_eq!(out("4294967295", t(TypeId::Oid)), "4294967295");
     assert_eq!(out("-1", t(TypeId::Oid)), "4294967295");
-    assert_eq!(err("x", t(TypeId::Oid)).1, "invalid input syntax for type oid: \"x\"");
+    assert_eq!(
+        err("x", t(TypeId::Oid)).1,
+        "invalid input syntax for type oid: \"x\""
+    );
 }
 
 #[test]
@@ -74,45 +98,96 @@ fn floats() {
     assert_eq!(f4("0.1"), "0.1");
     assert_eq!(
         err("abc", t(TypeId::Float8)),
-        ("22P02".into(), "invalid input syntax for type double precision: \"abc\"".into())
+        (
+            "22P02".into(),
+            "invalid input syntax for type double precision: \"abc\"".into()
+        )
     );
-    assert_eq!(err("1e400", t(TypeId::Float8)).1, "\"1e400\" is out of range for type double precision");
+    assert_eq!(
+        err("1e400", t(TypeId::Float8)).1,
+        "\"1e400\" is out of range for type double precision"
+    );
     assert_eq!(err("1e-400", t(TypeId::Float8)).0, "22003");
-    assert_eq!(err("1e50", t(TypeId::Float4)).1, "\"1e50\" is out of range for type real");
+    assert_eq!(
+        err("1e50", t(TypeId::Float4)).1,
+        "\"1e50\" is out of range for type real"
+    );
     assert_eq!(err("1e-50", t(TypeId::Float4)).0, "22003");
 }
 
 #[test]
 fn strings() {
     assert_eq!(out("ab", SqlType::with_typmod(TypeId::Bpchar, 8)), "ab  ");
-    assert_eq!(out("abc  ", SqlType::with_typmod(TypeId::Varchar, 7)), "abc");
+    assert_eq!(
+        out("abc  ", SqlType::with_typmod(TypeId::Varchar, 7)),
+        "abc"
+    );
     assert_eq!(
         err("abcd", SqlType::with_typmod(TypeId::Varchar, 7)),
-        ("22001".into(), "value too long for type character varying(3)".into())
+        (
+            "22001".into(),
+            "value too long for type character varying(3)".into()
+        )
     );
-    assert_eq!(err("abcd", SqlType::with_typmod(TypeId::Bpchar, 7)).1, "value too long for type character(3)");
-    assert_eq!(out("héllo", SqlType::with_typmod(TypeId::Varchar, 9)), "héllo");
+    assert_eq!(
+        err("abcd", SqlType::with_typmod(TypeId::Bpchar, 7)).1,
+        "value too long for type character(3)"
+    );
+    assert_eq!(
+        out("héllo", SqlType::with_typmod(TypeId::Varchar, 9)),
+        "héllo"
+    );
     assert_eq!(out(&"x".repeat(70), t(TypeId::Name)).len(), 63);
     assert_eq!(out("\\x0aFF", t(TypeId::Bytea)), "\\x0aff");
     assert_eq!(out("a\\\\b\\001", t(TypeId::Bytea)), "\\x615c6201");
     assert_eq!(out("abc", t(TypeId::Bytea)), "\\x616263");
-    assert_eq!(err("\\xzz", t(TypeId::Bytea)), ("22023".into(), "invalid hexadecimal digit: \"z\"".into()));
-    assert_eq!(err("\\x123", t(TypeId::Bytea)).1, "invalid hexadecimal data: odd number of digits");
-    assert_eq!(err("a\\q", t(TypeId::Bytea)), ("22P02".into(), "invalid input syntax for type bytea".into()));
+    assert_eq!(
+        err("\\xzz", t(TypeId::Bytea)),
+        ("22023".into(), "invalid hexadecimal digit: \"z\"".into())
+    );
+    assert_eq!(
+        err("\\x123", t(TypeId::Bytea)).1,
+        "invalid hexadecimal data: odd number of digits"
+    );
+    assert_eq!(
+        err("a\\q", t(TypeId::Bytea)),
+        ("22P02".into(), "invalid input syntax for type bytea".into())
+    );
 }
 
 #[test]
 fn numerics_and_datetimes() {
     assert_eq!(out("1.50", t(TypeId::Numeric)), "1.50");
-    assert_eq!(out("12.345", SqlType::with_typmod(TypeId::Numeric, ((4 << 16) | 2) + 4)), "12.35");
-    assert_eq!(err("abc", t(TypeId::Numeric)).1, "invalid input syntax for type numeric: \"abc\"");
+    assert_eq!(
+        out(
+            "12.345",
+            SqlType::with_typmod(TypeId::Numeric, ((4 << 16) | 2) + 4)
+        ),
+        "12.35"
+    );
+    assert_eq!(
+        err("abc", t(TypeId::Numeric)).1,
+        "invalid input syntax for type numeric: \"abc\""
+    );
     assert_eq!(out("2024-02-29", t(TypeId::Date)), "2024-02-29");
-    assert_eq!(out("1999-01-08 04:05:06.999999", t(TypeId::Timestamp)), "1999-01-08 04:05:06.999999");
-    assert_eq!(out("2020-01-01 00:00:00+05:30", t(TypeId::TimestampTz)), "2019-12-31 18:30:00+00");
-    assert_eq!(err("2020-13-01", t(TypeId::Date)).1, "date/time field value out of range: \"2020-13-01\"");
+    assert_eq!(
+        out("1999-01-08 04:05:06.999999", t(TypeId::Timestamp)),
+        "1999-01-08 04:05:06.999999"
+    );
+    assert_eq!(
+        out("2020-01-01 00:00:00+05:30", t(TypeId::TimestampTz)),
+        "2019-12-31 18:30:00+00"
+    );
+    assert_eq!(
+        err("2020-13-01", t(TypeId::Date)).1,
+        "date/time field value out of range: \"2020-13-01\""
+    );
     assert_eq!(
         err("12:00", t(TypeId::Timestamp)),
-        ("22007".into(), "invalid input syntax for type timestamp: \"12:00\"".into())
+        (
+            "22007".into(),
+            "invalid input syntax for type timestamp: \"12:00\"".into()
+        )
     );
     assert_eq!(out("1 day 02:00", t(TypeId::Interval)), "1 day 02:00:00");
 }
@@ -131,15 +206,35 @@ fn binary_round_trip() {
         (Datum::Date(-3), TypeId::Date),
         (Datum::Timestamp(1234567), TypeId::Timestamp),
         (Datum::TimestampTz(-1234567), TypeId::TimestampTz),
-        (Datum::Interval(Interval { months: 1, days: -2, micros: 3 }), TypeId::Interval),
+        (
+            Datum::Interval(Interval {
+                months: 1,
+                days: -2,
+                micros: 3,
+            }),
+            TypeId::Interval,
+        ),
         (Datum::Oid(42), TypeId::Oid),
-        (Datum::Numeric(Box::new(Numeric::parse("-12345.678").unwrap())), TypeId::Numeric),
+        (
+            Datum::Numeric(Box::new(Numeric::parse("-12345.678").unwrap())),
+            TypeId::Numeric,
+        ),
     ];
     for (d, ty) in cases {
         let mut b = Vec::new();
         format_binary(&d, ty, &mut b);
         assert_eq!(parse_binary(&b, SqlType::new(ty)).unwrap(), d, "{ty:?}");
     }
-    assert_eq!(parse_binary(&[0, 1], SqlType::new(TypeId::Int4)).unwrap_err().code, "22P03");
-    assert_eq!(parse_binary(&[0xff], SqlType::new(TypeId::Text)).unwrap_err().code, "22021");
+    assert_eq!(
+        parse_binary(&[0, 1], SqlType::new(TypeId::Int4))
+            .unwrap_err()
+            .code,
+        "22P03"
+    );
+    assert_eq!(
+        parse_binary(&[0xff], SqlType::new(TypeId::Text))
+            .unwrap_err()
+            .code,
+        "22021"
+    );
 }

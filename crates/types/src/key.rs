@@ -42,7 +42,10 @@ fn int_of(v: &Datum) -> i64 {
         Datum::Bool(b) => *b as i64,
         Datum::Float4(f) => *f as i64,
         Datum::Float8(f) => *f as i64,
-        Datum::Numeric(n) => n.round_to_i128().unwrap_or(0).clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+        Datum::Numeric(n) => n
+            .round_to_i128()
+            .unwrap_or(0)
+            .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
         _ => 0,
     }
 }
@@ -50,16 +53,36 @@ fn int_of(v: &Datum) -> i64 {
 /// Order-preserving bits of a float8 (also used for float4 widened: widening is exact).
 #[inline]
 pub fn float_key_bits(f: f64) -> u64 {
-    let f = if f == 0.0 { 0.0 } else if f.is_nan() { f64::NAN } else { f };
+    let f = if f == 0.0 {
+        0.0
+    } else if f.is_nan() {
+        f64::NAN
+    } else {
+        f
+    };
     let bits = f.to_bits();
-    if bits & (1 << 63) != 0 { !bits } else { bits | (1 << 63) }
+    if bits & (1 << 63) != 0 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
 }
 
 #[inline]
 fn float32_key_bits(f: f32) -> u32 {
-    let f = if f == 0.0 { 0.0 } else if f.is_nan() { f32::NAN } else { f };
+    let f = if f == 0.0 {
+        0.0
+    } else if f.is_nan() {
+        f32::NAN
+    } else {
+        f
+    };
     let bits = f.to_bits();
-    if bits & (1 << 31) != 0 { !bits } else { bits | (1 << 31) }
+    if bits & (1 << 31) != 0 {
+        !bits
+    } else {
+        bits | (1 << 31)
+    }
 }
 
 /// Appends one column's key encoding.
@@ -81,7 +104,9 @@ pub fn encode_key_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) {
             let x = int_of(v).clamp(i16::MIN as i64, i16::MAX as i64) as i16;
             out.extend_from_slice(&((x as u16) ^ (1 << 15)).to_be_bytes());
         }
-        TypeId::Oid => out.extend_from_slice(&(int_of(v).clamp(0, u32::MAX as i64) as u32).to_be_bytes()),
+        TypeId::Oid => {
+            out.extend_from_slice(&(int_of(v).clamp(0, u32::MAX as i64) as u32).to_be_bytes())
+        }
         TypeId::Bool => out.push(matches!(v, Datum::Bool(true)) as u8),
         TypeId::Float8 => {
             let f = match v {
@@ -122,7 +147,11 @@ pub fn encode_key_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) {
             other => encode_numeric(&Numeric::from_i64(int_of(other)), out),
         },
         TypeId::Interval => {
-            let k = if let Datum::Interval(iv) = v { iv.cmp_key() } else { 0 };
+            let k = if let Datum::Interval(iv) = v {
+                iv.cmp_key()
+            } else {
+                0
+            };
             out.extend_from_slice(&((k as u128) ^ (1 << 127)).to_be_bytes());
         }
         TypeId::Void => {}

@@ -31,7 +31,8 @@ const KEY_TYPES: [TypeId; 13] = [
 ];
 
 fn pair() -> impl Strategy<Value = (TypeId, Datum, Datum)> {
-    proptest::sample::select(KEY_TYPES.to_vec()).prop_flat_map(|t| (Just(t), arb_datum(t), arb_datum(t)))
+    proptest::sample::select(KEY_TYPES.to_vec())
+        .prop_flat_map(|t| (Just(t), arb_datum(t), arb_datum(t)))
 }
 
 proptest! {
@@ -67,17 +68,34 @@ proptest! {
 fn special_values() {
     // 1.0 = 1.00, -0.0 = 0.0, NaN greatest, NULL last.
     let n = |s: &str| Datum::Numeric(Box::new(crate::numeric::Numeric::parse(s).unwrap()));
-    assert_eq!(key(&n("1.0"), TypeId::Numeric), key(&n("1.00"), TypeId::Numeric));
+    assert_eq!(
+        key(&n("1.0"), TypeId::Numeric),
+        key(&n("1.00"), TypeId::Numeric)
+    );
     assert!(key(&n("Infinity"), TypeId::Numeric) < key(&n("NaN"), TypeId::Numeric));
     assert!(key(&n("-Infinity"), TypeId::Numeric) < key(&n("-1e30"), TypeId::Numeric));
     assert!(key(&n("0.5"), TypeId::Numeric) < key(&n("0.55"), TypeId::Numeric));
     assert!(key(&n("-0.55"), TypeId::Numeric) < key(&n("-0.5"), TypeId::Numeric));
     assert!(key(&n("99"), TypeId::Numeric) < key(&n("100"), TypeId::Numeric));
-    assert_eq!(key(&Datum::Float8(-0.0), TypeId::Float8), key(&Datum::Float8(0.0), TypeId::Float8));
-    assert!(key(&Datum::Float8(f64::INFINITY), TypeId::Float8) < key(&Datum::Float8(f64::NAN), TypeId::Float8));
+    assert_eq!(
+        key(&Datum::Float8(-0.0), TypeId::Float8),
+        key(&Datum::Float8(0.0), TypeId::Float8)
+    );
+    assert!(
+        key(&Datum::Float8(f64::INFINITY), TypeId::Float8)
+            < key(&Datum::Float8(f64::NAN), TypeId::Float8)
+    );
     assert!(key(&Datum::Float8(f64::NAN), TypeId::Float8) < key(&Datum::Null, TypeId::Float8));
-    assert_eq!(key(&Datum::Text("ab  ".into()), TypeId::Bpchar), key(&Datum::Text("ab".into()), TypeId::Bpchar));
-    assert!(key(&Datum::Text("a".into()), TypeId::Text) < key(&Datum::Text("a\0".into()), TypeId::Text));
+    assert_eq!(
+        key(&Datum::Text("ab  ".into()), TypeId::Bpchar),
+        key(&Datum::Text("ab".into()), TypeId::Bpchar)
+    );
+    assert!(
+        key(&Datum::Text("a".into()), TypeId::Text) < key(&Datum::Text("a\0".into()), TypeId::Text)
+    );
     // A narrower integer datum encodes like the column's type.
-    assert_eq!(key(&Datum::Int4(5), TypeId::Int8), key(&Datum::Int8(5), TypeId::Int8));
+    assert_eq!(
+        key(&Datum::Int4(5), TypeId::Int8),
+        key(&Datum::Int8(5), TypeId::Int8)
+    );
 }

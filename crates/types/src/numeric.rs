@@ -189,7 +189,11 @@ impl Numeric {
             return Numeric::NaN;
         }
         if v.is_infinite() {
-            return if v > 0.0 { Numeric::PosInf } else { Numeric::NegInf };
+            return if v > 0.0 {
+                Numeric::PosInf
+            } else {
+                Numeric::NegInf
+            };
         }
         // `%.{digits}g`: round to `digits` significant digits, then drop trailing zeros.
         let s = format!("{:.*e}", digits - 1, v);
@@ -214,7 +218,11 @@ impl Numeric {
     /// Rounds (half away from zero) to an integer; None for NaN/Inf.
     pub fn round_to_i128(&self) -> Option<i128> {
         match self {
-            Numeric::Finite(d) => d.with_scale_round(0, RoundingMode::HalfUp).as_bigint_and_exponent().0.to_i128(),
+            Numeric::Finite(d) => d
+                .with_scale_round(0, RoundingMode::HalfUp)
+                .as_bigint_and_exponent()
+                .0
+                .to_i128(),
             _ => None,
         }
     }
@@ -413,7 +421,11 @@ impl Numeric {
         let take = (e - 4 * w + 1) as usize;
         let mut first = 0i64;
         for i in 0..take {
-            let dgt = digits.as_bytes().get(i).map(|c| (c - b'0') as i64).unwrap_or(0);
+            let dgt = digits
+                .as_bytes()
+                .get(i)
+                .map(|c| (c - b'0') as i64)
+                .unwrap_or(0);
             first = first * 10 + dgt;
         }
         (w, first)
@@ -441,7 +453,10 @@ impl Numeric {
             let cut = s.len() - scale as usize;
             (s[..cut].to_string(), s[cut..].to_string())
         } else {
-            (String::new(), format!("{}{}", "0".repeat(scale as usize - s.len()), s))
+            (
+                String::new(),
+                format!("{}{}", "0".repeat(scale as usize - s.len()), s),
+            )
         };
         let ip = ip.trim_start_matches('0');
         let ipad = (4 - ip.len() % 4) % 4;
@@ -449,7 +464,11 @@ impl Numeric {
         let fpad = (4 - fp.len() % 4) % 4;
         let fp_full = format!("{}{}", fp, "0".repeat(fpad));
         let mut groups: Vec<i16> = Vec::new();
-        for c in ip_full.as_bytes().chunks(4).chain(fp_full.as_bytes().chunks(4)) {
+        for c in ip_full
+            .as_bytes()
+            .chunks(4)
+            .chain(fp_full.as_bytes().chunks(4))
+        {
             let mut v = 0i16;
             for &b in c {
                 v = v * 10 + (b - b'0') as i16;
@@ -478,7 +497,12 @@ impl Numeric {
 
     /// Binary receive format (see [`Numeric::write_binary`]).
     pub fn read_binary(b: &[u8]) -> PgResult<Numeric> {
-        let bad = || PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "invalid numeric binary data");
+        let bad = || {
+            PgError::new(
+                sqlstate::INVALID_BINARY_REPRESENTATION,
+                "invalid numeric binary data",
+            )
+        };
         if b.len() < 8 {
             return Err(bad());
         }
@@ -617,11 +641,26 @@ mod tests {
     #[test]
     fn division_scale() {
         // From PostgreSQL 15: 10/4, 1/3, 12345/7, 0.5/3, 2/0.0003.
-        assert_eq!(n("10").div(&n("4")).unwrap().to_text(), "2.5000000000000000");
-        assert_eq!(n("1").div(&n("3")).unwrap().to_text(), "0.33333333333333333333");
-        assert_eq!(n("12345").div(&n("7")).unwrap().to_text(), "1763.5714285714285714");
-        assert_eq!(n("0.5").div(&n("3")).unwrap().to_text(), "0.16666666666666666667");
-        assert_eq!(n("2").div(&n("0.0003")).unwrap().to_text(), "6666.6666666666666667");
+        assert_eq!(
+            n("10").div(&n("4")).unwrap().to_text(),
+            "2.5000000000000000"
+        );
+        assert_eq!(
+            n("1").div(&n("3")).unwrap().to_text(),
+            "0.33333333333333333333"
+        );
+        assert_eq!(
+            n("12345").div(&n("7")).unwrap().to_text(),
+            "1763.5714285714285714"
+        );
+        assert_eq!(
+            n("0.5").div(&n("3")).unwrap().to_text(),
+            "0.16666666666666666667"
+        );
+        assert_eq!(
+            n("2").div(&n("0.0003")).unwrap().to_text(),
+            "6666.6666666666666667"
+        );
         assert_eq!(n("1").div(&n("0")).unwrap_err().code, "22012");
     }
 
@@ -633,8 +672,20 @@ mod tests {
         assert_eq!(n("-7.5").rem(&n("2")).unwrap().to_text(), "-1.5");
         assert_eq!(n("2.5").round(0).to_text(), "3");
         assert_eq!(n("-2.5").round(0).to_text(), "-3");
-        assert_eq!(n("12.345").apply_typmod(((4 << 16) | 2) + 4).unwrap().to_text(), "12.35");
-        assert_eq!(n("123.4").apply_typmod(((4 << 16) | 2) + 4).unwrap_err().code, "22003");
+        assert_eq!(
+            n("12.345")
+                .apply_typmod(((4 << 16) | 2) + 4)
+                .unwrap()
+                .to_text(),
+            "12.35"
+        );
+        assert_eq!(
+            n("123.4")
+                .apply_typmod(((4 << 16) | 2) + 4)
+                .unwrap_err()
+                .code,
+            "22003"
+        );
     }
 
     #[test]
@@ -648,15 +699,32 @@ mod tests {
 
     #[test]
     fn binary_round_trip() {
-        for s in ["0", "1", "-1.50", "12345.6789", "0.0001", "100000000", "NaN", "Infinity", "0.000"] {
+        for s in [
+            "0",
+            "1",
+            "-1.50",
+            "12345.6789",
+            "0.0001",
+            "100000000",
+            "NaN",
+            "Infinity",
+            "0.000",
+        ] {
             let v = n(s);
             let mut b = Vec::new();
             v.write_binary(&mut b);
-            assert_eq!(Numeric::read_binary(&b).unwrap().to_text(), v.to_text(), "{s}");
+            assert_eq!(
+                Numeric::read_binary(&b).unwrap().to_text(),
+                v.to_text(),
+                "{s}"
+            );
         }
         // 12345.678 in PostgreSQL's format: ndigits 3, weight 1, sign 0, dscale 3, 1 2345 6780.
         let mut b = Vec::new();
         n("12345.678").write_binary(&mut b);
-        assert_eq!(b, vec![0, 3, 0, 1, 0, 0, 0, 3, 0, 1, 0x09, 0x29, 0x1a, 0x7c]);
+        assert_eq!(
+            b,
+            vec![0, 3, 0, 1, 0, 0, 0, 3, 0, 1, 0x09, 0x29, 0x1a, 0x7c]
+        );
     }
 }

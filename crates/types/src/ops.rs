@@ -36,12 +36,20 @@ fn is_int(t: TypeId) -> bool {
 fn is_numberish(t: TypeId) -> bool {
     matches!(
         t,
-        TypeId::Int2 | TypeId::Int4 | TypeId::Int8 | TypeId::Numeric | TypeId::Float4 | TypeId::Float8
+        TypeId::Int2
+            | TypeId::Int4
+            | TypeId::Int8
+            | TypeId::Numeric
+            | TypeId::Float4
+            | TypeId::Float8
     )
 }
 
 fn is_textish(t: TypeId) -> bool {
-    matches!(t, TypeId::Text | TypeId::Varchar | TypeId::Name | TypeId::Bpchar | TypeId::Unknown)
+    matches!(
+        t,
+        TypeId::Text | TypeId::Varchar | TypeId::Name | TypeId::Bpchar | TypeId::Unknown
+    )
 }
 
 fn is_datetime(t: TypeId) -> bool {
@@ -61,8 +69,18 @@ fn promote_number(a: TypeId, b: TypeId) -> TypeId {
     }
 }
 
-fn op(left: TypeId, right: TypeId, result: TypeId, func: fn(&Datum, &Datum) -> PgResult<Datum>) -> Option<Operator> {
-    Some(Operator { left, right, result, func })
+fn op(
+    left: TypeId,
+    right: TypeId,
+    result: TypeId,
+    func: fn(&Datum, &Datum) -> PgResult<Datum>,
+) -> Option<Operator> {
+    Some(Operator {
+        left,
+        right,
+        result,
+        func,
+    })
 }
 
 fn comparison(op: &str) -> Option<fn(&Datum, &Datum) -> PgResult<Datum>> {
@@ -117,7 +135,11 @@ pub fn resolve_binary(op_name: &str, left: TypeId, right: TypeId) -> Option<Oper
         } else if is_textish(l) && is_textish(r) {
             Text
         } else if is_datetime(l) && is_datetime(r) {
-            if l == TimestampTz || r == TimestampTz { TimestampTz } else { Timestamp }
+            if l == TimestampTz || r == TimestampTz {
+                TimestampTz
+            } else {
+                Timestamp
+            }
         } else if (l == Oid && is_int(r)) || (r == Oid && is_int(l)) {
             Oid
         } else {
@@ -188,7 +210,8 @@ pub fn resolve_binary(op_name: &str, left: TypeId, right: TypeId) -> Option<Oper
         ("-", Timestamp, Timestamp | Date) | ("-", Date, Timestamp) => {
             op(Timestamp, Timestamp, Interval, imp::ts_mi_ts)
         }
-        ("-", TimestampTz, Date | Timestamp | TimestampTz) | ("-", Date | Timestamp, TimestampTz) => {
+        ("-", TimestampTz, Date | Timestamp | TimestampTz)
+        | ("-", Date | Timestamp, TimestampTz) => {
             op(TimestampTz, TimestampTz, Interval, imp::ts_mi_ts)
         }
         ("+", Interval, Interval) => op(Interval, Interval, Interval, imp::iv_pl_iv),
@@ -262,9 +285,16 @@ fn resolve_string_op(opn: &str, left: TypeId, right: TypeId) -> Option<Operator>
 
 /// Prefix operators: `-`, `+`, `@` (abs), `~` (bitwise not), NOT is handled by the executor.
 #[allow(clippy::type_complexity)]
-pub fn resolve_unary(op_name: &str, operand: TypeId) -> Option<(TypeId, TypeId, fn(&Datum) -> PgResult<Datum>)> {
+pub fn resolve_unary(
+    op_name: &str,
+    operand: TypeId,
+) -> Option<(TypeId, TypeId, fn(&Datum) -> PgResult<Datum>)> {
     use TypeId::*;
-    let t = if operand == Unknown { return None } else { operand };
+    let t = if operand == Unknown {
+        return None;
+    } else {
+        operand
+    };
     let f: fn(&Datum) -> PgResult<Datum> = match (op_name, t) {
         ("-", Int2 | Int4 | Int8 | Float4 | Float8 | Numeric | Interval) => imp::neg,
         ("+", Int2 | Int4 | Int8 | Float4 | Float8 | Numeric | Interval) => imp::pos,
@@ -308,7 +338,10 @@ pub fn compare_typed(a: &Datum, b: &Datum, ty: TypeId) -> Ordering {
     if ty == TypeId::Bpchar
         && let (Datum::Text(x), Datum::Text(y)) = (a, b)
     {
-        return x.trim_end_matches(' ').as_bytes().cmp(y.trim_end_matches(' ').as_bytes());
+        return x
+            .trim_end_matches(' ')
+            .as_bytes()
+            .cmp(y.trim_end_matches(' ').as_bytes());
     }
     compare(a, b)
 }

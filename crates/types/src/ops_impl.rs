@@ -48,12 +48,17 @@ macro_rules! int_arith {
     ($name:ident, $ty:ty, $variant:ident, $tid:expr, $method:ident) => {
         pub(super) fn $name(a: &Datum, b: &Datum) -> PgResult<Datum> {
             if let (Datum::$variant(x), Datum::$variant(y)) = (a, b) {
-                return x.$method(*y).map(Datum::$variant).ok_or_else(|| int_out_of_range($tid));
+                return x
+                    .$method(*y)
+                    .map(Datum::$variant)
+                    .ok_or_else(|| int_out_of_range($tid));
             }
             let (x, y) = (int_of(a)?, int_of(b)?);
             let x = <$ty>::try_from(x).map_err(|_| int_out_of_range($tid))?;
             let y = <$ty>::try_from(y).map_err(|_| int_out_of_range($tid))?;
-            x.$method(y).map(Datum::$variant).ok_or_else(|| int_out_of_range($tid))
+            x.$method(y)
+                .map(Datum::$variant)
+                .ok_or_else(|| int_out_of_range($tid))
         }
     };
 }
@@ -66,7 +71,9 @@ macro_rules! int_divmod {
             if y == 0 {
                 return Err(div_zero());
             }
-            x.checked_div(y).map(Datum::$variant).ok_or_else(|| int_out_of_range($tid))
+            x.checked_div(y)
+                .map(Datum::$variant)
+                .ok_or_else(|| int_out_of_range($tid))
         }
         pub(super) fn $rem(a: &Datum, b: &Datum) -> PgResult<Datum> {
             let x = <$ty>::try_from(int_of(a)?).map_err(|_| int_out_of_range($tid))?;
@@ -128,29 +135,46 @@ pub(super) fn shr(a: &Datum, b: &Datum) -> PgResult<Datum> {
 }
 
 pub(super) fn num_add(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(Datum::Numeric(Box::new(to_numeric(a)?.add(&to_numeric(b)?))))
+    Ok(Datum::Numeric(Box::new(
+        to_numeric(a)?.add(&to_numeric(b)?),
+    )))
 }
 pub(super) fn num_sub(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(Datum::Numeric(Box::new(to_numeric(a)?.sub(&to_numeric(b)?))))
+    Ok(Datum::Numeric(Box::new(
+        to_numeric(a)?.sub(&to_numeric(b)?),
+    )))
 }
 pub(super) fn num_mul(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(Datum::Numeric(Box::new(to_numeric(a)?.mul(&to_numeric(b)?))))
+    Ok(Datum::Numeric(Box::new(
+        to_numeric(a)?.mul(&to_numeric(b)?),
+    )))
 }
 pub(super) fn num_div(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(Datum::Numeric(Box::new(to_numeric(a)?.div(&to_numeric(b)?)?)))
+    Ok(Datum::Numeric(Box::new(
+        to_numeric(a)?.div(&to_numeric(b)?)?,
+    )))
 }
 pub(super) fn num_mod(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(Datum::Numeric(Box::new(to_numeric(a)?.rem(&to_numeric(b)?)?)))
+    Ok(Datum::Numeric(Box::new(
+        to_numeric(a)?.rem(&to_numeric(b)?)?,
+    )))
 }
 pub(super) fn num_pow(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    crate::func::numeric_power(&to_numeric(a)?, &to_numeric(b)?).map(|n| Datum::Numeric(Box::new(n)))
+    crate::func::numeric_power(&to_numeric(a)?, &to_numeric(b)?)
+        .map(|n| Datum::Numeric(Box::new(n)))
 }
 
 pub(crate) fn float_overflow() -> PgError {
-    PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+    PgError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value out of range: overflow",
+    )
 }
 pub(crate) fn float_underflow() -> PgError {
-    PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    PgError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value out of range: underflow",
+    )
 }
 
 /// PostgreSQL's float result checks: an infinite result from finite inputs overflows; a zero
@@ -244,7 +268,11 @@ pub(super) fn cmp_fn<const OP: u8>(a: &Datum, b: &Datum) -> PgResult<Datum> {
 }
 
 pub(super) fn bpcmp_fn<const OP: u8>(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(Datum::Bool(apply_cmp::<OP>(super::compare_typed(a, b, TypeId::Bpchar))))
+    Ok(Datum::Bool(apply_cmp::<OP>(super::compare_typed(
+        a,
+        b,
+        TypeId::Bpchar,
+    ))))
 }
 
 /// Compares values of different variants: numbers by value (exactly where possible).
@@ -255,10 +283,10 @@ pub(super) fn compare_mixed(a: &Datum, b: &Datum) -> Ordering {
     if is_intish(a) && is_intish(b) {
         return int_of(a).unwrap_or(0).cmp(&int_of(b).unwrap_or(0));
     }
-    if is_float(a) || is_float(b) {
-        if let (Ok(x), Ok(y)) = (to_f64(a), to_f64(b)) {
-            return cmp_f64(x, y);
-        }
+    if (is_float(a) || is_float(b))
+        && let (Ok(x), Ok(y)) = (to_f64(a), to_f64(b))
+    {
+        return cmp_f64(x, y);
     }
     if let (Ok(x), Ok(y)) = (to_numeric(a), to_numeric(b)) {
         return x.cmp_total(&y);
@@ -282,7 +310,9 @@ pub(super) fn text_concat(a: &Datum, b: &Datum) -> PgResult<Datum> {
         Datum::Text(y) => s.push_str(y),
         // anynonarray goes through the cast to text, which spells booleans out.
         Datum::Bool(x) => s.push_str(if *x { "true" } else { "false" }),
-        other => crate::io::format_text(other, other.natural_type().unwrap_or(TypeId::Text), &mut s),
+        other => {
+            crate::io::format_text(other, other.natural_type().unwrap_or(TypeId::Text), &mut s)
+        }
     }
     Ok(Datum::Text(s))
 }
@@ -428,28 +458,50 @@ pub(super) fn date_mi_int(a: &Datum, b: &Datum) -> PgResult<Datum> {
 }
 pub(super) fn date_mi_date(a: &Datum, b: &Datum) -> PgResult<Datum> {
     let (x, y) = (date_of(a)?, date_of(b)?);
-    if [x, y].iter().any(|d| *d == datetime::DATE_NEG_INF || *d == datetime::DATE_POS_INF) {
-        return Err(PgError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "cannot subtract infinite dates"));
+    if [x, y]
+        .iter()
+        .any(|d| *d == datetime::DATE_NEG_INF || *d == datetime::DATE_POS_INF)
+    {
+        return Err(PgError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            "cannot subtract infinite dates",
+        ));
     }
     Ok(Datum::Int4(x - y))
 }
 
 /// Keeps the timestamp flavour of the left (or only) timestamp operand.
 fn ts_like(a: &Datum, v: i64) -> Datum {
-    if matches!(a, Datum::TimestampTz(_)) { Datum::TimestampTz(v) } else { Datum::Timestamp(v) }
+    if matches!(a, Datum::TimestampTz(_)) {
+        Datum::TimestampTz(v)
+    } else {
+        Datum::Timestamp(v)
+    }
 }
 
 pub(super) fn ts_pl_iv(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(ts_like(a, datetime::timestamp_add_interval(ts_of(a)?, &iv_of(b)?)?))
+    Ok(ts_like(
+        a,
+        datetime::timestamp_add_interval(ts_of(a)?, &iv_of(b)?)?,
+    ))
 }
 pub(super) fn ts_mi_iv(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(ts_like(a, datetime::timestamp_add_interval(ts_of(a)?, &iv_of(b)?.neg()?)?))
+    Ok(ts_like(
+        a,
+        datetime::timestamp_add_interval(ts_of(a)?, &iv_of(b)?.neg()?)?,
+    ))
 }
 pub(super) fn iv_pl_ts(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(ts_like(b, datetime::timestamp_add_interval(ts_of(b)?, &iv_of(a)?)?))
+    Ok(ts_like(
+        b,
+        datetime::timestamp_add_interval(ts_of(b)?, &iv_of(a)?)?,
+    ))
 }
 pub(super) fn ts_mi_ts(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    Ok(Datum::Interval(datetime::timestamp_diff(ts_of(a)?, ts_of(b)?)?))
+    Ok(Datum::Interval(datetime::timestamp_diff(
+        ts_of(a)?,
+        ts_of(b)?,
+    )?))
 }
 pub(super) fn iv_pl_iv(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Interval(iv_of(a)?.add(&iv_of(b)?)?))
@@ -473,9 +525,18 @@ pub(super) fn iv_div(a: &Datum, b: &Datum) -> PgResult<Datum> {
 
 pub(super) fn neg(a: &Datum) -> PgResult<Datum> {
     Ok(match a {
-        Datum::Int2(v) => Datum::Int2(v.checked_neg().ok_or_else(|| int_out_of_range(TypeId::Int2))?),
-        Datum::Int4(v) => Datum::Int4(v.checked_neg().ok_or_else(|| int_out_of_range(TypeId::Int4))?),
-        Datum::Int8(v) => Datum::Int8(v.checked_neg().ok_or_else(|| int_out_of_range(TypeId::Int8))?),
+        Datum::Int2(v) => Datum::Int2(
+            v.checked_neg()
+                .ok_or_else(|| int_out_of_range(TypeId::Int2))?,
+        ),
+        Datum::Int4(v) => Datum::Int4(
+            v.checked_neg()
+                .ok_or_else(|| int_out_of_range(TypeId::Int4))?,
+        ),
+        Datum::Int8(v) => Datum::Int8(
+            v.checked_neg()
+                .ok_or_else(|| int_out_of_range(TypeId::Int8))?,
+        ),
         Datum::Float4(v) => Datum::Float4(-v),
         Datum::Float8(v) => Datum::Float8(-v),
         Datum::Numeric(n) => Datum::Numeric(Box::new(n.neg())),
@@ -490,9 +551,18 @@ pub(super) fn pos(a: &Datum) -> PgResult<Datum> {
 
 pub(super) fn abs(a: &Datum) -> PgResult<Datum> {
     Ok(match a {
-        Datum::Int2(v) => Datum::Int2(v.checked_abs().ok_or_else(|| int_out_of_range(TypeId::Int2))?),
-        Datum::Int4(v) => Datum::Int4(v.checked_abs().ok_or_else(|| int_out_of_range(TypeId::Int4))?),
-        Datum::Int8(v) => Datum::Int8(v.checked_abs().ok_or_else(|| int_out_of_range(TypeId::Int8))?),
+        Datum::Int2(v) => Datum::Int2(
+            v.checked_abs()
+                .ok_or_else(|| int_out_of_range(TypeId::Int2))?,
+        ),
+        Datum::Int4(v) => Datum::Int4(
+            v.checked_abs()
+                .ok_or_else(|| int_out_of_range(TypeId::Int4))?,
+        ),
+        Datum::Int8(v) => Datum::Int8(
+            v.checked_abs()
+                .ok_or_else(|| int_out_of_range(TypeId::Int8))?,
+        ),
         Datum::Float4(v) => Datum::Float4(v.abs()),
         Datum::Float8(v) => Datum::Float8(v.abs()),
         Datum::Numeric(n) => Datum::Numeric(Box::new(n.abs())),

@@ -84,7 +84,10 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
         (_, Datum::Null) => return false,
         (TypeId::Int4, Datum::Int4(x)) => out.extend_from_slice(&x.to_le_bytes()),
         (TypeId::Int8, Datum::Int8(x)) => out.extend_from_slice(&x.to_le_bytes()),
-        (TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown, Datum::Text(s)) => {
+        (
+            TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown,
+            Datum::Text(s),
+        ) => {
             out.extend_from_slice(&(s.len() as u32).to_le_bytes());
             out.extend_from_slice(s.as_bytes());
         }
@@ -96,12 +99,17 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
         (TypeId::Int2, d @ (Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_))) => {
             out.extend_from_slice(&(as_i64(d) as i16).to_le_bytes())
         }
-        (TypeId::Int4 | TypeId::Date, d @ (Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_) | Datum::Date(_))) => {
-            out.extend_from_slice(&(as_i64(d) as i32).to_le_bytes())
-        }
+        (
+            TypeId::Int4 | TypeId::Date,
+            d @ (Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_) | Datum::Date(_)),
+        ) => out.extend_from_slice(&(as_i64(d) as i32).to_le_bytes()),
         (
             TypeId::Int8 | TypeId::Timestamp | TypeId::TimestampTz,
-            d @ (Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_) | Datum::Timestamp(_) | Datum::TimestampTz(_)),
+            d @ (Datum::Int2(_)
+            | Datum::Int4(_)
+            | Datum::Int8(_)
+            | Datum::Timestamp(_)
+            | Datum::TimestampTz(_)),
         ) => out.extend_from_slice(&as_i64(d).to_le_bytes()),
         (TypeId::Oid, d @ (Datum::Oid(_) | Datum::Int4(_) | Datum::Int8(_))) => {
             out.extend_from_slice(&(as_i64(d) as u32).to_le_bytes())
@@ -109,7 +117,9 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
         (TypeId::Float4, d @ (Datum::Float4(_) | Datum::Float8(_))) => {
             out.extend_from_slice(&(as_f64(d) as f32).to_le_bytes())
         }
-        (TypeId::Float8, d @ (Datum::Float4(_) | Datum::Float8(_))) => out.extend_from_slice(&as_f64(d).to_le_bytes()),
+        (TypeId::Float8, d @ (Datum::Float4(_) | Datum::Float8(_))) => {
+            out.extend_from_slice(&as_f64(d).to_le_bytes())
+        }
         (TypeId::Interval, Datum::Interval(iv)) => {
             out.extend_from_slice(&iv.micros.to_le_bytes());
             out.extend_from_slice(&iv.days.to_le_bytes());
@@ -160,7 +170,11 @@ fn header(bytes: &[u8]) -> PgResult<Header> {
     if bytes.len() < data {
         return Err(corrupt());
     }
-    Ok(Header { natts, bitmap: 2, data })
+    Ok(Header {
+        natts,
+        bitmap: 2,
+        data,
+    })
 }
 
 #[inline]

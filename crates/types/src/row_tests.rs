@@ -25,24 +25,40 @@ pub(crate) fn arb_datum(ty: TypeId) -> BoxedStrategy<Datum> {
         TypeId::Int2 => any::<i16>().prop_map(Datum::Int2).boxed(),
         TypeId::Int4 => any::<i32>().prop_map(Datum::Int4).boxed(),
         TypeId::Int8 => any::<i64>().prop_map(Datum::Int8).boxed(),
-        TypeId::Float4 => any::<f32>().prop_filter("nan", |f| !f.is_nan()).prop_map(Datum::Float4).boxed(),
-        TypeId::Float8 => any::<f64>().prop_filter("nan", |f| !f.is_nan()).prop_map(Datum::Float8).boxed(),
+        TypeId::Float4 => any::<f32>()
+            .prop_filter("nan", |f| !f.is_nan())
+            .prop_map(Datum::Float4)
+            .boxed(),
+        TypeId::Float8 => any::<f64>()
+            .prop_filter("nan", |f| !f.is_nan())
+            .prop_map(Datum::Float8)
+            .boxed(),
         TypeId::Numeric => prop_oneof![
-            (any::<i64>(), 0i64..12).prop_map(|(m, s)| Datum::Numeric(Box::new(crate::numeric::finite(m.into(), s)))),
+            (any::<i64>(), 0i64..12)
+                .prop_map(|(m, s)| Datum::Numeric(Box::new(crate::numeric::finite(m.into(), s)))),
             Just(Datum::Numeric(Box::new(Numeric::NaN))),
             Just(Datum::Numeric(Box::new(Numeric::PosInf))),
             Just(Datum::Numeric(Box::new(Numeric::NegInf))),
         ]
         .boxed(),
         TypeId::Text | TypeId::Bpchar => "[a-c \\x00é]{0,6}".prop_map(Datum::Text).boxed(),
-        TypeId::Bytea => proptest::collection::vec(prop_oneof![Just(0u8), Just(1), Just(255), any::<u8>()], 0..6)
-            .prop_map(Datum::Bytea)
-            .boxed(),
+        TypeId::Bytea => proptest::collection::vec(
+            prop_oneof![Just(0u8), Just(1), Just(255), any::<u8>()],
+            0..6,
+        )
+        .prop_map(Datum::Bytea)
+        .boxed(),
         TypeId::Date => (-1_000_000i32..1_000_000).prop_map(Datum::Date).boxed(),
         TypeId::Timestamp => any::<i64>().prop_map(Datum::Timestamp).boxed(),
         TypeId::TimestampTz => any::<i64>().prop_map(Datum::TimestampTz).boxed(),
         TypeId::Interval => (any::<i32>(), any::<i32>(), any::<i64>())
-            .prop_map(|(months, days, micros)| Datum::Interval(crate::interval::Interval { months, days, micros }))
+            .prop_map(|(months, days, micros)| {
+                Datum::Interval(crate::interval::Interval {
+                    months,
+                    days,
+                    micros,
+                })
+            })
             .boxed(),
         _ => Just(Datum::Null).boxed(),
     };
@@ -50,10 +66,12 @@ pub(crate) fn arb_datum(ty: TypeId) -> BoxedStrategy<Datum> {
 }
 
 fn arb_row() -> impl Strategy<Value = (Vec<TypeId>, Vec<Datum>)> {
-    proptest::collection::vec(proptest::sample::select(TYPES.to_vec()), 0..12).prop_flat_map(|types| {
-        let values: Vec<_> = types.iter().map(|t| arb_datum(*t)).collect();
-        (Just(types), values)
-    })
+    proptest::collection::vec(proptest::sample::select(TYPES.to_vec()), 0..12).prop_flat_map(
+        |types| {
+            let values: Vec<_> = types.iter().map(|t| arb_datum(*t)).collect();
+            (Just(types), values)
+        },
+    )
 }
 
 proptest! {
@@ -63,8 +81,8 @@ proptest! {
         encode_row(&values, &types, &mut buf);
         let back = decode_row(&buf, &types).unwrap();
         prop_assert_eq!(&back, &values);
-        for i in 0..types.len() {
-            prop_assert_eq!(&decode_column(&buf, &types, i).unwrap(), &values[i]);
+        for (i, v) in values.iter().enumerate() {
+            prop_assert_eq!(&decode_column(&buf, &types, i).unwrap(), v);
         }
         // Truncated input never panics.
         for cut in 0..buf.len() {
@@ -78,19 +96,29 @@ fn added_columns_read_as_null() {
     let mut buf = Vec::new();
     encode_row(&[Datum::Int4(7)], &[TypeId::Int4], &mut buf);
     let types = [TypeId::Int4, TypeId::Text, TypeId::Int8];
-    assert_eq!(decode_row(&buf, &types).unwrap(), vec![Datum::Int4(7), Datum::Null, Datum::Null]);
+    assert_eq!(
+        decode_row(&buf, &types).unwrap(),
+        vec![Datum::Int4(7), Datum::Null, Datum::Null]
+    );
     assert_eq!(decode_column(&buf, &types, 2).unwrap(), Datum::Null);
 }
 
 #[test]
 fn layout_is_documented_one() {
     let mut buf = Vec::new();
-    encode_row(&[Datum::Int4(1), Datum::Null, Datum::Text("ab".into())], &[TypeId::Int4, TypeId::Int8, TypeId::Text], &mut buf);
+    encode_row(
+        &[Datum::Int4(1), Datum::Null, Datum::Text("ab".into())],
+        &[TypeId::Int4, TypeId::Int8, TypeId::Text],
+        &mut buf,
+    );
     assert_eq!(buf, vec![3, 0, 0b010, 1, 0, 0, 0, 2, 0, 0, 0, b'a', b'b']);
 }
 
 #[test]
 fn corrupt_is_xx001() {
     assert_eq!(decode_row(&[5], &[TypeId::Int4]).unwrap_err().code, "XX001");
-    assert_eq!(decode_row(&[1, 0, 0, 1], &[TypeId::Int4]).unwrap_err().code, "XX001");
+    assert_eq!(
+        decode_row(&[1, 0, 0, 1], &[TypeId::Int4]).unwrap_err().code,
+        "XX001"
+    );
 }
