@@ -232,11 +232,20 @@ impl BufferPool {
             }
             let tag = f.tag.load(Ordering::Acquire);
             if tag != EMPTY {
-                if f.dirty.load(Ordering::Acquire)
-                    && let Err(e) = self.write_out(i)
-                {
-                    f.pin.fetch_sub(1, Ordering::AcqRel);
-                    return Err(e);
+                if f.dirty.load(Ordering::Acquire) {
+                    // Never wait for a victim's latch: our caller may hold another page's
+                    // latch, and the victim's holder may be waiting for it.
+                    match self.write_out(i, false) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            f.pin.fetch_sub(1, Ordering::AcqRel);
+                            continue;
+                        }
+                        Err(e) => {
+                            f.pin.fetch_sub(1, Ordering::AcqRel);
+                            return Err(e);
+                        }
+                    }
                 }
                 let mut map = self.shards[shard_of(tag)].lock();
                 if f.pin.load(Ordering::Acquire) != 1 || f.dirty.load(Ordering::Acquire) {
@@ -255,17 +264,25 @@ impl BufferPool {
         ))
     }
 
-    /// Writes a pinned frame's page to its file (WAL first), clearing its dirty flag.
-    fn write_out(&self, i: usize) -> PgResult<()> {
+    /// Writes a pinned frame's page to its file (WAL first), clearing its dirty flag. With
+    /// `wait` false, gives up (Ok(false)) instead of waiting for the content latch.
+    fn write_out(&self, i: usize, wait: bool) -> PgResult<bool> {
         let f = &self.frames[i];
         let tag = f.tag.load(Ordering::Acquire);
         if tag == EMPTY {
-            return Ok(());
+            return Ok(true);
         }
         let (rel_id, block) = ((tag >> 32) as RelFileId, tag as BlockNo);
         let mut copy: PageBuf = Box::new([0u8; PAGE_SIZE]);
         {
-            let g = f.data.read();
+            let g = if wait {
+                f.data.read()
+            } else {
+                match f.data.try_read() {
+                    Some(g) => g,
+                    None => return Ok(false),
+                }
+            };
             f.dirty.store(false, Ordering::Release);
             copy.copy_from_slice(&g[..]);
         }
@@ -276,14 +293,14 @@ impl BufferPool {
         let rel = match self.smgr.open(rel_id, false) {
             Ok(r) => r,
             // Dropped relation: its pages need not reach disk.
-            Err(_) => return Ok(()),
+            Err(_) => return Ok(true),
         };
         page::set_checksum(&mut copy, block);
         let r = rel.write_block(block, &copy);
         if r.is_err() {
             f.dirty.store(true, Ordering::Release);
         }
-        r
+        r.map(|_| true)
     }
 
     /// Writes every dirty page (checkpoint). Returns the number written.
@@ -305,7 +322,7 @@ impl BufferPool {
                 }
                 f.pin.fetch_add(1, Ordering::AcqRel);
             }
-            let r = self.write_out(i);
+            let r = self.write_out(i, true);
             f.pin.fetch_sub(1, Ordering::AcqRel);
             r?;
             written += 1;
