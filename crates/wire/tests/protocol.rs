@@ -486,3 +486,44 @@ async fn large_results_are_flushed_while_executing() {
         "FATAL closes the connection"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_idle_sessions_with_57p01() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let terminated = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let factory = std::sync::Arc::new(common::TestFactory {
+        password: None,
+        terminated: terminated.clone(),
+    });
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(keel_wire::serve_until(
+        listener,
+        factory,
+        ServeConfig::default(),
+        async {
+            let _ = rx.await;
+        },
+    ));
+    let mut s = raw_session(port).await;
+    tx.send(()).unwrap();
+    let r = read_until_ready(&mut s).await;
+    assert_eq!(
+        error_message(&r[0].1),
+        (
+            "FATAL".into(),
+            "57P01".into(),
+            "terminating connection due to administrator command".into()
+        )
+    );
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(terminated.load(Ordering::SeqCst), 1);
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).await.is_err(),
+        "listener closed"
+    );
+}
