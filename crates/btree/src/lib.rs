@@ -9,6 +9,8 @@ mod scan;
 mod tests;
 #[cfg(test)]
 mod tests_concurrency;
+#[cfg(test)]
+mod tests_prop;
 
 use keel_common::{BlockNo, PgError, PgResult, Tid, sqlstate};
 use keel_storage::smgr::RelFile;
