@@ -662,6 +662,19 @@ mod tests {
             "6666.6666666666666667"
         );
         assert_eq!(n("1").div(&n("0")).unwrap_err().code, "22012");
+        // From PostgreSQL 15: -1/3, 5 % 0.3, 9.99::numeric(3,1).
+        assert_eq!(
+            n("-1").div(&n("3")).unwrap().to_text(),
+            "-0.33333333333333333333"
+        );
+        assert_eq!(n("5").rem(&n("0.3")).unwrap().to_text(), "0.2");
+        assert_eq!(
+            n("9.99")
+                .apply_typmod(((3 << 16) | 1) + 4)
+                .unwrap()
+                .to_text(),
+            "10.0"
+        );
     }
 
     #[test]
