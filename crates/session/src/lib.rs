@@ -1,9 +1,17 @@
 //! Sessions: one per connection. Implements the wire protocol's `Backend` on top of the SQL
 //! layer and the engine (transaction blocks, prepared statements, portals, SET/SHOW, COPY).
-#![allow(unused_variables)]
+//! See README.md for the transaction state machine.
+
+mod copy;
+mod describe;
+mod exec;
+mod session;
+mod utility;
+
+pub use session::Session;
 
 use keel_access::Engine;
-use keel_common::{PgResult, Settings};
+use keel_common::{PgError, PgResult, Settings, sqlstate};
 use keel_wire::{BackendFactory, CancelToken, StartupInfo};
 use std::sync::Arc;
 
@@ -25,58 +33,37 @@ impl BackendFactory for SessionFactory {
     type Backend = Session;
 
     fn connect(&self, startup: &StartupInfo, cancel: Arc<CancelToken>, pid: i32) -> PgResult<Session> {
-        todo!()
+        let mut settings = self.settings.clone();
+        for (k, v) in &startup.params {
+            match k.as_str() {
+                "user" | "database" | "replication" => {}
+                "options" => {
+                    // `-c name=value` pairs, as libpq's PGOPTIONS.
+                    let mut it = v.split_whitespace();
+                    while let Some(t) = it.next() {
+                        let kv = if t == "-c" { it.next().unwrap_or("") } else { t.trim_start_matches("-c").trim_start_matches("--") };
+                        if let Some((name, value)) = kv.split_once('=') {
+                            settings.set(&name.replace('-', "_"), value, false)?;
+                        }
+                    }
+                }
+                name => {
+                    // Unknown startup parameters are errors in PostgreSQL too (FATAL 42704).
+                    settings.set(name, v, false).map_err(|e| PgError::fatal(e.code, e.message))?;
+                }
+            }
+        }
+        if !startup.database.is_empty() && startup.database != "postgres" && startup.database != startup.user && startup.database != "template1" {
+            return Err(PgError::fatal(sqlstate::UNDEFINED_DATABASE, format!("database \"{}\" does not exist", startup.database)));
+        }
+        Ok(Session::new(self.engine.clone(), self.settings.clone(), settings, cancel, pid, startup))
     }
 
-    fn password_for(&self, user: &str) -> Option<String> {
-        todo!()
+    fn password_for(&self, _user: &str) -> Option<String> {
+        if self.settings.raw("auth_method") == "scram-sha-256" {
+            Some(self.settings.raw("keel_password").to_string())
+        } else {
+            None
+        }
     }
-}
-
-/// One connection's state.
-pub struct Session {}
-
-impl keel_wire::Backend for Session {
-    fn startup_parameters(&self) -> Vec<(String, String)> {
-        todo!()
-    }
-    async fn simple_query<C: keel_wire::Client>(&mut self, sql: &str, client: &mut C) -> PgResult<()> {
-        todo!()
-    }
-    fn parse(&mut self, name: &str, sql: &str, param_types: &[u32]) -> PgResult<()> {
-        todo!()
-    }
-    fn bind(
-        &mut self,
-        portal: &str,
-        statement: &str,
-        param_formats: &[i16],
-        params: &[Option<bytes::Bytes>],
-        result_formats: &[i16],
-    ) -> PgResult<()> {
-        todo!()
-    }
-    fn describe_statement(&mut self, name: &str) -> PgResult<(Vec<u32>, Option<Vec<keel_wire::FieldDescription>>)> {
-        todo!()
-    }
-    fn describe_portal(&mut self, name: &str) -> PgResult<Option<Vec<keel_wire::FieldDescription>>> {
-        todo!()
-    }
-    async fn execute<C: keel_wire::Client>(
-        &mut self,
-        portal: &str,
-        max_rows: u32,
-        client: &mut C,
-    ) -> PgResult<keel_wire::ExecuteOutcome> {
-        todo!()
-    }
-    fn close_statement(&mut self, name: &str) {}
-    fn close_portal(&mut self, name: &str) {}
-    async fn sync(&mut self) -> PgResult<()> {
-        todo!()
-    }
-    fn transaction_status(&self) -> u8 {
-        b'I'
-    }
-    async fn terminate(&mut self) {}
 }

@@ -1,0 +1,94 @@
+//! Row descriptions and value encoding for the wire.
+
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_sql::plan::OutColumn;
+use keel_types::{Datum, SqlType, TypeId};
+use keel_wire::FieldDescription;
+
+pub fn field(c: &OutColumn, format: i16) -> FieldDescription {
+    FieldDescription {
+        name: c.name.clone(),
+        table_oid: c.table_oid,
+        column_attnum: c.attnum,
+        type_oid: c.ty.oid(),
+        type_len: c.ty.typlen(),
+        type_modifier: c.typmod,
+        format,
+    }
+}
+
+/// The protocol's 0/1/n format-code convention.
+pub fn format_for(formats: &[i16], i: usize) -> i16 {
+    match formats.len() {
+        0 => 0,
+        1 => formats[0],
+        _ => formats.get(i).copied().unwrap_or(0),
+    }
+}
+
+pub fn fields(cols: &[OutColumn], formats: &[i16]) -> Vec<FieldDescription> {
+    cols.iter().enumerate().map(|(i, c)| field(c, format_for(formats, i))).collect()
+}
+
+pub fn text_column(name: &str) -> OutColumn {
+    OutColumn { name: name.to_string(), ty: TypeId::Text, typmod: -1, table_oid: 0, attnum: 0 }
+}
+
+/// Decodes one Bind parameter.
+pub fn decode_param(bytes: Option<&[u8]>, ty: TypeId, format: i16) -> PgResult<Datum> {
+    let Some(b) = bytes else { return Ok(Datum::Null) };
+    match format {
+        0 => {
+            let s = std::str::from_utf8(b).map_err(|_| PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))?;
+            keel_types::io::parse_text(s, SqlType::new(ty))
+        }
+        1 => keel_types::io::parse_binary(b, SqlType::new(ty)),
+        f => Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, format!("unsupported format code: {f}"))),
+    }
+}
+
+/// Encodes rows and sends them as DataRows.
+pub struct RowWriter {
+    text: Vec<String>,
+    bin: Vec<Vec<u8>>,
+}
+
+impl RowWriter {
+    pub fn new() -> RowWriter {
+        RowWriter { text: Vec::new(), bin: Vec::new() }
+    }
+
+    pub fn send<C: keel_wire::Client>(&mut self, client: &mut C, row: &[Datum], cols: &[OutColumn], formats: &[i16]) {
+        let n = row.len();
+        self.text.resize(n, String::new());
+        self.bin.resize(n, Vec::new());
+        for (i, d) in row.iter().enumerate() {
+            let ty = cols.get(i).map_or(TypeId::Text, |c| c.ty);
+            if format_for(formats, i) == 1 {
+                self.bin[i].clear();
+                if !d.is_null() {
+                    keel_types::io::format_binary(d, ty, &mut self.bin[i]);
+                }
+            } else {
+                self.text[i].clear();
+                if !d.is_null() {
+                    keel_types::io::format_text(d, ty, &mut self.text[i]);
+                }
+            }
+        }
+        let vals: Vec<Option<&[u8]>> = row
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                if d.is_null() {
+                    None
+                } else if format_for(formats, i) == 1 {
+                    Some(self.bin[i].as_slice())
+                } else {
+                    Some(self.text[i].as_bytes())
+                }
+            })
+            .collect();
+        client.data_row(&vals);
+    }
+}

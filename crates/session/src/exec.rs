@@ -1,0 +1,145 @@
+//! Running one bound statement inside the session's transaction.
+
+use crate::describe::{RowWriter, fields, text_column};
+use crate::session::{Block, Session};
+use keel_common::{PgResult, Settings};
+use keel_sql::exec::{ModifyExec, Step, run_query};
+use keel_sql::expr::{EvalCx, SessionFuncs};
+use keel_sql::plan::{ModifyPlan, OutColumn};
+use keel_sql::utility::Utility;
+use keel_sql::{Prepared, Stmt};
+use keel_types::Datum;
+use keel_wire::Client;
+use std::sync::Arc;
+
+pub type Rows = Vec<Vec<Datum>>;
+
+pub(crate) fn eval_cx<'a>(
+    engine: &'a keel_access::Engine,
+    params: &'a [Datum],
+    funcs: &'a mut SessionFuncs,
+    settings: &'a Settings,
+    pid: i32,
+    cancel: &'a (dyn Fn() -> bool + Sync),
+) -> EvalCx<'a> {
+    EvalCx { params, fctx: funcs, engine, settings, pid, cancel }
+}
+
+impl Session {
+    /// Row shape of a statement (None = no rows).
+    pub(crate) fn columns_of(&self, prep: &Prepared) -> Option<Vec<OutColumn>> {
+        match &prep.stmt {
+            Stmt::Utility(Utility::Show(name)) => {
+                let shown = self.settings.show(name).map(|(n, _)| n.to_string()).unwrap_or_else(|_| name.clone());
+                let col = if name == "transaction_isolation" { "transaction_isolation".to_string() } else { shown };
+                Some(vec![text_column(&col)])
+            }
+            Stmt::Utility(Utility::ShowAll) => Some(vec![text_column("name"), text_column("setting"), text_column("description")]),
+            _ => prep.columns().map(|c| c.to_vec()),
+        }
+    }
+
+    /// Simple-query execution: RowDescription, DataRows, CommandComplete.
+    pub(crate) async fn run_to_client<C: Client>(&mut self, prep: &Arc<Prepared>, params: &[Datum], formats: &[i16], client: &mut C, _simple: bool) -> PgResult<()> {
+        if matches!(prep.stmt, Stmt::Empty) {
+            client.empty_query();
+            return Ok(());
+        }
+        let (rows, tag) = self.run_collect(prep, params, formats, client).await?;
+        if let Some(cols) = self.columns_of(prep) {
+            client.row_description(&fields(&cols, formats));
+            let mut w = RowWriter::new();
+            for r in &rows {
+                w.send(client, r, &cols, formats);
+            }
+        }
+        client.command_complete(&tag);
+        Ok(())
+    }
+
+    /// Runs a statement and returns its rows (materialized) and its command tag. Notices and
+    /// COPY traffic go to `client` directly.
+    pub(crate) async fn run_collect<C: Client>(&mut self, prep: &Arc<Prepared>, params: &[Datum], _formats: &[i16], client: &mut C) -> PgResult<(Rows, String)> {
+        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        match &prep.stmt {
+            Stmt::Empty => Ok((vec![], String::new())),
+            Stmt::Utility(u) => self.utility(u, client).await,
+            Stmt::Query(_) | Stmt::Modify(_) => {
+                // The catalog may have changed since the statement was bound (DDL).
+                let prep = self.fresh(prep, &prep.params)?;
+                self.ensure_txn();
+                let Some(txn) = self.txn.as_mut() else { return Err(keel_common::PgError::internal("no transaction")) };
+                self.engine.start_statement(txn);
+                match &prep.stmt {
+                    Stmt::Query(q) => {
+                        let cancel = self.cancel.clone();
+                        let cf = move || cancel.is_cancelled();
+                        let txn = self.txn.as_ref().ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
+                        let mut ev = eval_cx(&self.engine, params, &mut self.funcs, &self.settings, self.pid, &cf);
+                        let rows = run_query(q, &self.engine, txn, &mut ev)?;
+                        let n = rows.len() as u64;
+                        Ok((rows, format!("SELECT {n}")))
+                    }
+                    Stmt::Modify(m) => {
+                        let mut exec = ModifyExec::new();
+                        self.drive_modify(m, &mut exec, params, client).await?;
+                        let tag = keel_sql::command_tag(&prep.stmt, exec.count);
+                        Ok((std::mem::take(&mut exec.returned), tag))
+                    }
+                    _ => Ok((vec![], String::new())),
+                }
+            }
+            Stmt::Ddl(stmt) => {
+                if self.txn.as_ref().is_some_and(|t| t.read_only) {
+                    return Err(keel_common::PgError::new(keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION, "cannot execute DDL in a read-only transaction"));
+                }
+                self.ensure_txn();
+                let Some(txn) = self.txn.as_mut() else { return Err(keel_common::PgError::internal("no transaction")) };
+                self.engine.start_statement(txn);
+                let out = keel_sql::ddl::execute_ddl(stmt, &self.engine, txn)?;
+                for n in &out.notices {
+                    client.notice(n);
+                }
+                Ok((vec![], out.tag))
+            }
+        }
+    }
+
+    /// Runs a ModifyExec to completion, awaiting row locks without blocking the thread.
+    pub(crate) async fn drive_modify<C: Client>(&mut self, m: &ModifyPlan, exec: &mut ModifyExec, params: &[Datum], client: &mut C) -> PgResult<()> {
+        if self.txn.as_ref().is_some_and(|t| t.read_only) {
+            return Err(keel_common::PgError::new(
+                keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION,
+                format!("cannot execute {} in a read-only transaction", match m.kind {
+                    keel_sql::plan::ModifyKind::Insert { .. } => "INSERT",
+                    keel_sql::plan::ModifyKind::Update { .. } => "UPDATE",
+                    keel_sql::plan::ModifyKind::Delete { .. } => "DELETE",
+                }),
+            ));
+        }
+        let cancel = self.cancel.clone();
+        loop {
+            let step = {
+                let cf = {
+                    let c = cancel.clone();
+                    move || c.is_cancelled()
+                };
+                let Some(txn) = self.txn.as_mut() else { return Err(keel_common::PgError::internal("no transaction")) };
+                let mut ev = eval_cx(&self.engine, params, &mut self.funcs, &self.settings, self.pid, &cf);
+                exec.step(m, &self.engine, txn, &mut ev)?
+            };
+            match step {
+                Step::Done => return Ok(()),
+                Step::Wait(w) => {
+                    client.flush().await?;
+                    let Some(txn) = self.txn.as_ref() else { return Err(keel_common::PgError::internal("no transaction")) };
+                    self.engine.wait(txn, w, cancel.cancelled()).await?;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn in_block(&self) -> bool {
+        self.block != Block::Idle
+    }
+}

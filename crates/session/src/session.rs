@@ -1,0 +1,350 @@
+//! The Session and its `Backend` implementation.
+//!
+//! Transaction states (PostgreSQL's): `Idle` (no block; statements run in implicit
+//! transactions), `InBlock` (after BEGIN), `Failed` (an error inside a block: everything but
+//! COMMIT/ROLLBACK fails with 25P02 until the block ends). An implicit transaction spans one
+//! simple Query message (all of its statements) or the extended-protocol messages up to Sync.
+
+use crate::describe::{decode_param, fields};
+use keel_access::{Engine, Isolation, Transaction};
+use keel_common::{PgError, PgResult, Settings, sqlstate};
+use keel_sql::{Prepared, SessionFuncs, Stmt};
+use keel_types::{Datum, TypeId};
+use keel_wire::{CancelToken, Client, ExecuteOutcome, FieldDescription, StartupInfo};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    Idle,
+    InBlock,
+    Failed,
+}
+
+pub struct StmtEntry {
+    pub prep: Arc<Prepared>,
+    pub declared: Vec<TypeId>,
+}
+
+pub struct Portal {
+    pub prep: Arc<Prepared>,
+    pub params: Vec<Datum>,
+    pub formats: Vec<i16>,
+    /// Rows not yet sent (after a PortalSuspended), and the final tag.
+    pub pending: Option<(VecDeque<Vec<Datum>>, String)>,
+}
+
+pub struct Session {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) boot: Settings,
+    pub(crate) settings: Settings,
+    pub(crate) cancel: Arc<CancelToken>,
+    pub(crate) pid: i32,
+    pub(crate) database: String,
+    pub(crate) txn: Option<Transaction>,
+    pub(crate) block: Block,
+    /// Transaction modes for the block's transaction before it is started (BEGIN ISOLATION
+    /// LEVEL ..., SET TRANSACTION ...).
+    pub(crate) next_isolation: Option<Isolation>,
+    pub(crate) next_read_only: Option<bool>,
+    pub(crate) funcs: SessionFuncs,
+    pub(crate) stmts: HashMap<String, StmtEntry>,
+    pub(crate) portals: HashMap<String, Portal>,
+    /// Extended protocol: an error happened since the last Sync.
+    pub(crate) ext_error: bool,
+}
+
+impl Session {
+    pub fn new(engine: Arc<Engine>, boot: Settings, settings: Settings, cancel: Arc<CancelToken>, pid: i32, startup: &StartupInfo) -> Session {
+        Session {
+            engine,
+            boot,
+            settings,
+            cancel,
+            pid,
+            database: if startup.database.is_empty() { startup.user.clone() } else { startup.database.clone() },
+            txn: None,
+            block: Block::Idle,
+            next_isolation: None,
+            next_read_only: None,
+            funcs: SessionFuncs::new((pid as u64) << 32 ^ keel_sql::expr::now_micros() as u64),
+            stmts: HashMap::new(),
+            portals: HashMap::new(),
+            ext_error: false,
+        }
+    }
+
+    pub(crate) fn default_isolation(&self) -> Isolation {
+        match self.settings.raw("default_transaction_isolation") {
+            "repeatable read" | "serializable" => Isolation::RepeatableRead,
+            _ => Isolation::ReadCommitted,
+        }
+    }
+
+    /// The engine transaction for the current statement, started if needed.
+    pub(crate) fn ensure_txn(&mut self) -> &mut Transaction {
+        if self.txn.is_none() {
+            let iso = self.next_isolation.unwrap_or_else(|| self.default_isolation());
+            let ro = self.next_read_only.unwrap_or_else(|| self.settings.bool("default_transaction_read_only"));
+            self.funcs.txn_ts = keel_sql::expr::now_micros();
+            self.txn = Some(self.engine.begin(iso, ro));
+        }
+        // Just created above when it was None.
+        self.txn.get_or_insert_with(|| unreachable_txn())
+    }
+
+    pub(crate) fn catalog(&self) -> Arc<keel_catalog::Catalog> {
+        match &self.txn {
+            Some(t) => t.catalog(&self.engine),
+            None => self.engine.catalog(),
+        }
+    }
+
+    pub(crate) async fn commit_txn(&mut self) -> PgResult<()> {
+        self.next_isolation = None;
+        self.next_read_only = None;
+        if let Some(t) = self.txn.take() {
+            let sync = self.settings.raw("synchronous_commit") != "off";
+            self.engine.commit(t, sync).await?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn rollback_txn(&mut self) {
+        self.next_isolation = None;
+        self.next_read_only = None;
+        if let Some(t) = self.txn.take() {
+            self.engine.rollback(t);
+        }
+    }
+
+    /// After a failed statement: a block becomes Failed; an implicit transaction is rolled back.
+    pub(crate) fn on_error(&mut self) {
+        match self.block {
+            Block::InBlock | Block::Failed => self.block = Block::Failed,
+            Block::Idle => self.rollback_txn(),
+        }
+    }
+
+    /// Binds `sql` against the current catalog.
+    pub(crate) fn prepare(&self, sql: &str, char_offset: usize, declared: &[TypeId]) -> PgResult<Prepared> {
+        keel_sql::prepare(self.catalog(), sql, char_offset, declared)
+    }
+
+    /// Re-plans a statement whose catalog is no longer the session's (DDL happened since).
+    pub(crate) fn fresh(&self, prep: &Arc<Prepared>, declared: &[TypeId]) -> PgResult<Arc<Prepared>> {
+        if matches!(prep.stmt, Stmt::Utility(_) | Stmt::Empty | Stmt::Ddl(_)) {
+            return Ok(prep.clone());
+        }
+        let cat = self.catalog();
+        if Arc::ptr_eq(&cat, &prep.catalog) {
+            return Ok(prep.clone());
+        }
+        Ok(Arc::new(keel_sql::prepare(cat, &prep.text, prep.char_offset, declared)?))
+    }
+
+    fn failed_block_check(&self, prep: &Prepared) -> PgResult<()> {
+        if self.block == Block::Failed && !matches!(prep.stmt, Stmt::Utility(keel_sql::utility::Utility::Commit | keel_sql::utility::Utility::Rollback)) {
+            return Err(PgError::new(
+                sqlstate::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn unreachable_txn() -> Transaction {
+    // ensure_txn fills `txn` before this can run; never called.
+    panic!("transaction missing after begin")
+}
+
+impl keel_wire::Backend for Session {
+    fn startup_parameters(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (def, _) in self.settings.iter() {
+            if def.reported {
+                if let Ok((name, v)) = self.settings.show(def.name) {
+                    out.push((name.to_string(), v));
+                }
+            }
+        }
+        out
+    }
+
+    async fn simple_query<C: Client>(&mut self, sql: &str, client: &mut C) -> PgResult<()> {
+        self.cancel.reset();
+        let stmts = keel_sql::split::split_statements(sql);
+        if stmts.is_empty() {
+            client.empty_query();
+            return Ok(());
+        }
+        for raw in &stmts {
+            let char_offset = sql[..raw.offset].chars().count();
+            let r = async {
+                let prep = Arc::new(self.prepare(raw.text, char_offset, &[])?);
+                self.failed_block_check(&prep)?;
+                self.run_to_client(&prep, &[], &[], client, true).await
+            }
+            .await;
+            if let Err(e) = r {
+                self.on_error();
+                return Err(e);
+            }
+        }
+        // One implicit transaction for the whole string.
+        if self.block == Block::Idle && self.txn.is_some() {
+            if let Err(e) = self.commit_txn().await {
+                self.on_error();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn parse(&mut self, name: &str, sql: &str, param_types: &[u32]) -> PgResult<()> {
+        let r = (|| {
+            if !name.is_empty() && self.stmts.contains_key(name) {
+                return Err(PgError::new(sqlstate::DUPLICATE_PREPARED_STATEMENT, format!("prepared statement \"{name}\" already exists")));
+            }
+            let declared: Vec<TypeId> = param_types.iter().map(|o| if *o == 0 { TypeId::Unknown } else { TypeId::from_oid(*o).unwrap_or(TypeId::Text) }).collect();
+            let parts = keel_sql::split::split_statements(sql);
+            if parts.len() > 1 {
+                return Err(PgError::new(sqlstate::SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"));
+            }
+            let (text, off) = parts.first().map_or((sql, 0), |p| (p.text, sql[..p.offset].chars().count()));
+            let prep = self.prepare(text, off, &declared)?;
+            if self.block == Block::Failed {
+                self.failed_block_check(&prep)?;
+            }
+            self.stmts.insert(name.to_string(), StmtEntry { prep: Arc::new(prep), declared });
+            Ok(())
+        })();
+        if r.is_err() {
+            self.ext_error = true;
+            self.on_error();
+        }
+        r
+    }
+
+    fn bind(&mut self, portal: &str, statement: &str, param_formats: &[i16], params: &[Option<bytes::Bytes>], result_formats: &[i16]) -> PgResult<()> {
+        let r = (|| {
+            let entry = self.stmts.get(statement).ok_or_else(|| {
+                PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{statement}\" does not exist"))
+            })?;
+            let prep = self.fresh(&entry.prep, &entry.declared)?;
+            self.failed_block_check(&prep)?;
+            if params.len() != prep.params.len() {
+                return Err(PgError::new(
+                    sqlstate::PROTOCOL_VIOLATION,
+                    format!("bind message supplies {} parameters, but prepared statement \"{statement}\" requires {}", params.len(), prep.params.len()),
+                ));
+            }
+            let mut values = Vec::with_capacity(params.len());
+            for (i, p) in params.iter().enumerate() {
+                let f = crate::describe::format_for(param_formats, i);
+                values.push(decode_param(p.as_deref(), prep.params[i], f)?);
+            }
+            self.portals.insert(portal.to_string(), Portal { prep, params: values, formats: result_formats.to_vec(), pending: None });
+            Ok(())
+        })();
+        if r.is_err() {
+            self.ext_error = true;
+            self.on_error();
+        }
+        r
+    }
+
+    fn describe_statement(&mut self, name: &str) -> PgResult<(Vec<u32>, Option<Vec<FieldDescription>>)> {
+        let entry = self.stmts.get(name).ok_or_else(|| {
+            PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist"))
+        })?;
+        let prep = entry.prep.clone();
+        let oids = prep.params.iter().map(|t| t.oid()).collect();
+        Ok((oids, self.columns_of(&prep).map(|c| fields(&c, &[]))))
+    }
+
+    fn describe_portal(&mut self, name: &str) -> PgResult<Option<Vec<FieldDescription>>> {
+        let p = self.portals.get(name).ok_or_else(|| PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("portal \"{name}\" does not exist")))?;
+        let (prep, formats) = (p.prep.clone(), p.formats.clone());
+        Ok(self.columns_of(&prep).map(|c| fields(&c, &formats)))
+    }
+
+    async fn execute<C: Client>(&mut self, portal: &str, max_rows: u32, client: &mut C) -> PgResult<ExecuteOutcome> {
+        self.cancel.reset();
+        let r = self.execute_portal(portal, max_rows, client).await;
+        if r.is_err() {
+            self.ext_error = true;
+            self.on_error();
+        }
+        r
+    }
+
+    fn close_statement(&mut self, name: &str) {
+        self.stmts.remove(name);
+    }
+
+    fn close_portal(&mut self, name: &str) {
+        self.portals.remove(name);
+    }
+
+    async fn sync(&mut self) -> PgResult<()> {
+        self.ext_error = false;
+        self.portals.remove("");
+        if self.block == Block::Idle && self.txn.is_some() {
+            if let Err(e) = self.commit_txn().await {
+                self.on_error();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn transaction_status(&self) -> u8 {
+        match self.block {
+            Block::Idle => b'I',
+            Block::InBlock => b'T',
+            Block::Failed => b'E',
+        }
+    }
+
+    async fn terminate(&mut self) {
+        self.rollback_txn();
+        self.block = Block::Idle;
+    }
+}
+
+impl Session {
+    async fn execute_portal<C: Client>(&mut self, portal: &str, max_rows: u32, client: &mut C) -> PgResult<ExecuteOutcome> {
+        let p = self.portals.get_mut(portal).ok_or_else(|| PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("portal \"{portal}\" does not exist")))?;
+        if p.pending.is_none() {
+            let (prep, params, formats) = (p.prep.clone(), p.params.clone(), p.formats.clone());
+            self.failed_block_check(&prep)?;
+            if matches!(prep.stmt, Stmt::Empty) {
+                return Ok(ExecuteOutcome::Empty);
+            }
+            let (rows, tag) = self.run_collect(&prep, &params, &formats, client).await?;
+            let Some(p) = self.portals.get_mut(portal) else { return Ok(ExecuteOutcome::Complete(tag)) };
+            p.pending = Some((rows.into(), tag));
+        }
+        let Some(p) = self.portals.get_mut(portal) else { return Err(PgError::internal("portal vanished")) };
+        let cols = p.prep.columns().map(|c| c.to_vec()).unwrap_or_default();
+        let formats = p.formats.clone();
+        let Some((rows, tag)) = p.pending.as_mut() else { return Err(PgError::internal("portal has no result")) };
+        let mut w = crate::describe::RowWriter::new();
+        let mut sent = 0u32;
+        while let Some(r) = rows.pop_front() {
+            w.send(client, &r, &cols, &formats);
+            sent += 1;
+            if max_rows > 0 && sent >= max_rows && !rows.is_empty() {
+                return Ok(ExecuteOutcome::Suspended);
+            }
+        }
+        let tag = tag.clone();
+        if let Some(p) = self.portals.get_mut(portal) {
+            // A re-execute of a completed portal returns no more rows, as PostgreSQL does.
+            p.pending = Some((VecDeque::new(), tag.clone()));
+        }
+        Ok(ExecuteOutcome::Complete(tag))
+    }
+}

@@ -1,0 +1,220 @@
+//! Transaction control, SET/SHOW/RESET, VACUUM, ANALYZE, CHECKPOINT.
+
+use crate::exec::Rows;
+use crate::session::{Block, Session};
+use keel_access::Isolation;
+use keel_common::{PgError, PgResult, Severity, sqlstate};
+use keel_sql::utility::{TxnModes, Utility};
+use keel_types::Datum;
+use keel_wire::Client;
+
+fn warning(code: &'static str, msg: &str) -> PgError {
+    PgError::notice(Severity::Warning, code, msg)
+}
+
+impl Session {
+    fn apply_modes(&mut self, m: &TxnModes) -> PgResult<()> {
+        if let Some(t) = &mut self.txn {
+            // The transaction has already run statements: PostgreSQL refuses late changes.
+            if m.isolation.is_some_and(|i| i != t.isolation) {
+                return Err(PgError::new(sqlstate::ACTIVE_SQL_TRANSACTION, "SET TRANSACTION ISOLATION LEVEL must be called before any query"));
+            }
+            if let Some(ro) = m.read_only {
+                t.read_only = ro;
+            }
+        } else {
+            if m.isolation.is_some() {
+                self.next_isolation = m.isolation;
+            }
+            if m.read_only.is_some() {
+                self.next_read_only = m.read_only;
+            }
+        }
+        Ok(())
+    }
+
+    fn report<C: Client>(&self, def_name: &str, client: &mut C) {
+        if let Some(def) = keel_common::settings::find_def(def_name) {
+            if def.reported {
+                if let Ok((n, v)) = self.settings.show(def.name) {
+                    client.parameter_status(n, &v);
+                }
+            }
+        }
+    }
+
+    pub(crate) async fn utility<C: Client>(&mut self, u: &Utility, client: &mut C) -> PgResult<(Rows, String)> {
+        let tag = |s: &str| Ok((vec![], s.to_string()));
+        match u {
+            Utility::Begin(m) => {
+                if self.block != Block::Idle {
+                    client.notice(&warning(sqlstate::ACTIVE_SQL_TRANSACTION, "there is already a transaction in progress"));
+                } else {
+                    // Statements before BEGIN in the same Query join the block, as in PostgreSQL.
+                    self.block = Block::InBlock;
+                    if self.txn.is_none() {
+                        self.next_isolation = None;
+                        self.next_read_only = None;
+                    }
+                }
+                self.apply_modes(m)?;
+                tag("BEGIN")
+            }
+            Utility::Commit => {
+                match self.block {
+                    Block::Idle => {
+                        client.notice(&warning(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress"));
+                        self.commit_txn().await?;
+                    }
+                    Block::InBlock => {
+                        self.block = Block::Idle;
+                        self.commit_txn().await?;
+                    }
+                    Block::Failed => {
+                        self.block = Block::Idle;
+                        self.rollback_txn();
+                        return tag("ROLLBACK");
+                    }
+                }
+                tag("COMMIT")
+            }
+            Utility::Rollback => {
+                if self.block == Block::Idle {
+                    client.notice(&warning(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress"));
+                }
+                self.block = Block::Idle;
+                self.rollback_txn();
+                tag("ROLLBACK")
+            }
+            Utility::SetTransaction(m) => {
+                if self.block == Block::Idle {
+                    client.notice(&warning(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "SET TRANSACTION can only be used in transaction blocks"));
+                } else {
+                    self.apply_modes(m)?;
+                }
+                tag("SET")
+            }
+            Utility::SetSessionCharacteristics(m) => {
+                if let Some(i) = m.isolation {
+                    let v = if i == Isolation::RepeatableRead { "repeatable read" } else { "read committed" };
+                    self.settings.set("default_transaction_isolation", v, false)?;
+                }
+                if let Some(ro) = m.read_only {
+                    self.settings.set("default_transaction_read_only", if ro { "on" } else { "off" }, false)?;
+                }
+                tag("SET")
+            }
+            Utility::Set { name, value, .. } => {
+                if name == "transaction_isolation" {
+                    let iso = match value.as_deref().map(str::to_lowercase).as_deref() {
+                        Some("repeatable read" | "serializable") => Some(Isolation::RepeatableRead),
+                        _ => Some(Isolation::ReadCommitted),
+                    };
+                    self.apply_modes(&TxnModes { isolation: iso, read_only: None })?;
+                    return tag("SET");
+                }
+                let def = match value {
+                    Some(v) => self.settings.set(name, v, false)?,
+                    None => {
+                        let boot = self.boot.clone();
+                        self.settings.reset(name, &boot)?
+                    }
+                };
+                self.report(def.name, client);
+                tag("SET")
+            }
+            Utility::Reset(name) => {
+                let boot = self.boot.clone();
+                let def = self.settings.reset(name, &boot)?;
+                self.report(def.name, client);
+                tag("RESET")
+            }
+            Utility::ResetAll => {
+                let boot = self.boot.clone();
+                let names: Vec<&'static str> = keel_common::settings::DEFS.iter().filter(|d| d.context == keel_common::settings::Context::User).map(|d| d.name).collect();
+                for n in names {
+                    self.settings.reset(n, &boot)?;
+                    self.report(n, client);
+                }
+                tag("RESET")
+            }
+            Utility::Show(name) => {
+                let v = match name.as_str() {
+                    "transaction_isolation" => match self.txn.as_ref().map(|t| t.isolation).or(self.next_isolation) {
+                        Some(Isolation::RepeatableRead) => "repeatable read".to_string(),
+                        Some(Isolation::ReadCommitted) => "read committed".to_string(),
+                        None => self.settings.show("default_transaction_isolation")?.1,
+                    },
+                    _ => self.settings.show(name)?.1,
+                };
+                Ok((vec![vec![Datum::Text(v)]], "SHOW".into()))
+            }
+            Utility::ShowAll => {
+                let mut rows = Vec::new();
+                let mut names: Vec<&'static str> = keel_common::settings::DEFS.iter().filter(|d| d.name != "keel_password").map(|d| d.name).collect();
+                names.sort_by_key(|n| n.to_lowercase());
+                for n in names {
+                    let v = self.settings.show(n)?.1;
+                    rows.push(vec![Datum::Text(n.to_string()), Datum::Text(v), Datum::Text(String::new())]);
+                }
+                Ok((rows, "SHOW".into()))
+            }
+            Utility::Vacuum { verbose, analyze, tables, .. } => {
+                if self.in_block() {
+                    return Err(PgError::new(sqlstate::ACTIVE_SQL_TRANSACTION, "VACUUM cannot run inside a transaction block"));
+                }
+                let cat = self.catalog();
+                let targets: Vec<_> = if tables.is_empty() {
+                    cat.tables.values().cloned().collect()
+                } else {
+                    let mut v = Vec::new();
+                    for t in tables {
+                        v.push(cat.table(t)?.clone());
+                    }
+                    v
+                };
+                for t in targets {
+                    let qual = format!("{}.public.{}", self.database, t.name);
+                    if *verbose {
+                        client.notice(&PgError::notice(Severity::Info, sqlstate::SUCCESSFUL_COMPLETION, format!("vacuuming \"{qual}\"")));
+                    }
+                    let s = self.engine.vacuum(&t)?;
+                    if *verbose {
+                        let msg = format!(
+                            "finished vacuuming \"{qual}\": index scans: {}\npages: 0 removed, {} remain, {} scanned (100.00% of total)\ntuples: {} removed, {} remain, {} are dead but not yet removable\nindex entries: {} removed",
+                            u64::from(s.index_entries_removed > 0),
+                            s.pages,
+                            s.pages,
+                            s.removed_versions,
+                            s.live_rows,
+                            s.dead_rows,
+                            s.index_entries_removed
+                        );
+                        client.notice(&PgError::notice(Severity::Info, sqlstate::SUCCESSFUL_COMPLETION, msg));
+                    }
+                    if *analyze && *verbose {
+                        client.notice(&PgError::notice(Severity::Info, sqlstate::SUCCESSFUL_COMPLETION, format!("analyzing \"public.{}\"", t.name)));
+                    }
+                }
+                tag("VACUUM")
+            }
+            Utility::Analyze { tables } => {
+                let cat = self.catalog();
+                for t in tables {
+                    cat.table(t)?;
+                }
+                tag("ANALYZE")
+            }
+            Utility::Checkpoint => {
+                self.engine.checkpoint()?;
+                tag("CHECKPOINT")
+            }
+            Utility::Discard => {
+                self.stmts.clear();
+                self.portals.clear();
+                tag("DISCARD ALL")
+            }
+            Utility::Copy(c) => self.copy(c, client).await,
+        }
+    }
+}

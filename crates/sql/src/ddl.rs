@@ -1,0 +1,481 @@
+//! DDL: CREATE/DROP TABLE, CREATE INDEX, ALTER TABLE ADD constraint/column, TRUNCATE.
+//!
+//! Every command clones the transaction's catalog, changes the clone and stores it as the
+//! transaction's pending catalog; files are created through the engine (removed again if the
+//! transaction rolls back) and old files are dropped at commit. So DDL is transactional.
+
+use crate::bind::{fold, object_name, types};
+use keel_access::{Engine, Transaction};
+use keel_catalog::{Catalog, ColumnDef, ForeignKeyDef, IndexDef, IndexMethod, Persistence, SequenceDef, TableDef};
+use keel_common::{PgError, PgResult, Severity, sqlstate};
+use sqlparser::ast;
+use std::sync::Arc;
+
+pub struct DdlOutcome {
+    pub tag: String,
+    pub notices: Vec<PgError>,
+}
+
+fn notice(msg: String) -> PgError {
+    PgError::notice(Severity::Notice, sqlstate::SUCCESSFUL_COMPLETION, msg)
+}
+
+fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
+    let (schema, name) = object_name(n);
+    match schema.as_deref() {
+        None | Some("public") => Ok(name),
+        Some(s) => Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("schema \"{s}\" does not exist"))),
+    }
+}
+
+pub fn execute_ddl(stmt: &ast::Statement, engine: &Engine, txn: &mut Transaction) -> PgResult<DdlOutcome> {
+    let mut cat: Catalog = (*txn.catalog(engine)).clone();
+    let mut notices = Vec::new();
+    let tag = match stmt {
+        ast::Statement::CreateTable(ct) => create_table(ct, engine, txn, &mut cat, &mut notices)?,
+        ast::Statement::Drop { object_type, if_exists, names, cascade, .. } => {
+            drop_objects(*object_type, *if_exists, names, *cascade, engine, txn, &mut cat, &mut notices)?
+        }
+        ast::Statement::CreateIndex(ci) => create_index(ci, engine, txn, &mut cat, &mut notices)?,
+        ast::Statement::AlterTable(at) => alter_table(at, engine, txn, &mut cat)?,
+        ast::Statement::Truncate(t) => {
+            let mut names = Vec::new();
+            for target in &t.table_names {
+                names.push(plain_name(&target.name)?);
+            }
+            for n in names {
+                let table = cat.table(&n)?.clone();
+                let mut nt = (*table).clone();
+                nt.relfile = cat.new_oid();
+                engine.create_relfile(txn, nt.relfile, nt.persistence == Persistence::Unlogged)?;
+                engine.drop_relfile_at_commit(txn, table.relfile);
+                let idx: Vec<Arc<IndexDef>> = cat.indexes_of(table.oid).cloned().collect();
+                for i in idx {
+                    let mut ni = (*i).clone();
+                    ni.relfile = cat.new_oid();
+                    engine.create_relfile(txn, ni.relfile, nt.persistence == Persistence::Unlogged)?;
+                    engine.drop_relfile_at_commit(txn, i.relfile);
+                    cat.indexes.insert(ni.oid, Arc::new(ni));
+                }
+                cat.tables.insert(nt.oid, Arc::new(nt));
+            }
+            "TRUNCATE TABLE".into()
+        }
+        _ => return Err(PgError::unsupported("this DDL statement")),
+    };
+    txn.pending_catalog = Some(Arc::new(cat));
+    Ok(DdlOutcome { tag, notices })
+}
+
+fn create_table(ct: &ast::CreateTable, engine: &Engine, txn: &mut Transaction, cat: &mut Catalog, _notices: &mut [PgError]) -> PgResult<String> {
+    if ct.query.is_some() || ct.like.is_some() || ct.partition_by.is_some() || ct.partition_of.is_some() || ct.inherits.is_some() {
+        return Err(PgError::unsupported("CREATE TABLE AS / LIKE / PARTITION / INHERITS"));
+    }
+    let name = plain_name(&ct.name)?;
+    if cat.name_taken(&name) {
+        if ct.if_not_exists {
+            return Ok("CREATE TABLE".into());
+        }
+        return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+    }
+    let mut fillfactor = 100u8;
+    if let ast::CreateTableOptions::With(opts) = &ct.table_options {
+        for o in opts {
+            match o {
+                ast::SqlOption::KeyValue { key, value } if fold(key) == "fillfactor" => {
+                    let v: i64 = value.to_string().trim_matches('\'').parse().unwrap_or(-1);
+                    if !(10..=100).contains(&v) {
+                        return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("value {value} out of bounds for option \"fillfactor\""))
+                            .with_detail("Valid values are between \"10\" and \"100\"."));
+                    }
+                    fillfactor = v as u8;
+                }
+                ast::SqlOption::KeyValue { key, .. } => {
+                    return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unrecognized parameter \"{}\"", fold(key))));
+                }
+                _ => return Err(PgError::unsupported("this table option")),
+            }
+        }
+    }
+    let oid = cat.new_oid();
+    let persistence = if ct.unlogged { Persistence::Unlogged } else { Persistence::Permanent };
+    let mut columns: Vec<ColumnDef> = Vec::new();
+    let mut pk: Option<Vec<usize>> = None;
+    let mut uniques: Vec<Vec<usize>> = Vec::new();
+    let mut fks: Vec<(Option<String>, Vec<usize>, ast::ObjectName, Vec<String>)> = Vec::new();
+    let mut sequences = Vec::new();
+    for (i, c) in ct.columns.iter().enumerate() {
+        let cname = fold(&c.name);
+        if columns.iter().any(|x| x.name == cname) {
+            return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
+        }
+        let tname = c.data_type.to_string();
+        let (ty, mut default) = match types::is_serial(&tname) {
+            Some(id) => {
+                let seq_name = cat.choose_name(&format!("{name}_{cname}_seq"));
+                let max = match id {
+                    keel_types::TypeId::Int2 => i16::MAX as i64,
+                    keel_types::TypeId::Int4 => i32::MAX as i64,
+                    _ => i64::MAX,
+                };
+                let seq = SequenceDef { oid: cat.new_oid(), name: seq_name.clone(), start: 1, increment: 1, min: 1, max, owned_by: Some((oid, i)) };
+                sequences.push(seq);
+                (keel_types::SqlType::new(id), Some(format!("nextval('{seq_name}'::regclass)")))
+            }
+            None => (types::type_from_name(&tname)?, None),
+        };
+        let mut not_null = default.is_some();
+        for opt in &c.options {
+            match &opt.option {
+                ast::ColumnOption::NotNull => not_null = true,
+                ast::ColumnOption::Null => {}
+                ast::ColumnOption::Default(e) => default = Some(e.to_string()),
+                ast::ColumnOption::PrimaryKey(_) => {
+                    if pk.is_some() {
+                        return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{name}\" are not allowed")));
+                    }
+                    pk = Some(vec![i]);
+                    not_null = true;
+                }
+                ast::ColumnOption::Unique(_) => uniques.push(vec![i]),
+                ast::ColumnOption::ForeignKey(fk) => {
+                    fks.push((fk.name.as_ref().map(fold), vec![i], fk.foreign_table.clone(), fk.referred_columns.iter().map(fold).collect()));
+                }
+                other => return Err(PgError::unsupported(format!("column option {other}"))),
+            }
+        }
+        columns.push(ColumnDef { name: cname, ty, not_null, default });
+    }
+    let col_idx = |columns: &[ColumnDef], id: &str| -> PgResult<usize> {
+        columns.iter().position(|c| c.name == id).ok_or_else(|| {
+            PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{id}\" named in key does not exist"))
+        })
+    };
+    for tc in &ct.constraints {
+        match tc {
+            ast::TableConstraint::PrimaryKey(p) => {
+                let mut cols = Vec::new();
+                for ic in &p.columns {
+                    cols.push(col_idx(&columns, &index_col_name(ic)?)?);
+                }
+                for &c in &cols {
+                    columns[c].not_null = true;
+                }
+                pk = Some(cols);
+            }
+            ast::TableConstraint::Unique(u) => {
+                let mut cols = Vec::new();
+                for ic in &u.columns {
+                    cols.push(col_idx(&columns, &index_col_name(ic)?)?);
+                }
+                uniques.push(cols);
+            }
+            ast::TableConstraint::ForeignKey(fk) => {
+                let mut cols = Vec::new();
+                for c in &fk.columns {
+                    cols.push(col_idx(&columns, &fold(c))?);
+                }
+                fks.push((fk.name.as_ref().map(fold), cols, fk.foreign_table.clone(), fk.referred_columns.iter().map(fold).collect()));
+            }
+            other => return Err(PgError::unsupported(format!("table constraint {other}"))),
+        }
+    }
+    let relfile = cat.new_oid();
+    engine.create_relfile(txn, relfile, ct.unlogged)?;
+    let table = TableDef { oid, name: name.clone(), columns, relfile, persistence, fillfactor, foreign_keys: vec![] };
+    for s in sequences {
+        cat.sequences.insert(s.oid, Arc::new(s));
+    }
+    cat.tables.insert(oid, Arc::new(table));
+    if let Some(cols) = pk {
+        add_index(cat, engine, txn, oid, None, cols, true, true)?;
+    }
+    for u in uniques {
+        add_index(cat, engine, txn, oid, None, u, true, false)?;
+    }
+    for (fname, cols, rt, rcols) in fks {
+        add_fk(cat, oid, fname, cols, &rt, rcols)?;
+    }
+    Ok("CREATE TABLE".into())
+}
+
+fn index_col_name(ic: &ast::IndexColumn) -> PgResult<String> {
+    match &ic.column.expr {
+        ast::Expr::Identifier(id) => Ok(fold(id)),
+        other => Err(PgError::unsupported(format!("index on expression {other}"))),
+    }
+}
+
+/// Creates (and fills) an index on table `table_oid`. Implicit names follow PostgreSQL:
+/// `t_pkey`, `t_a_b_key` (unique constraints), `t_a_b_idx` (CREATE INDEX).
+#[allow(clippy::too_many_arguments)]
+fn add_index(
+    cat: &mut Catalog,
+    engine: &Engine,
+    txn: &mut Transaction,
+    table_oid: u32,
+    name: Option<String>,
+    cols: Vec<usize>,
+    unique: bool,
+    primary: bool,
+) -> PgResult<Arc<IndexDef>> {
+    let table = cat.tables.get(&table_oid).cloned().ok_or_else(|| PgError::internal("table vanished"))?;
+    if primary && cat.indexes_of(table_oid).any(|i| i.primary) {
+        return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{}\" are not allowed", table.name)));
+    }
+    let name = match name {
+        Some(n) => {
+            if cat.name_taken(&n) {
+                return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{n}\" already exists")));
+            }
+            n
+        }
+        None => {
+            let colnames: Vec<&str> = cols.iter().map(|&c| table.columns[c].name.as_str()).collect();
+            let base = if primary {
+                format!("{}_pkey", table.name)
+            } else if unique {
+                format!("{}_{}_key", table.name, colnames.join("_"))
+            } else {
+                format!("{}_{}_idx", table.name, colnames.join("_"))
+            };
+            cat.choose_name(&base)
+        }
+    };
+    if primary {
+        // PRIMARY KEY implies NOT NULL on its columns.
+        let mut nt = (*table).clone();
+        for &c in &cols {
+            nt.columns[c].not_null = true;
+        }
+        cat.tables.insert(table_oid, Arc::new(nt));
+    }
+    let index = IndexDef { oid: cat.new_oid(), name, table: table_oid, columns: cols, unique, primary, method: IndexMethod::Btree, relfile: cat.new_oid() };
+    let table = cat.tables.get(&table_oid).cloned().ok_or_else(|| PgError::internal("table vanished"))?;
+    engine.create_relfile(txn, index.relfile, table.persistence == Persistence::Unlogged)?;
+    engine.build_index(txn, &table, &index)?;
+    let index = Arc::new(index);
+    cat.indexes.insert(index.oid, index.clone());
+    Ok(index)
+}
+
+fn add_fk(cat: &mut Catalog, table_oid: u32, name: Option<String>, cols: Vec<usize>, ref_table: &ast::ObjectName, ref_cols: Vec<String>) -> PgResult<()> {
+    let table = cat.tables.get(&table_oid).cloned().ok_or_else(|| PgError::internal("table vanished"))?;
+    let rname = plain_name(ref_table)?;
+    let rt = cat.table(&rname)?.clone();
+    let ref_columns: Vec<usize> = if ref_cols.is_empty() {
+        match cat.indexes_of(rt.oid).find(|i| i.primary) {
+            Some(pk) => pk.columns.clone(),
+            None => {
+                return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("there is no primary key for referenced table \"{rname}\"")));
+            }
+        }
+    } else {
+        let mut v = Vec::new();
+        for c in &ref_cols {
+            v.push(rt.column_index(c).ok_or_else(|| {
+                PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{c}\" referenced in foreign key constraint does not exist"))
+            })?);
+        }
+        v
+    };
+    if ref_columns.len() != cols.len() {
+        return Err(PgError::new("42830", "number of referencing and referenced columns for foreign key disagree"));
+    }
+    if !cat.indexes_of(rt.oid).any(|i| i.unique && i.columns == ref_columns) {
+        return Err(PgError::new(
+            "42830",
+            format!("there is no unique constraint matching given keys for referenced table \"{rname}\""),
+        ));
+    }
+    let colnames: Vec<&str> = cols.iter().map(|&c| table.columns[c].name.as_str()).collect();
+    let name = name.unwrap_or_else(|| format!("{}_{}_fkey", table.name, colnames.join("_")));
+    let mut nt = (*table).clone();
+    nt.foreign_keys.push(ForeignKeyDef { name, columns: cols, ref_table: rt.oid, ref_columns });
+    cat.tables.insert(table_oid, Arc::new(nt));
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn drop_objects(
+    kind: ast::ObjectType,
+    if_exists: bool,
+    names: &[ast::ObjectName],
+    cascade: bool,
+    engine: &Engine,
+    txn: &mut Transaction,
+    cat: &mut Catalog,
+    notices: &mut Vec<PgError>,
+) -> PgResult<String> {
+    let (what, tag) = match kind {
+        ast::ObjectType::Table => ("table", "DROP TABLE"),
+        ast::ObjectType::Index => ("index", "DROP INDEX"),
+        ast::ObjectType::Sequence => ("sequence", "DROP SEQUENCE"),
+        _ => return Err(PgError::unsupported(format!("DROP {kind}"))),
+    };
+    let mut targets = Vec::new();
+    for n in names {
+        let name = plain_name(n)?;
+        let found = match kind {
+            ast::ObjectType::Table => cat.table_by_name(&name).map(|t| t.oid),
+            ast::ObjectType::Index => cat.indexes.values().find(|i| i.name == name).map(|i| i.oid),
+            _ => cat.sequence_by_name(&name).map(|s| s.oid),
+        };
+        match found {
+            Some(oid) => targets.push(oid),
+            None if if_exists => notices.push(notice(format!("{what} \"{name}\" does not exist, skipping"))),
+            None => return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("{what} \"{name}\" does not exist"))),
+        }
+    }
+    match kind {
+        ast::ObjectType::Table => {
+            // Foreign keys from tables that stay.
+            let referencing: Vec<(u32, String, String)> = cat
+                .tables
+                .values()
+                .filter(|t| !targets.contains(&t.oid))
+                .flat_map(|t| t.foreign_keys.iter().filter(|f| targets.contains(&f.ref_table)).map(move |f| (t.oid, t.name.clone(), f.name.clone())))
+                .collect();
+            if let Some((_, tname, fname)) = referencing.first() {
+                if !cascade {
+                    return Err(PgError::new("2BP01", "cannot drop table because other objects depend on it".to_string())
+                        .with_detail(format!("constraint {fname} on table {tname} depends on table"))
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                }
+            }
+            for (oid, _, _) in referencing {
+                if let Some(t) = cat.tables.get(&oid).cloned() {
+                    let mut nt = (*t).clone();
+                    nt.foreign_keys.retain(|f| !targets.contains(&f.ref_table));
+                    cat.tables.insert(oid, Arc::new(nt));
+                }
+            }
+            for oid in targets {
+                if let Some(t) = cat.tables.remove(&oid) {
+                    engine.drop_relfile_at_commit(txn, t.relfile);
+                }
+                let idx: Vec<u32> = cat.indexes_of(oid).map(|i| i.oid).collect();
+                for i in idx {
+                    if let Some(ix) = cat.indexes.remove(&i) {
+                        engine.drop_relfile_at_commit(txn, ix.relfile);
+                    }
+                }
+                cat.sequences.retain(|_, s| s.owned_by.is_none_or(|(t, _)| t != oid));
+            }
+        }
+        ast::ObjectType::Index => {
+            for oid in targets {
+                if let Some(ix) = cat.indexes.remove(&oid) {
+                    engine.drop_relfile_at_commit(txn, ix.relfile);
+                }
+            }
+        }
+        _ => {
+            for oid in targets {
+                cat.sequences.remove(&oid);
+            }
+        }
+    }
+    Ok(tag.into())
+}
+
+fn create_index(ci: &ast::CreateIndex, engine: &Engine, txn: &mut Transaction, cat: &mut Catalog, notices: &mut Vec<PgError>) -> PgResult<String> {
+    if ci.predicate.is_some() || !ci.include.is_empty() || !ci.with.is_empty() {
+        return Err(PgError::unsupported("partial indexes, INCLUDE and index storage options"));
+    }
+    if let Some(u) = &ci.using {
+        let m = u.to_string().to_lowercase();
+        if m != "btree" {
+            return Err(PgError::unsupported(format!("index method \"{m}\"")));
+        }
+    }
+    let tname = plain_name(&ci.table_name)?;
+    let table = cat.table(&tname)?.clone();
+    let mut cols = Vec::new();
+    for ic in &ci.columns {
+        let n = index_col_name(ic)?;
+        cols.push(table.column_index(&n).ok_or_else(|| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist")))?);
+    }
+    let name = match &ci.name {
+        Some(n) => {
+            let n = plain_name(n)?;
+            if cat.name_taken(&n) && ci.if_not_exists {
+                notices.push(notice(format!("relation \"{n}\" already exists, skipping")));
+                return Ok("CREATE INDEX".into());
+            }
+            Some(n)
+        }
+        None => None,
+    };
+    add_index(cat, engine, txn, table.oid, name, cols, ci.unique, false)?;
+    Ok("CREATE INDEX".into())
+}
+
+fn alter_table(at: &ast::AlterTable, engine: &Engine, txn: &mut Transaction, cat: &mut Catalog) -> PgResult<String> {
+    let tname = plain_name(&at.name)?;
+    let table = match cat.table_by_name(&tname) {
+        Some(t) => t.clone(),
+        None if at.if_exists => return Ok("ALTER TABLE".into()),
+        None => return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{tname}\" does not exist"))),
+    };
+    for op in &at.operations {
+        match op {
+            ast::AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
+                ast::TableConstraint::PrimaryKey(p) => {
+                    let cols = constraint_cols(&table, &p.columns)?;
+                    add_index(cat, engine, txn, table.oid, p.name.as_ref().map(fold), cols, true, true)?;
+                }
+                ast::TableConstraint::Unique(u) => {
+                    let cols = constraint_cols(&table, &u.columns)?;
+                    add_index(cat, engine, txn, table.oid, u.name.as_ref().map(fold), cols, true, false)?;
+                }
+                ast::TableConstraint::ForeignKey(fk) => {
+                    let mut cols = Vec::new();
+                    for c in &fk.columns {
+                        let n = fold(c);
+                        cols.push(table.column_index(&n).ok_or_else(|| {
+                            PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" referenced in foreign key constraint does not exist"))
+                        })?);
+                    }
+                    add_fk(cat, table.oid, fk.name.as_ref().map(fold), cols, &fk.foreign_table, fk.referred_columns.iter().map(fold).collect())?;
+                }
+                other => return Err(PgError::unsupported(format!("ALTER TABLE ADD {other}"))),
+            },
+            ast::AlterTableOperation::AddColumn { column_def, if_not_exists, .. } => {
+                let t = cat.tables.get(&table.oid).cloned().ok_or_else(|| PgError::internal("table vanished"))?;
+                let cname = fold(&column_def.name);
+                if t.column_index(&cname).is_some() {
+                    if *if_not_exists {
+                        continue;
+                    }
+                    return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{cname}\" of relation \"{}\" already exists", t.name)));
+                }
+                let mut not_null = false;
+                for o in &column_def.options {
+                    match &o.option {
+                        ast::ColumnOption::Null => {}
+                        ast::ColumnOption::NotNull => not_null = true,
+                        other => return Err(PgError::unsupported(format!("ADD COLUMN with {other}"))),
+                    }
+                }
+                if not_null {
+                    return Err(PgError::unsupported("ADD COLUMN ... NOT NULL"));
+                }
+                let mut nt = (*t).clone();
+                nt.columns.push(ColumnDef { name: cname, ty: types::type_from_name(&column_def.data_type.to_string())?, not_null, default: None });
+                cat.tables.insert(nt.oid, Arc::new(nt));
+            }
+            other => return Err(PgError::unsupported(format!("ALTER TABLE {other}"))),
+        }
+    }
+    Ok("ALTER TABLE".into())
+}
+
+fn constraint_cols(table: &TableDef, cols: &[ast::IndexColumn]) -> PgResult<Vec<usize>> {
+    let mut out = Vec::new();
+    for ic in cols {
+        let n = index_col_name(ic)?;
+        out.push(table.column_index(&n).ok_or_else(|| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" of relation \"{}\" does not exist", table.name)))?);
+    }
+    Ok(out)
+}

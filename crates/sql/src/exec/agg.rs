@@ -1,0 +1,103 @@
+//! Hash aggregation (also the no-GROUP-BY case: one group, even for no input rows).
+//! Output rows are `[group keys..., aggregate results...]`.
+
+use super::{BoxNode, Node, Row, key_of};
+use crate::expr::{EvalCx, Expr};
+use crate::plan::AggCall;
+use keel_common::PgResult;
+use keel_types::TypeId;
+use keel_types::func::Accumulator;
+use std::collections::{HashMap, HashSet};
+
+struct Group {
+    keys: Row,
+    accs: Vec<Box<dyn Accumulator>>,
+    seen: Vec<HashSet<Vec<u8>>>,
+}
+
+pub struct Agg<'a> {
+    input: Option<BoxNode<'a>>,
+    group: &'a [Expr],
+    aggs: &'a [AggCall],
+    out: std::vec::IntoIter<Row>,
+}
+
+impl<'a> Agg<'a> {
+    pub fn new(input: BoxNode<'a>, group: &'a [Expr], aggs: &'a [AggCall]) -> Self {
+        Agg { input: Some(input), group, aggs, out: Vec::new().into_iter() }
+    }
+
+    fn new_group(&self, keys: Row) -> Group {
+        Group {
+            keys,
+            accs: self.aggs.iter().map(|a| (a.agg.new_accumulator)()).collect(),
+            seen: self.aggs.iter().map(|_| HashSet::new()).collect(),
+        }
+    }
+}
+
+impl<'a> Node<'a> for Agg<'a> {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        if let Some(mut input) = self.input.take() {
+            let key_types: Vec<TypeId> = self.group.iter().map(Expr::ty).collect();
+            let mut groups: Vec<Group> = Vec::new();
+            let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+            let mut kbuf = Vec::new();
+            let mut args = Vec::new();
+            while let Some(r) = input.next(ev)? {
+                let mut keys = Vec::with_capacity(self.group.len());
+                for g in self.group {
+                    keys.push(g.eval(&r, ev)?);
+                }
+                let gi = if self.group.is_empty() {
+                    if groups.is_empty() {
+                        groups.push(self.new_group(vec![]));
+                    }
+                    0
+                } else {
+                    key_of(&keys, &key_types, &mut kbuf);
+                    match index.get(&kbuf) {
+                        Some(&i) => i,
+                        None => {
+                            index.insert(kbuf.clone(), groups.len());
+                            groups.push(self.new_group(keys));
+                            groups.len() - 1
+                        }
+                    }
+                };
+                let g = &mut groups[gi];
+                for (ai, a) in self.aggs.iter().enumerate() {
+                    args.clear();
+                    for e in &a.args {
+                        args.push(e.eval(&r, ev)?);
+                    }
+                    if a.distinct {
+                        if args.iter().any(|d| d.is_null()) {
+                            continue;
+                        }
+                        let tys: Vec<TypeId> = a.args.iter().map(Expr::ty).collect();
+                        let mut k = Vec::new();
+                        keel_types::key::encode_key(&args, &tys, &mut k);
+                        if !g.seen[ai].insert(k) {
+                            continue;
+                        }
+                    }
+                    g.accs[ai].update(&args)?;
+                }
+            }
+            if self.group.is_empty() && groups.is_empty() {
+                groups.push(self.new_group(vec![]));
+            }
+            let mut out = Vec::with_capacity(groups.len());
+            for g in groups {
+                let mut row = g.keys;
+                for acc in &g.accs {
+                    row.push(acc.finish()?);
+                }
+                out.push(row);
+            }
+            self.out = out.into_iter();
+        }
+        Ok(self.out.next())
+    }
+}

@@ -1,0 +1,120 @@
+//! Inner and left joins: hash join on equi-keys when the ON clause has them, otherwise a
+//! nested loop over the materialized right side. The full ON clause is always evaluated on
+//! the joined row.
+
+use super::{BoxNode, Node, Row, key_of};
+use crate::expr::{EvalCx, Expr};
+use keel_common::PgResult;
+use keel_types::{Datum, TypeId};
+use std::collections::HashMap;
+
+pub struct Join<'a> {
+    left: BoxNode<'a>,
+    right: Option<BoxNode<'a>>,
+    on: Option<&'a Expr>,
+    left_join: bool,
+    right_width: usize,
+    hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
+    right_rows: Vec<Row>,
+    table: HashMap<Vec<u8>, Vec<usize>>,
+    // Current left row and the candidate right rows still to try.
+    cur: Option<Row>,
+    candidates: Vec<usize>,
+    cand_pos: usize,
+    matched: bool,
+    kbuf: Vec<u8>,
+}
+
+impl<'a> Join<'a> {
+    pub fn new(left: BoxNode<'a>, right: BoxNode<'a>, on: Option<&'a Expr>, left_join: bool, right_width: usize, hash: Option<&'a (Vec<Expr>, Vec<Expr>)>) -> Self {
+        Join {
+            left,
+            right: Some(right),
+            on,
+            left_join,
+            right_width,
+            hash,
+            right_rows: Vec::new(),
+            table: HashMap::new(),
+            cur: None,
+            candidates: Vec::new(),
+            cand_pos: 0,
+            matched: false,
+            kbuf: Vec::new(),
+        }
+    }
+
+    fn keys(exprs: &[Expr], row: &[Datum], ev: &mut EvalCx<'_>, buf: &mut Vec<u8>) -> PgResult<bool> {
+        let mut vals = Vec::with_capacity(exprs.len());
+        for e in exprs {
+            let v = e.eval(row, ev)?;
+            if v.is_null() {
+                return Ok(false);
+            }
+            vals.push(v);
+        }
+        let tys: Vec<TypeId> = exprs.iter().map(Expr::ty).collect();
+        key_of(&vals, &tys, buf);
+        Ok(true)
+    }
+}
+
+impl<'a> Node<'a> for Join<'a> {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        if let Some(mut right) = self.right.take() {
+            while let Some(r) = right.next(ev)? {
+                if let Some((_, rk)) = self.hash {
+                    let mut buf = Vec::new();
+                    if Self::keys(rk, &r, ev, &mut buf)? {
+                        self.table.entry(buf).or_default().push(self.right_rows.len());
+                    } else {
+                        self.right_rows.push(r);
+                        continue;
+                    }
+                }
+                self.right_rows.push(r);
+            }
+        }
+        loop {
+            if let Some(l) = &self.cur {
+                while self.cand_pos < self.candidates.len() {
+                    let ri = self.candidates[self.cand_pos];
+                    self.cand_pos += 1;
+                    let mut joined = Vec::with_capacity(l.len() + self.right_width);
+                    joined.extend_from_slice(l);
+                    joined.extend_from_slice(&self.right_rows[ri]);
+                    let ok = match self.on {
+                        Some(p) => p.test(&joined, ev)?,
+                        None => true,
+                    };
+                    if ok {
+                        self.matched = true;
+                        return Ok(Some(joined));
+                    }
+                }
+                let l = self.cur.take();
+                if self.left_join && !self.matched {
+                    if let Some(mut l) = l {
+                        l.extend(std::iter::repeat_n(Datum::Null, self.right_width));
+                        return Ok(Some(l));
+                    }
+                }
+            }
+            let Some(l) = self.left.next(ev)? else { return Ok(None) };
+            self.matched = false;
+            self.cand_pos = 0;
+            self.candidates.clear();
+            match self.hash {
+                Some((lk, _)) => {
+                    if Self::keys(lk, &l, ev, &mut self.kbuf)? {
+                        if let Some(v) = self.table.get(&self.kbuf) {
+                            self.candidates.extend_from_slice(v);
+                        }
+                    }
+                }
+                None => self.candidates.extend(0..self.right_rows.len()),
+            }
+            self.cur = Some(l);
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! The executor: pull-based nodes, one file per operator. Read-only plans run with a shared
+//! borrow of the transaction; writes run in [`ModifyExec`], which first collects its input
+//! (so scans never overlap writes of the same statement) and then applies rows one at a
+//! time, suspending on row locks without losing its place.
+
+mod agg;
+mod distinct;
+mod filter;
+mod join;
+mod limit;
+mod modify;
+mod project;
+mod scan;
+mod sort;
+mod values;
+
+pub use modify::{ModifyExec, Step};
+
+use crate::expr::EvalCx;
+use crate::plan::{Plan, QueryPlan};
+use keel_access::{Engine, Transaction};
+use keel_common::PgResult;
+use keel_types::Datum;
+
+pub type Row = Vec<Datum>;
+
+/// One operator. `next` returns the next row or None at the end.
+pub trait Node<'a>: Send {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>>;
+}
+
+pub type BoxNode<'a> = Box<dyn Node<'a> + 'a>;
+
+/// Builds the node tree for `plan`.
+pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> BoxNode<'a> {
+    match plan {
+        Plan::Scan { table, access, filter } => Box::new(scan::Scan::new(engine, txn, table, access, filter.as_ref())),
+        Plan::Values { rows } => Box::new(values::Values::new(rows)),
+        Plan::Series { start, stop, step, ty } => Box::new(values::Series::new(start, stop, step.as_ref(), *ty)),
+        Plan::Filter { input, pred } => Box::new(filter::Filter { input: build(input, engine, txn), pred }),
+        Plan::Project { input, exprs, srf } => Box::new(project::Project::new(build(input, engine, txn), exprs, srf.as_ref())),
+        Plan::Join { left, right, on, left_join, right_width, hash } => Box::new(join::Join::new(
+            build(left, engine, txn),
+            build(right, engine, txn),
+            on.as_ref(),
+            *left_join,
+            *right_width,
+            hash.as_ref(),
+        )),
+        Plan::Agg { input, group, aggs } => Box::new(agg::Agg::new(build(input, engine, txn), group, aggs)),
+        Plan::Sort { input, keys } => Box::new(sort::Sort::new(build(input, engine, txn), keys)),
+        Plan::Limit { input, limit, offset } => Box::new(limit::Limit::new(build(input, engine, txn), limit.as_ref(), offset.as_ref())),
+        Plan::Distinct { input, types } => Box::new(distinct::Distinct::new(build(input, engine, txn), types)),
+    }
+}
+
+/// Runs a query to completion.
+pub fn run_query(plan: &QueryPlan, engine: &Engine, txn: &Transaction, ev: &mut EvalCx<'_>) -> PgResult<Vec<Row>> {
+    let mut root = build(&plan.root, engine, txn);
+    let mut out = Vec::new();
+    while let Some(r) = root.next(ev)? {
+        out.push(r);
+        if out.len() % 4096 == 0 {
+            ev.check_cancel()?;
+        }
+    }
+    Ok(out)
+}
+
+/// The memcomparable key of `values` (for hashing, grouping and sorting).
+pub fn key_of(values: &[Datum], types: &[keel_types::TypeId], out: &mut Vec<u8>) {
+    out.clear();
+    keel_types::key::encode_key(values, types, out);
+}

@@ -1,0 +1,252 @@
+//! ModifyTable: INSERT / UPDATE / DELETE.
+//!
+//! Suspend/resume contract: `step` returns `Step::Wait(w)` when the engine reports another
+//! transaction holds the row. Everything needed to continue — the input rows, the position,
+//! the computed new row and the engine's `WriteState` — stays in this struct; the session
+//! awaits `Engine::wait` and calls `step` again, which repeats the very same engine call.
+
+use super::scan::Scan;
+use super::{Row, build};
+use crate::expr::{EvalCx, not_null_violation, row_text};
+use crate::plan::{ModifyKind, ModifyPlan};
+use keel_access::{Engine, Isolation, KeyRange, RowRef, RowWait, Transaction, Write, WriteState};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::Datum;
+use std::ops::Bound;
+
+pub enum Step {
+    Done,
+    Wait(RowWait),
+}
+
+#[derive(Default)]
+pub struct ModifyExec {
+    collected: bool,
+    /// INSERT: full new rows. UPDATE/DELETE: the target version and its old values.
+    work: Vec<(Option<RowRef>, Row)>,
+    pos: usize,
+    /// UPDATE: the new row computed for `work[pos]` (kept across waits).
+    new_row: Option<Row>,
+    state: WriteState,
+    pub count: u64,
+    pub returned: Vec<Row>,
+}
+
+fn serialization_failure() -> PgError {
+    PgError::new(sqlstate::SERIALIZATION_FAILURE, "could not serialize access due to concurrent update")
+}
+
+impl ModifyExec {
+    pub fn new() -> ModifyExec {
+        ModifyExec::default()
+    }
+
+    /// Feeds ready-made full rows (COPY FROM); skips the plan's source.
+    pub fn with_rows(rows: Vec<Row>) -> ModifyExec {
+        ModifyExec { collected: true, work: rows.into_iter().map(|r| (None, r)).collect(), ..ModifyExec::default() }
+    }
+
+    fn collect(&mut self, plan: &ModifyPlan, engine: &Engine, txn: &Transaction, ev: &mut EvalCx<'_>) -> PgResult<()> {
+        match &plan.kind {
+            ModifyKind::Insert { source, row } => {
+                let mut src = build(source, engine, txn);
+                while let Some(r) = src.next(ev)? {
+                    let mut full = Vec::with_capacity(row.len());
+                    for e in row {
+                        full.push(e.eval(&r, ev)?);
+                    }
+                    self.work.push((None, full));
+                }
+            }
+            ModifyKind::Update { access, filter, .. } | ModifyKind::Delete { access, filter } => {
+                let mut scan = Scan::new(engine, txn, &plan.table, access, filter.as_ref());
+                while let Some((rref, r)) = scan.next_ref(ev)? {
+                    self.work.push((Some(rref), r));
+                }
+            }
+        }
+        self.collected = true;
+        Ok(())
+    }
+
+    fn check_row(plan: &ModifyPlan, row: &[Datum], engine: &Engine, txn: &Transaction) -> PgResult<()> {
+        for (i, c) in plan.table.columns.iter().enumerate() {
+            if c.not_null && row[i].is_null() {
+                return Err(not_null_violation(&c.name, &plan.table.name, row, &plan.types));
+            }
+        }
+        for fk in &plan.fks {
+            let vals: Vec<Datum> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+            if vals.iter().any(Datum::is_null) {
+                continue;
+            }
+            let found = match &fk.ref_index {
+                Some(idx) => {
+                    let range = KeyRange { lower: Bound::Included(vals.clone()), upper: Bound::Included(vals.clone()) };
+                    let mut it = engine.index_scan(txn, &fk.ref_table, idx, range);
+                    let mut found = false;
+                    for item in &mut it {
+                        let (_, r) = item?;
+                        if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| keel_types::ops::compare(&r[c], v).is_eq()) {
+                            found = true;
+                            break;
+                        }
+                    }
+                    found
+                }
+                None => {
+                    let mut found = false;
+                    for item in engine.scan(txn, &fk.ref_table) {
+                        let (_, r) = item?;
+                        if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()) {
+                            found = true;
+                            break;
+                        }
+                    }
+                    found
+                }
+            };
+            if !found {
+                let names: Vec<&str> = fk.columns.iter().map(|&c| plan.table.columns[c].name.as_str()).collect();
+                let tys: Vec<_> = fk.columns.iter().map(|&c| plan.types[c]).collect();
+                return Err(PgError::new(
+                    sqlstate::FOREIGN_KEY_VIOLATION,
+                    format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", plan.table.name, fk.name),
+                )
+                .with_detail(format!(
+                    "Key ({})=({}) is not present in table \"{}\".",
+                    names.join(", "),
+                    row_text(&vals, &tys),
+                    fk.ref_table.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, plan: &ModifyPlan, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<()> {
+        self.count += 1;
+        if let Some((exprs, _)) = &plan.returning {
+            let mut out = Vec::with_capacity(exprs.len());
+            for e in exprs {
+                out.push(e.eval(row, ev)?);
+            }
+            self.returned.push(out);
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self) {
+        self.pos += 1;
+        self.new_row = None;
+        self.state = WriteState::default();
+    }
+
+    /// Runs until done or until a row lock must be awaited.
+    pub fn step(&mut self, plan: &ModifyPlan, engine: &Engine, txn: &mut Transaction, ev: &mut EvalCx<'_>) -> PgResult<Step> {
+        if !self.collected {
+            self.collect(plan, engine, txn, ev)?;
+        }
+        let rc = txn.isolation == Isolation::ReadCommitted;
+        while self.pos < self.work.len() {
+            if self.pos % 1024 == 1023 {
+                ev.check_cancel()?;
+            }
+            match &plan.kind {
+                ModifyKind::Insert { .. } => {
+                    let row = &self.work[self.pos].1;
+                    if self.state_is_fresh() {
+                        Self::check_row(plan, row, engine, txn)?;
+                    }
+                    match engine.insert(txn, &plan.table, row, &mut self.state)? {
+                        Write::Done(_) => {
+                            let row = std::mem::take(&mut self.work[self.pos].1);
+                            self.emit(plan, &row, ev)?;
+                            self.advance();
+                        }
+                        Write::Wait(w) => return Ok(Step::Wait(w)),
+                        Write::Updated(_) | Write::Deleted => return Err(PgError::internal("insert reported a concurrent update")),
+                    }
+                }
+                ModifyKind::Update { set, filter, .. } => {
+                    let (Some(target), old) = (self.work[self.pos].0, &self.work[self.pos].1) else {
+                        return Err(PgError::internal("update target without row identity"));
+                    };
+                    if self.new_row.is_none() {
+                        let mut new = old.clone();
+                        for (c, e) in set {
+                            new[*c] = e.eval(old, ev)?;
+                        }
+                        Self::check_row(plan, &new, engine, txn)?;
+                        self.new_row = Some(new);
+                    }
+                    let new = self.new_row.as_deref().unwrap_or_default();
+                    match engine.update(txn, &plan.table, target, new, &mut self.state)? {
+                        Write::Done(_) => {
+                            let new = self.new_row.take().unwrap_or_default();
+                            self.emit(plan, &new, ev)?;
+                            self.advance();
+                        }
+                        Write::Wait(w) => return Ok(Step::Wait(w)),
+                        Write::Updated(_) | Write::Deleted if !rc => return Err(serialization_failure()),
+                        Write::Deleted => self.advance(),
+                        Write::Updated(_) => {
+                            // READ COMMITTED: re-check the newest version (EvalPlanQual).
+                            match engine.fetch_newest(txn, &plan.table, target.root)? {
+                                Some((newest, row)) => {
+                                    let still = match filter {
+                                        Some(f) => f.test(&row, ev)?,
+                                        None => true,
+                                    };
+                                    if still {
+                                        self.work[self.pos] = (Some(newest), row);
+                                        self.new_row = None;
+                                        self.state = WriteState::default();
+                                    } else {
+                                        self.advance();
+                                    }
+                                }
+                                None => self.advance(),
+                            }
+                        }
+                    }
+                }
+                ModifyKind::Delete { filter, .. } => {
+                    let Some(target) = self.work[self.pos].0 else {
+                        return Err(PgError::internal("delete target without row identity"));
+                    };
+                    match engine.delete(txn, &plan.table, target)? {
+                        Write::Done(()) => {
+                            let old = std::mem::take(&mut self.work[self.pos].1);
+                            self.emit(plan, &old, ev)?;
+                            self.advance();
+                        }
+                        Write::Wait(w) => return Ok(Step::Wait(w)),
+                        Write::Updated(_) | Write::Deleted if !rc => return Err(serialization_failure()),
+                        Write::Deleted => self.advance(),
+                        Write::Updated(_) => match engine.fetch_newest(txn, &plan.table, target.root)? {
+                            Some((newest, row)) => {
+                                let still = match filter {
+                                    Some(f) => f.test(&row, ev)?,
+                                    None => true,
+                                };
+                                if still {
+                                    self.work[self.pos] = (Some(newest), row);
+                                } else {
+                                    self.advance();
+                                }
+                            }
+                            None => self.advance(),
+                        },
+                    }
+                }
+            }
+        }
+        Ok(Step::Done)
+    }
+
+    fn state_is_fresh(&self) -> bool {
+        // WriteState's fields are private to the engine; a fresh state is Debug-equal to the default.
+        format!("{:?}", self.state) == format!("{:?}", WriteState::default())
+    }
+}

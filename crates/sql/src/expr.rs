@@ -1,0 +1,288 @@
+//! Bound (typed, name-resolved) expressions and their evaluation.
+//!
+//! Binding resolves every operator and function once; evaluation only calls function
+//! pointers, so a prepared statement's expressions cost no lookups per row.
+
+use keel_access::Engine;
+use keel_catalog::SequenceDef;
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::cast::{CastContext, cast};
+use keel_types::func::{FuncContext, Function};
+use keel_types::{Datum, SqlType, TypeId};
+use std::sync::Arc;
+
+pub type BinFn = fn(&Datum, &Datum) -> PgResult<Datum>;
+pub type UnFn = fn(&Datum) -> PgResult<Datum>;
+
+/// Functions evaluated here rather than in `keel_types` (they need the engine or the session).
+#[derive(Clone, Debug)]
+pub enum Special {
+    Version,
+    Nextval(Arc<SequenceDef>),
+    /// pg_relation_size / pg_total_relation_size of these relfiles (resolved at bind time).
+    RelationSize(Vec<u32>),
+    CurrentSetting(String),
+    PgBackendPid,
+}
+
+#[derive(Clone)]
+pub enum Expr {
+    Const(Datum, TypeId),
+    Col(usize, TypeId),
+    Param(usize, TypeId),
+    Bin { op: &'static str, f: BinFn, l: Box<Expr>, r: Box<Expr>, ty: TypeId },
+    Un { f: UnFn, arg: Box<Expr>, ty: TypeId },
+    Not(Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    IsBool { arg: Box<Expr>, value: bool, negated: bool },
+    Cast { arg: Box<Expr>, from: TypeId, to: SqlType, ctx: CastContext },
+    Func { f: Function, args: Vec<Expr> },
+    Special(Special, TypeId),
+    Case { whens: Vec<(Expr, Expr)>, default: Box<Expr>, ty: TypeId },
+    Coalesce(Vec<Expr>, TypeId),
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expr::Const(d, t) => write!(f, "Const({d:?}::{t:?})"),
+            Expr::Col(i, _) => write!(f, "${i}c"),
+            Expr::Param(i, _) => write!(f, "${}", i + 1),
+            _ => write!(f, "Expr({:?})", self.ty()),
+        }
+    }
+}
+
+/// What evaluation may need beyond the row.
+pub struct EvalCx<'a> {
+    pub params: &'a [Datum],
+    pub fctx: &'a mut dyn FuncContext,
+    pub engine: &'a Engine,
+    pub settings: &'a keel_common::Settings,
+    pub pid: i32,
+    /// Polled between rows; true = the client asked to cancel (57014).
+    pub cancel: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl EvalCx<'_> {
+    pub fn check_cancel(&self) -> PgResult<()> {
+        if (self.cancel)() {
+            return Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request"));
+        }
+        Ok(())
+    }
+}
+
+impl Expr {
+    pub fn ty(&self) -> TypeId {
+        match self {
+            Expr::Const(_, t) | Expr::Col(_, t) | Expr::Param(_, t) => *t,
+            Expr::Bin { ty, .. } | Expr::Un { ty, .. } | Expr::Case { ty, .. } | Expr::Coalesce(_, ty) => *ty,
+            Expr::Not(_) | Expr::And(..) | Expr::Or(..) | Expr::IsNull(..) | Expr::IsBool { .. } => TypeId::Bool,
+            Expr::Cast { to, .. } => to.id,
+            Expr::Func { f, .. } => f.result,
+            Expr::Special(_, t) => *t,
+        }
+    }
+
+    /// The typmod of the result where it is known (casts to varchar(n) etc.).
+    pub fn typmod(&self) -> i32 {
+        match self {
+            Expr::Cast { to, .. } => to.typmod,
+            _ => -1,
+        }
+    }
+
+    /// Whether the expression references no row column (constants, parameters, functions of them).
+    pub fn is_row_independent(&self) -> bool {
+        match self {
+            Expr::Col(..) => false,
+            Expr::Const(..) | Expr::Param(..) => true,
+            Expr::Special(s, _) => !matches!(s, Special::Nextval(_)),
+            Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) => l.is_row_independent() && r.is_row_independent(),
+            Expr::Un { arg, .. } | Expr::Not(arg) | Expr::IsNull(arg, _) | Expr::IsBool { arg, .. } | Expr::Cast { arg, .. } => {
+                arg.is_row_independent()
+            }
+            Expr::Func { f, args } => {
+                f.volatility != keel_types::func::Volatility::Volatile && args.iter().all(Expr::is_row_independent)
+            }
+            Expr::Case { whens, default, .. } => {
+                default.is_row_independent() && whens.iter().all(|(a, b)| a.is_row_independent() && b.is_row_independent())
+            }
+            Expr::Coalesce(a, _) => a.iter().all(Expr::is_row_independent),
+        }
+    }
+
+    pub fn eval(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+        Ok(match self {
+            Expr::Const(d, _) => d.clone(),
+            Expr::Col(i, _) => row.get(*i).cloned().unwrap_or(Datum::Null),
+            Expr::Param(i, _) => cx.params.get(*i).cloned().unwrap_or(Datum::Null),
+            Expr::Bin { f, l, r, .. } => {
+                let a = l.eval(row, cx)?;
+                if a.is_null() {
+                    return Ok(Datum::Null);
+                }
+                let b = r.eval(row, cx)?;
+                if b.is_null() {
+                    return Ok(Datum::Null);
+                }
+                f(&a, &b)?
+            }
+            Expr::Un { f, arg, .. } => {
+                let a = arg.eval(row, cx)?;
+                if a.is_null() { Datum::Null } else { f(&a)? }
+            }
+            Expr::Not(a) => match a.eval(row, cx)? {
+                Datum::Bool(b) => Datum::Bool(!b),
+                _ => Datum::Null,
+            },
+            Expr::And(l, r) => match l.eval(row, cx)? {
+                Datum::Bool(false) => Datum::Bool(false),
+                lv => match (lv, r.eval(row, cx)?) {
+                    (_, Datum::Bool(false)) => Datum::Bool(false),
+                    (Datum::Bool(true), Datum::Bool(true)) => Datum::Bool(true),
+                    _ => Datum::Null,
+                },
+            },
+            Expr::Or(l, r) => match l.eval(row, cx)? {
+                Datum::Bool(true) => Datum::Bool(true),
+                lv => match (lv, r.eval(row, cx)?) {
+                    (_, Datum::Bool(true)) => Datum::Bool(true),
+                    (Datum::Bool(false), Datum::Bool(false)) => Datum::Bool(false),
+                    _ => Datum::Null,
+                },
+            },
+            Expr::IsNull(a, negated) => Datum::Bool(a.eval(row, cx)?.is_null() != *negated),
+            Expr::IsBool { arg, value, negated } => {
+                let v = arg.eval(row, cx)?;
+                Datum::Bool((v == Datum::Bool(*value)) != *negated)
+            }
+            Expr::Cast { arg, from, to, ctx } => {
+                let v = arg.eval(row, cx)?;
+                if v.is_null() {
+                    Datum::Null
+                } else {
+                    cast(v, *from, *to, *ctx)?
+                }
+            }
+            Expr::Func { f, args } => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    let v = a.eval(row, cx)?;
+                    if f.strict && v.is_null() {
+                        return Ok(Datum::Null);
+                    }
+                    vals.push(v);
+                }
+                (f.func)(&vals, cx.fctx)?
+            }
+            Expr::Special(s, _) => eval_special(s, cx)?,
+            Expr::Case { whens, default, .. } => {
+                for (c, v) in whens {
+                    if c.eval(row, cx)? == Datum::Bool(true) {
+                        return v.eval(row, cx);
+                    }
+                }
+                default.eval(row, cx)?
+            }
+            Expr::Coalesce(args, _) => {
+                for a in args {
+                    let v = a.eval(row, cx)?;
+                    if !v.is_null() {
+                        return Ok(v);
+                    }
+                }
+                Datum::Null
+            }
+        })
+    }
+
+    /// Evaluates a predicate: true only for SQL TRUE.
+    pub fn test(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<bool> {
+        Ok(matches!(self.eval(row, cx)?, Datum::Bool(true)))
+    }
+}
+
+pub fn version_string() -> String {
+    let v = keel_common::settings::find_def("server_version").map_or("15", |d| d.default);
+    format!(
+        "PostgreSQL {v} (Keel {}) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+fn eval_special(s: &Special, cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+    Ok(match s {
+        Special::Version => Datum::Text(version_string()),
+        Special::Nextval(seq) => Datum::Int8(cx.engine.nextval(seq)?),
+        Special::RelationSize(files) => {
+            Datum::Int8(files.iter().map(|f| cx.engine.relation_size(*f)).sum::<u64>() as i64)
+        }
+        Special::CurrentSetting(name) => Datum::Text(cx.settings.show(name)?.1),
+        Special::PgBackendPid => Datum::Int4(cx.pid),
+    })
+}
+
+/// A session's FuncContext: timestamps and a per-session random generator.
+pub struct SessionFuncs {
+    pub txn_ts: i64,
+    pub stmt_ts: i64,
+    rng: u64,
+}
+
+impl SessionFuncs {
+    pub fn new(seed: u64) -> SessionFuncs {
+        SessionFuncs { txn_ts: now_micros(), stmt_ts: now_micros(), rng: seed | 1 }
+    }
+}
+
+/// Microseconds since 2000-01-01 UTC.
+pub fn now_micros() -> i64 {
+    const PG_EPOCH_UNIX_SECS: i64 = 946_684_800;
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    d.as_micros() as i64 - PG_EPOCH_UNIX_SECS * 1_000_000
+}
+
+impl FuncContext for SessionFuncs {
+    fn transaction_timestamp(&self) -> i64 {
+        self.txn_ts
+    }
+    fn statement_timestamp(&self) -> i64 {
+        self.stmt_ts
+    }
+    fn random(&mut self) -> f64 {
+        // xorshift64*: fast, and random() is not meant to be cryptographic.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let v = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (v >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+pub fn not_null_violation(column: &str, table: &str, row: &[Datum], types: &[TypeId]) -> PgError {
+    PgError::new(
+        sqlstate::NOT_NULL_VIOLATION,
+        format!("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"),
+    )
+    .with_detail(format!("Failing row contains ({}).", row_text(row, types)))
+}
+
+/// `1, null, abc` as PostgreSQL prints rows in DETAIL lines.
+pub fn row_text(row: &[Datum], types: &[TypeId]) -> String {
+    let mut s = String::new();
+    for (i, (d, t)) in row.iter().zip(types).enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        if d.is_null() {
+            s.push_str("null");
+        } else {
+            keel_types::io::format_text(d, *t, &mut s);
+        }
+    }
+    s
+}

@@ -1,0 +1,89 @@
+//! Plan trees. A plan is built once per statement (once per Parse for prepared statements) and
+//! executed many times; expressions inside are fully bound.
+
+use crate::expr::Expr;
+use keel_catalog::{IndexDef, TableDef};
+use keel_types::TypeId;
+use keel_types::func::Aggregate;
+use std::sync::Arc;
+
+/// One output column, as RowDescription reports it.
+#[derive(Clone, Debug)]
+pub struct OutColumn {
+    pub name: String,
+    pub ty: TypeId,
+    pub typmod: i32,
+    pub table_oid: u32,
+    pub attnum: i16,
+}
+
+#[derive(Clone)]
+pub struct AggCall {
+    pub agg: Aggregate,
+    pub args: Vec<Expr>,
+    pub distinct: bool,
+}
+
+#[derive(Clone)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+/// Access path to one table's rows.
+#[derive(Clone)]
+pub enum Access {
+    Seq,
+    /// Equality on the first `eq.len()` index columns, then optional bounds on the next one.
+    Index { index: Arc<IndexDef>, eq: Vec<Expr>, lower: Option<(Expr, bool)>, upper: Option<(Expr, bool)> },
+}
+
+#[derive(Clone)]
+pub enum Plan {
+    Scan { table: Arc<TableDef>, access: Access, filter: Option<Expr> },
+    /// Rows of expressions without input (VALUES, or a FROM-less SELECT's single empty row).
+    Values { rows: Vec<Vec<Expr>> },
+    Series { start: Expr, stop: Expr, step: Option<Expr>, ty: TypeId },
+    Filter { input: Box<Plan>, pred: Expr },
+    /// Projection; `srf` = a generate_series call in the select list at position `.0`.
+    Project { input: Box<Plan>, exprs: Vec<Expr>, srf: Option<(usize, Expr, Expr, Option<Expr>)> },
+    Join { left: Box<Plan>, right: Box<Plan>, on: Option<Expr>, left_join: bool, right_width: usize, hash: Option<(Vec<Expr>, Vec<Expr>)> },
+    Agg { input: Box<Plan>, group: Vec<Expr>, aggs: Vec<AggCall> },
+    Sort { input: Box<Plan>, keys: Vec<SortKey> },
+    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
+    Distinct { input: Box<Plan>, types: Vec<TypeId> },
+}
+
+#[derive(Clone)]
+pub struct QueryPlan {
+    pub root: Plan,
+    pub columns: Vec<OutColumn>,
+}
+
+#[derive(Clone)]
+pub enum ModifyKind {
+    /// `source` yields rows; `row` builds the full table row (defaults, assignment casts) from one.
+    Insert { source: Plan, row: Vec<Expr> },
+    /// Assignments: (column, expression over the old row).
+    Update { access: Access, filter: Option<Expr>, set: Vec<(usize, Expr)> },
+    Delete { access: Access, filter: Option<Expr> },
+}
+
+#[derive(Clone)]
+pub struct FkCheck {
+    pub name: String,
+    pub columns: Vec<usize>,
+    pub ref_table: Arc<TableDef>,
+    pub ref_index: Option<Arc<IndexDef>>,
+    pub ref_columns: Vec<usize>,
+}
+
+#[derive(Clone)]
+pub struct ModifyPlan {
+    pub table: Arc<TableDef>,
+    pub types: Vec<TypeId>,
+    pub kind: ModifyKind,
+    pub returning: Option<(Vec<Expr>, Vec<OutColumn>)>,
+    pub fks: Vec<FkCheck>,
+}
