@@ -127,6 +127,35 @@ impl BTree {
         BTreeScan::new(tree, lower, upper)
     }
 
+    /// The tids of every entry whose key equals `key`, in tid order: the point lookup of an
+    /// equality search, without the scan's per-entry key copies. Holds one shared latch at a
+    /// time, moving right while the run of equal keys reaches a page's high key.
+    pub fn lookup(&self, key: &[u8]) -> PgResult<Vec<Tid>> {
+        let probe = Target { key, tid: None };
+        let block = self.descend(&probe, 0, &mut Vec::new())?;
+        let (mut page, mut ni) = self.read_moving_right(block, &probe)?;
+        let mut out = Vec::new();
+        loop {
+            let n = page.slot_count();
+            let mut s = node::lower_bound(&page, true, &probe);
+            while s < n {
+                let e = page.item(s);
+                if node::entry_key(e) != key {
+                    return Ok(out);
+                }
+                out.push(node::tid_from(&e[e.len() - node::TID_LEN..]));
+                s += 1;
+            }
+            if ni.is_rightmost() || node::entry_key(page.item(node::HIGH_KEY)) != key {
+                return Ok(out);
+            }
+            let right = ni.right;
+            drop(page);
+            page = self.pool.read(&self.rel, right)?;
+            ni = node::info(&page, right)?;
+        }
+    }
+
     /// Removes the entries whose tid `dead` says is gone (vacuum). Returns how many.
     /// Leaves are visited left to right through their right-links, each latched exclusively
     /// on its own; emptied pages stay in the tree (no page deletion).

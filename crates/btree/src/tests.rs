@@ -241,6 +241,7 @@ fn many_inserts_random_order_with_splits() {
             .map(|r| r.unwrap())
             .collect();
         assert_eq!(r, vec![(key(x), tid(x))]);
+        assert_eq!(e.tree.lookup(&key(x)).unwrap(), vec![tid(x)]);
     }
 }
 
@@ -295,6 +296,10 @@ fn duplicates_across_pages() {
     assert_eq!(got.len() as u64, n);
     assert!(got.windows(2).all(|w| w[0].1.to_u64() < w[1].1.to_u64()));
     assert_eq!(got[0].1, tid(0));
+    let tids = e.tree.lookup(b"dup").unwrap();
+    assert_eq!(tids, got.iter().map(|(_, t)| *t).collect::<Vec<_>>());
+    assert!(e.tree.lookup(b"du").unwrap().is_empty());
+    assert_eq!(e.tree.lookup(b"dua").unwrap().len() as u64, n / 10);
     // Unique check walks every equal entry across the pages.
     let mut seen = 0;
     let r = e
@@ -395,4 +400,30 @@ fn bulk_delete_removes_dead() {
 
 fn tid_num(t: Tid) -> u64 {
     t.block as u64 * 100 + t.slot as u64
+}
+
+/// Rough hot-path timing (run with `--ignored --nocapture`): 1M keys, random point lookups.
+#[test]
+#[ignore]
+fn bench_point_lookups() {
+    let e = env(4096);
+    let n = 1_000_000u64;
+    let t0 = std::time::Instant::now();
+    for x in 0..n {
+        e.tree.insert(&key(x), tid(x), 2).unwrap();
+    }
+    let ins = t0.elapsed();
+    let t1 = std::time::Instant::now();
+    let mut found = 0;
+    for i in 0..n {
+        let x = i.wrapping_mul(2_654_435_761) % n;
+        found += e.tree.lookup(&key(x)).unwrap().len();
+    }
+    let look = t1.elapsed();
+    assert_eq!(found as u64, n);
+    println!(
+        "insert {:?}/key, lookup {:?}/key",
+        ins / n as u32,
+        look / n as u32
+    );
 }

@@ -102,6 +102,11 @@ proptest! {
                     let want: Vec<(Vec<u8>, u16)> =
                         model.iter().filter(|(k, _)| in_range(k, &lo, &hi)).cloned().collect();
                     prop_assert_eq!(got, want);
+                    if let Bound::Included(k) | Bound::Excluded(k) = &lo {
+                        let tids: Vec<u16> = e.tree.lookup(k).unwrap().iter().map(|t| t.slot).collect();
+                        let want: Vec<u16> = model.iter().filter(|(mk, _)| mk == k).map(|(_, t)| *t).collect();
+                        prop_assert_eq!(tids, want);
+                    }
                 }
             }
         }
