@@ -59,8 +59,10 @@ impl<S: Transport> Conn<S> {
             if self.broken {
                 return Err(ReadError::Gone);
             }
-            // Reserve for the whole message (bounded by the limits checked before), at least 8 kB.
-            self.rbuf.reserve((need - self.rbuf.len()).max(8192));
+            // Grow toward the message size in steps of at most 1 MB: a header claiming 1 GB
+            // costs memory only as the bytes actually arrive.
+            self.rbuf
+                .reserve((need - self.rbuf.len()).clamp(8192, 1 << 20));
             match self.stream.read_buf(&mut self.rbuf).await {
                 Ok(0) | Err(_) => {
                     self.broken = true;
