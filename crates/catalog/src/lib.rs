@@ -82,7 +82,10 @@ impl Catalog {
     /// The table `name`, or 42P01 `relation "name" does not exist`.
     pub fn table(&self, name: &str) -> PgResult<&Arc<TableDef>> {
         self.table_by_name(name).ok_or_else(|| {
-            PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
+            PgError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
         })
     }
 
@@ -96,9 +99,16 @@ impl Catalog {
 
     /// Every relation file in use, with its persistence (for recovery and crash reset).
     pub fn relfiles(&self) -> Vec<(RelFileId, Persistence)> {
-        let mut out: Vec<_> = self.tables.values().map(|t| (t.relfile, t.persistence)).collect();
+        let mut out: Vec<_> = self
+            .tables
+            .values()
+            .map(|t| (t.relfile, t.persistence))
+            .collect();
         for i in self.indexes.values() {
-            let persistence = self.tables.get(&i.table).map_or(Persistence::Permanent, |t| t.persistence);
+            let persistence = self
+                .tables
+                .get(&i.table)
+                .map_or(Persistence::Permanent, |t| t.persistence);
             out.push((i.relfile, persistence));
         }
         out
