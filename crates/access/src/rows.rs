@@ -388,7 +388,7 @@ struct IndexScan<'a> {
 
 impl IndexScan<'_> {
     fn step(&mut self) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
-        while let Some(entry) = self.scan.next() {
+        for entry in self.scan.by_ref() {
             let (key, root) = entry?;
             if let Some(p) = &self.lower_excl
                 && key.starts_with(p)

@@ -51,7 +51,7 @@ impl WalReader {
     pub fn next_record(&mut self) -> Option<WalRecord> {
         let head = self.bytes(self.pos, RECORD_HEADER)?;
         let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
-        if len < RECORD_HEADER || len > 64 << 20 {
+        if !(RECORD_HEADER..=64 << 20).contains(&len) {
             return None;
         }
         let rec = self.bytes(self.pos, len)?;
