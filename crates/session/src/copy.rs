@@ -66,7 +66,14 @@ fn text_fields(line: &str, delim: char, null: &str) -> Vec<Option<String>> {
 }
 
 /// Parses CSV records from `buf` (complete records only); returns them and the bytes consumed.
-fn csv_records(buf: &str, delim: char, quote: char, escape: char, null: &str, at_end: bool) -> (Vec<Vec<Option<String>>>, usize) {
+fn csv_records(
+    buf: &str,
+    delim: char,
+    quote: char,
+    escape: char,
+    null: &str,
+    at_end: bool,
+) -> (Vec<Vec<Option<String>>>, usize) {
     let mut recs = Vec::new();
     let mut consumed = 0;
     let chars: Vec<(usize, char)> = buf.char_indices().collect();
@@ -81,7 +88,11 @@ fn csv_records(buf: &str, delim: char, quote: char, escape: char, null: &str, at
                 if !at_end || quoted {
                     break 'outer;
                 }
-                rec.push(if !was_quoted && field == null { None } else { Some(std::mem::take(&mut field)) });
+                rec.push(if !was_quoted && field == null {
+                    None
+                } else {
+                    Some(std::mem::take(&mut field))
+                });
                 recs.push(rec);
                 consumed = buf.len();
                 break 'outer;
@@ -106,17 +117,29 @@ fn csv_records(buf: &str, delim: char, quote: char, escape: char, null: &str, at
                 was_quoted = true;
                 i += 1;
             } else if c == delim {
-                rec.push(if !was_quoted && field == null { None } else { Some(std::mem::take(&mut field)) });
+                rec.push(if !was_quoted && field == null {
+                    None
+                } else {
+                    Some(std::mem::take(&mut field))
+                });
                 was_quoted = false;
                 i += 1;
             } else if c == '\n' || c == '\r' {
-                rec.push(if !was_quoted && field == null { None } else { Some(std::mem::take(&mut field)) });
+                rec.push(if !was_quoted && field == null {
+                    None
+                } else {
+                    Some(std::mem::take(&mut field))
+                });
                 i += 1;
                 if c == '\r' && i < chars.len() && chars[i].1 == '\n' {
                     i += 1;
                 }
                 recs.push(rec);
-                consumed = if i < chars.len() { chars[i].0 } else { buf.len() };
+                consumed = if i < chars.len() {
+                    chars[i].0
+                } else {
+                    buf.len()
+                };
                 continue 'outer;
             } else {
                 field.push(c);
@@ -145,7 +168,12 @@ fn escape_text(s: &str, delim: char, out: &mut String) {
 
 fn csv_field(s: &str, o: &CopyOptions, delim: char, null: &str, out: &mut String) {
     let quote = o.quote.unwrap_or('"');
-    let needs = s.is_empty() && null.is_empty() || s == null || s.contains(delim) || s.contains(quote) || s.contains('\n') || s.contains('\r');
+    let needs = s.is_empty() && null.is_empty()
+        || s == null
+        || s.contains(delim)
+        || s.contains(quote)
+        || s.contains('\n')
+        || s.contains('\r');
     if needs {
         let esc = o.escape.unwrap_or(quote);
         out.push(quote);
@@ -162,17 +190,48 @@ fn csv_field(s: &str, o: &CopyOptions, delim: char, null: &str, out: &mut String
 }
 
 impl Session {
-    pub(crate) async fn copy<C: Client>(&mut self, c: &CopyStmt, client: &mut C) -> PgResult<(Rows, String)> {
-        let delim = c.options.delimiter.unwrap_or(if c.options.csv { ',' } else { '\t' });
-        let null = c.options.null.clone().unwrap_or_else(|| if c.options.csv { String::new() } else { "\\N".into() });
-        if c.from { self.copy_from(c, delim, &null, client).await } else { self.copy_to(c, delim, &null, client).await }
+    pub(crate) async fn copy<C: Client>(
+        &mut self,
+        c: &CopyStmt,
+        client: &mut C,
+    ) -> PgResult<(Rows, String)> {
+        let delim = c
+            .options
+            .delimiter
+            .unwrap_or(if c.options.csv { ',' } else { '\t' });
+        let null = c.options.null.clone().unwrap_or_else(|| {
+            if c.options.csv {
+                String::new()
+            } else {
+                "\\N".into()
+            }
+        });
+        if c.from {
+            self.copy_from(c, delim, &null, client).await
+        } else {
+            self.copy_to(c, delim, &null, client).await
+        }
     }
 
-    async fn copy_to<C: Client>(&mut self, c: &CopyStmt, delim: char, null: &str, client: &mut C) -> PgResult<(Rows, String)> {
+    async fn copy_to<C: Client>(
+        &mut self,
+        c: &CopyStmt,
+        delim: char,
+        null: &str,
+        client: &mut C,
+    ) -> PgResult<(Rows, String)> {
         let sql = match (&c.query, &c.table) {
             (Some(q), _) => q.clone(),
             (None, Some(t)) => {
-                let cols = if c.columns.is_empty() { "*".to_string() } else { c.columns.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ") };
+                let cols = if c.columns.is_empty() {
+                    "*".to_string()
+                } else {
+                    c.columns
+                        .iter()
+                        .map(|x| format!("\"{x}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
                 format!("select {cols} from \"{t}\"")
             }
             _ => return Err(PgError::internal("COPY without source")),
@@ -182,7 +241,7 @@ impl Session {
             return Err(PgError::unsupported("COPY of this statement"));
         }
         let cols = prep.columns().map(|x| x.to_vec()).unwrap_or_default();
-        let (rows, _) = self.run_collect(&prep, &[], &[], client).await?;
+        let rows = self.query_rows(&prep)?;
         client.copy_out_start(false, cols.len());
         let mut line = String::new();
         if c.options.csv && c.options.header {
@@ -221,18 +280,46 @@ impl Session {
         Ok((vec![], format!("COPY {}", rows.len())))
     }
 
-    async fn copy_from<C: Client>(&mut self, c: &CopyStmt, delim: char, null: &str, client: &mut C) -> PgResult<(Rows, String)> {
-        let table = c.table.clone().ok_or_else(|| PgError::internal("COPY FROM without table"))?;
+    async fn copy_from<C: Client>(
+        &mut self,
+        c: &CopyStmt,
+        delim: char,
+        null: &str,
+        client: &mut C,
+    ) -> PgResult<(Rows, String)> {
+        let table = c
+            .table
+            .clone()
+            .ok_or_else(|| PgError::internal("COPY FROM without table"))?;
         let cat = self.catalog();
         let t = cat.table(&table)?.clone();
-        let cols: Vec<String> = if c.columns.is_empty() { t.columns.iter().map(|x| x.name.clone()).collect() } else { c.columns.clone() };
+        let cols: Vec<String> = if c.columns.is_empty() {
+            t.columns.iter().map(|x| x.name.clone()).collect()
+        } else {
+            c.columns.clone()
+        };
         let placeholders: Vec<String> = (1..=cols.len()).map(|i| format!("${i}")).collect();
         let quoted: Vec<String> = cols.iter().map(|x| format!("\"{x}\"")).collect();
-        let sql = format!("insert into \"{table}\" ({}) values ({})", quoted.join(","), placeholders.join(","));
+        let sql = format!(
+            "insert into \"{table}\" ({}) values ({})",
+            quoted.join(","),
+            placeholders.join(",")
+        );
         let prep = Arc::new(self.prepare(&sql, 0, &[])?);
-        let Stmt::Modify(plan) = &prep.stmt else { return Err(PgError::internal("COPY plan")) };
-        let ModifyKind::Insert { row: row_exprs, .. } = &plan.kind else { return Err(PgError::internal("COPY plan")) };
-        let types: Vec<SqlType> = cols.iter().map(|n| t.column_index(n).map(|i| t.columns[i].ty).unwrap_or(SqlType::new(keel_types::TypeId::Text))).collect();
+        let Stmt::Modify(plan) = &prep.stmt else {
+            return Err(PgError::internal("COPY plan"));
+        };
+        let ModifyKind::Insert { row: row_exprs, .. } = &plan.kind else {
+            return Err(PgError::internal("COPY plan"));
+        };
+        let types: Vec<SqlType> = cols
+            .iter()
+            .map(|n| {
+                t.column_index(n)
+                    .map(|i| t.columns[i].ty)
+                    .unwrap_or(SqlType::new(keel_types::TypeId::Text))
+            })
+            .collect();
         self.ensure_txn();
         if let Some(txn) = self.txn.as_mut() {
             self.engine.start_statement(txn);
@@ -255,7 +342,12 @@ impl Session {
                 let valid = match std::str::from_utf8(&raw_tail) {
                     Ok(_) => raw_tail.len(),
                     Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                    Err(_) => return Err(PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\"")),
+                    Err(_) => {
+                        return Err(PgError::new(
+                            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+                            "invalid byte sequence for encoding \"UTF8\"",
+                        ));
+                    }
                 };
                 pending.push_str(std::str::from_utf8(&raw_tail[..valid]).unwrap_or_default());
                 raw_tail.drain(..valid);
@@ -268,7 +360,14 @@ impl Session {
             let mut records: Vec<Vec<Option<String>>> = Vec::new();
             if c.options.csv {
                 let q = c.options.quote.unwrap_or('"');
-                let (recs, used) = csv_records(&pending, delim, q, c.options.escape.unwrap_or(q), null, at_end);
+                let (recs, used) = csv_records(
+                    &pending,
+                    delim,
+                    q,
+                    c.options.escape.unwrap_or(q),
+                    null,
+                    at_end,
+                );
                 pending.drain(..used);
                 records = recs;
             } else {
@@ -298,7 +397,10 @@ impl Session {
                 }
                 let r = (|| {
                     if rec.len() < cols.len() {
-                        return Err(bad_copy(format!("missing data for column \"{}\"", cols[rec.len()])));
+                        return Err(bad_copy(format!(
+                            "missing data for column \"{}\"",
+                            cols[rec.len()]
+                        )));
                     }
                     if rec.len() > cols.len() {
                         return Err(bad_copy("extra data after last expected column".into()));
@@ -315,7 +417,10 @@ impl Session {
                 match r {
                     Ok(vals) => batch.push(vals),
                     Err(e) => {
-                        let e = PgError { message: e.message.clone(), ..e };
+                        let e = PgError {
+                            message: e.message.clone(),
+                            ..e
+                        };
                         first_err = Some(e.with_detail(format!("COPY {table}, line {lineno}")));
                         break;
                     }
@@ -338,10 +443,21 @@ impl Session {
     }
 
     /// Applies the INSERT plan's column expressions (defaults, casts) to parsed COPY rows.
-    fn complete_rows(&mut self, row_exprs: &[keel_sql::expr::Expr], rows: Vec<Vec<Datum>>) -> PgResult<Vec<Vec<Datum>>> {
+    fn complete_rows(
+        &mut self,
+        row_exprs: &[keel_sql::expr::Expr],
+        rows: Vec<Vec<Datum>>,
+    ) -> PgResult<Vec<Vec<Datum>>> {
         let cancel = self.cancel.clone();
         let cf = move || cancel.is_cancelled();
-        let mut ev = crate::exec::eval_cx(&self.engine, &[], &mut self.funcs, &self.settings, self.pid, &cf);
+        let mut ev = crate::exec::eval_cx(
+            &self.engine,
+            &[],
+            &mut self.funcs,
+            &self.settings,
+            self.pid,
+            &cf,
+        );
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let mut full = Vec::with_capacity(row_exprs.len());
@@ -360,12 +476,22 @@ mod tests {
 
     #[test]
     fn text_format_fields() {
-        assert_eq!(text_fields("1\t\\N\ta\\tb", '\t', "\\N"), vec![Some("1".into()), None, Some("a\tb".into())]);
+        assert_eq!(
+            text_fields("1\t\\N\ta\\tb", '\t', "\\N"),
+            vec![Some("1".into()), None, Some("a\tb".into())]
+        );
     }
 
     #[test]
     fn csv_format_records() {
-        let (r, used) = csv_records("1,\"a,b\",\n2,\"x\"\"y\",z\npartial", ',', '"', '"', "", false);
+        let (r, used) = csv_records(
+            "1,\"a,b\",\n2,\"x\"\"y\",z\npartial",
+            ',',
+            '"',
+            '"',
+            "",
+            false,
+        );
         assert_eq!(r.len(), 2);
         assert_eq!(r[0], vec![Some("1".into()), Some("a,b".into()), None]);
         assert_eq!(r[1][1].as_deref(), Some("x\"y"));

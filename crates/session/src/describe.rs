@@ -27,23 +27,42 @@ pub fn format_for(formats: &[i16], i: usize) -> i16 {
 }
 
 pub fn fields(cols: &[OutColumn], formats: &[i16]) -> Vec<FieldDescription> {
-    cols.iter().enumerate().map(|(i, c)| field(c, format_for(formats, i))).collect()
+    cols.iter()
+        .enumerate()
+        .map(|(i, c)| field(c, format_for(formats, i)))
+        .collect()
 }
 
 pub fn text_column(name: &str) -> OutColumn {
-    OutColumn { name: name.to_string(), ty: TypeId::Text, typmod: -1, table_oid: 0, attnum: 0 }
+    OutColumn {
+        name: name.to_string(),
+        ty: TypeId::Text,
+        typmod: -1,
+        table_oid: 0,
+        attnum: 0,
+    }
 }
 
 /// Decodes one Bind parameter.
 pub fn decode_param(bytes: Option<&[u8]>, ty: TypeId, format: i16) -> PgResult<Datum> {
-    let Some(b) = bytes else { return Ok(Datum::Null) };
+    let Some(b) = bytes else {
+        return Ok(Datum::Null);
+    };
     match format {
         0 => {
-            let s = std::str::from_utf8(b).map_err(|_| PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))?;
+            let s = std::str::from_utf8(b).map_err(|_| {
+                PgError::new(
+                    sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+                    "invalid byte sequence for encoding \"UTF8\"",
+                )
+            })?;
             keel_types::io::parse_text(s, SqlType::new(ty))
         }
         1 => keel_types::io::parse_binary(b, SqlType::new(ty)),
-        f => Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, format!("unsupported format code: {f}"))),
+        f => Err(PgError::new(
+            sqlstate::PROTOCOL_VIOLATION,
+            format!("unsupported format code: {f}"),
+        )),
     }
 }
 
@@ -55,10 +74,19 @@ pub struct RowWriter {
 
 impl RowWriter {
     pub fn new() -> RowWriter {
-        RowWriter { text: Vec::new(), bin: Vec::new() }
+        RowWriter {
+            text: Vec::new(),
+            bin: Vec::new(),
+        }
     }
 
-    pub fn send<C: keel_wire::Client>(&mut self, client: &mut C, row: &[Datum], cols: &[OutColumn], formats: &[i16]) {
+    pub fn send<C: keel_wire::Client>(
+        &mut self,
+        client: &mut C,
+        row: &[Datum],
+        cols: &[OutColumn],
+        formats: &[i16],
+    ) {
         let n = row.len();
         self.text.resize(n, String::new());
         self.bin.resize(n, Vec::new());

@@ -22,7 +22,14 @@ pub(crate) fn eval_cx<'a>(
     pid: i32,
     cancel: &'a (dyn Fn() -> bool + Sync),
 ) -> EvalCx<'a> {
-    EvalCx { params, fctx: funcs, engine, settings, pid, cancel }
+    EvalCx {
+        params,
+        fctx: funcs,
+        engine,
+        settings,
+        pid,
+        cancel,
+    }
 }
 
 impl Session {
@@ -30,17 +37,36 @@ impl Session {
     pub(crate) fn columns_of(&self, prep: &Prepared) -> Option<Vec<OutColumn>> {
         match &prep.stmt {
             Stmt::Utility(Utility::Show(name)) => {
-                let shown = self.settings.show(name).map(|(n, _)| n.to_string()).unwrap_or_else(|_| name.clone());
-                let col = if name == "transaction_isolation" { "transaction_isolation".to_string() } else { shown };
+                let shown = self
+                    .settings
+                    .show(name)
+                    .map(|(n, _)| n.to_string())
+                    .unwrap_or_else(|_| name.clone());
+                let col = if name == "transaction_isolation" {
+                    "transaction_isolation".to_string()
+                } else {
+                    shown
+                };
                 Some(vec![text_column(&col)])
             }
-            Stmt::Utility(Utility::ShowAll) => Some(vec![text_column("name"), text_column("setting"), text_column("description")]),
+            Stmt::Utility(Utility::ShowAll) => Some(vec![
+                text_column("name"),
+                text_column("setting"),
+                text_column("description"),
+            ]),
             _ => prep.columns().map(|c| c.to_vec()),
         }
     }
 
     /// Simple-query execution: RowDescription, DataRows, CommandComplete.
-    pub(crate) async fn run_to_client<C: Client>(&mut self, prep: &Arc<Prepared>, params: &[Datum], formats: &[i16], client: &mut C, _simple: bool) -> PgResult<()> {
+    pub(crate) async fn run_to_client<C: Client>(
+        &mut self,
+        prep: &Arc<Prepared>,
+        params: &[Datum],
+        formats: &[i16],
+        client: &mut C,
+        _simple: bool,
+    ) -> PgResult<()> {
         if matches!(prep.stmt, Stmt::Empty) {
             client.empty_query();
             return Ok(());
@@ -59,7 +85,13 @@ impl Session {
 
     /// Runs a statement and returns its rows (materialized) and its command tag. Notices and
     /// COPY traffic go to `client` directly.
-    pub(crate) async fn run_collect<C: Client>(&mut self, prep: &Arc<Prepared>, params: &[Datum], _formats: &[i16], client: &mut C) -> PgResult<(Rows, String)> {
+    pub(crate) async fn run_collect<C: Client>(
+        &mut self,
+        prep: &Arc<Prepared>,
+        params: &[Datum],
+        _formats: &[i16],
+        client: &mut C,
+    ) -> PgResult<(Rows, String)> {
         self.funcs.stmt_ts = keel_sql::expr::now_micros();
         match &prep.stmt {
             Stmt::Empty => Ok((vec![], String::new())),
@@ -68,14 +100,26 @@ impl Session {
                 // The catalog may have changed since the statement was bound (DDL).
                 let prep = self.fresh(prep, &prep.params)?;
                 self.ensure_txn();
-                let Some(txn) = self.txn.as_mut() else { return Err(keel_common::PgError::internal("no transaction")) };
+                let Some(txn) = self.txn.as_mut() else {
+                    return Err(keel_common::PgError::internal("no transaction"));
+                };
                 self.engine.start_statement(txn);
                 match &prep.stmt {
                     Stmt::Query(q) => {
                         let cancel = self.cancel.clone();
                         let cf = move || cancel.is_cancelled();
-                        let txn = self.txn.as_ref().ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
-                        let mut ev = eval_cx(&self.engine, params, &mut self.funcs, &self.settings, self.pid, &cf);
+                        let txn = self
+                            .txn
+                            .as_ref()
+                            .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
+                        let mut ev = eval_cx(
+                            &self.engine,
+                            params,
+                            &mut self.funcs,
+                            &self.settings,
+                            self.pid,
+                            &cf,
+                        );
                         let rows = run_query(q, &self.engine, txn, &mut ev)?;
                         let n = rows.len() as u64;
                         Ok((rows, format!("SELECT {n}")))
@@ -91,10 +135,15 @@ impl Session {
             }
             Stmt::Ddl(stmt) => {
                 if self.txn.as_ref().is_some_and(|t| t.read_only) {
-                    return Err(keel_common::PgError::new(keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION, "cannot execute DDL in a read-only transaction"));
+                    return Err(keel_common::PgError::new(
+                        keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION,
+                        "cannot execute DDL in a read-only transaction",
+                    ));
                 }
                 self.ensure_txn();
-                let Some(txn) = self.txn.as_mut() else { return Err(keel_common::PgError::internal("no transaction")) };
+                let Some(txn) = self.txn.as_mut() else {
+                    return Err(keel_common::PgError::internal("no transaction"));
+                };
                 self.engine.start_statement(txn);
                 let out = keel_sql::ddl::execute_ddl(stmt, &self.engine, txn)?;
                 for n in &out.notices {
@@ -105,16 +154,53 @@ impl Session {
         }
     }
 
+    /// Runs a read-only query statement (COPY TO) and returns its rows.
+    pub(crate) fn query_rows(&mut self, prep: &Arc<Prepared>) -> PgResult<Rows> {
+        let Stmt::Query(q) = &prep.stmt else {
+            return Err(keel_common::PgError::internal("not a query"));
+        };
+        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        self.ensure_txn();
+        let Some(txn) = self.txn.as_mut() else {
+            return Err(keel_common::PgError::internal("no transaction"));
+        };
+        self.engine.start_statement(txn);
+        let cancel = self.cancel.clone();
+        let cf = move || cancel.is_cancelled();
+        let txn = self
+            .txn
+            .as_ref()
+            .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
+        let mut ev = eval_cx(
+            &self.engine,
+            &[],
+            &mut self.funcs,
+            &self.settings,
+            self.pid,
+            &cf,
+        );
+        run_query(q, &self.engine, txn, &mut ev)
+    }
+
     /// Runs a ModifyExec to completion, awaiting row locks without blocking the thread.
-    pub(crate) async fn drive_modify<C: Client>(&mut self, m: &ModifyPlan, exec: &mut ModifyExec, params: &[Datum], client: &mut C) -> PgResult<()> {
+    pub(crate) async fn drive_modify<C: Client>(
+        &mut self,
+        m: &ModifyPlan,
+        exec: &mut ModifyExec,
+        params: &[Datum],
+        client: &mut C,
+    ) -> PgResult<()> {
         if self.txn.as_ref().is_some_and(|t| t.read_only) {
             return Err(keel_common::PgError::new(
                 keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION,
-                format!("cannot execute {} in a read-only transaction", match m.kind {
-                    keel_sql::plan::ModifyKind::Insert { .. } => "INSERT",
-                    keel_sql::plan::ModifyKind::Update { .. } => "UPDATE",
-                    keel_sql::plan::ModifyKind::Delete { .. } => "DELETE",
-                }),
+                format!(
+                    "cannot execute {} in a read-only transaction",
+                    match m.kind {
+                        keel_sql::plan::ModifyKind::Insert { .. } => "INSERT",
+                        keel_sql::plan::ModifyKind::Update { .. } => "UPDATE",
+                        keel_sql::plan::ModifyKind::Delete { .. } => "DELETE",
+                    }
+                ),
             ));
         }
         let cancel = self.cancel.clone();
@@ -124,15 +210,26 @@ impl Session {
                     let c = cancel.clone();
                     move || c.is_cancelled()
                 };
-                let Some(txn) = self.txn.as_mut() else { return Err(keel_common::PgError::internal("no transaction")) };
-                let mut ev = eval_cx(&self.engine, params, &mut self.funcs, &self.settings, self.pid, &cf);
+                let Some(txn) = self.txn.as_mut() else {
+                    return Err(keel_common::PgError::internal("no transaction"));
+                };
+                let mut ev = eval_cx(
+                    &self.engine,
+                    params,
+                    &mut self.funcs,
+                    &self.settings,
+                    self.pid,
+                    &cf,
+                );
                 exec.step(m, &self.engine, txn, &mut ev)?
             };
             match step {
                 Step::Done => return Ok(()),
                 Step::Wait(w) => {
                     client.flush().await?;
-                    let Some(txn) = self.txn.as_ref() else { return Err(keel_common::PgError::internal("no transaction")) };
+                    let Some(txn) = self.txn.as_ref() else {
+                        return Err(keel_common::PgError::internal("no transaction"));
+                    };
                     self.engine.wait(txn, w, cancel.cancelled()).await?;
                 }
             }

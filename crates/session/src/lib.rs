@@ -32,7 +32,12 @@ impl SessionFactory {
 impl BackendFactory for SessionFactory {
     type Backend = Session;
 
-    fn connect(&self, startup: &StartupInfo, cancel: Arc<CancelToken>, pid: i32) -> PgResult<Session> {
+    fn connect(
+        &self,
+        startup: &StartupInfo,
+        cancel: Arc<CancelToken>,
+        pid: i32,
+    ) -> PgResult<Session> {
         let mut settings = self.settings.clone();
         for (k, v) in &startup.params {
             match k.as_str() {
@@ -41,7 +46,11 @@ impl BackendFactory for SessionFactory {
                     // `-c name=value` pairs, as libpq's PGOPTIONS.
                     let mut it = v.split_whitespace();
                     while let Some(t) = it.next() {
-                        let kv = if t == "-c" { it.next().unwrap_or("") } else { t.trim_start_matches("-c").trim_start_matches("--") };
+                        let kv = if t == "-c" {
+                            it.next().unwrap_or("")
+                        } else {
+                            t.trim_start_matches("-c").trim_start_matches("--")
+                        };
                         if let Some((name, value)) = kv.split_once('=') {
                             settings.set(&name.replace('-', "_"), value, false)?;
                         }
@@ -49,14 +58,30 @@ impl BackendFactory for SessionFactory {
                 }
                 name => {
                     // Unknown startup parameters are errors in PostgreSQL too (FATAL 42704).
-                    settings.set(name, v, false).map_err(|e| PgError::fatal(e.code, e.message))?;
+                    settings
+                        .set(name, v, false)
+                        .map_err(|e| PgError::fatal(e.code, e.message))?;
                 }
             }
         }
-        if !startup.database.is_empty() && startup.database != "postgres" && startup.database != startup.user && startup.database != "template1" {
-            return Err(PgError::fatal(sqlstate::UNDEFINED_DATABASE, format!("database \"{}\" does not exist", startup.database)));
+        if !startup.database.is_empty()
+            && startup.database != "postgres"
+            && startup.database != startup.user
+            && startup.database != "template1"
+        {
+            return Err(PgError::fatal(
+                sqlstate::UNDEFINED_DATABASE,
+                format!("database \"{}\" does not exist", startup.database),
+            ));
         }
-        Ok(Session::new(self.engine.clone(), self.settings.clone(), settings, cancel, pid, startup))
+        Ok(Session::new(
+            self.engine.clone(),
+            self.settings.clone(),
+            settings,
+            cancel,
+            pid,
+            startup,
+        ))
     }
 
     fn password_for(&self, _user: &str) -> Option<String> {

@@ -55,14 +55,25 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(engine: Arc<Engine>, boot: Settings, settings: Settings, cancel: Arc<CancelToken>, pid: i32, startup: &StartupInfo) -> Session {
+    pub fn new(
+        engine: Arc<Engine>,
+        boot: Settings,
+        settings: Settings,
+        cancel: Arc<CancelToken>,
+        pid: i32,
+        startup: &StartupInfo,
+    ) -> Session {
         Session {
             engine,
             boot,
             settings,
             cancel,
             pid,
-            database: if startup.database.is_empty() { startup.user.clone() } else { startup.database.clone() },
+            database: if startup.database.is_empty() {
+                startup.user.clone()
+            } else {
+                startup.database.clone()
+            },
             txn: None,
             block: Block::Idle,
             next_isolation: None,
@@ -84,8 +95,12 @@ impl Session {
     /// The engine transaction for the current statement, started if needed.
     pub(crate) fn ensure_txn(&mut self) -> &mut Transaction {
         if self.txn.is_none() {
-            let iso = self.next_isolation.unwrap_or_else(|| self.default_isolation());
-            let ro = self.next_read_only.unwrap_or_else(|| self.settings.bool("default_transaction_read_only"));
+            let iso = self
+                .next_isolation
+                .unwrap_or_else(|| self.default_isolation());
+            let ro = self
+                .next_read_only
+                .unwrap_or_else(|| self.settings.bool("default_transaction_read_only"));
             self.funcs.txn_ts = keel_sql::expr::now_micros();
             self.txn = Some(self.engine.begin(iso, ro));
         }
@@ -127,12 +142,21 @@ impl Session {
     }
 
     /// Binds `sql` against the current catalog.
-    pub(crate) fn prepare(&self, sql: &str, char_offset: usize, declared: &[TypeId]) -> PgResult<Prepared> {
+    pub(crate) fn prepare(
+        &self,
+        sql: &str,
+        char_offset: usize,
+        declared: &[TypeId],
+    ) -> PgResult<Prepared> {
         keel_sql::prepare(self.catalog(), sql, char_offset, declared)
     }
 
     /// Re-plans a statement whose catalog is no longer the session's (DDL happened since).
-    pub(crate) fn fresh(&self, prep: &Arc<Prepared>, declared: &[TypeId]) -> PgResult<Arc<Prepared>> {
+    pub(crate) fn fresh(
+        &self,
+        prep: &Arc<Prepared>,
+        declared: &[TypeId],
+    ) -> PgResult<Arc<Prepared>> {
         if matches!(prep.stmt, Stmt::Utility(_) | Stmt::Empty | Stmt::Ddl(_)) {
             return Ok(prep.clone());
         }
@@ -140,11 +164,23 @@ impl Session {
         if Arc::ptr_eq(&cat, &prep.catalog) {
             return Ok(prep.clone());
         }
-        Ok(Arc::new(keel_sql::prepare(cat, &prep.text, prep.char_offset, declared)?))
+        Ok(Arc::new(keel_sql::prepare(
+            cat,
+            &prep.text,
+            prep.char_offset,
+            declared,
+        )?))
     }
 
     fn failed_block_check(&self, prep: &Prepared) -> PgResult<()> {
-        if self.block == Block::Failed && !matches!(prep.stmt, Stmt::Utility(keel_sql::utility::Utility::Commit | keel_sql::utility::Utility::Rollback)) {
+        if self.block == Block::Failed
+            && !matches!(
+                prep.stmt,
+                Stmt::Utility(
+                    keel_sql::utility::Utility::Commit | keel_sql::utility::Utility::Rollback
+                )
+            )
+        {
             return Err(PgError::new(
                 sqlstate::IN_FAILED_SQL_TRANSACTION,
                 "current transaction is aborted, commands ignored until end of transaction block",
@@ -205,19 +241,42 @@ impl keel_wire::Backend for Session {
     fn parse(&mut self, name: &str, sql: &str, param_types: &[u32]) -> PgResult<()> {
         let r = (|| {
             if !name.is_empty() && self.stmts.contains_key(name) {
-                return Err(PgError::new(sqlstate::DUPLICATE_PREPARED_STATEMENT, format!("prepared statement \"{name}\" already exists")));
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_PREPARED_STATEMENT,
+                    format!("prepared statement \"{name}\" already exists"),
+                ));
             }
-            let declared: Vec<TypeId> = param_types.iter().map(|o| if *o == 0 { TypeId::Unknown } else { TypeId::from_oid(*o).unwrap_or(TypeId::Text) }).collect();
+            let declared: Vec<TypeId> = param_types
+                .iter()
+                .map(|o| {
+                    if *o == 0 {
+                        TypeId::Unknown
+                    } else {
+                        TypeId::from_oid(*o).unwrap_or(TypeId::Text)
+                    }
+                })
+                .collect();
             let parts = keel_sql::split::split_statements(sql);
             if parts.len() > 1 {
-                return Err(PgError::new(sqlstate::SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"));
+                return Err(PgError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    "cannot insert multiple commands into a prepared statement",
+                ));
             }
-            let (text, off) = parts.first().map_or((sql, 0), |p| (p.text, sql[..p.offset].chars().count()));
+            let (text, off) = parts
+                .first()
+                .map_or((sql, 0), |p| (p.text, sql[..p.offset].chars().count()));
             let prep = self.prepare(text, off, &declared)?;
             if self.block == Block::Failed {
                 self.failed_block_check(&prep)?;
             }
-            self.stmts.insert(name.to_string(), StmtEntry { prep: Arc::new(prep), declared });
+            self.stmts.insert(
+                name.to_string(),
+                StmtEntry {
+                    prep: Arc::new(prep),
+                    declared,
+                },
+            );
             Ok(())
         })();
         if r.is_err() {
@@ -227,17 +286,31 @@ impl keel_wire::Backend for Session {
         r
     }
 
-    fn bind(&mut self, portal: &str, statement: &str, param_formats: &[i16], params: &[Option<bytes::Bytes>], result_formats: &[i16]) -> PgResult<()> {
+    fn bind(
+        &mut self,
+        portal: &str,
+        statement: &str,
+        param_formats: &[i16],
+        params: &[Option<bytes::Bytes>],
+        result_formats: &[i16],
+    ) -> PgResult<()> {
         let r = (|| {
             let entry = self.stmts.get(statement).ok_or_else(|| {
-                PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{statement}\" does not exist"))
+                PgError::new(
+                    sqlstate::INVALID_SQL_STATEMENT_NAME,
+                    format!("prepared statement \"{statement}\" does not exist"),
+                )
             })?;
             let prep = self.fresh(&entry.prep, &entry.declared)?;
             self.failed_block_check(&prep)?;
             if params.len() != prep.params.len() {
                 return Err(PgError::new(
                     sqlstate::PROTOCOL_VIOLATION,
-                    format!("bind message supplies {} parameters, but prepared statement \"{statement}\" requires {}", params.len(), prep.params.len()),
+                    format!(
+                        "bind message supplies {} parameters, but prepared statement \"{statement}\" requires {}",
+                        params.len(),
+                        prep.params.len()
+                    ),
                 ));
             }
             let mut values = Vec::with_capacity(params.len());
@@ -245,7 +318,15 @@ impl keel_wire::Backend for Session {
                 let f = crate::describe::format_for(param_formats, i);
                 values.push(decode_param(p.as_deref(), prep.params[i], f)?);
             }
-            self.portals.insert(portal.to_string(), Portal { prep, params: values, formats: result_formats.to_vec(), pending: None });
+            self.portals.insert(
+                portal.to_string(),
+                Portal {
+                    prep,
+                    params: values,
+                    formats: result_formats.to_vec(),
+                    pending: None,
+                },
+            );
             Ok(())
         })();
         if r.is_err() {
@@ -255,9 +336,15 @@ impl keel_wire::Backend for Session {
         r
     }
 
-    fn describe_statement(&mut self, name: &str) -> PgResult<(Vec<u32>, Option<Vec<FieldDescription>>)> {
+    fn describe_statement(
+        &mut self,
+        name: &str,
+    ) -> PgResult<(Vec<u32>, Option<Vec<FieldDescription>>)> {
         let entry = self.stmts.get(name).ok_or_else(|| {
-            PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist"))
+            PgError::new(
+                sqlstate::INVALID_SQL_STATEMENT_NAME,
+                format!("prepared statement \"{name}\" does not exist"),
+            )
         })?;
         let prep = entry.prep.clone();
         let oids = prep.params.iter().map(|t| t.oid()).collect();
@@ -265,12 +352,22 @@ impl keel_wire::Backend for Session {
     }
 
     fn describe_portal(&mut self, name: &str) -> PgResult<Option<Vec<FieldDescription>>> {
-        let p = self.portals.get(name).ok_or_else(|| PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("portal \"{name}\" does not exist")))?;
+        let p = self.portals.get(name).ok_or_else(|| {
+            PgError::new(
+                sqlstate::INVALID_CURSOR_NAME,
+                format!("portal \"{name}\" does not exist"),
+            )
+        })?;
         let (prep, formats) = (p.prep.clone(), p.formats.clone());
         Ok(self.columns_of(&prep).map(|c| fields(&c, &formats)))
     }
 
-    async fn execute<C: Client>(&mut self, portal: &str, max_rows: u32, client: &mut C) -> PgResult<ExecuteOutcome> {
+    async fn execute<C: Client>(
+        &mut self,
+        portal: &str,
+        max_rows: u32,
+        client: &mut C,
+    ) -> PgResult<ExecuteOutcome> {
         self.cancel.reset();
         let r = self.execute_portal(portal, max_rows, client).await;
         if r.is_err() {
@@ -315,8 +412,18 @@ impl keel_wire::Backend for Session {
 }
 
 impl Session {
-    async fn execute_portal<C: Client>(&mut self, portal: &str, max_rows: u32, client: &mut C) -> PgResult<ExecuteOutcome> {
-        let p = self.portals.get_mut(portal).ok_or_else(|| PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("portal \"{portal}\" does not exist")))?;
+    async fn execute_portal<C: Client>(
+        &mut self,
+        portal: &str,
+        max_rows: u32,
+        client: &mut C,
+    ) -> PgResult<ExecuteOutcome> {
+        let p = self.portals.get_mut(portal).ok_or_else(|| {
+            PgError::new(
+                sqlstate::INVALID_CURSOR_NAME,
+                format!("portal \"{portal}\" does not exist"),
+            )
+        })?;
         if p.pending.is_none() {
             let (prep, params, formats) = (p.prep.clone(), p.params.clone(), p.formats.clone());
             self.failed_block_check(&prep)?;
@@ -324,13 +431,19 @@ impl Session {
                 return Ok(ExecuteOutcome::Empty);
             }
             let (rows, tag) = self.run_collect(&prep, &params, &formats, client).await?;
-            let Some(p) = self.portals.get_mut(portal) else { return Ok(ExecuteOutcome::Complete(tag)) };
+            let Some(p) = self.portals.get_mut(portal) else {
+                return Ok(ExecuteOutcome::Complete(tag));
+            };
             p.pending = Some((rows.into(), tag));
         }
-        let Some(p) = self.portals.get_mut(portal) else { return Err(PgError::internal("portal vanished")) };
+        let Some(p) = self.portals.get_mut(portal) else {
+            return Err(PgError::internal("portal vanished"));
+        };
         let cols = p.prep.columns().map(|c| c.to_vec()).unwrap_or_default();
         let formats = p.formats.clone();
-        let Some((rows, tag)) = p.pending.as_mut() else { return Err(PgError::internal("portal has no result")) };
+        let Some((rows, tag)) = p.pending.as_mut() else {
+            return Err(PgError::internal("portal has no result"));
+        };
         let mut w = crate::describe::RowWriter::new();
         let mut sent = 0u32;
         while let Some(r) = rows.pop_front() {

@@ -17,7 +17,10 @@ impl Session {
         if let Some(t) = &mut self.txn {
             // The transaction has already run statements: PostgreSQL refuses late changes.
             if m.isolation.is_some_and(|i| i != t.isolation) {
-                return Err(PgError::new(sqlstate::ACTIVE_SQL_TRANSACTION, "SET TRANSACTION ISOLATION LEVEL must be called before any query"));
+                return Err(PgError::new(
+                    sqlstate::ACTIVE_SQL_TRANSACTION,
+                    "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                ));
             }
             if let Some(ro) = m.read_only {
                 t.read_only = ro;
@@ -43,12 +46,19 @@ impl Session {
         }
     }
 
-    pub(crate) async fn utility<C: Client>(&mut self, u: &Utility, client: &mut C) -> PgResult<(Rows, String)> {
+    pub(crate) async fn utility<C: Client>(
+        &mut self,
+        u: &Utility,
+        client: &mut C,
+    ) -> PgResult<(Rows, String)> {
         let tag = |s: &str| Ok((vec![], s.to_string()));
         match u {
             Utility::Begin(m) => {
                 if self.block != Block::Idle {
-                    client.notice(&warning(sqlstate::ACTIVE_SQL_TRANSACTION, "there is already a transaction in progress"));
+                    client.notice(&warning(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        "there is already a transaction in progress",
+                    ));
                 } else {
                     // Statements before BEGIN in the same Query join the block, as in PostgreSQL.
                     self.block = Block::InBlock;
@@ -63,7 +73,10 @@ impl Session {
             Utility::Commit => {
                 match self.block {
                     Block::Idle => {
-                        client.notice(&warning(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress"));
+                        client.notice(&warning(
+                            sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                            "there is no transaction in progress",
+                        ));
                         self.commit_txn().await?;
                     }
                     Block::InBlock => {
@@ -80,7 +93,10 @@ impl Session {
             }
             Utility::Rollback => {
                 if self.block == Block::Idle {
-                    client.notice(&warning(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress"));
+                    client.notice(&warning(
+                        sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                        "there is no transaction in progress",
+                    ));
                 }
                 self.block = Block::Idle;
                 self.rollback_txn();
@@ -88,7 +104,10 @@ impl Session {
             }
             Utility::SetTransaction(m) => {
                 if self.block == Block::Idle {
-                    client.notice(&warning(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "SET TRANSACTION can only be used in transaction blocks"));
+                    client.notice(&warning(
+                        sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                        "SET TRANSACTION can only be used in transaction blocks",
+                    ));
                 } else {
                     self.apply_modes(m)?;
                 }
@@ -96,11 +115,20 @@ impl Session {
             }
             Utility::SetSessionCharacteristics(m) => {
                 if let Some(i) = m.isolation {
-                    let v = if i == Isolation::RepeatableRead { "repeatable read" } else { "read committed" };
-                    self.settings.set("default_transaction_isolation", v, false)?;
+                    let v = if i == Isolation::RepeatableRead {
+                        "repeatable read"
+                    } else {
+                        "read committed"
+                    };
+                    self.settings
+                        .set("default_transaction_isolation", v, false)?;
                 }
                 if let Some(ro) = m.read_only {
-                    self.settings.set("default_transaction_read_only", if ro { "on" } else { "off" }, false)?;
+                    self.settings.set(
+                        "default_transaction_read_only",
+                        if ro { "on" } else { "off" },
+                        false,
+                    )?;
                 }
                 tag("SET")
             }
@@ -110,7 +138,10 @@ impl Session {
                         Some("repeatable read" | "serializable") => Some(Isolation::RepeatableRead),
                         _ => Some(Isolation::ReadCommitted),
                     };
-                    self.apply_modes(&TxnModes { isolation: iso, read_only: None })?;
+                    self.apply_modes(&TxnModes {
+                        isolation: iso,
+                        read_only: None,
+                    })?;
                     return tag("SET");
                 }
                 let def = match value {
@@ -131,7 +162,11 @@ impl Session {
             }
             Utility::ResetAll => {
                 let boot = self.boot.clone();
-                let names: Vec<&'static str> = keel_common::settings::DEFS.iter().filter(|d| d.context == keel_common::settings::Context::User).map(|d| d.name).collect();
+                let names: Vec<&'static str> = keel_common::settings::DEFS
+                    .iter()
+                    .filter(|d| d.context == keel_common::settings::Context::User)
+                    .map(|d| d.name)
+                    .collect();
                 for n in names {
                     self.settings.reset(n, &boot)?;
                     self.report(n, client);
@@ -140,7 +175,12 @@ impl Session {
             }
             Utility::Show(name) => {
                 let v = match name.as_str() {
-                    "transaction_isolation" => match self.txn.as_ref().map(|t| t.isolation).or(self.next_isolation) {
+                    "transaction_isolation" => match self
+                        .txn
+                        .as_ref()
+                        .map(|t| t.isolation)
+                        .or(self.next_isolation)
+                    {
                         Some(Isolation::RepeatableRead) => "repeatable read".to_string(),
                         Some(Isolation::ReadCommitted) => "read committed".to_string(),
                         None => self.settings.show("default_transaction_isolation")?.1,
@@ -151,17 +191,33 @@ impl Session {
             }
             Utility::ShowAll => {
                 let mut rows = Vec::new();
-                let mut names: Vec<&'static str> = keel_common::settings::DEFS.iter().filter(|d| d.name != "keel_password").map(|d| d.name).collect();
+                let mut names: Vec<&'static str> = keel_common::settings::DEFS
+                    .iter()
+                    .filter(|d| d.name != "keel_password")
+                    .map(|d| d.name)
+                    .collect();
                 names.sort_by_key(|n| n.to_lowercase());
                 for n in names {
                     let v = self.settings.show(n)?.1;
-                    rows.push(vec![Datum::Text(n.to_string()), Datum::Text(v), Datum::Text(String::new())]);
+                    rows.push(vec![
+                        Datum::Text(n.to_string()),
+                        Datum::Text(v),
+                        Datum::Text(String::new()),
+                    ]);
                 }
                 Ok((rows, "SHOW".into()))
             }
-            Utility::Vacuum { verbose, analyze, tables, .. } => {
+            Utility::Vacuum {
+                verbose,
+                analyze,
+                tables,
+                ..
+            } => {
                 if self.in_block() {
-                    return Err(PgError::new(sqlstate::ACTIVE_SQL_TRANSACTION, "VACUUM cannot run inside a transaction block"));
+                    return Err(PgError::new(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        "VACUUM cannot run inside a transaction block",
+                    ));
                 }
                 let cat = self.catalog();
                 let targets: Vec<_> = if tables.is_empty() {
@@ -176,7 +232,11 @@ impl Session {
                 for t in targets {
                     let qual = format!("{}.public.{}", self.database, t.name);
                     if *verbose {
-                        client.notice(&PgError::notice(Severity::Info, sqlstate::SUCCESSFUL_COMPLETION, format!("vacuuming \"{qual}\"")));
+                        client.notice(&PgError::notice(
+                            Severity::Info,
+                            sqlstate::SUCCESSFUL_COMPLETION,
+                            format!("vacuuming \"{qual}\""),
+                        ));
                     }
                     let s = self.engine.vacuum(&t)?;
                     if *verbose {
@@ -190,10 +250,18 @@ impl Session {
                             s.dead_rows,
                             s.index_entries_removed
                         );
-                        client.notice(&PgError::notice(Severity::Info, sqlstate::SUCCESSFUL_COMPLETION, msg));
+                        client.notice(&PgError::notice(
+                            Severity::Info,
+                            sqlstate::SUCCESSFUL_COMPLETION,
+                            msg,
+                        ));
                     }
                     if *analyze && *verbose {
-                        client.notice(&PgError::notice(Severity::Info, sqlstate::SUCCESSFUL_COMPLETION, format!("analyzing \"public.{}\"", t.name)));
+                        client.notice(&PgError::notice(
+                            Severity::Info,
+                            sqlstate::SUCCESSFUL_COMPLETION,
+                            format!("analyzing \"public.{}\"", t.name),
+                        ));
                     }
                 }
                 tag("VACUUM")

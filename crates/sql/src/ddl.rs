@@ -6,7 +6,9 @@
 
 use crate::bind::{fold, object_name, types};
 use keel_access::{Engine, Transaction};
-use keel_catalog::{Catalog, ColumnDef, ForeignKeyDef, IndexDef, IndexMethod, Persistence, SequenceDef, TableDef};
+use keel_catalog::{
+    Catalog, ColumnDef, ForeignKeyDef, IndexDef, IndexMethod, Persistence, SequenceDef, TableDef,
+};
 use keel_common::{PgError, PgResult, Severity, sqlstate};
 use sqlparser::ast;
 use std::sync::Arc;
@@ -24,18 +26,42 @@ fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
     let (schema, name) = object_name(n);
     match schema.as_deref() {
         None | Some("public") => Ok(name),
-        Some(s) => Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("schema \"{s}\" does not exist"))),
+        Some(s) => Err(PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("schema \"{s}\" does not exist"),
+        )),
     }
 }
 
-pub fn execute_ddl(stmt: &ast::Statement, engine: &Engine, txn: &mut Transaction) -> PgResult<DdlOutcome> {
+pub fn execute_ddl(
+    stmt: &ast::Statement,
+    engine: &Engine,
+    txn: &mut Transaction,
+) -> PgResult<DdlOutcome> {
     let mut cat: Catalog = (*txn.catalog(engine)).clone();
+    if txn.pending_catalog.is_none() {
+        // The engine installs a pending catalog only as the direct successor of the current one.
+        cat.version += 1;
+    }
     let mut notices = Vec::new();
     let tag = match stmt {
         ast::Statement::CreateTable(ct) => create_table(ct, engine, txn, &mut cat, &mut notices)?,
-        ast::Statement::Drop { object_type, if_exists, names, cascade, .. } => {
-            drop_objects(*object_type, *if_exists, names, *cascade, engine, txn, &mut cat, &mut notices)?
-        }
+        ast::Statement::Drop {
+            object_type,
+            if_exists,
+            names,
+            cascade,
+            ..
+        } => drop_objects(
+            *object_type,
+            *if_exists,
+            names,
+            *cascade,
+            engine,
+            txn,
+            &mut cat,
+            &mut notices,
+        )?,
         ast::Statement::CreateIndex(ci) => create_index(ci, engine, txn, &mut cat, &mut notices)?,
         ast::Statement::AlterTable(at) => alter_table(at, engine, txn, &mut cat)?,
         ast::Statement::Truncate(t) => {
@@ -53,7 +79,11 @@ pub fn execute_ddl(stmt: &ast::Statement, engine: &Engine, txn: &mut Transaction
                 for i in idx {
                     let mut ni = (*i).clone();
                     ni.relfile = cat.new_oid();
-                    engine.create_relfile(txn, ni.relfile, nt.persistence == Persistence::Unlogged)?;
+                    engine.create_relfile(
+                        txn,
+                        ni.relfile,
+                        nt.persistence == Persistence::Unlogged,
+                    )?;
                     engine.drop_relfile_at_commit(txn, i.relfile);
                     cat.indexes.insert(ni.oid, Arc::new(ni));
                 }
@@ -67,16 +97,32 @@ pub fn execute_ddl(stmt: &ast::Statement, engine: &Engine, txn: &mut Transaction
     Ok(DdlOutcome { tag, notices })
 }
 
-fn create_table(ct: &ast::CreateTable, engine: &Engine, txn: &mut Transaction, cat: &mut Catalog, _notices: &mut [PgError]) -> PgResult<String> {
-    if ct.query.is_some() || ct.like.is_some() || ct.partition_by.is_some() || ct.partition_of.is_some() || ct.inherits.is_some() {
-        return Err(PgError::unsupported("CREATE TABLE AS / LIKE / PARTITION / INHERITS"));
+fn create_table(
+    ct: &ast::CreateTable,
+    engine: &Engine,
+    txn: &mut Transaction,
+    cat: &mut Catalog,
+    _notices: &mut [PgError],
+) -> PgResult<String> {
+    if ct.query.is_some()
+        || ct.like.is_some()
+        || ct.partition_by.is_some()
+        || ct.partition_of.is_some()
+        || ct.inherits.is_some()
+    {
+        return Err(PgError::unsupported(
+            "CREATE TABLE AS / LIKE / PARTITION / INHERITS",
+        ));
     }
     let name = plain_name(&ct.name)?;
     if cat.name_taken(&name) {
         if ct.if_not_exists {
             return Ok("CREATE TABLE".into());
         }
-        return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_TABLE,
+            format!("relation \"{name}\" already exists"),
+        ));
     }
     let mut fillfactor = 100u8;
     if let ast::CreateTableOptions::With(opts) = &ct.table_options {
@@ -85,20 +131,30 @@ fn create_table(ct: &ast::CreateTable, engine: &Engine, txn: &mut Transaction, c
                 ast::SqlOption::KeyValue { key, value } if fold(key) == "fillfactor" => {
                     let v: i64 = value.to_string().trim_matches('\'').parse().unwrap_or(-1);
                     if !(10..=100).contains(&v) {
-                        return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("value {value} out of bounds for option \"fillfactor\""))
-                            .with_detail("Valid values are between \"10\" and \"100\"."));
+                        return Err(PgError::new(
+                            sqlstate::INVALID_PARAMETER_VALUE,
+                            format!("value {value} out of bounds for option \"fillfactor\""),
+                        )
+                        .with_detail("Valid values are between \"10\" and \"100\"."));
                     }
                     fillfactor = v as u8;
                 }
                 ast::SqlOption::KeyValue { key, .. } => {
-                    return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unrecognized parameter \"{}\"", fold(key))));
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("unrecognized parameter \"{}\"", fold(key)),
+                    ));
                 }
                 _ => return Err(PgError::unsupported("this table option")),
             }
         }
     }
     let oid = cat.new_oid();
-    let persistence = if ct.unlogged { Persistence::Unlogged } else { Persistence::Permanent };
+    let persistence = if ct.unlogged {
+        Persistence::Unlogged
+    } else {
+        Persistence::Permanent
+    };
     let mut columns: Vec<ColumnDef> = Vec::new();
     let mut pk: Option<Vec<usize>> = None;
     let mut uniques: Vec<Vec<usize>> = Vec::new();
@@ -107,7 +163,10 @@ fn create_table(ct: &ast::CreateTable, engine: &Engine, txn: &mut Transaction, c
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = fold(&c.name);
         if columns.iter().any(|x| x.name == cname) {
-            return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_COLUMN,
+                format!("column \"{cname}\" specified more than once"),
+            ));
         }
         let tname = c.data_type.to_string();
         let (ty, mut default) = match types::is_serial(&tname) {
@@ -118,9 +177,20 @@ fn create_table(ct: &ast::CreateTable, engine: &Engine, txn: &mut Transaction, c
                     keel_types::TypeId::Int4 => i32::MAX as i64,
                     _ => i64::MAX,
                 };
-                let seq = SequenceDef { oid: cat.new_oid(), name: seq_name.clone(), start: 1, increment: 1, min: 1, max, owned_by: Some((oid, i)) };
+                let seq = SequenceDef {
+                    oid: cat.new_oid(),
+                    name: seq_name.clone(),
+                    start: 1,
+                    increment: 1,
+                    min: 1,
+                    max,
+                    owned_by: Some((oid, i)),
+                };
                 sequences.push(seq);
-                (keel_types::SqlType::new(id), Some(format!("nextval('{seq_name}'::regclass)")))
+                (
+                    keel_types::SqlType::new(id),
+                    Some(format!("nextval('{seq_name}'::regclass)")),
+                )
             }
             None => (types::type_from_name(&tname)?, None),
         };
@@ -132,23 +202,39 @@ fn create_table(ct: &ast::CreateTable, engine: &Engine, txn: &mut Transaction, c
                 ast::ColumnOption::Default(e) => default = Some(e.to_string()),
                 ast::ColumnOption::PrimaryKey(_) => {
                     if pk.is_some() {
-                        return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{name}\" are not allowed")));
+                        return Err(PgError::new(
+                            sqlstate::INVALID_TABLE_DEFINITION,
+                            format!("multiple primary keys for table \"{name}\" are not allowed"),
+                        ));
                     }
                     pk = Some(vec![i]);
                     not_null = true;
                 }
                 ast::ColumnOption::Unique(_) => uniques.push(vec![i]),
                 ast::ColumnOption::ForeignKey(fk) => {
-                    fks.push((fk.name.as_ref().map(fold), vec![i], fk.foreign_table.clone(), fk.referred_columns.iter().map(fold).collect()));
+                    fks.push((
+                        fk.name.as_ref().map(fold),
+                        vec![i],
+                        fk.foreign_table.clone(),
+                        fk.referred_columns.iter().map(fold).collect(),
+                    ));
                 }
                 other => return Err(PgError::unsupported(format!("column option {other}"))),
             }
         }
-        columns.push(ColumnDef { name: cname, ty, not_null, default });
+        columns.push(ColumnDef {
+            name: cname,
+            ty,
+            not_null,
+            default,
+        });
     }
     let col_idx = |columns: &[ColumnDef], id: &str| -> PgResult<usize> {
         columns.iter().position(|c| c.name == id).ok_or_else(|| {
-            PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{id}\" named in key does not exist"))
+            PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{id}\" named in key does not exist"),
+            )
         })
     };
     for tc in &ct.constraints {
@@ -175,14 +261,27 @@ fn create_table(ct: &ast::CreateTable, engine: &Engine, txn: &mut Transaction, c
                 for c in &fk.columns {
                     cols.push(col_idx(&columns, &fold(c))?);
                 }
-                fks.push((fk.name.as_ref().map(fold), cols, fk.foreign_table.clone(), fk.referred_columns.iter().map(fold).collect()));
+                fks.push((
+                    fk.name.as_ref().map(fold),
+                    cols,
+                    fk.foreign_table.clone(),
+                    fk.referred_columns.iter().map(fold).collect(),
+                ));
             }
             other => return Err(PgError::unsupported(format!("table constraint {other}"))),
         }
     }
     let relfile = cat.new_oid();
     engine.create_relfile(txn, relfile, ct.unlogged)?;
-    let table = TableDef { oid, name: name.clone(), columns, relfile, persistence, fillfactor, foreign_keys: vec![] };
+    let table = TableDef {
+        oid,
+        name: name.clone(),
+        columns,
+        relfile,
+        persistence,
+        fillfactor,
+        foreign_keys: vec![],
+    };
     for s in sequences {
         cat.sequences.insert(s.oid, Arc::new(s));
     }
@@ -219,19 +318,35 @@ fn add_index(
     unique: bool,
     primary: bool,
 ) -> PgResult<Arc<IndexDef>> {
-    let table = cat.tables.get(&table_oid).cloned().ok_or_else(|| PgError::internal("table vanished"))?;
+    let table = cat
+        .tables
+        .get(&table_oid)
+        .cloned()
+        .ok_or_else(|| PgError::internal("table vanished"))?;
     if primary && cat.indexes_of(table_oid).any(|i| i.primary) {
-        return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{}\" are not allowed", table.name)));
+        return Err(PgError::new(
+            sqlstate::INVALID_TABLE_DEFINITION,
+            format!(
+                "multiple primary keys for table \"{}\" are not allowed",
+                table.name
+            ),
+        ));
     }
     let name = match name {
         Some(n) => {
             if cat.name_taken(&n) {
-                return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{n}\" already exists")));
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{n}\" already exists"),
+                ));
             }
             n
         }
         None => {
-            let colnames: Vec<&str> = cols.iter().map(|&c| table.columns[c].name.as_str()).collect();
+            let colnames: Vec<&str> = cols
+                .iter()
+                .map(|&c| table.columns[c].name.as_str())
+                .collect();
             let base = if primary {
                 format!("{}_pkey", table.name)
             } else if unique {
@@ -250,48 +365,98 @@ fn add_index(
         }
         cat.tables.insert(table_oid, Arc::new(nt));
     }
-    let index = IndexDef { oid: cat.new_oid(), name, table: table_oid, columns: cols, unique, primary, method: IndexMethod::Btree, relfile: cat.new_oid() };
-    let table = cat.tables.get(&table_oid).cloned().ok_or_else(|| PgError::internal("table vanished"))?;
-    engine.create_relfile(txn, index.relfile, table.persistence == Persistence::Unlogged)?;
+    let index = IndexDef {
+        oid: cat.new_oid(),
+        name,
+        table: table_oid,
+        columns: cols,
+        unique,
+        primary,
+        method: IndexMethod::Btree,
+        relfile: cat.new_oid(),
+    };
+    let table = cat
+        .tables
+        .get(&table_oid)
+        .cloned()
+        .ok_or_else(|| PgError::internal("table vanished"))?;
+    engine.create_relfile(
+        txn,
+        index.relfile,
+        table.persistence == Persistence::Unlogged,
+    )?;
     engine.build_index(txn, &table, &index)?;
     let index = Arc::new(index);
     cat.indexes.insert(index.oid, index.clone());
     Ok(index)
 }
 
-fn add_fk(cat: &mut Catalog, table_oid: u32, name: Option<String>, cols: Vec<usize>, ref_table: &ast::ObjectName, ref_cols: Vec<String>) -> PgResult<()> {
-    let table = cat.tables.get(&table_oid).cloned().ok_or_else(|| PgError::internal("table vanished"))?;
+fn add_fk(
+    cat: &mut Catalog,
+    table_oid: u32,
+    name: Option<String>,
+    cols: Vec<usize>,
+    ref_table: &ast::ObjectName,
+    ref_cols: Vec<String>,
+) -> PgResult<()> {
+    let table = cat
+        .tables
+        .get(&table_oid)
+        .cloned()
+        .ok_or_else(|| PgError::internal("table vanished"))?;
     let rname = plain_name(ref_table)?;
     let rt = cat.table(&rname)?.clone();
     let ref_columns: Vec<usize> = if ref_cols.is_empty() {
         match cat.indexes_of(rt.oid).find(|i| i.primary) {
             Some(pk) => pk.columns.clone(),
             None => {
-                return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("there is no primary key for referenced table \"{rname}\"")));
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("there is no primary key for referenced table \"{rname}\""),
+                ));
             }
         }
     } else {
         let mut v = Vec::new();
         for c in &ref_cols {
             v.push(rt.column_index(c).ok_or_else(|| {
-                PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{c}\" referenced in foreign key constraint does not exist"))
+                PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{c}\" referenced in foreign key constraint does not exist"),
+                )
             })?);
         }
         v
     };
     if ref_columns.len() != cols.len() {
-        return Err(PgError::new("42830", "number of referencing and referenced columns for foreign key disagree"));
-    }
-    if !cat.indexes_of(rt.oid).any(|i| i.unique && i.columns == ref_columns) {
         return Err(PgError::new(
             "42830",
-            format!("there is no unique constraint matching given keys for referenced table \"{rname}\""),
+            "number of referencing and referenced columns for foreign key disagree",
         ));
     }
-    let colnames: Vec<&str> = cols.iter().map(|&c| table.columns[c].name.as_str()).collect();
+    if !cat
+        .indexes_of(rt.oid)
+        .any(|i| i.unique && i.columns == ref_columns)
+    {
+        return Err(PgError::new(
+            "42830",
+            format!(
+                "there is no unique constraint matching given keys for referenced table \"{rname}\""
+            ),
+        ));
+    }
+    let colnames: Vec<&str> = cols
+        .iter()
+        .map(|&c| table.columns[c].name.as_str())
+        .collect();
     let name = name.unwrap_or_else(|| format!("{}_{}_fkey", table.name, colnames.join("_")));
     let mut nt = (*table).clone();
-    nt.foreign_keys.push(ForeignKeyDef { name, columns: cols, ref_table: rt.oid, ref_columns });
+    nt.foreign_keys.push(ForeignKeyDef {
+        name,
+        columns: cols,
+        ref_table: rt.oid,
+        ref_columns,
+    });
     cat.tables.insert(table_oid, Arc::new(nt));
     Ok(())
 }
@@ -323,8 +488,15 @@ fn drop_objects(
         };
         match found {
             Some(oid) => targets.push(oid),
-            None if if_exists => notices.push(notice(format!("{what} \"{name}\" does not exist, skipping"))),
-            None => return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("{what} \"{name}\" does not exist"))),
+            None if if_exists => notices.push(notice(format!(
+                "{what} \"{name}\" does not exist, skipping"
+            ))),
+            None => {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("{what} \"{name}\" does not exist"),
+                ));
+            }
         }
     }
     match kind {
@@ -334,13 +506,23 @@ fn drop_objects(
                 .tables
                 .values()
                 .filter(|t| !targets.contains(&t.oid))
-                .flat_map(|t| t.foreign_keys.iter().filter(|f| targets.contains(&f.ref_table)).map(move |f| (t.oid, t.name.clone(), f.name.clone())))
+                .flat_map(|t| {
+                    t.foreign_keys
+                        .iter()
+                        .filter(|f| targets.contains(&f.ref_table))
+                        .map(move |f| (t.oid, t.name.clone(), f.name.clone()))
+                })
                 .collect();
             if let Some((_, tname, fname)) = referencing.first() {
                 if !cascade {
-                    return Err(PgError::new("2BP01", "cannot drop table because other objects depend on it".to_string())
-                        .with_detail(format!("constraint {fname} on table {tname} depends on table"))
-                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                    return Err(PgError::new(
+                        "2BP01",
+                        "cannot drop table because other objects depend on it".to_string(),
+                    )
+                    .with_detail(format!(
+                        "constraint {fname} on table {tname} depends on table"
+                    ))
+                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
                 }
             }
             for (oid, _, _) in referencing {
@@ -360,7 +542,8 @@ fn drop_objects(
                         engine.drop_relfile_at_commit(txn, ix.relfile);
                     }
                 }
-                cat.sequences.retain(|_, s| s.owned_by.is_none_or(|(t, _)| t != oid));
+                cat.sequences
+                    .retain(|_, s| s.owned_by.is_none_or(|(t, _)| t != oid));
             }
         }
         ast::ObjectType::Index => {
@@ -379,9 +562,17 @@ fn drop_objects(
     Ok(tag.into())
 }
 
-fn create_index(ci: &ast::CreateIndex, engine: &Engine, txn: &mut Transaction, cat: &mut Catalog, notices: &mut Vec<PgError>) -> PgResult<String> {
+fn create_index(
+    ci: &ast::CreateIndex,
+    engine: &Engine,
+    txn: &mut Transaction,
+    cat: &mut Catalog,
+    notices: &mut Vec<PgError>,
+) -> PgResult<String> {
     if ci.predicate.is_some() || !ci.include.is_empty() || !ci.with.is_empty() {
-        return Err(PgError::unsupported("partial indexes, INCLUDE and index storage options"));
+        return Err(PgError::unsupported(
+            "partial indexes, INCLUDE and index storage options",
+        ));
     }
     if let Some(u) = &ci.using {
         let m = u.to_string().to_lowercase();
@@ -394,7 +585,12 @@ fn create_index(ci: &ast::CreateIndex, engine: &Engine, txn: &mut Transaction, c
     let mut cols = Vec::new();
     for ic in &ci.columns {
         let n = index_col_name(ic)?;
-        cols.push(table.column_index(&n).ok_or_else(|| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist")))?);
+        cols.push(table.column_index(&n).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{n}\" does not exist"),
+            )
+        })?);
     }
     let name = match &ci.name {
         Some(n) => {
@@ -411,23 +607,51 @@ fn create_index(ci: &ast::CreateIndex, engine: &Engine, txn: &mut Transaction, c
     Ok("CREATE INDEX".into())
 }
 
-fn alter_table(at: &ast::AlterTable, engine: &Engine, txn: &mut Transaction, cat: &mut Catalog) -> PgResult<String> {
+fn alter_table(
+    at: &ast::AlterTable,
+    engine: &Engine,
+    txn: &mut Transaction,
+    cat: &mut Catalog,
+) -> PgResult<String> {
     let tname = plain_name(&at.name)?;
     let table = match cat.table_by_name(&tname) {
         Some(t) => t.clone(),
         None if at.if_exists => return Ok("ALTER TABLE".into()),
-        None => return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{tname}\" does not exist"))),
+        None => {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{tname}\" does not exist"),
+            ));
+        }
     };
     for op in &at.operations {
         match op {
             ast::AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
                 ast::TableConstraint::PrimaryKey(p) => {
                     let cols = constraint_cols(&table, &p.columns)?;
-                    add_index(cat, engine, txn, table.oid, p.name.as_ref().map(fold), cols, true, true)?;
+                    add_index(
+                        cat,
+                        engine,
+                        txn,
+                        table.oid,
+                        p.name.as_ref().map(fold),
+                        cols,
+                        true,
+                        true,
+                    )?;
                 }
                 ast::TableConstraint::Unique(u) => {
                     let cols = constraint_cols(&table, &u.columns)?;
-                    add_index(cat, engine, txn, table.oid, u.name.as_ref().map(fold), cols, true, false)?;
+                    add_index(
+                        cat,
+                        engine,
+                        txn,
+                        table.oid,
+                        u.name.as_ref().map(fold),
+                        cols,
+                        true,
+                        false,
+                    )?;
                 }
                 ast::TableConstraint::ForeignKey(fk) => {
                     let mut cols = Vec::new();
@@ -437,32 +661,60 @@ fn alter_table(at: &ast::AlterTable, engine: &Engine, txn: &mut Transaction, cat
                             PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" referenced in foreign key constraint does not exist"))
                         })?);
                     }
-                    add_fk(cat, table.oid, fk.name.as_ref().map(fold), cols, &fk.foreign_table, fk.referred_columns.iter().map(fold).collect())?;
+                    add_fk(
+                        cat,
+                        table.oid,
+                        fk.name.as_ref().map(fold),
+                        cols,
+                        &fk.foreign_table,
+                        fk.referred_columns.iter().map(fold).collect(),
+                    )?;
                 }
                 other => return Err(PgError::unsupported(format!("ALTER TABLE ADD {other}"))),
             },
-            ast::AlterTableOperation::AddColumn { column_def, if_not_exists, .. } => {
-                let t = cat.tables.get(&table.oid).cloned().ok_or_else(|| PgError::internal("table vanished"))?;
+            ast::AlterTableOperation::AddColumn {
+                column_def,
+                if_not_exists,
+                ..
+            } => {
+                let t = cat
+                    .tables
+                    .get(&table.oid)
+                    .cloned()
+                    .ok_or_else(|| PgError::internal("table vanished"))?;
                 let cname = fold(&column_def.name);
                 if t.column_index(&cname).is_some() {
                     if *if_not_exists {
                         continue;
                     }
-                    return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{cname}\" of relation \"{}\" already exists", t.name)));
+                    return Err(PgError::new(
+                        sqlstate::DUPLICATE_COLUMN,
+                        format!(
+                            "column \"{cname}\" of relation \"{}\" already exists",
+                            t.name
+                        ),
+                    ));
                 }
                 let mut not_null = false;
                 for o in &column_def.options {
                     match &o.option {
                         ast::ColumnOption::Null => {}
                         ast::ColumnOption::NotNull => not_null = true,
-                        other => return Err(PgError::unsupported(format!("ADD COLUMN with {other}"))),
+                        other => {
+                            return Err(PgError::unsupported(format!("ADD COLUMN with {other}")));
+                        }
                     }
                 }
                 if not_null {
                     return Err(PgError::unsupported("ADD COLUMN ... NOT NULL"));
                 }
                 let mut nt = (*t).clone();
-                nt.columns.push(ColumnDef { name: cname, ty: types::type_from_name(&column_def.data_type.to_string())?, not_null, default: None });
+                nt.columns.push(ColumnDef {
+                    name: cname,
+                    ty: types::type_from_name(&column_def.data_type.to_string())?,
+                    not_null,
+                    default: None,
+                });
                 cat.tables.insert(nt.oid, Arc::new(nt));
             }
             other => return Err(PgError::unsupported(format!("ALTER TABLE {other}"))),
@@ -475,7 +727,15 @@ fn constraint_cols(table: &TableDef, cols: &[ast::IndexColumn]) -> PgResult<Vec<
     let mut out = Vec::new();
     for ic in cols {
         let n = index_col_name(ic)?;
-        out.push(table.column_index(&n).ok_or_else(|| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" of relation \"{}\" does not exist", table.name)))?);
+        out.push(table.column_index(&n).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{n}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            )
+        })?);
     }
     Ok(out)
 }

@@ -30,17 +30,43 @@ pub enum Expr {
     Const(Datum, TypeId),
     Col(usize, TypeId),
     Param(usize, TypeId),
-    Bin { op: &'static str, f: BinFn, l: Box<Expr>, r: Box<Expr>, ty: TypeId },
-    Un { f: UnFn, arg: Box<Expr>, ty: TypeId },
+    Bin {
+        op: &'static str,
+        f: BinFn,
+        l: Box<Expr>,
+        r: Box<Expr>,
+        ty: TypeId,
+    },
+    Un {
+        f: UnFn,
+        arg: Box<Expr>,
+        ty: TypeId,
+    },
     Not(Box<Expr>),
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     IsNull(Box<Expr>, bool),
-    IsBool { arg: Box<Expr>, value: bool, negated: bool },
-    Cast { arg: Box<Expr>, from: TypeId, to: SqlType, ctx: CastContext },
-    Func { f: Function, args: Vec<Expr> },
+    IsBool {
+        arg: Box<Expr>,
+        value: bool,
+        negated: bool,
+    },
+    Cast {
+        arg: Box<Expr>,
+        from: TypeId,
+        to: SqlType,
+        ctx: CastContext,
+    },
+    Func {
+        f: Function,
+        args: Vec<Expr>,
+    },
     Special(Special, TypeId),
-    Case { whens: Vec<(Expr, Expr)>, default: Box<Expr>, ty: TypeId },
+    Case {
+        whens: Vec<(Expr, Expr)>,
+        default: Box<Expr>,
+        ty: TypeId,
+    },
     Coalesce(Vec<Expr>, TypeId),
 }
 
@@ -69,7 +95,10 @@ pub struct EvalCx<'a> {
 impl EvalCx<'_> {
     pub fn check_cancel(&self) -> PgResult<()> {
         if (self.cancel)() {
-            return Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request"));
+            return Err(PgError::new(
+                sqlstate::QUERY_CANCELED,
+                "canceling statement due to user request",
+            ));
         }
         Ok(())
     }
@@ -79,8 +108,15 @@ impl Expr {
     pub fn ty(&self) -> TypeId {
         match self {
             Expr::Const(_, t) | Expr::Col(_, t) | Expr::Param(_, t) => *t,
-            Expr::Bin { ty, .. } | Expr::Un { ty, .. } | Expr::Case { ty, .. } | Expr::Coalesce(_, ty) => *ty,
-            Expr::Not(_) | Expr::And(..) | Expr::Or(..) | Expr::IsNull(..) | Expr::IsBool { .. } => TypeId::Bool,
+            Expr::Bin { ty, .. }
+            | Expr::Un { ty, .. }
+            | Expr::Case { ty, .. }
+            | Expr::Coalesce(_, ty) => *ty,
+            Expr::Not(_)
+            | Expr::And(..)
+            | Expr::Or(..)
+            | Expr::IsNull(..)
+            | Expr::IsBool { .. } => TypeId::Bool,
             Expr::Cast { to, .. } => to.id,
             Expr::Func { f, .. } => f.result,
             Expr::Special(_, t) => *t,
@@ -101,15 +137,23 @@ impl Expr {
             Expr::Col(..) => false,
             Expr::Const(..) | Expr::Param(..) => true,
             Expr::Special(s, _) => !matches!(s, Special::Nextval(_)),
-            Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) => l.is_row_independent() && r.is_row_independent(),
-            Expr::Un { arg, .. } | Expr::Not(arg) | Expr::IsNull(arg, _) | Expr::IsBool { arg, .. } | Expr::Cast { arg, .. } => {
-                arg.is_row_independent()
+            Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) => {
+                l.is_row_independent() && r.is_row_independent()
             }
+            Expr::Un { arg, .. }
+            | Expr::Not(arg)
+            | Expr::IsNull(arg, _)
+            | Expr::IsBool { arg, .. }
+            | Expr::Cast { arg, .. } => arg.is_row_independent(),
             Expr::Func { f, args } => {
-                f.volatility != keel_types::func::Volatility::Volatile && args.iter().all(Expr::is_row_independent)
+                f.volatility != keel_types::func::Volatility::Volatile
+                    && args.iter().all(Expr::is_row_independent)
             }
             Expr::Case { whens, default, .. } => {
-                default.is_row_independent() && whens.iter().all(|(a, b)| a.is_row_independent() && b.is_row_independent())
+                default.is_row_independent()
+                    && whens
+                        .iter()
+                        .all(|(a, b)| a.is_row_independent() && b.is_row_independent())
             }
             Expr::Coalesce(a, _) => a.iter().all(Expr::is_row_independent),
         }
@@ -156,7 +200,11 @@ impl Expr {
                 },
             },
             Expr::IsNull(a, negated) => Datum::Bool(a.eval(row, cx)?.is_null() != *negated),
-            Expr::IsBool { arg, value, negated } => {
+            Expr::IsBool {
+                arg,
+                value,
+                negated,
+            } => {
                 let v = arg.eval(row, cx)?;
                 Datum::Bool((v == Datum::Bool(*value)) != *negated)
             }
@@ -218,9 +266,12 @@ fn eval_special(s: &Special, cx: &mut EvalCx<'_>) -> PgResult<Datum> {
     Ok(match s {
         Special::Version => Datum::Text(version_string()),
         Special::Nextval(seq) => Datum::Int8(cx.engine.nextval(seq)?),
-        Special::RelationSize(files) => {
-            Datum::Int8(files.iter().map(|f| cx.engine.relation_size(*f)).sum::<u64>() as i64)
-        }
+        Special::RelationSize(files) => Datum::Int8(
+            files
+                .iter()
+                .map(|f| cx.engine.relation_size(*f))
+                .sum::<u64>() as i64,
+        ),
         Special::CurrentSetting(name) => Datum::Text(cx.settings.show(name)?.1),
         Special::PgBackendPid => Datum::Int4(cx.pid),
     })
@@ -235,14 +286,20 @@ pub struct SessionFuncs {
 
 impl SessionFuncs {
     pub fn new(seed: u64) -> SessionFuncs {
-        SessionFuncs { txn_ts: now_micros(), stmt_ts: now_micros(), rng: seed | 1 }
+        SessionFuncs {
+            txn_ts: now_micros(),
+            stmt_ts: now_micros(),
+            rng: seed | 1,
+        }
     }
 }
 
 /// Microseconds since 2000-01-01 UTC.
 pub fn now_micros() -> i64 {
     const PG_EPOCH_UNIX_SECS: i64 = 946_684_800;
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     d.as_micros() as i64 - PG_EPOCH_UNIX_SECS * 1_000_000
 }
 
@@ -266,7 +323,9 @@ impl FuncContext for SessionFuncs {
 pub fn not_null_violation(column: &str, table: &str, row: &[Datum], types: &[TypeId]) -> PgError {
     PgError::new(
         sqlstate::NOT_NULL_VIOLATION,
-        format!("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"),
+        format!(
+            "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
+        ),
     )
     .with_detail(format!("Failing row contains ({}).", row_text(row, types)))
 }

@@ -62,10 +62,16 @@ impl Prepared {
 fn parse_error(e: sqlparser::parser::ParserError, text: &str, char_offset: usize) -> PgError {
     let msg = e.to_string();
     // "... found: X at Line: l, Column: c"
-    let near = msg.split("found: ").nth(1).map(|r| r.split(" at Line:").next().unwrap_or(r).to_string());
+    let near = msg
+        .split("found: ")
+        .nth(1)
+        .map(|r| r.split(" at Line:").next().unwrap_or(r).to_string());
     let mut err = match near.as_deref() {
         Some("EOF") | None => PgError::new(sqlstate::SYNTAX_ERROR, "syntax error at end of input"),
-        Some(tok) => PgError::new(sqlstate::SYNTAX_ERROR, format!("syntax error at or near \"{tok}\"")),
+        Some(tok) => PgError::new(
+            sqlstate::SYNTAX_ERROR,
+            format!("syntax error at or near \"{tok}\""),
+        ),
     };
     let pos = (|| {
         let rest = msg.split("Line: ").nth(1)?;
@@ -89,8 +95,19 @@ fn parse_error(e: sqlparser::parser::ParserError, text: &str, char_offset: usize
 }
 
 /// Parses and binds one statement (`text` is one element of [`split::split_statements`]).
-pub fn prepare(catalog: Arc<Catalog>, text: &str, char_offset: usize, param_types: &[TypeId]) -> PgResult<Prepared> {
-    let mk = |stmt, params| Prepared { text: text.to_string(), char_offset, stmt, params, catalog: catalog.clone() };
+pub fn prepare(
+    catalog: Arc<Catalog>,
+    text: &str,
+    char_offset: usize,
+    param_types: &[TypeId],
+) -> PgResult<Prepared> {
+    let mk = |stmt, params| Prepared {
+        text: text.to_string(),
+        char_offset,
+        stmt,
+        params,
+        catalog: catalog.clone(),
+    };
     if split::strip_comments_ws(text).is_empty() {
         return Ok(mk(Stmt::Empty, vec![]));
     }
@@ -98,7 +115,8 @@ pub fn prepare(catalog: Arc<Catalog>, text: &str, char_offset: usize, param_type
         return Ok(mk(Stmt::Utility(u), param_types.to_vec()));
     }
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let mut stmts = sqlparser::parser::Parser::parse_sql(&dialect, text).map_err(|e| parse_error(e, text, char_offset))?;
+    let mut stmts = sqlparser::parser::Parser::parse_sql(&dialect, text)
+        .map_err(|e| parse_error(e, text, char_offset))?;
     let Some(stmt) = stmts.pop() else {
         return Ok(mk(Stmt::Empty, vec![]));
     };
@@ -117,7 +135,10 @@ pub fn prepare(catalog: Arc<Catalog>, text: &str, char_offset: usize, param_type
         other => {
             let s = other.to_string();
             let words: Vec<&str> = s.split_whitespace().take(2).collect();
-            return Err(PgError::unsupported(format!("statement {}", words.join(" ").to_uppercase())));
+            return Err(PgError::unsupported(format!(
+                "statement {}",
+                words.join(" ").to_uppercase()
+            )));
         }
     };
     let params = b.finish_params();

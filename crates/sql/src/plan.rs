@@ -36,23 +36,67 @@ pub struct SortKey {
 pub enum Access {
     Seq,
     /// Equality on the first `eq.len()` index columns, then optional bounds on the next one.
-    Index { index: Arc<IndexDef>, eq: Vec<Expr>, lower: Option<(Expr, bool)>, upper: Option<(Expr, bool)> },
+    Index {
+        index: Arc<IndexDef>,
+        eq: Vec<Expr>,
+        lower: Option<(Expr, bool)>,
+        upper: Option<(Expr, bool)>,
+    },
 }
 
 #[derive(Clone)]
 pub enum Plan {
-    Scan { table: Arc<TableDef>, access: Access, filter: Option<Expr> },
+    Scan {
+        table: Arc<TableDef>,
+        access: Access,
+        filter: Option<Expr>,
+    },
     /// Rows of expressions without input (VALUES, or a FROM-less SELECT's single empty row).
-    Values { rows: Vec<Vec<Expr>> },
-    Series { start: Expr, stop: Expr, step: Option<Expr>, ty: TypeId },
-    Filter { input: Box<Plan>, pred: Expr },
+    Values {
+        rows: Vec<Vec<Expr>>,
+    },
+    Series {
+        start: Expr,
+        stop: Expr,
+        step: Option<Expr>,
+        ty: TypeId,
+    },
+    Filter {
+        input: Box<Plan>,
+        pred: Expr,
+    },
     /// Projection; `srf` = a generate_series call in the select list at position `.0`.
-    Project { input: Box<Plan>, exprs: Vec<Expr>, srf: Option<(usize, Expr, Expr, Option<Expr>)> },
-    Join { left: Box<Plan>, right: Box<Plan>, on: Option<Expr>, left_join: bool, right_width: usize, hash: Option<(Vec<Expr>, Vec<Expr>)> },
-    Agg { input: Box<Plan>, group: Vec<Expr>, aggs: Vec<AggCall> },
-    Sort { input: Box<Plan>, keys: Vec<SortKey> },
-    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
-    Distinct { input: Box<Plan>, types: Vec<TypeId> },
+    Project {
+        input: Box<Plan>,
+        exprs: Vec<Expr>,
+        srf: Option<(usize, Expr, Expr, Option<Expr>)>,
+    },
+    Join {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        on: Option<Expr>,
+        left_join: bool,
+        right_width: usize,
+        hash: Option<(Vec<Expr>, Vec<Expr>)>,
+    },
+    Agg {
+        input: Box<Plan>,
+        group: Vec<Expr>,
+        aggs: Vec<AggCall>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<SortKey>,
+    },
+    Limit {
+        input: Box<Plan>,
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    },
+    Distinct {
+        input: Box<Plan>,
+        types: Vec<TypeId>,
+    },
 }
 
 #[derive(Clone)]
@@ -66,8 +110,15 @@ pub enum ModifyKind {
     /// `source` yields rows; `row` builds the full table row (defaults, assignment casts) from one.
     Insert { source: Plan, row: Vec<Expr> },
     /// Assignments: (column, expression over the old row).
-    Update { access: Access, filter: Option<Expr>, set: Vec<(usize, Expr)> },
-    Delete { access: Access, filter: Option<Expr> },
+    Update {
+        access: Access,
+        filter: Option<Expr>,
+        set: Vec<(usize, Expr)>,
+    },
+    Delete {
+        access: Access,
+        filter: Option<Expr>,
+    },
 }
 
 #[derive(Clone)]

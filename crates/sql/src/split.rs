@@ -22,7 +22,9 @@ pub fn split_statements(sql: &str) -> Vec<RawStmt<'_>> {
         match b[i] {
             b'\'' => {
                 // E'..' strings allow backslash escapes.
-                let escaped = i > 0 && (b[i - 1] == b'E' || b[i - 1] == b'e') && (i < 2 || !is_ident(b[i - 2]));
+                let escaped = i > 0
+                    && (b[i - 1] == b'E' || b[i - 1] == b'e')
+                    && (i < 2 || !is_ident(b[i - 2]));
                 i += 1;
                 while i < b.len() {
                     if escaped && b[i] == b'\\' {
@@ -72,7 +74,11 @@ pub fn split_statements(sql: &str) -> Vec<RawStmt<'_>> {
             b'$' if i == 0 || !is_ident(b[i - 1]) => {
                 // $tag$ ... $tag$ (but not $1 parameters).
                 let mut j = i + 1;
-                while j < b.len() && (b[j].is_ascii_alphabetic() || b[j] == b'_' || (j > i + 1 && b[j].is_ascii_digit())) {
+                while j < b.len()
+                    && (b[j].is_ascii_alphabetic()
+                        || b[j] == b'_'
+                        || (j > i + 1 && b[j].is_ascii_digit()))
+                {
                     j += 1;
                 }
                 if j < b.len() && b[j] == b'$' {
@@ -106,7 +112,10 @@ fn push_stmt<'a>(sql: &'a str, start: usize, end: usize, out: &mut Vec<RawStmt<'
     if strip_comments_ws(text).is_empty() {
         return;
     }
-    out.push(RawStmt { text, offset: start });
+    out.push(RawStmt {
+        text,
+        offset: start,
+    });
 }
 
 /// The text with leading whitespace and comments removed.
@@ -215,7 +224,9 @@ pub fn tokenize(s: &str) -> PgResult<Vec<Tok>> {
                 }
             }
             out.push(Tok::Quoted(v));
-        } else if c.is_ascii_digit() || ((c == '-' || c == '.') && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        } else if c.is_ascii_digit()
+            || ((c == '-' || c == '.') && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let st = i;
             i += 1;
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
@@ -224,10 +235,17 @@ pub fn tokenize(s: &str) -> PgResult<Vec<Tok>> {
             out.push(Tok::Num(chars[st..i].iter().collect()));
         } else if c.is_alphabetic() || c == '_' {
             let st = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$' || chars[i] == '.') {
+            while i < chars.len()
+                && (chars[i].is_alphanumeric()
+                    || chars[i] == '_'
+                    || chars[i] == '$'
+                    || chars[i] == '.')
+            {
                 i += 1;
             }
-            out.push(Tok::Word(chars[st..i].iter().collect::<String>().to_lowercase()));
+            out.push(Tok::Word(
+                chars[st..i].iter().collect::<String>().to_lowercase(),
+            ));
         } else {
             out.push(Tok::Punct(c));
             i += 1;
@@ -256,7 +274,10 @@ mod tests {
     fn splits_respecting_quotes() {
         let s = split_statements("select ';'; select $$a;b$$ ;-- c;\n select \"x;\" ; ");
         let t: Vec<_> = s.iter().map(|r| r.text.trim()).collect();
-        assert_eq!(t, vec!["select ';'", "select $$a;b$$", "-- c;\n select \"x;\""]);
+        assert_eq!(
+            t,
+            vec!["select ';'", "select $$a;b$$", "-- c;\n select \"x;\""]
+        );
         assert_eq!(s[1].offset, 11);
     }
 
@@ -275,6 +296,14 @@ mod tests {
     #[test]
     fn tokenizes() {
         let t = tokenize("SET work_mem = '64MB'").unwrap();
-        assert_eq!(t, vec![Tok::Word("set".into()), Tok::Word("work_mem".into()), Tok::Punct('='), Tok::Str("64MB".into())]);
+        assert_eq!(
+            t,
+            vec![
+                Tok::Word("set".into()),
+                Tok::Word("work_mem".into()),
+                Tok::Punct('='),
+                Tok::Str("64MB".into())
+            ]
+        );
     }
 }

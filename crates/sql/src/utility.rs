@@ -19,13 +19,24 @@ pub enum Utility {
     SetTransaction(TxnModes),
     SetSessionCharacteristics(TxnModes),
     /// `SET [SESSION|LOCAL] name TO value, ...`; `None` value = DEFAULT.
-    Set { name: String, value: Option<String>, local: bool },
+    Set {
+        name: String,
+        value: Option<String>,
+        local: bool,
+    },
     Show(String),
     ShowAll,
     Reset(String),
     ResetAll,
-    Vacuum { verbose: bool, analyze: bool, full: bool, tables: Vec<String> },
-    Analyze { tables: Vec<String> },
+    Vacuum {
+        verbose: bool,
+        analyze: bool,
+        full: bool,
+        tables: Vec<String>,
+    },
+    Analyze {
+        tables: Vec<String>,
+    },
     Checkpoint,
     Copy(CopyStmt),
     Discard,
@@ -85,7 +96,11 @@ impl P {
         }
     }
     fn expect_word(&mut self, w: &str) -> PgResult<()> {
-        if self.eat_word(w) { Ok(()) } else { Err(syntax_near(self.peek())) }
+        if self.eat_word(w) {
+            Ok(())
+        } else {
+            Err(syntax_near(self.peek()))
+        }
     }
     fn end(&self) -> PgResult<()> {
         match self.peek() {
@@ -111,13 +126,29 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         .unwrap_or("")
         .to_ascii_lowercase();
     let known = [
-        "begin", "start", "commit", "end", "rollback", "abort", "set", "show", "reset", "vacuum", "analyze", "analyse",
-        "checkpoint", "copy", "discard",
+        "begin",
+        "start",
+        "commit",
+        "end",
+        "rollback",
+        "abort",
+        "set",
+        "show",
+        "reset",
+        "vacuum",
+        "analyze",
+        "analyse",
+        "checkpoint",
+        "copy",
+        "discard",
     ];
     if !known.contains(&first.as_str()) {
         return Ok(None);
     }
-    let mut p = P { toks: tokenize(text)?, pos: 1 };
+    let mut p = P {
+        toks: tokenize(text)?,
+        pos: 1,
+    };
     let u = match first.as_str() {
         "begin" | "start" => {
             if first == "start" {
@@ -159,7 +190,11 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         }
         "reset" => {
             let name = p.ident()?;
-            if name == "all" { Utility::ResetAll } else { Utility::Reset(name) }
+            if name == "all" {
+                Utility::ResetAll
+            } else {
+                Utility::Reset(name)
+            }
         }
         "vacuum" => {
             let (mut verbose, mut analyze, mut full) = (false, false, false);
@@ -169,7 +204,10 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
                     let on = match p.peek() {
                         Some(Tok::Punct(',')) | Some(Tok::Punct(')')) => true,
                         _ => {
-                            let v = p.next().map(|t| t.text().to_lowercase()).unwrap_or_default();
+                            let v = p
+                                .next()
+                                .map(|t| t.text().to_lowercase())
+                                .unwrap_or_default();
                             !matches!(v.as_str(), "off" | "false" | "0")
                         }
                     };
@@ -177,7 +215,12 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
                         "verbose" => verbose = on,
                         "analyze" | "analyse" => analyze = on,
                         "full" => full = on,
-                        "freeze" | "skip_locked" | "index_cleanup" | "truncate" | "parallel" | "process_toast"
+                        "freeze"
+                        | "skip_locked"
+                        | "index_cleanup"
+                        | "truncate"
+                        | "parallel"
+                        | "process_toast"
                         | "disable_page_skipping" => {}
                         _ => {
                             return Err(PgError::new(
@@ -208,11 +251,18 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
                 }
             }
             let tables = table_list(&mut p)?;
-            Utility::Vacuum { verbose, analyze, full, tables }
+            Utility::Vacuum {
+                verbose,
+                analyze,
+                full,
+                tables,
+            }
         }
         "analyze" | "analyse" => {
             p.eat_word("verbose");
-            Utility::Analyze { tables: table_list(&mut p)? }
+            Utility::Analyze {
+                tables: table_list(&mut p)?,
+            }
         }
         "checkpoint" => Utility::Checkpoint,
         "discard" => {
@@ -242,7 +292,10 @@ fn table_list(p: &mut P) -> PgResult<Vec<String>> {
 }
 
 fn txn_modes(p: &mut P) -> PgResult<TxnModes> {
-    let mut m = TxnModes { isolation: None, read_only: None };
+    let mut m = TxnModes {
+        isolation: None,
+        read_only: None,
+    };
     loop {
         if p.eat_word("isolation") {
             p.expect_word("level")?;
@@ -294,13 +347,28 @@ fn parse_set(p: &mut P) -> PgResult<Utility> {
     }
     let name = p.ident()?;
     if name == "time" && p.eat_word("zone") {
-        let v = p.next().map(|t| t.text()).ok_or_else(|| syntax_near(None))?;
-        let value = if v.eq_ignore_ascii_case("local") || v.eq_ignore_ascii_case("default") { None } else { Some(v) };
-        return Ok(Utility::Set { name: "TimeZone".into(), value, local });
+        let v = p
+            .next()
+            .map(|t| t.text())
+            .ok_or_else(|| syntax_near(None))?;
+        let value = if v.eq_ignore_ascii_case("local") || v.eq_ignore_ascii_case("default") {
+            None
+        } else {
+            Some(v)
+        };
+        return Ok(Utility::Set {
+            name: "TimeZone".into(),
+            value,
+            local,
+        });
     }
     if name == "names" {
         let v = p.next().map(|t| t.text());
-        return Ok(Utility::Set { name: "client_encoding".into(), value: v, local });
+        return Ok(Utility::Set {
+            name: "client_encoding".into(),
+            value: v,
+            local,
+        });
     }
     if !p.eat_word("to") && !p.eat_punct('=') {
         return Err(syntax_near(p.peek()));
@@ -310,7 +378,11 @@ fn parse_set(p: &mut P) -> PgResult<Utility> {
         match p.next() {
             None => return Err(syntax_near(None)),
             Some(Tok::Word(w)) if w == "default" && parts.is_empty() && p.peek().is_none() => {
-                return Ok(Utility::Set { name, value: None, local });
+                return Ok(Utility::Set {
+                    name,
+                    value: None,
+                    local,
+                });
             }
             Some(t) => parts.push(t.text()),
         }
@@ -318,11 +390,21 @@ fn parse_set(p: &mut P) -> PgResult<Utility> {
             break;
         }
     }
-    Ok(Utility::Set { name, value: Some(parts.join(", ")), local })
+    Ok(Utility::Set {
+        name,
+        value: Some(parts.join(", ")),
+        local,
+    })
 }
 
 fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
-    let mut stmt = CopyStmt { table: None, columns: vec![], query: None, from: false, options: CopyOptions::default() };
+    let mut stmt = CopyStmt {
+        table: None,
+        columns: vec![],
+        query: None,
+        from: false,
+        options: CopyOptions::default(),
+    };
     if p.peek() == Some(&Tok::Punct('(')) {
         // COPY (query) TO ...: take the text between the outer parentheses.
         let open = text.find('(').ok_or_else(|| syntax_near(None))?;
@@ -385,14 +467,22 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
                 _ => p.next().map(|t| t.text()),
             };
             let truthy = |v: &Option<String>| {
-                !matches!(v.as_deref().map(str::to_lowercase).as_deref(), Some("off" | "false" | "0"))
+                !matches!(
+                    v.as_deref().map(str::to_lowercase).as_deref(),
+                    Some("off" | "false" | "0")
+                )
             };
             match name.as_str() {
                 "format" => match val.as_deref().map(str::to_lowercase).as_deref() {
                     Some("csv") => o.csv = true,
                     Some("text") => {}
                     Some("binary") => o.binary = true,
-                    _ => return Err(PgError::new(keel_common::sqlstate::INVALID_PARAMETER_VALUE, format!("COPY format \"{}\" not recognized", val.unwrap_or_default()))),
+                    _ => {
+                        return Err(PgError::new(
+                            keel_common::sqlstate::INVALID_PARAMETER_VALUE,
+                            format!("COPY format \"{}\" not recognized", val.unwrap_or_default()),
+                        ));
+                    }
                 },
                 "header" => o.header = truthy(&val),
                 "freeze" => o.freeze = truthy(&val),
@@ -402,7 +492,10 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
                 "null" => o.null = val,
                 "encoding" => {}
                 _ => {
-                    return Err(PgError::new(keel_common::sqlstate::SYNTAX_ERROR, format!("option \"{name}\" not recognized")));
+                    return Err(PgError::new(
+                        keel_common::sqlstate::SYNTAX_ERROR,
+                        format!("option \"{name}\" not recognized"),
+                    ));
                 }
             }
             if p.eat_punct(')') {
@@ -461,12 +554,30 @@ mod tests {
 
     #[test]
     fn parses_pgbench_utilities() {
-        assert_eq!(parse_utility("BEGIN").unwrap(), Some(Utility::Begin(TxnModes { isolation: None, read_only: None })));
+        assert_eq!(
+            parse_utility("BEGIN").unwrap(),
+            Some(Utility::Begin(TxnModes {
+                isolation: None,
+                read_only: None
+            }))
+        );
         assert_eq!(parse_utility("END").unwrap(), Some(Utility::Commit));
         assert_eq!(parse_utility("select 1").unwrap(), None);
-        let v = parse_utility("vacuum analyze pgbench_branches").unwrap().unwrap();
-        assert_eq!(v, Utility::Vacuum { verbose: false, analyze: true, full: false, tables: vec!["pgbench_branches".into()] });
-        let c = parse_utility("copy pgbench_accounts from stdin with (freeze on)").unwrap().unwrap();
+        let v = parse_utility("vacuum analyze pgbench_branches")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            v,
+            Utility::Vacuum {
+                verbose: false,
+                analyze: true,
+                full: false,
+                tables: vec!["pgbench_branches".into()]
+            }
+        );
+        let c = parse_utility("copy pgbench_accounts from stdin with (freeze on)")
+            .unwrap()
+            .unwrap();
         match c {
             Utility::Copy(c) => {
                 assert!(c.from && c.options.freeze);
@@ -474,25 +585,43 @@ mod tests {
             }
             _ => panic!(),
         }
-        assert_eq!(parse_utility("checkpoint").unwrap(), Some(Utility::Checkpoint));
+        assert_eq!(
+            parse_utility("checkpoint").unwrap(),
+            Some(Utility::Checkpoint)
+        );
     }
 
     #[test]
     fn parses_set_forms() {
         assert_eq!(
             parse_utility("set work_mem to '64MB'").unwrap(),
-            Some(Utility::Set { name: "work_mem".into(), value: Some("64MB".into()), local: false })
+            Some(Utility::Set {
+                name: "work_mem".into(),
+                value: Some("64MB".into()),
+                local: false
+            })
         );
         assert_eq!(
             parse_utility("SET search_path = public, x").unwrap(),
-            Some(Utility::Set { name: "search_path".into(), value: Some("public, x".into()), local: false })
+            Some(Utility::Set {
+                name: "search_path".into(),
+                value: Some("public, x".into()),
+                local: false
+            })
         );
         assert!(matches!(
             parse_utility("begin isolation level repeatable read").unwrap(),
-            Some(Utility::Begin(TxnModes { isolation: Some(Isolation::RepeatableRead), .. }))
+            Some(Utility::Begin(TxnModes {
+                isolation: Some(Isolation::RepeatableRead),
+                ..
+            }))
         ));
         assert_eq!(parse_utility("show all").unwrap(), Some(Utility::ShowAll));
-        let c = parse_utility("copy t (a,b) to stdout with (format csv, header, delimiter ';', null 'x')").unwrap().unwrap();
+        let c = parse_utility(
+            "copy t (a,b) to stdout with (format csv, header, delimiter ';', null 'x')",
+        )
+        .unwrap()
+        .unwrap();
         match c {
             Utility::Copy(c) => {
                 assert!(c.options.csv && c.options.header && !c.from);

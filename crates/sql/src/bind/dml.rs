@@ -22,7 +22,9 @@ impl Binder<'_> {
                 let e = sqlparser::parser::Parser::new(&dialect)
                     .try_with_sql(text)
                     .and_then(|mut p| p.parse_expr())
-                    .map_err(|e| PgError::internal(format!("bad default for column \"{}\": {e}", c.name)))?;
+                    .map_err(|e| {
+                        PgError::internal(format!("bad default for column \"{}\": {e}", c.name))
+                    })?;
                 let saved = (self.text, self.char_offset);
                 self.text = "";
                 let r = self.expr_as(&e, c.ty, &Scope::default(), CastContext::Assignment);
@@ -32,7 +34,11 @@ impl Binder<'_> {
         }
     }
 
-    fn returning(&mut self, items: &Option<Vec<ast::SelectItem>>, table: &Arc<TableDef>) -> PgResult<Option<(Vec<Expr>, Vec<OutColumn>)>> {
+    fn returning(
+        &mut self,
+        items: &Option<Vec<ast::SelectItem>>,
+        table: &Arc<TableDef>,
+    ) -> PgResult<Option<(Vec<Expr>, Vec<OutColumn>)>> {
         let Some(items) = items else { return Ok(None) };
         let scope = table_scope(table, &table.name);
         let mut exprs = Vec::new();
@@ -42,20 +48,35 @@ impl Binder<'_> {
                 ast::SelectItem::Wildcard(_) => {
                     for (i, c) in scope.cols.iter().enumerate() {
                         exprs.push(Expr::Col(i, c.ty));
-                        cols.push(OutColumn { name: c.name.clone(), ty: c.ty, typmod: c.typmod, table_oid: c.table_oid, attnum: c.attnum });
+                        cols.push(OutColumn {
+                            name: c.name.clone(),
+                            ty: c.ty,
+                            typmod: c.typmod,
+                            table_oid: c.table_oid,
+                            attnum: c.attnum,
+                        });
                     }
                 }
-                ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                     let b = self.expr(e, &scope, &mut None)?;
-                    let (mut name, mut typmod, mut toid, mut att) = ("?column?".to_string(), b.typmod(), 0, 0);
+                    let (mut name, mut typmod, mut toid, mut att) =
+                        ("?column?".to_string(), b.typmod(), 0, 0);
                     if let Expr::Col(i, _) = &b {
                         let c = &scope.cols[*i];
-                        (name, typmod, toid, att) = (c.name.clone(), c.typmod, c.table_oid, c.attnum);
+                        (name, typmod, toid, att) =
+                            (c.name.clone(), c.typmod, c.table_oid, c.attnum);
                     }
                     if let ast::SelectItem::ExprWithAlias { alias, .. } = item {
                         name = fold(alias);
                     }
-                    cols.push(OutColumn { name, ty: b.ty(), typmod, table_oid: toid, attnum: att });
+                    cols.push(OutColumn {
+                        name,
+                        ty: b.ty(),
+                        typmod,
+                        table_oid: toid,
+                        attnum: att,
+                    });
                     exprs.push(b);
                 }
                 _ => return Err(PgError::unsupported("this RETURNING item")),
@@ -70,8 +91,18 @@ impl Binder<'_> {
             .iter()
             .filter_map(|fk| {
                 let rt = self.catalog.tables.get(&fk.ref_table)?.clone();
-                let ref_index = self.catalog.indexes_of(rt.oid).find(|i| i.columns.starts_with(&fk.ref_columns)).cloned();
-                Some(FkCheck { name: fk.name.clone(), columns: fk.columns.clone(), ref_table: rt, ref_index, ref_columns: fk.ref_columns.clone() })
+                let ref_index = self
+                    .catalog
+                    .indexes_of(rt.oid)
+                    .find(|i| i.columns.starts_with(&fk.ref_columns))
+                    .cloned();
+                Some(FkCheck {
+                    name: fk.name.clone(),
+                    columns: fk.columns.clone(),
+                    ref_table: rt,
+                    ref_index,
+                    ref_columns: fk.ref_columns.clone(),
+                })
             })
             .collect()
     }
@@ -94,12 +125,24 @@ impl Binder<'_> {
                 let n = super::object_name(c).1;
                 let i = table.column_index(&n).ok_or_else(|| {
                     self.at(
-                        PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" of relation \"{}\" does not exist", table.name)),
+                        PgError::new(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!(
+                                "column \"{n}\" of relation \"{}\" does not exist",
+                                table.name
+                            ),
+                        ),
                         c.span(),
                     )
                 })?;
                 if targets.contains(&i) {
-                    return Err(self.at(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{n}\" specified more than once")), c.span()));
+                    return Err(self.at(
+                        PgError::new(
+                            sqlstate::DUPLICATE_COLUMN,
+                            format!("column \"{n}\" specified more than once"),
+                        ),
+                        c.span(),
+                    ));
                 }
                 targets.push(i);
             }
@@ -113,12 +156,18 @@ impl Binder<'_> {
                     let mut defaults = vec![false; targets.len()];
                     for r in &v.rows {
                         if r.content.len() > targets.len() {
-                            return Err(PgError::new(sqlstate::SYNTAX_ERROR, "INSERT has more expressions than target columns"));
+                            return Err(PgError::new(
+                                sqlstate::SYNTAX_ERROR,
+                                "INSERT has more expressions than target columns",
+                            ));
                         }
                         for (i, e) in r.content.iter().enumerate() {
-                            if matches!(e, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none()) {
+                            if matches!(e, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
+                            {
                                 if v.rows.len() > 1 {
-                                    return Err(PgError::unsupported("DEFAULT in multi-row VALUES"));
+                                    return Err(PgError::unsupported(
+                                        "DEFAULT in multi-row VALUES",
+                                    ));
                                 }
                                 defaults[i] = true;
                             }
@@ -134,25 +183,37 @@ impl Binder<'_> {
             },
         };
         if ins.source.is_some() && src_types.len() > targets.len() {
-            return Err(PgError::new(sqlstate::SYNTAX_ERROR, "INSERT has more expressions than target columns"));
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                "INSERT has more expressions than target columns",
+            ));
         }
         let mut row = Vec::with_capacity(table.columns.len());
         for col in 0..table.columns.len() {
             let e = match targets.iter().position(|&t| t == col) {
-                Some(si) if si < src_types.len() && !defaults_in_values.get(si).copied().unwrap_or(false) => {
+                Some(si)
+                    if si < src_types.len()
+                        && !defaults_in_values.get(si).copied().unwrap_or(false) =>
+                {
                     let c = &table.columns[col];
                     let src = Expr::Col(si, src_types[si]);
-                    super::types::coerce(src, c.ty, CastContext::Assignment, &mut self.params).map_err(|e| {
-                        if e.code == sqlstate::DATATYPE_MISMATCH {
-                            PgError::new(
-                                sqlstate::DATATYPE_MISMATCH,
-                                format!("column \"{}\" is of type {} but expression is of type {}", c.name, super::types::type_display(c.ty), src_types[si].name()),
-                            )
-                            .with_hint("You will need to rewrite or cast the expression.")
-                        } else {
-                            e
-                        }
-                    })?
+                    super::types::coerce(src, c.ty, CastContext::Assignment, &mut self.params)
+                        .map_err(|e| {
+                            if e.code == sqlstate::DATATYPE_MISMATCH {
+                                PgError::new(
+                                    sqlstate::DATATYPE_MISMATCH,
+                                    format!(
+                                        "column \"{}\" is of type {} but expression is of type {}",
+                                        c.name,
+                                        super::types::type_display(c.ty),
+                                        src_types[si].name()
+                                    ),
+                                )
+                                .with_hint("You will need to rewrite or cast the expression.")
+                            } else {
+                                e
+                            }
+                        })?
                 }
                 _ => self.default_expr(&table, col)?,
             };
@@ -173,16 +234,29 @@ impl Binder<'_> {
             return Err(PgError::unsupported("joins in UPDATE/DELETE targets"));
         }
         match &twj.relation {
-            ast::TableFactor::Table { name, alias, args: None, .. } => {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
                 let t = self.table(name)?;
-                let q = alias.as_ref().map(|a| fold(&a.name)).unwrap_or_else(|| t.name.clone());
+                let q = alias
+                    .as_ref()
+                    .map(|a| fold(&a.name))
+                    .unwrap_or_else(|| t.name.clone());
                 Ok((t, q))
             }
             _ => Err(PgError::unsupported("this UPDATE/DELETE target")),
         }
     }
 
-    fn where_access(&mut self, table: &Arc<TableDef>, scope: &Scope, sel: &Option<ast::Expr>) -> PgResult<(Access, Option<Expr>)> {
+    fn where_access(
+        &mut self,
+        table: &Arc<TableDef>,
+        scope: &Scope,
+        sel: &Option<ast::Expr>,
+    ) -> PgResult<(Access, Option<Expr>)> {
         match sel {
             None => Ok((Access::Seq, None)),
             Some(w) => {
@@ -207,28 +281,42 @@ impl Binder<'_> {
             };
             let col = table.column_index(&n).ok_or_else(|| {
                 self.at(
-                    PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" of relation \"{}\" does not exist", table.name)),
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{n}\" of relation \"{}\" does not exist",
+                            table.name
+                        ),
+                    ),
                     a.target.span(),
                 )
             })?;
             let c = &table.columns[col];
-            let e = if matches!(&a.value, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none()) {
+            let e = if matches!(&a.value, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
+            {
                 self.default_expr(&table, col)?
             } else {
                 let b = self.expr(&a.value, &scope, &mut None)?;
                 let src_ty = b.ty();
-                super::types::coerce(b, c.ty, CastContext::Assignment, &mut self.params).map_err(|e| {
-                    let e = if e.code == sqlstate::DATATYPE_MISMATCH {
-                        PgError::new(
-                            sqlstate::DATATYPE_MISMATCH,
-                            format!("column \"{}\" is of type {} but expression is of type {}", c.name, super::types::type_display(c.ty), src_ty.name()),
-                        )
-                        .with_hint("You will need to rewrite or cast the expression.")
-                    } else {
-                        e
-                    };
-                    self.at(e, a.value.span())
-                })?
+                super::types::coerce(b, c.ty, CastContext::Assignment, &mut self.params).map_err(
+                    |e| {
+                        let e = if e.code == sqlstate::DATATYPE_MISMATCH {
+                            PgError::new(
+                                sqlstate::DATATYPE_MISMATCH,
+                                format!(
+                                    "column \"{}\" is of type {} but expression is of type {}",
+                                    c.name,
+                                    super::types::type_display(c.ty),
+                                    src_ty.name()
+                                ),
+                            )
+                            .with_hint("You will need to rewrite or cast the expression.")
+                        } else {
+                            e
+                        };
+                        self.at(e, a.value.span())
+                    },
+                )?
             };
             set.push((col, e));
         }
@@ -238,7 +326,11 @@ impl Binder<'_> {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
             table,
-            kind: ModifyKind::Update { access, filter, set },
+            kind: ModifyKind::Update {
+                access,
+                filter,
+                set,
+            },
             returning,
         })
     }

@@ -51,7 +51,11 @@ pub struct Binder<'a> {
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
 pub fn fold(id: &ast::Ident) -> String {
-    if id.quote_style.is_some() { id.value.clone() } else { id.value.to_lowercase() }
+    if id.quote_style.is_some() {
+        id.value.clone()
+    } else {
+        id.value.to_lowercase()
+    }
 }
 
 /// The last part of a (possibly schema-qualified) name, folded. `pg_catalog.x` keeps its schema
@@ -66,22 +70,39 @@ pub fn object_name(n: &ast::ObjectName) -> (Option<String>, String) {
 }
 
 pub fn is_aggregate_name(name: &str) -> bool {
-    matches!(name, "count" | "sum" | "avg" | "min" | "max" | "string_agg" | "bool_and" | "bool_or" | "every")
+    matches!(
+        name,
+        "count" | "sum" | "avg" | "min" | "max" | "string_agg" | "bool_and" | "bool_or" | "every"
+    )
 }
 
 fn undefined_column(name: &str) -> PgError {
-    PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist"))
+    PgError::new(
+        sqlstate::UNDEFINED_COLUMN,
+        format!("column \"{name}\" does not exist"),
+    )
 }
 
 impl<'a> Binder<'a> {
-    pub fn new(catalog: &'a Catalog, param_types: &[TypeId], text: &'a str, char_offset: usize) -> Binder<'a> {
-        Binder { catalog, agg_seen: false, params: param_types.to_vec(), text, char_offset }
+    pub fn new(
+        catalog: &'a Catalog,
+        param_types: &[TypeId],
+        text: &'a str,
+        char_offset: usize,
+    ) -> Binder<'a> {
+        Binder {
+            catalog,
+            agg_seen: false,
+            params: param_types.to_vec(),
+            text,
+            char_offset,
+        }
     }
 
     /// 1-based position in the whole query string of a span's start.
     pub fn position(&self, span: sqlparser::tokenizer::Span) -> Option<u32> {
         let loc = span.start;
-        if loc.line == 0 {
+        if loc.line == 0 || self.text.is_empty() {
             return None;
         }
         let mut chars = 0usize;
@@ -96,51 +117,101 @@ impl<'a> Binder<'a> {
     }
 
     pub fn at(&self, err: PgError, span: sqlparser::tokenizer::Span) -> PgError {
+        // PostgreSQL reports a cursor position for analysis errors and bad literals only.
+        if !(err.code.starts_with("42")
+            || err.code == sqlstate::INVALID_TEXT_REPRESENTATION
+            || err.code == sqlstate::INVALID_DATETIME_FORMAT)
+        {
+            return err;
+        }
         match self.position(span) {
             Some(p) => err.or_position(p),
             None => err,
         }
     }
 
-    pub fn table(&self, name: &ast::ObjectName) -> PgResult<std::sync::Arc<keel_catalog::TableDef>> {
+    pub fn table(
+        &self,
+        name: &ast::ObjectName,
+    ) -> PgResult<std::sync::Arc<keel_catalog::TableDef>> {
         let (schema, n) = object_name(name);
         if let Some(s) = schema.as_deref() {
             if s == "pg_catalog" || s == "information_schema" {
-                return Err(self.at(PgError::unsupported(format!("system catalog \"{s}.{n}\"")), name.span()));
+                return Err(self.at(
+                    PgError::unsupported(format!("system catalog \"{s}.{n}\"")),
+                    name.span(),
+                ));
             }
             if s != "public" {
                 return Err(self.at(
-                    PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{s}.{n}\" does not exist")),
+                    PgError::new(
+                        sqlstate::UNDEFINED_TABLE,
+                        format!("relation \"{s}.{n}\" does not exist"),
+                    ),
                     name.span(),
                 ));
             }
         }
         if n.starts_with("pg_") && self.catalog.table_by_name(&n).is_none() {
-            return Err(self.at(PgError::unsupported(format!("system catalog \"{n}\"")), name.span()));
+            return Err(self.at(
+                PgError::unsupported(format!("system catalog \"{n}\"")),
+                name.span(),
+            ));
         }
-        self.catalog.table(&n).cloned().map_err(|e| self.at(e, name.span()))
+        self.catalog
+            .table(&n)
+            .cloned()
+            .map_err(|e| self.at(e, name.span()))
     }
 
     // ---- expressions --------------------------------------------------------------------
 
     /// Binds `e` in `scope` (or in the aggregation context when given).
-    pub fn expr(&mut self, e: &ast::Expr, scope: &Scope, agg: &mut Option<&mut AggCtx>) -> PgResult<Expr> {
-        self.expr_inner(e, scope, agg).map_err(|err| self.at(err, e.span()))
+    pub fn expr(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        self.expr_inner(e, scope, agg)
+            .map_err(|err| self.at(err, e.span()))
     }
 
     /// Binds and coerces to `to` (assignment context: INSERT values, UPDATE SET).
-    pub fn expr_as(&mut self, e: &ast::Expr, to: SqlType, scope: &Scope, ctx: CastContext) -> PgResult<Expr> {
+    pub fn expr_as(
+        &mut self,
+        e: &ast::Expr,
+        to: SqlType,
+        scope: &Scope,
+        ctx: CastContext,
+    ) -> PgResult<Expr> {
         let b = self.expr(e, scope, &mut None)?;
         coerce(b, to, ctx, &mut self.params).map_err(|err| self.at(err, e.span()))
     }
 
-    pub fn bool_expr(&mut self, e: &ast::Expr, scope: &Scope, agg: &mut Option<&mut AggCtx>) -> PgResult<Expr> {
+    pub fn bool_expr(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
         let b = self.expr(e, scope, agg)?;
-        let b = coerce(b, SqlType::new(TypeId::Bool), CastContext::Implicit, &mut self.params)
-            .map_err(|err| self.at(err, e.span()))?;
+        let b = coerce(
+            b,
+            SqlType::new(TypeId::Bool),
+            CastContext::Implicit,
+            &mut self.params,
+        )
+        .map_err(|err| self.at(err, e.span()))?;
         if b.ty() != TypeId::Bool {
             return Err(self.at(
-                PgError::new(sqlstate::DATATYPE_MISMATCH, format!("argument of WHERE must be type boolean, not type {}", b.ty().name())),
+                PgError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "argument of WHERE must be type boolean, not type {}",
+                        b.ty().name()
+                    ),
+                ),
                 e.span(),
             ));
         }
@@ -163,17 +234,24 @@ impl<'a> Binder<'a> {
         match found {
             Some((i, ty)) => Ok(Expr::Col(i, ty)),
             None => match qual {
-                Some(q) if !scope.cols.iter().any(|c| c.qualifier.as_deref() == Some(q)) => Err(PgError::new(
-                    sqlstate::UNDEFINED_TABLE,
-                    format!("missing FROM-clause entry for table \"{q}\""),
-                )),
+                Some(q) if !scope.cols.iter().any(|c| c.qualifier.as_deref() == Some(q)) => {
+                    Err(PgError::new(
+                        sqlstate::UNDEFINED_TABLE,
+                        format!("missing FROM-clause entry for table \"{q}\""),
+                    ))
+                }
                 Some(q) => Err(undefined_column(&format!("{q}.{name}"))),
                 None => Err(undefined_column(name)),
             },
         }
     }
 
-    fn expr_inner(&mut self, e: &ast::Expr, scope: &Scope, agg: &mut Option<&mut AggCtx>) -> PgResult<Expr> {
+    fn expr_inner(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
         use ast::Expr as E;
         // After GROUP BY: a whole expression equal to a group key refers to it.
         if let Some(a) = agg.as_deref() {
@@ -253,11 +331,37 @@ impl<'a> Binder<'a> {
             }
             E::IsNull(a) => Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), false)),
             E::IsNotNull(a) => Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), true)),
-            E::IsTrue(a) => Ok(Expr::IsBool { arg: Box::new(self.bool_expr(a, scope, agg)?), value: true, negated: false }),
-            E::IsNotTrue(a) => Ok(Expr::IsBool { arg: Box::new(self.bool_expr(a, scope, agg)?), value: true, negated: true }),
-            E::IsFalse(a) => Ok(Expr::IsBool { arg: Box::new(self.bool_expr(a, scope, agg)?), value: false, negated: false }),
-            E::IsNotFalse(a) => Ok(Expr::IsBool { arg: Box::new(self.bool_expr(a, scope, agg)?), value: false, negated: true }),
-            E::Cast { expr, data_type, .. } => {
+            E::IsTrue(a) => Ok(Expr::IsBool {
+                arg: Box::new(self.bool_expr(a, scope, agg)?),
+                value: true,
+                negated: false,
+            }),
+            E::IsNotTrue(a) => Ok(Expr::IsBool {
+                arg: Box::new(self.bool_expr(a, scope, agg)?),
+                value: true,
+                negated: true,
+            }),
+            E::IsFalse(a) => Ok(Expr::IsBool {
+                arg: Box::new(self.bool_expr(a, scope, agg)?),
+                value: false,
+                negated: false,
+            }),
+            E::IsNotFalse(a) => Ok(Expr::IsBool {
+                arg: Box::new(self.bool_expr(a, scope, agg)?),
+                value: false,
+                negated: true,
+            }),
+            E::Cast {
+                expr, data_type, ..
+            } => {
+                // 'name'::regclass: keep the name; the functions taking regclass resolve it.
+                if data_type.to_string().eq_ignore_ascii_case("regclass") {
+                    if let E::Value(v) = expr.as_ref() {
+                        if let ast::Value::SingleQuotedString(s) = &v.value {
+                            return Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown));
+                        }
+                    }
+                }
                 let to = types::type_from_name(&data_type.to_string())?;
                 let a = self.expr(expr, scope, agg)?;
                 coerce(a, to, CastContext::Explicit, &mut self.params)
@@ -270,16 +374,29 @@ impl<'a> Binder<'a> {
                 };
                 Ok(Expr::Const(keel_types::io::parse_text(&s, to)?, to.id))
             }
-            E::Between { expr, negated, low, high } => {
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
                 let a = self.expr(expr, scope, agg)?;
                 let lo = self.expr(low, scope, agg)?;
                 let hi = self.expr(high, scope, agg)?;
                 let ge = self.binary(">=", a.clone(), lo)?;
                 let le = self.binary("<=", a, hi)?;
                 let both = Expr::And(Box::new(ge), Box::new(le));
-                Ok(if *negated { Expr::Not(Box::new(both)) } else { both })
+                Ok(if *negated {
+                    Expr::Not(Box::new(both))
+                } else {
+                    both
+                })
             }
-            E::InList { expr, list, negated } => {
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let a = self.expr(expr, scope, agg)?;
                 let mut acc: Option<Expr> = None;
                 for item in list {
@@ -290,10 +407,29 @@ impl<'a> Binder<'a> {
                         Some(p) => Expr::Or(Box::new(p), Box::new(eq)),
                     });
                 }
-                let acc = acc.ok_or_else(|| PgError::new(sqlstate::SYNTAX_ERROR, "syntax error at or near \")\""))?;
-                Ok(if *negated { Expr::Not(Box::new(acc)) } else { acc })
+                let acc = acc.ok_or_else(|| {
+                    PgError::new(sqlstate::SYNTAX_ERROR, "syntax error at or near \")\"")
+                })?;
+                Ok(if *negated {
+                    Expr::Not(Box::new(acc))
+                } else {
+                    acc
+                })
             }
-            E::Like { negated, expr, pattern, escape_char, .. } | E::ILike { negated, expr, pattern, escape_char, .. } => {
+            E::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                ..
+            }
+            | E::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                ..
+            } => {
                 if escape_char.is_some() {
                     return Err(PgError::unsupported("LIKE ... ESCAPE"));
                 }
@@ -307,7 +443,12 @@ impl<'a> Binder<'a> {
                 let b = self.expr(pattern, scope, agg)?;
                 self.binary(op, a, b)
             }
-            E::Case { operand, conditions, else_result, .. } => {
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
                 let op = match operand {
                     Some(o) => Some(self.expr(o, scope, agg)?),
                     None => None,
@@ -331,17 +472,28 @@ impl<'a> Binder<'a> {
                 results.push(default);
                 let (ty, results) = self.unify(results, "CASE")?;
                 let mut results = results.into_iter();
-                let whens = whens.into_iter().map(|(c, _)| (c, results.next().unwrap_or(Expr::Const(Datum::Null, ty)))).collect();
+                let whens = whens
+                    .into_iter()
+                    .map(|(c, _)| (c, results.next().unwrap_or(Expr::Const(Datum::Null, ty))))
+                    .collect();
                 let default = Box::new(results.next().unwrap_or(Expr::Const(Datum::Null, ty)));
                 Ok(Expr::Case { whens, default, ty })
             }
             E::Function(f) => self.function(f, scope, agg),
-            E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => Err(PgError::unsupported("subqueries in expressions")),
+            E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => {
+                Err(PgError::unsupported("subqueries in expressions"))
+            }
             other => Err(PgError::unsupported(format!("expression \"{other}\""))),
         }
     }
 
-    fn column_ref(&mut self, qual: Option<&str>, name: &str, scope: &Scope, agg: &mut Option<&mut AggCtx>) -> PgResult<Expr> {
+    fn column_ref(
+        &mut self,
+        qual: Option<&str>,
+        name: &str,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
         if let Some(a) = agg.as_deref() {
             // Inside the aggregated scope a column must be a group key.
             let inner = self.column(qual, name, &a.input)?;
@@ -360,7 +512,9 @@ impl<'a> Binder<'a> {
             };
             return Err(PgError::new(
                 sqlstate::GROUPING_ERROR,
-                format!("column \"{shown}\" must appear in the GROUP BY clause or be used in an aggregate function"),
+                format!(
+                    "column \"{shown}\" must appear in the GROUP BY clause or be used in an aggregate function"
+                ),
             ));
         }
         if qual.is_none() && name == "current_timestamp" || name == "current_date" {
@@ -377,21 +531,34 @@ impl<'a> Binder<'a> {
         if let Ok(v) = n.parse::<i64>() {
             return Ok(Expr::Const(Datum::Int8(v), TypeId::Int8));
         }
-        Ok(Expr::Const(keel_types::io::parse_text(n, SqlType::new(TypeId::Numeric))?, TypeId::Numeric))
+        Ok(Expr::Const(
+            keel_types::io::parse_text(n, SqlType::new(TypeId::Numeric))?,
+            TypeId::Numeric,
+        ))
     }
 
     fn value(&mut self, v: &ast::Value) -> PgResult<Expr> {
         use ast::Value as V;
         match v {
             V::Number(n, _) => self.number(n),
-            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) => Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown)),
-            V::DollarQuotedString(d) => Ok(Expr::Const(Datum::Text(d.value.clone()), TypeId::Unknown)),
+            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) => {
+                Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown))
+            }
+            V::DollarQuotedString(d) => {
+                Ok(Expr::Const(Datum::Text(d.value.clone()), TypeId::Unknown))
+            }
             V::Boolean(b) => Ok(Expr::Const(Datum::Bool(*b), TypeId::Bool)),
             V::Null => Ok(Expr::Const(Datum::Null, TypeId::Unknown)),
             V::Placeholder(p) => {
-                let n: usize = p.trim_start_matches('$').parse().map_err(|_| PgError::unsupported(format!("placeholder {p}")))?;
+                let n: usize = p
+                    .trim_start_matches('$')
+                    .parse()
+                    .map_err(|_| PgError::unsupported(format!("placeholder {p}")))?;
                 if n == 0 || n > 65535 {
-                    return Err(PgError::new(sqlstate::UNDEFINED_PARAMETER, format!("there is no parameter ${n}")));
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_PARAMETER,
+                        format!("there is no parameter ${n}"),
+                    ));
                 }
                 if self.params.len() < n {
                     self.params.resize(n, TypeId::Unknown);
@@ -421,80 +588,174 @@ impl<'a> Binder<'a> {
             )
             .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
         })?;
-        let l = coerce(l, SqlType::new(o.left), CastContext::Implicit, &mut self.params)?;
-        let r = coerce(r, SqlType::new(o.right), CastContext::Implicit, &mut self.params)?;
-        Ok(Expr::Bin { op, f: o.func, l: Box::new(l), r: Box::new(r), ty: o.result })
+        let l = coerce(
+            l,
+            SqlType::new(o.left),
+            CastContext::Implicit,
+            &mut self.params,
+        )?;
+        let r = coerce(
+            r,
+            SqlType::new(o.right),
+            CastContext::Implicit,
+            &mut self.params,
+        )?;
+        Ok(Expr::Bin {
+            op,
+            f: o.func,
+            l: Box::new(l),
+            r: Box::new(r),
+            ty: o.result,
+        })
     }
 
     fn unary(&mut self, op: &str, a: Expr) -> PgResult<Expr> {
-        let t = if a.ty() == TypeId::Unknown { TypeId::Numeric } else { a.ty() };
+        let t = if a.ty() == TypeId::Unknown {
+            TypeId::Numeric
+        } else {
+            a.ty()
+        };
         let (arg_ty, res, f) = keel_types::ops::resolve_unary(op, t).ok_or_else(|| {
-            PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("operator does not exist: {op} {}", a.ty().name()))
+            PgError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {op} {}", a.ty().name()),
+            )
         })?;
-        let a = coerce(a, SqlType::new(arg_ty), CastContext::Implicit, &mut self.params)?;
-        Ok(Expr::Un { f, arg: Box::new(a), ty: res })
+        let a = coerce(
+            a,
+            SqlType::new(arg_ty),
+            CastContext::Implicit,
+            &mut self.params,
+        )?;
+        Ok(Expr::Un {
+            f,
+            arg: Box::new(a),
+            ty: res,
+        })
     }
 
     /// The common type of CASE/COALESCE branches (first non-unknown type; all coerced to it).
     fn unify(&mut self, items: Vec<Expr>, _what: &str) -> PgResult<(TypeId, Vec<Expr>)> {
-        let ty = items.iter().map(Expr::ty).find(|t| *t != TypeId::Unknown).unwrap_or(TypeId::Text);
+        let ty = items
+            .iter()
+            .map(Expr::ty)
+            .find(|t| *t != TypeId::Unknown)
+            .unwrap_or(TypeId::Text);
         let mut out = Vec::with_capacity(items.len());
         for e in items {
-            out.push(coerce(e, SqlType::new(ty), CastContext::Implicit, &mut self.params)?);
+            out.push(coerce(
+                e,
+                SqlType::new(ty),
+                CastContext::Implicit,
+                &mut self.params,
+            )?);
         }
         Ok((ty, out))
     }
 
-    fn function(&mut self, f: &ast::Function, scope: &Scope, agg: &mut Option<&mut AggCtx>) -> PgResult<Expr> {
+    fn function(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
         let (schema, name) = object_name(&f.name);
         if schema.as_deref().is_some_and(|s| s != "pg_catalog") {
-            return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {}() does not exist", name)));
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function {}() does not exist", name),
+            ));
         }
         let (arg_asts, star, distinct) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
-            ast::FunctionArguments::Subquery(_) => return Err(PgError::unsupported("subqueries in expressions")),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(PgError::unsupported("subqueries in expressions"));
+            }
             ast::FunctionArguments::List(l) => {
                 if !l.clauses.is_empty() {
-                    return Err(PgError::unsupported(format!("clauses in the arguments of {name}()")));
+                    return Err(PgError::unsupported(format!(
+                        "clauses in the arguments of {name}()"
+                    )));
                 }
                 let mut args = Vec::new();
                 let mut star = false;
                 for a in &l.args {
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => args.push(x.clone()),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                            args.push(x.clone())
+                        }
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
-                        _ => return Err(PgError::unsupported("named or qualified-wildcard function arguments")),
+                        _ => {
+                            return Err(PgError::unsupported(
+                                "named or qualified-wildcard function arguments",
+                            ));
+                        }
                     }
                 }
-                (args, star, matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
+                (
+                    args,
+                    star,
+                    matches!(
+                        l.duplicate_treatment,
+                        Some(ast::DuplicateTreatment::Distinct)
+                    ),
+                )
             }
         };
         if f.filter.is_some() || f.over.is_some() || !f.within_group.is_empty() {
-            return Err(PgError::unsupported("window functions and aggregate FILTER"));
+            return Err(PgError::unsupported(
+                "window functions and aggregate FILTER",
+            ));
         }
         if is_aggregate_name(&name) {
             let Some(a) = agg.as_deref_mut() else {
                 self.agg_seen = true;
-                return Err(PgError::new(sqlstate::GROUPING_ERROR, "aggregate functions are not allowed here"));
+                return Err(PgError::new(
+                    sqlstate::GROUPING_ERROR,
+                    "aggregate functions are not allowed here",
+                ));
             };
             let input = a.input.clone();
             let mut args = Vec::new();
             for x in &arg_asts {
                 args.push(self.expr(x, &input, &mut None)?);
             }
-            let mut tys: Vec<TypeId> = args.iter().map(|e| if e.ty() == TypeId::Unknown { TypeId::Text } else { e.ty() }).collect();
+            let mut tys: Vec<TypeId> = args
+                .iter()
+                .map(|e| {
+                    if e.ty() == TypeId::Unknown {
+                        TypeId::Text
+                    } else {
+                        e.ty()
+                    }
+                })
+                .collect();
             if star {
                 tys.clear();
                 args.clear();
             }
-            let resolved = keel_types::func::resolve_aggregate(if name == "every" { "bool_and" } else { &name }, &tys)
-                .ok_or_else(|| no_function(&name, &tys))?;
+            let resolved = keel_types::func::resolve_aggregate(
+                if name == "every" { "bool_and" } else { &name },
+                &tys,
+            )
+            .ok_or_else(|| no_function(&name, &tys))?;
             let mut coerced = Vec::new();
             for (e, t) in args.into_iter().zip(resolved.args.iter()) {
-                coerced.push(coerce(e, SqlType::new(*t), CastContext::Implicit, &mut self.params)?);
+                coerced.push(coerce(
+                    e,
+                    SqlType::new(*t),
+                    CastContext::Implicit,
+                    &mut self.params,
+                )?);
             }
-            let a = agg.as_deref_mut().ok_or_else(|| PgError::internal("aggregate context lost"))?;
-            a.aggs.push(AggCall { agg: resolved, args: coerced, distinct });
+            let a = agg
+                .as_deref_mut()
+                .ok_or_else(|| PgError::internal("aggregate context lost"))?;
+            a.aggs.push(AggCall {
+                agg: resolved,
+                args: coerced,
+                distinct,
+            });
             return Ok(Expr::Col(a.group.len() + a.aggs.len() - 1, resolved.result));
         }
         let mut args = Vec::new();
@@ -507,30 +768,52 @@ impl<'a> Binder<'a> {
     pub fn named_function(&mut self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
         match (name, args.len()) {
             ("version", 0) => return Ok(Expr::Special(Special::Version, TypeId::Text)),
-            ("current_timestamp" | "now" | "transaction_timestamp", 0) | ("localtimestamp" | "current_date", 0) => {
-                let f = keel_types::func::resolve_function(if name == "current_date" || name == "localtimestamp" { name } else { "now" }, &[])
-                    .or_else(|| keel_types::func::resolve_function("now", &[]))
-                    .ok_or_else(|| no_function(name, &[]))?;
+            ("current_timestamp" | "now" | "transaction_timestamp", 0)
+            | ("localtimestamp" | "current_date", 0) => {
+                let f = keel_types::func::resolve_function(
+                    if name == "current_date" || name == "localtimestamp" {
+                        name
+                    } else {
+                        "now"
+                    },
+                    &[],
+                )
+                .or_else(|| keel_types::func::resolve_function("now", &[]))
+                .ok_or_else(|| no_function(name, &[]))?;
                 return Ok(Expr::Func { f, args });
             }
             ("pg_backend_pid", 0) => return Ok(Expr::Special(Special::PgBackendPid, TypeId::Int4)),
             ("current_setting", 1) => {
                 if let Expr::Const(Datum::Text(s), _) = &args[0] {
-                    return Ok(Expr::Special(Special::CurrentSetting(s.clone()), TypeId::Text));
+                    return Ok(Expr::Special(
+                        Special::CurrentSetting(s.clone()),
+                        TypeId::Text,
+                    ));
                 }
                 return Err(PgError::unsupported("current_setting() of a non-constant"));
             }
             ("nextval", 1) => {
                 if let Expr::Const(Datum::Text(s), _) = &args[0] {
-                    let n = s.trim_matches('"').rsplit('.').next().unwrap_or(s).to_lowercase();
+                    let n = s
+                        .trim_matches('"')
+                        .rsplit('.')
+                        .next()
+                        .unwrap_or(s)
+                        .to_lowercase();
                     let seq = self.catalog.sequence_by_name(&n).cloned().ok_or_else(|| {
-                        PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"))
+                        PgError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("relation \"{n}\" does not exist"),
+                        )
                     })?;
                     return Ok(Expr::Special(Special::Nextval(seq), TypeId::Int8));
                 }
                 return Err(PgError::unsupported("nextval() of a non-constant"));
             }
-            ("pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size", 1) => {
+            (
+                "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size",
+                1,
+            ) => {
                 let rel = match &args[0] {
                     Expr::Const(Datum::Text(s), _) => s.trim_matches('"').to_lowercase(),
                     _ => return Err(PgError::unsupported(format!("{name}() of a non-constant"))),
@@ -549,7 +832,10 @@ impl<'a> Binder<'a> {
                     Some(Relation::Index(i)) => vec![i.relfile],
                     Some(Relation::Sequence(_)) => vec![],
                     None => {
-                        return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{rel}\" does not exist")));
+                        return Err(PgError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("relation \"{rel}\" does not exist"),
+                        ));
                     }
                 };
                 return Ok(Expr::Special(Special::RelationSize(files), TypeId::Int8));
@@ -559,16 +845,28 @@ impl<'a> Binder<'a> {
                 return Ok(Expr::Coalesce(args, ty));
             }
             ("generate_series", _) => {
-                return Err(PgError::unsupported("generate_series() here (use it in FROM or at the top of the select list)"));
+                return Err(PgError::unsupported(
+                    "generate_series() here (use it in FROM or at the top of the select list)",
+                ));
             }
             _ => {}
         }
         let tys: Vec<TypeId> = args.iter().map(Expr::ty).collect();
-        let f = keel_types::func::resolve_function(name, &tys).ok_or_else(|| no_function(name, &tys))?;
+        let f = keel_types::func::resolve_function(name, &tys)
+            .ok_or_else(|| no_function(name, &tys))?;
         let mut coerced = Vec::with_capacity(args.len());
         for (i, e) in args.into_iter().enumerate() {
-            let t = f.args.get(i).or(f.args.last()).copied().unwrap_or(TypeId::Unknown);
-            coerced.push(if t == TypeId::Unknown { e } else { coerce(e, SqlType::new(t), CastContext::Implicit, &mut self.params)? });
+            let t = f
+                .args
+                .get(i)
+                .or(f.args.last())
+                .copied()
+                .unwrap_or(TypeId::Unknown);
+            coerced.push(if t == TypeId::Unknown {
+                e
+            } else {
+                coerce(e, SqlType::new(t), CastContext::Implicit, &mut self.params)?
+            });
         }
         Ok(Expr::Func { f, args: coerced })
     }
@@ -576,7 +874,16 @@ impl<'a> Binder<'a> {
     /// Final parameter types: unresolved ones default to text, as PostgreSQL does for
     /// parameters that reach the output unconstrained.
     pub fn finish_params(&self) -> Vec<TypeId> {
-        self.params.iter().map(|t| if *t == TypeId::Unknown { TypeId::Text } else { *t }).collect()
+        self.params
+            .iter()
+            .map(|t| {
+                if *t == TypeId::Unknown {
+                    TypeId::Text
+                } else {
+                    *t
+                }
+            })
+            .collect()
     }
 }
 

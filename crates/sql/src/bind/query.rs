@@ -34,13 +34,20 @@ impl Binder<'_> {
             if let Some(ob) = &q.order_by {
                 // ORDER BY over VALUES / nested query: output columns only.
                 let keys = self.order_keys_on_output(ob, &columns, &[])?;
-                plan = Plan::Sort { input: Box::new(plan), keys };
+                plan = Plan::Sort {
+                    input: Box::new(plan),
+                    keys,
+                };
             }
         }
         if let Some(lc) = &q.limit_clause {
             let (limit, offset) = match lc {
-                ast::LimitClause::LimitOffset { limit, offset, .. } => (limit.clone(), offset.as_ref().map(|o| o.value.clone())),
-                ast::LimitClause::OffsetCommaLimit { offset, limit } => (Some(limit.clone()), Some(offset.clone())),
+                ast::LimitClause::LimitOffset { limit, offset, .. } => {
+                    (limit.clone(), offset.as_ref().map(|o| o.value.clone()))
+                }
+                ast::LimitClause::OffsetCommaLimit { offset, limit } => {
+                    (Some(limit.clone()), Some(offset.clone()))
+                }
             };
             let scope = Scope::default();
             let int8 = SqlType::new(TypeId::Int8);
@@ -53,26 +60,42 @@ impl Binder<'_> {
                 Some(o) => Some(self.expr_as(&o, int8, &scope, CastContext::Implicit)?),
                 None => None,
             };
-            plan = Plan::Limit { input: Box::new(plan), limit, offset };
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+            };
         }
         for c in &mut columns {
             if c.ty == TypeId::Unknown {
                 c.ty = TypeId::Text;
             }
         }
-        Ok(QueryPlan { root: plan, columns })
+        Ok(QueryPlan {
+            root: plan,
+            columns,
+        })
     }
 
     /// VALUES lists; `types` forces column types (INSERT targets).
-    pub fn values(&mut self, v: &ast::Values, types: Option<&[SqlType]>) -> PgResult<(Plan, Vec<OutColumn>)> {
+    pub fn values(
+        &mut self,
+        v: &ast::Values,
+        types: Option<&[SqlType]>,
+    ) -> PgResult<(Plan, Vec<OutColumn>)> {
         let scope = Scope::default();
         let mut rows = Vec::new();
         let width = v.rows.first().map_or(0, |r| r.content.len());
         for r in &v.rows {
             if r.content.len() != width {
                 return Err(self.at(
-                    PgError::new(sqlstate::SYNTAX_ERROR, "VALUES lists must all be the same length"),
-                    r.content.first().map_or(sqlparser::tokenizer::Span::empty(), |e| e.span()),
+                    PgError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        "VALUES lists must all be the same length",
+                    ),
+                    r.content
+                        .first()
+                        .map_or(sqlparser::tokenizer::Span::empty(), |e| e.span()),
                 ));
             }
             let mut row = Vec::new();
@@ -90,29 +113,53 @@ impl Binder<'_> {
         // Unify column types across rows (first known type wins).
         let mut columns = Vec::new();
         for c in 0..width {
-            let ty = rows.iter().map(|r| r[c].ty()).find(|t| *t != TypeId::Unknown).unwrap_or(TypeId::Text);
+            let ty = rows
+                .iter()
+                .map(|r| r[c].ty())
+                .find(|t| *t != TypeId::Unknown)
+                .unwrap_or(TypeId::Text);
             for r in rows.iter_mut() {
                 let e = std::mem::replace(&mut r[c], Expr::Const(Datum::Null, ty));
-                r[c] = super::types::coerce(e, SqlType::new(ty), CastContext::Implicit, &mut self.params)?;
+                r[c] = super::types::coerce(
+                    e,
+                    SqlType::new(ty),
+                    CastContext::Implicit,
+                    &mut self.params,
+                )?;
             }
-            columns.push(OutColumn { name: format!("column{}", c + 1), ty, typmod: -1, table_oid: 0, attnum: 0 });
+            columns.push(OutColumn {
+                name: format!("column{}", c + 1),
+                ty,
+                typmod: -1,
+                table_oid: 0,
+                attnum: 0,
+            });
         }
         Ok((Plan::Values { rows }, columns))
     }
 
     fn from_item(&mut self, t: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
         match t {
-            ast::TableFactor::Table { name, alias, args, .. } => {
+            ast::TableFactor::Table {
+                name, alias, args, ..
+            } => {
                 let (_, n) = super::object_name(name);
                 if let Some(args) = args {
                     if n != "generate_series" {
-                        return Err(self.at(PgError::unsupported(format!("table function {n}()")), name.span()));
+                        return Err(self.at(
+                            PgError::unsupported(format!("table function {n}()")),
+                            name.span(),
+                        ));
                     }
                     let mut a = Vec::new();
                     for arg in &args.args {
                         match arg {
-                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => a.push(self.expr(e, &Scope::default(), &mut None)?),
-                            _ => return Err(PgError::unsupported("this generate_series() argument")),
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                                a.push(self.expr(e, &Scope::default(), &mut None)?)
+                            }
+                            _ => {
+                                return Err(PgError::unsupported("this generate_series() argument"));
+                            }
                         }
                     }
                     let (start, stop, step, ty) = self.series_args(a)?;
@@ -121,18 +168,51 @@ impl Binder<'_> {
                         Some(al) => fold(&al.name),
                         None => "generate_series".into(),
                     };
-                    let qual = alias.as_ref().map(|a| fold(&a.name)).unwrap_or_else(|| "generate_series".into());
+                    let qual = alias
+                        .as_ref()
+                        .map(|a| fold(&a.name))
+                        .unwrap_or_else(|| "generate_series".into());
                     let scope = Scope {
-                        cols: vec![ScopeCol { qualifier: Some(qual), name: colname, ty, typmod: -1, table_oid: 0, attnum: 0 }],
+                        cols: vec![ScopeCol {
+                            qualifier: Some(qual),
+                            name: colname,
+                            ty,
+                            typmod: -1,
+                            table_oid: 0,
+                            attnum: 0,
+                        }],
                     };
-                    return Ok((Plan::Series { start, stop, step, ty }, scope));
+                    return Ok((
+                        Plan::Series {
+                            start,
+                            stop,
+                            step,
+                            ty,
+                        },
+                        scope,
+                    ));
                 }
                 let table = self.table(name)?;
-                let qual = alias.as_ref().map(|a| fold(&a.name)).unwrap_or_else(|| table.name.clone());
+                let qual = alias
+                    .as_ref()
+                    .map(|a| fold(&a.name))
+                    .unwrap_or_else(|| table.name.clone());
                 let scope = table_scope(&table, &qual);
-                Ok((Plan::Scan { table, access: Access::Seq, filter: None }, scope))
+                Ok((
+                    Plan::Scan {
+                        table,
+                        access: Access::Seq,
+                        filter: None,
+                    },
+                    scope,
+                ))
             }
-            ast::TableFactor::Derived { lateral: false, subquery, alias, .. } => {
+            ast::TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias,
+                ..
+            } => {
                 let sub = self.query(subquery)?;
                 let qual = alias.as_ref().map(|a| fold(&a.name));
                 let cols = sub
@@ -141,7 +221,11 @@ impl Binder<'_> {
                     .enumerate()
                     .map(|(i, c)| ScopeCol {
                         qualifier: qual.clone(),
-                        name: alias.as_ref().and_then(|a| a.columns.get(i)).map(|c| fold(&c.name)).unwrap_or_else(|| c.name.clone()),
+                        name: alias
+                            .as_ref()
+                            .and_then(|a| a.columns.get(i))
+                            .map(|c| fold(&c.name))
+                            .unwrap_or_else(|| c.name.clone()),
                         ty: c.ty,
                         typmod: c.typmod,
                         table_oid: 0,
@@ -150,27 +234,44 @@ impl Binder<'_> {
                     .collect();
                 Ok((sub.root, Scope { cols }))
             }
-            ast::TableFactor::NestedJoin { table_with_joins, alias: None } => self.from_joins(table_with_joins),
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => self.from_joins(table_with_joins),
             other => Err(PgError::unsupported(format!("FROM item \"{other}\""))),
         }
     }
 
-    pub fn series_args(&mut self, mut a: Vec<Expr>) -> PgResult<(Expr, Expr, Option<Expr>, TypeId)> {
+    pub fn series_args(
+        &mut self,
+        mut a: Vec<Expr>,
+    ) -> PgResult<(Expr, Expr, Option<Expr>, TypeId)> {
         if a.len() < 2 || a.len() > 3 {
-            return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, "function generate_series does not exist"));
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                "function generate_series does not exist",
+            ));
         }
         let ty = if a.iter().any(|e| e.ty() == TypeId::Numeric) {
             return Err(PgError::unsupported("generate_series(numeric)"));
         } else if a.iter().any(|e| e.ty() == TypeId::Int8) {
             TypeId::Int8
-        } else if a.iter().any(|e| matches!(e.ty(), TypeId::Timestamp | TypeId::TimestampTz)) {
+        } else if a
+            .iter()
+            .any(|e| matches!(e.ty(), TypeId::Timestamp | TypeId::TimestampTz))
+        {
             return Err(PgError::unsupported("generate_series(timestamp)"));
         } else {
             TypeId::Int4
         };
         let mut out = Vec::new();
         for e in a.drain(..) {
-            out.push(super::types::coerce(e, SqlType::new(ty), CastContext::Implicit, &mut self.params)?);
+            out.push(super::types::coerce(
+                e,
+                SqlType::new(ty),
+                CastContext::Implicit,
+                &mut self.params,
+            )?);
         }
         let step = if out.len() == 3 { out.pop() } else { None };
         let stop = out.pop().ok_or_else(|| PgError::internal("series"))?;
@@ -186,7 +287,15 @@ impl Binder<'_> {
                 ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
                 ast::JoinOperator::CrossJoin(_) => (false, None),
-                other => return Err(PgError::unsupported(format!("join type {other:?}").split('(').next().unwrap_or("join").to_string())),
+                other => {
+                    return Err(PgError::unsupported(
+                        format!("join type {other:?}")
+                            .split('(')
+                            .next()
+                            .unwrap_or("join")
+                            .to_string(),
+                    ));
+                }
             };
             let left_width = scope.cols.len();
             let right_width = rscope.cols.len();
@@ -197,15 +306,30 @@ impl Binder<'_> {
                 Some(_) => return Err(PgError::unsupported("JOIN ... USING and NATURAL JOIN")),
             };
             let hash = on.as_ref().and_then(|on| equi_keys(on, left_width));
-            plan = Plan::Join { left: Box::new(plan), right: Box::new(rplan), on, left_join, right_width, hash };
+            plan = Plan::Join {
+                left: Box::new(plan),
+                right: Box::new(rplan),
+                on,
+                left_join,
+                right_width,
+                hash,
+            };
         }
         Ok((plan, scope))
     }
 
     /// Binds a SELECT; returns the plan, the output columns, and Some(()) when ORDER BY was
     /// handled here.
-    fn select(&mut self, s: &ast::Select, order_by: Option<&ast::OrderBy>) -> PgResult<(Plan, Vec<OutColumn>, Option<()>)> {
-        if s.into.is_some() || !s.lateral_views.is_empty() || s.qualify.is_some() || !s.named_window.is_empty() {
+    fn select(
+        &mut self,
+        s: &ast::Select,
+        order_by: Option<&ast::OrderBy>,
+    ) -> PgResult<(Plan, Vec<OutColumn>, Option<()>)> {
+        if s.into.is_some()
+            || !s.lateral_views.is_empty()
+            || s.qualify.is_some()
+            || !s.named_window.is_empty()
+        {
             return Err(PgError::unsupported("this SELECT form"));
         }
         // FROM: comma-separated items are cross joins.
@@ -219,18 +343,36 @@ impl Binder<'_> {
                 let (rp, rs) = self.from_joins(twj)?;
                 let rw = rs.cols.len();
                 scope.cols.extend(rs.cols);
-                plan = Plan::Join { left: Box::new(plan), right: Box::new(rp), on: None, left_join: false, right_width: rw, hash: None };
+                plan = Plan::Join {
+                    left: Box::new(plan),
+                    right: Box::new(rp),
+                    on: None,
+                    left_join: false,
+                    right_width: rw,
+                    hash: None,
+                };
             }
             (plan, scope)
         };
         if let Some(w) = &s.selection {
             let pred = self.bool_expr(w, &scope, &mut None)?;
             plan = match plan {
-                Plan::Scan { table, filter: None, .. } => {
+                Plan::Scan {
+                    table,
+                    filter: None,
+                    ..
+                } => {
                     let (access, filter) = choose_access(self.catalog, &table, pred);
-                    Plan::Scan { table, access, filter: Some(filter) }
+                    Plan::Scan {
+                        table,
+                        access,
+                        filter: Some(filter),
+                    }
                 }
-                p => Plan::Filter { input: Box::new(p), pred },
+                p => Plan::Filter {
+                    input: Box::new(p),
+                    pred,
+                },
             };
         }
         let group_asts: Vec<ast::Expr> = match &s.group_by {
@@ -255,12 +397,19 @@ impl Binder<'_> {
             }
             seen
         };
-        let mut agg_ctx = AggCtx { input: scope.clone(), group_asts: vec![], group: vec![], aggs: vec![] };
+        let mut agg_ctx = AggCtx {
+            input: scope.clone(),
+            group_asts: vec![],
+            group: vec![],
+            aggs: vec![],
+        };
         let out_scope;
         if aggregated {
             // GROUP BY items: ordinals and output aliases refer to select items.
             for g in &group_asts {
-                let target = self.resolve_output_ref(g, &s.projection)?.unwrap_or_else(|| g.clone());
+                let target = self
+                    .resolve_output_ref(g, &s.projection)?
+                    .unwrap_or_else(|| g.clone());
                 let b = self.expr(&target, &scope, &mut None)?;
                 agg_ctx.group_asts.push(target);
                 agg_ctx.group.push(b);
@@ -270,7 +419,8 @@ impl Binder<'_> {
             out_scope = scope.clone();
         }
         let mut actx = if aggregated { Some(&mut agg_ctx) } else { None };
-        let (mut exprs, mut columns, srf) = self.projection(&s.projection, &out_scope, &mut actx)?;
+        let (mut exprs, mut columns, srf) =
+            self.projection(&s.projection, &out_scope, &mut actx)?;
         let having = match &s.having {
             Some(h) => Some(self.bool_expr(h, &out_scope, &mut actx)?),
             None => None,
@@ -289,23 +439,42 @@ impl Binder<'_> {
                         Some(t) => self.expr(&t, &out_scope, &mut actx)?,
                         None => self.expr(e, &out_scope, &mut actx)?,
                     };
-                    keys.push(SortKey { expr, desc, nulls_first });
+                    keys.push(SortKey {
+                        expr,
+                        desc,
+                        nulls_first,
+                    });
                 }
             }
         }
         drop(actx);
         if aggregated {
-            plan = Plan::Agg { input: Box::new(plan), group: agg_ctx.group, aggs: agg_ctx.aggs };
+            plan = Plan::Agg {
+                input: Box::new(plan),
+                group: agg_ctx.group,
+                aggs: agg_ctx.aggs,
+            };
             if let Some(h) = having {
-                plan = Plan::Filter { input: Box::new(plan), pred: h };
+                plan = Plan::Filter {
+                    input: Box::new(plan),
+                    pred: h,
+                };
             }
         }
         if !keys.is_empty() {
-            plan = Plan::Sort { input: Box::new(plan), keys };
+            plan = Plan::Sort {
+                input: Box::new(plan),
+                keys,
+            };
         }
         for e in exprs.iter_mut() {
             if e.ty() == TypeId::Unknown {
-                *e = super::types::coerce(e.clone(), SqlType::new(TypeId::Text), CastContext::Implicit, &mut self.params)?;
+                *e = super::types::coerce(
+                    e.clone(),
+                    SqlType::new(TypeId::Text),
+                    CastContext::Implicit,
+                    &mut self.params,
+                )?;
             }
         }
         for (c, e) in columns.iter_mut().zip(&exprs) {
@@ -314,27 +483,49 @@ impl Binder<'_> {
                 c.typmod = e.typmod();
             }
         }
-        plan = Plan::Project { input: Box::new(plan), exprs, srf };
+        plan = Plan::Project {
+            input: Box::new(plan),
+            exprs,
+            srf,
+        };
         if distinct {
-            plan = Plan::Distinct { input: Box::new(plan), types: columns.iter().map(|c| c.ty).collect() };
+            plan = Plan::Distinct {
+                input: Box::new(plan),
+                types: columns.iter().map(|c| c.ty).collect(),
+            };
             if let Some(k) = post_sort {
-                plan = Plan::Sort { input: Box::new(plan), keys: k };
+                plan = Plan::Sort {
+                    input: Box::new(plan),
+                    keys: k,
+                };
             }
         }
         Ok((plan, columns, Some(())))
     }
 
     /// `ORDER BY 1` / `GROUP BY 1` / output alias -> the select item's expression.
-    fn resolve_output_ref(&self, e: &ast::Expr, proj: &[ast::SelectItem]) -> PgResult<Option<ast::Expr>> {
+    fn resolve_output_ref(
+        &self,
+        e: &ast::Expr,
+        proj: &[ast::SelectItem],
+    ) -> PgResult<Option<ast::Expr>> {
         match e {
             ast::Expr::Value(v) => {
                 if let ast::Value::Number(n, _) = &v.value {
                     let i: usize = n.parse().unwrap_or(0);
                     return match proj.get(i.wrapping_sub(1)) {
-                        Some(ast::SelectItem::UnnamedExpr(x)) | Some(ast::SelectItem::ExprWithAlias { expr: x, .. }) => Ok(Some(x.clone())),
-                        Some(_) => Err(PgError::unsupported("ORDER BY/GROUP BY position of a wildcard")),
+                        Some(ast::SelectItem::UnnamedExpr(x))
+                        | Some(ast::SelectItem::ExprWithAlias { expr: x, .. }) => {
+                            Ok(Some(x.clone()))
+                        }
+                        Some(_) => Err(PgError::unsupported(
+                            "ORDER BY/GROUP BY position of a wildcard",
+                        )),
                         None => Err(self.at(
-                            PgError::new(sqlstate::INVALID_COLUMN_REFERENCE, format!("ORDER BY position {n} is not in select list")),
+                            PgError::new(
+                                sqlstate::INVALID_COLUMN_REFERENCE,
+                                format!("ORDER BY position {n} is not in select list"),
+                            ),
                             e.span(),
                         )),
                     };
@@ -356,7 +547,12 @@ impl Binder<'_> {
         }
     }
 
-    fn order_keys_on_output(&mut self, ob: &ast::OrderBy, columns: &[OutColumn], proj: &[ast::SelectItem]) -> PgResult<Vec<SortKey>> {
+    fn order_keys_on_output(
+        &mut self,
+        ob: &ast::OrderBy,
+        columns: &[OutColumn],
+        proj: &[ast::SelectItem],
+    ) -> PgResult<Vec<SortKey>> {
         let mut keys = Vec::new();
         for (e, desc, nulls_first) in order_items(ob)? {
             let idx = match e {
@@ -372,11 +568,18 @@ impl Binder<'_> {
             });
             let Some(i) = idx else {
                 return Err(self.at(
-                    PgError::new(sqlstate::INVALID_COLUMN_REFERENCE, "for SELECT DISTINCT, ORDER BY expressions must appear in select list"),
+                    PgError::new(
+                        sqlstate::INVALID_COLUMN_REFERENCE,
+                        "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                    ),
                     e.span(),
                 ));
             };
-            keys.push(SortKey { expr: Expr::Col(i, columns[i].ty), desc, nulls_first });
+            keys.push(SortKey {
+                expr: Expr::Col(i, columns[i].ty),
+                desc,
+                nulls_first,
+            });
         }
         Ok(keys)
     }
@@ -387,7 +590,11 @@ impl Binder<'_> {
         items: &[ast::SelectItem],
         scope: &Scope,
         agg: &mut Option<&mut AggCtx>,
-    ) -> PgResult<(Vec<Expr>, Vec<OutColumn>, Option<(usize, Expr, Expr, Option<Expr>)>)> {
+    ) -> PgResult<(
+        Vec<Expr>,
+        Vec<OutColumn>,
+        Option<(usize, Expr, Expr, Option<Expr>)>,
+    )> {
         let mut exprs = Vec::new();
         let mut cols = Vec::new();
         let mut srf = None;
@@ -395,45 +602,70 @@ impl Binder<'_> {
             match item {
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
                     let qual = match item {
-                        ast::SelectItem::QualifiedWildcard(ast::SelectItemQualifiedWildcardKind::ObjectName(n), _) => {
-                            Some(super::object_name(n).1)
+                        ast::SelectItem::QualifiedWildcard(
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                            _,
+                        ) => Some(super::object_name(n).1),
+                        ast::SelectItem::QualifiedWildcard(..) => {
+                            return Err(PgError::unsupported("this wildcard"));
                         }
-                        ast::SelectItem::QualifiedWildcard(..) => return Err(PgError::unsupported("this wildcard")),
                         _ => None,
                     };
                     if agg.is_some() {
-                        return Err(PgError::new(sqlstate::GROUPING_ERROR, "SELECT * with GROUP BY is not supported"));
+                        return Err(PgError::new(
+                            sqlstate::GROUPING_ERROR,
+                            "SELECT * with GROUP BY is not supported",
+                        ));
                     }
                     let mut any = false;
                     for (i, c) in scope.cols.iter().enumerate() {
                         if qual.is_none() || c.qualifier == qual {
                             any = true;
                             exprs.push(Expr::Col(i, c.ty));
-                            cols.push(OutColumn { name: c.name.clone(), ty: c.ty, typmod: c.typmod, table_oid: c.table_oid, attnum: c.attnum });
+                            cols.push(OutColumn {
+                                name: c.name.clone(),
+                                ty: c.ty,
+                                typmod: c.typmod,
+                                table_oid: c.table_oid,
+                                attnum: c.attnum,
+                            });
                         }
                     }
                     if !any && qual.is_some() {
                         return Err(PgError::new(
                             sqlstate::UNDEFINED_TABLE,
-                            format!("missing FROM-clause entry for table \"{}\"", qual.unwrap_or_default()),
+                            format!(
+                                "missing FROM-clause entry for table \"{}\"",
+                                qual.unwrap_or_default()
+                            ),
                         ));
                     }
                     if items.len() == 1 && scope.cols.is_empty() {
-                        return Err(PgError::new(sqlstate::SYNTAX_ERROR, "SELECT * with no tables specified is not valid"));
+                        return Err(PgError::new(
+                            sqlstate::SYNTAX_ERROR,
+                            "SELECT * with no tables specified is not valid",
+                        ));
                     }
                 }
-                ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                     let alias = match item {
                         ast::SelectItem::ExprWithAlias { alias, .. } => Some(fold(alias)),
                         _ => None,
                     };
                     // generate_series(...) at the top of the select list.
                     if let ast::Expr::Function(f) = e {
-                        if super::object_name(&f.name).1 == "generate_series" && srf.is_none() && agg.is_none() {
+                        if super::object_name(&f.name).1 == "generate_series"
+                            && srf.is_none()
+                            && agg.is_none()
+                        {
                             let mut args = Vec::new();
                             if let ast::FunctionArguments::List(l) = &f.args {
                                 for a in &l.args {
-                                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a {
+                                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                                        x,
+                                    )) = a
+                                    {
                                         args.push(self.expr(x, scope, agg)?);
                                     }
                                 }
@@ -441,7 +673,13 @@ impl Binder<'_> {
                             let (start, stop, step, ty) = self.series_args(args)?;
                             srf = Some((exprs.len(), start, stop, step));
                             exprs.push(Expr::Const(Datum::Null, ty));
-                            cols.push(OutColumn { name: alias.unwrap_or_else(|| "generate_series".into()), ty, typmod: -1, table_oid: 0, attnum: 0 });
+                            cols.push(OutColumn {
+                                name: alias.unwrap_or_else(|| "generate_series".into()),
+                                ty,
+                                typmod: -1,
+                                table_oid: 0,
+                                attnum: 0,
+                            });
                             continue;
                         }
                     }
@@ -453,10 +691,18 @@ impl Binder<'_> {
                         }
                         _ => (output_name(e), 0, 0, b.typmod()),
                     };
-                    cols.push(OutColumn { name: alias.unwrap_or(name), ty: b.ty(), typmod, table_oid, attnum });
+                    cols.push(OutColumn {
+                        name: alias.unwrap_or(name),
+                        ty: b.ty(),
+                        typmod,
+                        table_oid,
+                        attnum,
+                    });
                     exprs.push(b);
                 }
-                ast::SelectItem::ExprWithAliases { .. } => return Err(PgError::unsupported("multiple aliases")),
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(PgError::unsupported("multiple aliases"));
+                }
             }
         }
         Ok((exprs, cols, srf))
@@ -490,7 +736,9 @@ fn output_name(e: &ast::Expr) -> String {
                 _ => n,
             }
         }
-        ast::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => match expr.as_ref() {
             ast::Expr::Value(_) => {
                 let t = data_type.to_string().to_lowercase();
                 let base = t.split('(').next().unwrap_or("").trim().to_string();
@@ -560,8 +808,12 @@ pub fn choose_access(catalog: &Catalog, table: &Arc<TableDef>, pred: Expr) -> (A
                 x => x,
             };
             match (l.as_ref(), r.as_ref()) {
-                (Expr::Col(c, t), v) if v.is_row_independent() && v.ty() == *t => quals.push((*c, op, v.clone())),
-                (v, Expr::Col(c, t)) if v.is_row_independent() && v.ty() == *t => quals.push((*c, flip(op), v.clone())),
+                (Expr::Col(c, t), v) if v.is_row_independent() && v.ty() == *t => {
+                    quals.push((*c, op, v.clone()))
+                }
+                (v, Expr::Col(c, t)) if v.is_row_independent() && v.ty() == *t => {
+                    quals.push((*c, flip(op), v.clone()))
+                }
                 _ => {}
             }
         }
@@ -589,10 +841,20 @@ pub fn choose_access(catalog: &Catalog, table: &Arc<TableDef>, pred: Expr) -> (A
                 }
             }
         }
-        let score = eq.len() * 4 + usize::from(lower.is_some()) + usize::from(upper.is_some())
+        let score = eq.len() * 4
+            + usize::from(lower.is_some())
+            + usize::from(upper.is_some())
             + usize::from(idx.unique && eq.len() == idx.columns.len()) * 2;
         if score > 0 && best.as_ref().is_none_or(|(s, _)| score > *s) {
-            best = Some((score, Access::Index { index: idx.clone(), eq, lower, upper }));
+            best = Some((
+                score,
+                Access::Index {
+                    index: idx.clone(),
+                    eq,
+                    lower,
+                    upper,
+                },
+            ));
         }
     }
     (best.map_or(Access::Seq, |b| b.1), pred)
@@ -608,8 +870,14 @@ fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
             col_range(l, lo, hi);
             col_range(r, lo, hi);
         }
-        Expr::Un { arg, .. } | Expr::Not(arg) | Expr::IsNull(arg, _) | Expr::IsBool { arg, .. } | Expr::Cast { arg, .. } => col_range(arg, lo, hi),
-        Expr::Func { args, .. } | Expr::Coalesce(args, _) => args.iter().for_each(|a| col_range(a, lo, hi)),
+        Expr::Un { arg, .. }
+        | Expr::Not(arg)
+        | Expr::IsNull(arg, _)
+        | Expr::IsBool { arg, .. }
+        | Expr::Cast { arg, .. } => col_range(arg, lo, hi),
+        Expr::Func { args, .. } | Expr::Coalesce(args, _) => {
+            args.iter().for_each(|a| col_range(a, lo, hi))
+        }
         Expr::Case { whens, default, .. } => {
             for (a, b) in whens {
                 col_range(a, lo, hi);
@@ -661,11 +929,31 @@ fn equi_keys(on: &Expr, left_width: usize) -> Option<(Vec<Expr>, Vec<Expr>)> {
 fn shift(e: Expr, by: usize) -> Expr {
     match e {
         Expr::Col(i, t) => Expr::Col(i - by, t),
-        Expr::Bin { op, f, l, r, ty } => Expr::Bin { op, f, l: Box::new(shift(*l, by)), r: Box::new(shift(*r, by)), ty },
-        Expr::Un { f, arg, ty } => Expr::Un { f, arg: Box::new(shift(*arg, by)), ty },
-        Expr::Cast { arg, from, to, ctx } => Expr::Cast { arg: Box::new(shift(*arg, by)), from, to, ctx },
-        Expr::Func { f, args } => Expr::Func { f, args: args.into_iter().map(|a| shift(a, by)).collect() },
-        Expr::Coalesce(args, t) => Expr::Coalesce(args.into_iter().map(|a| shift(a, by)).collect(), t),
+        Expr::Bin { op, f, l, r, ty } => Expr::Bin {
+            op,
+            f,
+            l: Box::new(shift(*l, by)),
+            r: Box::new(shift(*r, by)),
+            ty,
+        },
+        Expr::Un { f, arg, ty } => Expr::Un {
+            f,
+            arg: Box::new(shift(*arg, by)),
+            ty,
+        },
+        Expr::Cast { arg, from, to, ctx } => Expr::Cast {
+            arg: Box::new(shift(*arg, by)),
+            from,
+            to,
+            ctx,
+        },
+        Expr::Func { f, args } => Expr::Func {
+            f,
+            args: args.into_iter().map(|a| shift(a, by)).collect(),
+        },
+        Expr::Coalesce(args, t) => {
+            Expr::Coalesce(args.into_iter().map(|a| shift(a, by)).collect(), t)
+        }
         other => other,
     }
 }

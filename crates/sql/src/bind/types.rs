@@ -13,9 +13,18 @@ pub fn type_from_name(name: &str) -> PgResult<SqlType> {
     let (base, args) = match lower.find('(') {
         Some(p) => {
             let close = lower.rfind(')').unwrap_or(lower.len());
-            let args: Vec<i32> = lower[p + 1..close].split(',').filter_map(|a| a.trim().parse().ok()).collect();
-            let rest = lower[close.min(lower.len())..].trim_start_matches(')').trim().to_string();
-            (format!("{} {}", lower[..p].trim(), rest).trim().to_string(), args)
+            let args: Vec<i32> = lower[p + 1..close]
+                .split(',')
+                .filter_map(|a| a.trim().parse().ok())
+                .collect();
+            let rest = lower[close.min(lower.len())..]
+                .trim_start_matches(')')
+                .trim()
+                .to_string();
+            (
+                format!("{} {}", lower[..p].trim(), rest).trim().to_string(),
+                args,
+            )
         }
         None => (lower.clone(), vec![]),
     };
@@ -39,7 +48,10 @@ pub fn type_from_name(name: &str) -> PgResult<SqlType> {
         "interval" => TypeId::Interval,
         "oid" | "regclass" => TypeId::Oid,
         _ => {
-            return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("type \"{}\" does not exist", name.trim())));
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("type \"{}\" does not exist", name.trim()),
+            ));
         }
     };
     let typmod = match (id, args.as_slice()) {
@@ -88,16 +100,31 @@ pub fn coerce(e: Expr, to: SqlType, ctx: CastContext, params: &mut [TypeId]) -> 
             if to.typmod < 0 {
                 return Ok(p);
             }
-            return Ok(Expr::Cast { arg: Box::new(p), from: to.id, to, ctx });
+            return Ok(Expr::Cast {
+                arg: Box::new(p),
+                from: to.id,
+                to,
+                ctx,
+            });
         }
         _ => {}
     }
     if from == to.id {
         // Same type, typmod to apply (varchar(n) length check).
-        return Ok(Expr::Cast { arg: Box::new(e), from, to, ctx });
+        return Ok(Expr::Cast {
+            arg: Box::new(e),
+            from,
+            to,
+            ctx,
+        });
     }
     if from == TypeId::Unknown || can_cast(from, to.id, ctx) {
-        return Ok(Expr::Cast { arg: Box::new(e), from, to, ctx });
+        return Ok(Expr::Cast {
+            arg: Box::new(e),
+            from,
+            to,
+            ctx,
+        });
     }
     let msg = match ctx {
         CastContext::Assignment => format!(
@@ -107,7 +134,11 @@ pub fn coerce(e: Expr, to: SqlType, ctx: CastContext, params: &mut [TypeId]) -> 
         ),
         _ => format!("cannot cast type {} to {}", from.name(), type_display(to)),
     };
-    let code = if ctx == CastContext::Assignment { sqlstate::DATATYPE_MISMATCH } else { sqlstate::CANNOT_COERCE };
+    let code = if ctx == CastContext::Assignment {
+        sqlstate::DATATYPE_MISMATCH
+    } else {
+        sqlstate::CANNOT_COERCE
+    };
     Err(PgError::new(code, msg))
 }
 
@@ -117,11 +148,23 @@ mod tests {
 
     #[test]
     fn type_names() {
-        assert_eq!(type_from_name("CHAR(84)").unwrap(), SqlType::with_typmod(TypeId::Bpchar, 88));
+        assert_eq!(
+            type_from_name("CHAR(84)").unwrap(),
+            SqlType::with_typmod(TypeId::Bpchar, 88)
+        );
         assert_eq!(type_from_name("int").unwrap(), SqlType::new(TypeId::Int4));
-        assert_eq!(type_from_name("TIMESTAMP WITH TIME ZONE").unwrap().id, TypeId::TimestampTz);
-        assert_eq!(type_from_name("character varying(10)").unwrap(), SqlType::with_typmod(TypeId::Varchar, 14));
-        assert_eq!(type_from_name("NUMERIC(10,2)").unwrap().typmod, (10 << 16) + 6);
+        assert_eq!(
+            type_from_name("TIMESTAMP WITH TIME ZONE").unwrap().id,
+            TypeId::TimestampTz
+        );
+        assert_eq!(
+            type_from_name("character varying(10)").unwrap(),
+            SqlType::with_typmod(TypeId::Varchar, 14)
+        );
+        assert_eq!(
+            type_from_name("NUMERIC(10,2)").unwrap().typmod,
+            (10 << 16) + 6
+        );
         assert_eq!(type_from_name("char").unwrap().typmod, 5);
         assert!(type_from_name("widget").is_err());
         assert_eq!(is_serial("BIGSERIAL"), Some(TypeId::Int8));

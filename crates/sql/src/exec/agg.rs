@@ -24,13 +24,22 @@ pub struct Agg<'a> {
 
 impl<'a> Agg<'a> {
     pub fn new(input: BoxNode<'a>, group: &'a [Expr], aggs: &'a [AggCall]) -> Self {
-        Agg { input: Some(input), group, aggs, out: Vec::new().into_iter() }
+        Agg {
+            input: Some(input),
+            group,
+            aggs,
+            out: Vec::new().into_iter(),
+        }
     }
 
     fn new_group(&self, keys: Row) -> Group {
         Group {
             keys,
-            accs: self.aggs.iter().map(|a| (a.agg.new_accumulator)()).collect(),
+            accs: self
+                .aggs
+                .iter()
+                .map(|a| (a.agg.new_accumulator)())
+                .collect(),
             seen: self.aggs.iter().map(|_| HashSet::new()).collect(),
         }
     }

@@ -15,7 +15,12 @@ pub struct Distinct<'a> {
 
 impl<'a> Distinct<'a> {
     pub fn new(input: BoxNode<'a>, types: &'a [TypeId]) -> Self {
-        Distinct { input, types, seen: HashSet::new(), buf: Vec::new() }
+        Distinct {
+            input,
+            types,
+            seen: HashSet::new(),
+            buf: Vec::new(),
+        }
     }
 }
 

@@ -26,7 +26,14 @@ pub struct Join<'a> {
 }
 
 impl<'a> Join<'a> {
-    pub fn new(left: BoxNode<'a>, right: BoxNode<'a>, on: Option<&'a Expr>, left_join: bool, right_width: usize, hash: Option<&'a (Vec<Expr>, Vec<Expr>)>) -> Self {
+    pub fn new(
+        left: BoxNode<'a>,
+        right: BoxNode<'a>,
+        on: Option<&'a Expr>,
+        left_join: bool,
+        right_width: usize,
+        hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
+    ) -> Self {
         Join {
             left,
             right: Some(right),
@@ -44,7 +51,12 @@ impl<'a> Join<'a> {
         }
     }
 
-    fn keys(exprs: &[Expr], row: &[Datum], ev: &mut EvalCx<'_>, buf: &mut Vec<u8>) -> PgResult<bool> {
+    fn keys(
+        exprs: &[Expr],
+        row: &[Datum],
+        ev: &mut EvalCx<'_>,
+        buf: &mut Vec<u8>,
+    ) -> PgResult<bool> {
         let mut vals = Vec::with_capacity(exprs.len());
         for e in exprs {
             let v = e.eval(row, ev)?;
@@ -66,7 +78,10 @@ impl<'a> Node<'a> for Join<'a> {
                 if let Some((_, rk)) = self.hash {
                     let mut buf = Vec::new();
                     if Self::keys(rk, &r, ev, &mut buf)? {
-                        self.table.entry(buf).or_default().push(self.right_rows.len());
+                        self.table
+                            .entry(buf)
+                            .or_default()
+                            .push(self.right_rows.len());
                     } else {
                         self.right_rows.push(r);
                         continue;
@@ -100,7 +115,9 @@ impl<'a> Node<'a> for Join<'a> {
                     }
                 }
             }
-            let Some(l) = self.left.next(ev)? else { return Ok(None) };
+            let Some(l) = self.left.next(ev)? else {
+                return Ok(None);
+            };
             self.matched = false;
             self.cand_pos = 0;
             self.candidates.clear();

@@ -14,7 +14,12 @@ pub struct Limit<'a> {
 
 impl<'a> Limit<'a> {
     pub fn new(input: BoxNode<'a>, limit: Option<&'a Expr>, offset: Option<&'a Expr>) -> Self {
-        Limit { input, limit, offset, state: None }
+        Limit {
+            input,
+            limit,
+            offset,
+            state: None,
+        }
     }
 }
 
@@ -24,7 +29,10 @@ fn count(e: Option<&Expr>, ev: &mut EvalCx<'_>, what: &str) -> PgResult<Option<u
         Some(e) => match e.eval(&[], ev)? {
             Datum::Null => Ok(None),
             Datum::Int8(n) if n >= 0 => Ok(Some(n as u64)),
-            _ => Err(PgError::new("2201W", format!("{what} must not be negative"))),
+            _ => Err(PgError::new(
+                "2201W",
+                format!("{what} must not be negative"),
+            )),
         },
     }
 }
@@ -36,7 +44,9 @@ impl<'a> Node<'a> for Limit<'a> {
             let lim = count(self.limit, ev, "LIMIT")?;
             self.state = Some((off, lim));
         }
-        let Some((off, lim)) = self.state.as_mut() else { return Ok(None) };
+        let Some((off, lim)) = self.state.as_mut() else {
+            return Ok(None);
+        };
         while *off > 0 {
             if self.input.next(ev)?.is_none() {
                 return Ok(None);

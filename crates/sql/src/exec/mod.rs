@@ -34,12 +34,35 @@ pub type BoxNode<'a> = Box<dyn Node<'a> + 'a>;
 /// Builds the node tree for `plan`.
 pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> BoxNode<'a> {
     match plan {
-        Plan::Scan { table, access, filter } => Box::new(scan::Scan::new(engine, txn, table, access, filter.as_ref())),
+        Plan::Scan {
+            table,
+            access,
+            filter,
+        } => Box::new(scan::Scan::new(engine, txn, table, access, filter.as_ref())),
         Plan::Values { rows } => Box::new(values::Values::new(rows)),
-        Plan::Series { start, stop, step, ty } => Box::new(values::Series::new(start, stop, step.as_ref(), *ty)),
-        Plan::Filter { input, pred } => Box::new(filter::Filter { input: build(input, engine, txn), pred }),
-        Plan::Project { input, exprs, srf } => Box::new(project::Project::new(build(input, engine, txn), exprs, srf.as_ref())),
-        Plan::Join { left, right, on, left_join, right_width, hash } => Box::new(join::Join::new(
+        Plan::Series {
+            start,
+            stop,
+            step,
+            ty,
+        } => Box::new(values::Series::new(start, stop, step.as_ref(), *ty)),
+        Plan::Filter { input, pred } => Box::new(filter::Filter {
+            input: build(input, engine, txn),
+            pred,
+        }),
+        Plan::Project { input, exprs, srf } => Box::new(project::Project::new(
+            build(input, engine, txn),
+            exprs,
+            srf.as_ref(),
+        )),
+        Plan::Join {
+            left,
+            right,
+            on,
+            left_join,
+            right_width,
+            hash,
+        } => Box::new(join::Join::new(
             build(left, engine, txn),
             build(right, engine, txn),
             on.as_ref(),
@@ -47,15 +70,32 @@ pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> Bo
             *right_width,
             hash.as_ref(),
         )),
-        Plan::Agg { input, group, aggs } => Box::new(agg::Agg::new(build(input, engine, txn), group, aggs)),
+        Plan::Agg { input, group, aggs } => {
+            Box::new(agg::Agg::new(build(input, engine, txn), group, aggs))
+        }
         Plan::Sort { input, keys } => Box::new(sort::Sort::new(build(input, engine, txn), keys)),
-        Plan::Limit { input, limit, offset } => Box::new(limit::Limit::new(build(input, engine, txn), limit.as_ref(), offset.as_ref())),
-        Plan::Distinct { input, types } => Box::new(distinct::Distinct::new(build(input, engine, txn), types)),
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => Box::new(limit::Limit::new(
+            build(input, engine, txn),
+            limit.as_ref(),
+            offset.as_ref(),
+        )),
+        Plan::Distinct { input, types } => {
+            Box::new(distinct::Distinct::new(build(input, engine, txn), types))
+        }
     }
 }
 
 /// Runs a query to completion.
-pub fn run_query(plan: &QueryPlan, engine: &Engine, txn: &Transaction, ev: &mut EvalCx<'_>) -> PgResult<Vec<Row>> {
+pub fn run_query(
+    plan: &QueryPlan,
+    engine: &Engine,
+    txn: &Transaction,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Vec<Row>> {
     let mut root = build(&plan.root, engine, txn);
     let mut out = Vec::new();
     while let Some(r) = root.next(ev)? {

@@ -33,7 +33,10 @@ pub struct ModifyExec {
 }
 
 fn serialization_failure() -> PgError {
-    PgError::new(sqlstate::SERIALIZATION_FAILURE, "could not serialize access due to concurrent update")
+    PgError::new(
+        sqlstate::SERIALIZATION_FAILURE,
+        "could not serialize access due to concurrent update",
+    )
 }
 
 impl ModifyExec {
@@ -43,10 +46,20 @@ impl ModifyExec {
 
     /// Feeds ready-made full rows (COPY FROM); skips the plan's source.
     pub fn with_rows(rows: Vec<Row>) -> ModifyExec {
-        ModifyExec { collected: true, work: rows.into_iter().map(|r| (None, r)).collect(), ..ModifyExec::default() }
+        ModifyExec {
+            collected: true,
+            work: rows.into_iter().map(|r| (None, r)).collect(),
+            ..ModifyExec::default()
+        }
     }
 
-    fn collect(&mut self, plan: &ModifyPlan, engine: &Engine, txn: &Transaction, ev: &mut EvalCx<'_>) -> PgResult<()> {
+    fn collect(
+        &mut self,
+        plan: &ModifyPlan,
+        engine: &Engine,
+        txn: &Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
         match &plan.kind {
             ModifyKind::Insert { source, row } => {
                 let mut src = build(source, engine, txn);
@@ -69,10 +82,20 @@ impl ModifyExec {
         Ok(())
     }
 
-    fn check_row(plan: &ModifyPlan, row: &[Datum], engine: &Engine, txn: &Transaction) -> PgResult<()> {
+    fn check_row(
+        plan: &ModifyPlan,
+        row: &[Datum],
+        engine: &Engine,
+        txn: &Transaction,
+    ) -> PgResult<()> {
         for (i, c) in plan.table.columns.iter().enumerate() {
             if c.not_null && row[i].is_null() {
-                return Err(not_null_violation(&c.name, &plan.table.name, row, &plan.types));
+                return Err(not_null_violation(
+                    &c.name,
+                    &plan.table.name,
+                    row,
+                    &plan.types,
+                ));
             }
         }
         for fk in &plan.fks {
@@ -82,12 +105,20 @@ impl ModifyExec {
             }
             let found = match &fk.ref_index {
                 Some(idx) => {
-                    let range = KeyRange { lower: Bound::Included(vals.clone()), upper: Bound::Included(vals.clone()) };
+                    let range = KeyRange {
+                        lower: Bound::Included(vals.clone()),
+                        upper: Bound::Included(vals.clone()),
+                    };
                     let mut it = engine.index_scan(txn, &fk.ref_table, idx, range);
                     let mut found = false;
                     for item in &mut it {
                         let (_, r) = item?;
-                        if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| keel_types::ops::compare(&r[c], v).is_eq()) {
+                        if fk
+                            .ref_columns
+                            .iter()
+                            .zip(&vals)
+                            .all(|(&c, v)| keel_types::ops::compare(&r[c], v).is_eq())
+                        {
                             found = true;
                             break;
                         }
@@ -98,7 +129,9 @@ impl ModifyExec {
                     let mut found = false;
                     for item in engine.scan(txn, &fk.ref_table) {
                         let (_, r) = item?;
-                        if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()) {
+                        if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| {
+                            !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()
+                        }) {
                             found = true;
                             break;
                         }
@@ -107,11 +140,18 @@ impl ModifyExec {
                 }
             };
             if !found {
-                let names: Vec<&str> = fk.columns.iter().map(|&c| plan.table.columns[c].name.as_str()).collect();
+                let names: Vec<&str> = fk
+                    .columns
+                    .iter()
+                    .map(|&c| plan.table.columns[c].name.as_str())
+                    .collect();
                 let tys: Vec<_> = fk.columns.iter().map(|&c| plan.types[c]).collect();
                 return Err(PgError::new(
                     sqlstate::FOREIGN_KEY_VIOLATION,
-                    format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", plan.table.name, fk.name),
+                    format!(
+                        "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+                        plan.table.name, fk.name
+                    ),
                 )
                 .with_detail(format!(
                     "Key ({})=({}) is not present in table \"{}\".",
@@ -143,7 +183,13 @@ impl ModifyExec {
     }
 
     /// Runs until done or until a row lock must be awaited.
-    pub fn step(&mut self, plan: &ModifyPlan, engine: &Engine, txn: &mut Transaction, ev: &mut EvalCx<'_>) -> PgResult<Step> {
+    pub fn step(
+        &mut self,
+        plan: &ModifyPlan,
+        engine: &Engine,
+        txn: &mut Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<Step> {
         if !self.collected {
             self.collect(plan, engine, txn, ev)?;
         }
@@ -165,11 +211,14 @@ impl ModifyExec {
                             self.advance();
                         }
                         Write::Wait(w) => return Ok(Step::Wait(w)),
-                        Write::Updated(_) | Write::Deleted => return Err(PgError::internal("insert reported a concurrent update")),
+                        Write::Updated(_) | Write::Deleted => {
+                            return Err(PgError::internal("insert reported a concurrent update"));
+                        }
                     }
                 }
                 ModifyKind::Update { set, filter, .. } => {
-                    let (Some(target), old) = (self.work[self.pos].0, &self.work[self.pos].1) else {
+                    let (Some(target), old) = (self.work[self.pos].0, &self.work[self.pos].1)
+                    else {
                         return Err(PgError::internal("update target without row identity"));
                     };
                     if self.new_row.is_none() {
@@ -188,7 +237,9 @@ impl ModifyExec {
                             self.advance();
                         }
                         Write::Wait(w) => return Ok(Step::Wait(w)),
-                        Write::Updated(_) | Write::Deleted if !rc => return Err(serialization_failure()),
+                        Write::Updated(_) | Write::Deleted if !rc => {
+                            return Err(serialization_failure());
+                        }
                         Write::Deleted => self.advance(),
                         Write::Updated(_) => {
                             // READ COMMITTED: re-check the newest version (EvalPlanQual).
@@ -222,22 +273,26 @@ impl ModifyExec {
                             self.advance();
                         }
                         Write::Wait(w) => return Ok(Step::Wait(w)),
-                        Write::Updated(_) | Write::Deleted if !rc => return Err(serialization_failure()),
+                        Write::Updated(_) | Write::Deleted if !rc => {
+                            return Err(serialization_failure());
+                        }
                         Write::Deleted => self.advance(),
-                        Write::Updated(_) => match engine.fetch_newest(txn, &plan.table, target.root)? {
-                            Some((newest, row)) => {
-                                let still = match filter {
-                                    Some(f) => f.test(&row, ev)?,
-                                    None => true,
-                                };
-                                if still {
-                                    self.work[self.pos] = (Some(newest), row);
-                                } else {
-                                    self.advance();
+                        Write::Updated(_) => {
+                            match engine.fetch_newest(txn, &plan.table, target.root)? {
+                                Some((newest, row)) => {
+                                    let still = match filter {
+                                        Some(f) => f.test(&row, ev)?,
+                                        None => true,
+                                    };
+                                    if still {
+                                        self.work[self.pos] = (Some(newest), row);
+                                    } else {
+                                        self.advance();
+                                    }
                                 }
+                                None => self.advance(),
                             }
-                            None => self.advance(),
-                        },
+                        }
                     }
                 }
             }

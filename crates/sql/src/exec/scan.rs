@@ -23,8 +23,14 @@ pub struct Scan<'a> {
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
 pub fn key_range(access: &Access, ev: &mut EvalCx<'_>) -> PgResult<Option<KeyRange>> {
-    let Access::Index { eq, lower, upper, .. } = access else {
-        return Ok(Some(KeyRange { lower: Bound::Unbounded, upper: Bound::Unbounded }));
+    let Access::Index {
+        eq, lower, upper, ..
+    } = access
+    else {
+        return Ok(Some(KeyRange {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+        }));
     };
     let mut prefix = Vec::with_capacity(eq.len() + 1);
     for e in eq {
@@ -34,38 +40,69 @@ pub fn key_range(access: &Access, ev: &mut EvalCx<'_>) -> PgResult<Option<KeyRan
         }
         prefix.push(v);
     }
-    let bound = |b: &Option<(Expr, bool)>, ev: &mut EvalCx<'_>| -> PgResult<Option<Bound<Vec<Datum>>>> {
-        Ok(match b {
-            None if prefix.is_empty() => Some(Bound::Unbounded),
-            None => Some(Bound::Included(prefix.clone())),
-            Some((e, incl)) => {
-                let v = e.eval(&[], ev)?;
-                if v.is_null() {
-                    return Ok(None);
+    let bound =
+        |b: &Option<(Expr, bool)>, ev: &mut EvalCx<'_>| -> PgResult<Option<Bound<Vec<Datum>>>> {
+            Ok(match b {
+                None if prefix.is_empty() => Some(Bound::Unbounded),
+                None => Some(Bound::Included(prefix.clone())),
+                Some((e, incl)) => {
+                    let v = e.eval(&[], ev)?;
+                    if v.is_null() {
+                        return Ok(None);
+                    }
+                    let mut k = prefix.clone();
+                    k.push(v);
+                    Some(if *incl {
+                        Bound::Included(k)
+                    } else {
+                        Bound::Excluded(k)
+                    })
                 }
-                let mut k = prefix.clone();
-                k.push(v);
-                Some(if *incl { Bound::Included(k) } else { Bound::Excluded(k) })
-            }
-        })
-    };
+            })
+        };
     let (Some(lo), Some(hi)) = (bound(lower, ev)?, bound(upper, ev)?) else {
         return Ok(None);
     };
-    Ok(Some(KeyRange { lower: lo, upper: hi }))
+    Ok(Some(KeyRange {
+        lower: lo,
+        upper: hi,
+    }))
 }
 
 /// Opens the row iterator for `access` (None = provably empty).
-pub fn open<'a>(engine: &'a Engine, txn: &'a Transaction, table: &'a TableDef, access: &'a Access, ev: &mut EvalCx<'_>) -> PgResult<Option<RowIter<'a>>> {
+pub fn open<'a>(
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    table: &'a TableDef,
+    access: &'a Access,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Option<RowIter<'a>>> {
     Ok(match access {
         Access::Seq => Some(engine.scan(txn, table)),
-        Access::Index { index, .. } => key_range(access, ev)?.map(|r| engine.index_scan(txn, table, index, r)),
+        Access::Index { index, .. } => {
+            key_range(access, ev)?.map(|r| engine.index_scan(txn, table, index, r))
+        }
     })
 }
 
 impl<'a> Scan<'a> {
-    pub fn new(engine: &'a Engine, txn: &'a Transaction, table: &'a TableDef, access: &'a Access, filter: Option<&'a Expr>) -> Self {
-        Scan { engine, txn, table, access, filter, iter: None, done: false, n: 0 }
+    pub fn new(
+        engine: &'a Engine,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        access: &'a Access,
+        filter: Option<&'a Expr>,
+    ) -> Self {
+        Scan {
+            engine,
+            txn,
+            table,
+            access,
+            filter,
+            iter: None,
+            done: false,
+            n: 0,
+        }
     }
 
     /// Next matching row with its identity (used by UPDATE/DELETE).
@@ -82,7 +119,9 @@ impl<'a> Scan<'a> {
                 }
             }
         }
-        let Some(it) = self.iter.as_mut() else { return Ok(None) };
+        let Some(it) = self.iter.as_mut() else {
+            return Ok(None);
+        };
         for item in it {
             let (rref, row) = item?;
             self.n = self.n.wrapping_add(1);

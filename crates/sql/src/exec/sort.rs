@@ -15,7 +15,11 @@ pub struct Sort<'a> {
 
 impl<'a> Sort<'a> {
     pub fn new(input: BoxNode<'a>, keys: &'a [SortKey]) -> Self {
-        Sort { input: Some(input), keys, rows: Vec::new().into_iter() }
+        Sort {
+            input: Some(input),
+            keys,
+            rows: Vec::new().into_iter(),
+        }
     }
 }
 
@@ -32,7 +36,11 @@ impl<'a> Node<'a> for Sort<'a> {
                     let mut b = Vec::new();
                     let null = v.is_null();
                     if !null {
-                        keel_types::key::encode_key(std::slice::from_ref(&v), &[key.expr.ty()], &mut b);
+                        keel_types::key::encode_key(
+                            std::slice::from_ref(&v),
+                            &[key.expr.ty()],
+                            &mut b,
+                        );
                     }
                     k.push((null, b));
                 }
@@ -46,8 +54,20 @@ impl<'a> Node<'a> for Sort<'a> {
                     let (bn, bb) = &b.0[i];
                     let o = match (an, bn) {
                         (true, true) => Ordering::Equal,
-                        (true, false) => if key.nulls_first { Ordering::Less } else { Ordering::Greater },
-                        (false, true) => if key.nulls_first { Ordering::Greater } else { Ordering::Less },
+                        (true, false) => {
+                            if key.nulls_first {
+                                Ordering::Less
+                            } else {
+                                Ordering::Greater
+                            }
+                        }
+                        (false, true) => {
+                            if key.nulls_first {
+                                Ordering::Greater
+                            } else {
+                                Ordering::Less
+                            }
+                        }
                         (false, false) => {
                             let o = ab.cmp(bb);
                             if key.desc { o.reverse() } else { o }
@@ -59,7 +79,11 @@ impl<'a> Node<'a> for Sort<'a> {
                 }
                 Ordering::Equal
             });
-            self.rows = all.into_iter().map(|(_, r)| r).collect::<Vec<_>>().into_iter();
+            self.rows = all
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect::<Vec<_>>()
+                .into_iter();
         }
         Ok(self.rows.next())
     }

@@ -18,7 +18,9 @@ impl<'a> Values<'a> {
 
 impl<'a> Node<'a> for Values<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
-        let Some(r) = self.rows.get(self.pos) else { return Ok(None) };
+        let Some(r) = self.rows.get(self.pos) else {
+            return Ok(None);
+        };
         self.pos += 1;
         let mut out = Vec::with_capacity(r.len());
         for e in r {
@@ -37,7 +39,14 @@ pub struct SeriesState {
 }
 
 impl SeriesState {
-    pub fn open(start: &Expr, stop: &Expr, step: Option<&Expr>, ty: TypeId, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<Option<SeriesState>> {
+    pub fn open(
+        start: &Expr,
+        stop: &Expr,
+        step: Option<&Expr>,
+        ty: TypeId,
+        row: &[Datum],
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<Option<SeriesState>> {
         let get = |d: Datum| -> Option<i64> {
             match d {
                 Datum::Int4(v) => Some(v as i64),
@@ -46,7 +55,9 @@ impl SeriesState {
                 _ => None,
             }
         };
-        let (Some(a), Some(b)) = (get(start.eval(row, ev)?), get(stop.eval(row, ev)?)) else { return Ok(None) };
+        let (Some(a), Some(b)) = (get(start.eval(row, ev)?), get(stop.eval(row, ev)?)) else {
+            return Ok(None);
+        };
         let s = match step {
             Some(e) => match get(e.eval(row, ev)?) {
                 Some(s) => s,
@@ -55,9 +66,17 @@ impl SeriesState {
             None => 1,
         };
         if s == 0 {
-            return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "step size cannot equal zero"));
+            return Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                "step size cannot equal zero",
+            ));
         }
-        Ok(Some(SeriesState { cur: a, stop: b, step: s, ty }))
+        Ok(Some(SeriesState {
+            cur: a,
+            stop: b,
+            step: s,
+            ty,
+        }))
     }
 
     pub fn next(&mut self) -> Option<Datum> {
@@ -69,7 +88,11 @@ impl SeriesState {
             Some(n) => self.cur = n,
             None => self.stop = if self.step > 0 { i64::MIN } else { i64::MAX },
         }
-        Some(if self.ty == TypeId::Int8 { Datum::Int8(v) } else { Datum::Int4(v as i32) })
+        Some(if self.ty == TypeId::Int8 {
+            Datum::Int8(v)
+        } else {
+            Datum::Int4(v as i32)
+        })
     }
 }
 
@@ -84,14 +107,28 @@ pub struct Series<'a> {
 
 impl<'a> Series<'a> {
     pub fn new(start: &'a Expr, stop: &'a Expr, step: Option<&'a Expr>, ty: TypeId) -> Self {
-        Series { start, stop, step, ty, state: None, n: 0 }
+        Series {
+            start,
+            stop,
+            step,
+            ty,
+            state: None,
+            n: 0,
+        }
     }
 }
 
 impl<'a> Node<'a> for Series<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if self.state.is_none() {
-            self.state = Some(SeriesState::open(self.start, self.stop, self.step, self.ty, &[], ev)?);
+            self.state = Some(SeriesState::open(
+                self.start,
+                self.stop,
+                self.step,
+                self.ty,
+                &[],
+                ev,
+            )?);
         }
         self.n = self.n.wrapping_add(1);
         if self.n % 4096 == 0 {
