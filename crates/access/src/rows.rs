@@ -58,6 +58,25 @@ impl EngineInner {
             let lower = range.lower.as_ref().map(|v| keys.encode_prefix(v));
             let upper = range.upper.as_ref().map(|v| keys.encode_prefix(v));
             let tree = BTree::new(self.pool.clone(), irel.file.clone());
+            // Equality on every column: a point lookup, the pgbench hot path.
+            if let (Bound::Included(lo), Bound::Included(hi)) = (&range.lower, &range.upper)
+                && lo.len() == index.columns.len()
+                && lo == hi
+            {
+                let key = keys.encode_prefix(lo);
+                let roots = tree.lookup(&key)?;
+                return Ok(IndexScan {
+                    engine: self,
+                    rel,
+                    snap: self.snapshot(txn),
+                    types: column_types(table),
+                    keys,
+                    source: Source::Lookup(key, roots.into_iter()),
+                    lower_excl: None,
+                    upper_excl: None,
+                    done: false,
+                });
+            }
             let scan = tree.scan(
                 match &lower {
                     Bound::Included(k) | Bound::Excluded(k) => Bound::Included(k.clone()),
@@ -74,7 +93,7 @@ impl EngineInner {
                 snap: self.snapshot(txn),
                 types: column_types(table),
                 keys,
-                scan,
+                source: Source::Scan(scan),
                 lower_excl: match lower {
                     Bound::Excluded(k) => Some(k),
                     _ => None,
@@ -374,13 +393,18 @@ impl Iterator for SeqScan<'_> {
     }
 }
 
+enum Source {
+    Scan(keel_btree::BTreeScan),
+    Lookup(Vec<u8>, std::vec::IntoIter<Tid>),
+}
+
 struct IndexScan<'a> {
     engine: &'a EngineInner,
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
     types: Vec<TypeId>,
     keys: IndexKeys,
-    scan: keel_btree::BTreeScan,
+    source: Source,
     lower_excl: Option<Vec<u8>>,
     upper_excl: Option<Vec<u8>>,
     done: bool,
@@ -388,8 +412,17 @@ struct IndexScan<'a> {
 
 impl IndexScan<'_> {
     fn step(&mut self) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
-        for entry in self.scan.by_ref() {
-            let (key, root) = entry?;
+        loop {
+            let (key, root) = match &mut self.source {
+                Source::Scan(scan) => match scan.next() {
+                    Some(entry) => entry?,
+                    None => break,
+                },
+                Source::Lookup(key, roots) => match roots.next() {
+                    Some(root) => (key.clone(), root),
+                    None => break,
+                },
+            };
             if let Some(p) = &self.lower_excl
                 && key.starts_with(p)
             {
