@@ -17,7 +17,7 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Block {
     Idle,
-    InBlock,
+    Open,
     Failed,
 }
 
@@ -105,7 +105,7 @@ impl Session {
             self.txn = Some(self.engine.begin(iso, ro));
         }
         // Just created above when it was None.
-        self.txn.get_or_insert_with(|| unreachable_txn())
+        self.txn.get_or_insert_with(unreachable_txn)
     }
 
     pub(crate) fn catalog(&self) -> Arc<keel_catalog::Catalog> {
@@ -136,7 +136,7 @@ impl Session {
     /// After a failed statement: a block becomes Failed; an implicit transaction is rolled back.
     pub(crate) fn on_error(&mut self) {
         match self.block {
-            Block::InBlock | Block::Failed => self.block = Block::Failed,
+            Block::Open | Block::Failed => self.block = Block::Failed,
             Block::Idle => self.rollback_txn(),
         }
     }
@@ -199,10 +199,10 @@ impl keel_wire::Backend for Session {
     fn startup_parameters(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for (def, _) in self.settings.iter() {
-            if def.reported {
-                if let Ok((name, v)) = self.settings.show(def.name) {
-                    out.push((name.to_string(), v));
-                }
+            if def.reported
+                && let Ok((name, v)) = self.settings.show(def.name)
+            {
+                out.push((name.to_string(), v));
             }
         }
         out
@@ -229,11 +229,12 @@ impl keel_wire::Backend for Session {
             }
         }
         // One implicit transaction for the whole string.
-        if self.block == Block::Idle && self.txn.is_some() {
-            if let Err(e) = self.commit_txn().await {
-                self.on_error();
-                return Err(e);
-            }
+        if self.block == Block::Idle
+            && self.txn.is_some()
+            && let Err(e) = self.commit_txn().await
+        {
+            self.on_error();
+            return Err(e);
         }
         Ok(())
     }
@@ -388,11 +389,12 @@ impl keel_wire::Backend for Session {
     async fn sync(&mut self) -> PgResult<()> {
         self.ext_error = false;
         self.portals.remove("");
-        if self.block == Block::Idle && self.txn.is_some() {
-            if let Err(e) = self.commit_txn().await {
-                self.on_error();
-                return Err(e);
-            }
+        if self.block == Block::Idle
+            && self.txn.is_some()
+            && let Err(e) = self.commit_txn().await
+        {
+            self.on_error();
+            return Err(e);
         }
         Ok(())
     }
@@ -400,7 +402,7 @@ impl keel_wire::Backend for Session {
     fn transaction_status(&self) -> u8 {
         match self.block {
             Block::Idle => b'I',
-            Block::InBlock => b'T',
+            Block::Open => b'T',
             Block::Failed => b'E',
         }
     }

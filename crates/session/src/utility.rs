@@ -37,12 +37,11 @@ impl Session {
     }
 
     fn report<C: Client>(&self, def_name: &str, client: &mut C) {
-        if let Some(def) = keel_common::settings::find_def(def_name) {
-            if def.reported {
-                if let Ok((n, v)) = self.settings.show(def.name) {
-                    client.parameter_status(n, &v);
-                }
-            }
+        if let Some(def) = keel_common::settings::find_def(def_name)
+            && def.reported
+            && let Ok((n, v)) = self.settings.show(def.name)
+        {
+            client.parameter_status(n, &v);
         }
     }
 
@@ -61,7 +60,7 @@ impl Session {
                     ));
                 } else {
                     // Statements before BEGIN in the same Query join the block, as in PostgreSQL.
-                    self.block = Block::InBlock;
+                    self.block = Block::Open;
                     if self.txn.is_none() {
                         self.next_isolation = None;
                         self.next_read_only = None;
@@ -79,7 +78,7 @@ impl Session {
                         ));
                         self.commit_txn().await?;
                     }
-                    Block::InBlock => {
+                    Block::Open => {
                         self.block = Block::Idle;
                         self.commit_txn().await?;
                     }

@@ -13,6 +13,9 @@ use keel_common::{PgError, PgResult, Severity, sqlstate};
 use sqlparser::ast;
 use std::sync::Arc;
 
+/// A foreign key declared in CREATE TABLE: (name, columns, referenced table, referenced columns).
+type PendingFk = (Option<String>, Vec<usize>, ast::ObjectName, Vec<String>);
+
 pub struct DdlOutcome {
     pub tag: String,
     pub notices: Vec<PgError>,
@@ -158,7 +161,7 @@ fn create_table(
     let mut columns: Vec<ColumnDef> = Vec::new();
     let mut pk: Option<Vec<usize>> = None;
     let mut uniques: Vec<Vec<usize>> = Vec::new();
-    let mut fks: Vec<(Option<String>, Vec<usize>, ast::ObjectName, Vec<String>)> = Vec::new();
+    let mut fks: Vec<PendingFk> = Vec::new();
     let mut sequences = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = fold(&c.name);
@@ -513,17 +516,17 @@ fn drop_objects(
                         .map(move |f| (t.oid, t.name.clone(), f.name.clone()))
                 })
                 .collect();
-            if let Some((_, tname, fname)) = referencing.first() {
-                if !cascade {
-                    return Err(PgError::new(
-                        "2BP01",
-                        "cannot drop table because other objects depend on it".to_string(),
-                    )
-                    .with_detail(format!(
-                        "constraint {fname} on table {tname} depends on table"
-                    ))
-                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-                }
+            if let Some((_, tname, fname)) = referencing.first()
+                && !cascade
+            {
+                return Err(PgError::new(
+                    "2BP01",
+                    "cannot drop table because other objects depend on it".to_string(),
+                )
+                .with_detail(format!(
+                    "constraint {fname} on table {tname} depends on table"
+                ))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
             }
             for (oid, _, _) in referencing {
                 if let Some(t) = cat.tables.get(&oid).cloned() {

@@ -254,10 +254,10 @@ impl<'a> Binder<'a> {
     ) -> PgResult<Expr> {
         use ast::Expr as E;
         // After GROUP BY: a whole expression equal to a group key refers to it.
-        if let Some(a) = agg.as_deref() {
-            if let Some(i) = a.group_asts.iter().position(|g| g == e) {
-                return Ok(Expr::Col(i, a.group[i].ty()));
-            }
+        if let Some(a) = agg.as_deref()
+            && let Some(i) = a.group_asts.iter().position(|g| g == e)
+        {
+            return Ok(Expr::Col(i, a.group[i].ty()));
         }
         match e {
             E::Identifier(id) => self.column_ref(None, &fold(id), scope, agg),
@@ -317,10 +317,10 @@ impl<'a> Binder<'a> {
                     U::Not => Ok(Expr::Not(Box::new(self.bool_expr(expr, scope, agg)?))),
                     U::Minus => {
                         // Fold negative numeric literals so -2147483648 stays an int4.
-                        if let E::Value(v) = expr.as_ref() {
-                            if let ast::Value::Number(n, _) = &v.value {
-                                return self.number(&format!("-{n}"));
-                            }
+                        if let E::Value(v) = expr.as_ref()
+                            && let ast::Value::Number(n, _) = &v.value
+                        {
+                            return self.number(&format!("-{n}"));
                         }
                         let a = self.expr(expr, scope, agg)?;
                         self.unary("-", a)
@@ -355,12 +355,11 @@ impl<'a> Binder<'a> {
                 expr, data_type, ..
             } => {
                 // 'name'::regclass: keep the name; the functions taking regclass resolve it.
-                if data_type.to_string().eq_ignore_ascii_case("regclass") {
-                    if let E::Value(v) = expr.as_ref() {
-                        if let ast::Value::SingleQuotedString(s) = &v.value {
-                            return Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown));
-                        }
-                    }
+                if data_type.to_string().eq_ignore_ascii_case("regclass")
+                    && let E::Value(v) = expr.as_ref()
+                    && let ast::Value::SingleQuotedString(s) = &v.value
+                {
+                    return Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown));
                 }
                 let to = types::type_from_name(&data_type.to_string())?;
                 let a = self.expr(expr, scope, agg)?;
@@ -499,10 +498,10 @@ impl<'a> Binder<'a> {
             let inner = self.column(qual, name, &a.input)?;
             if let Expr::Col(ci, _) = inner {
                 for (i, g) in a.group.iter().enumerate() {
-                    if let Expr::Col(gi, ty) = g {
-                        if *gi == ci {
-                            return Ok(Expr::Col(i, *ty));
-                        }
+                    if let Expr::Col(gi, ty) = g
+                        && *gi == ci
+                    {
+                        return Ok(Expr::Col(i, *ty));
                     }
                 }
             }

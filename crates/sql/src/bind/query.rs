@@ -30,15 +30,15 @@ impl Binder<'_> {
             }
             _ => return Err(PgError::unsupported("UNION/INTERSECT/EXCEPT")),
         };
-        if sort_scope.is_none() {
-            if let Some(ob) = &q.order_by {
-                // ORDER BY over VALUES / nested query: output columns only.
-                let keys = self.order_keys_on_output(ob, &columns, &[])?;
-                plan = Plan::Sort {
-                    input: Box::new(plan),
-                    keys,
-                };
-            }
+        if sort_scope.is_none()
+            && let Some(ob) = &q.order_by
+        {
+            // ORDER BY over VALUES / nested query: output columns only.
+            let keys = self.order_keys_on_output(ob, &columns, &[])?;
+            plan = Plan::Sort {
+                input: Box::new(plan),
+                keys,
+            };
         }
         if let Some(lc) = &q.limit_clause {
             let (limit, offset) = match lc {
@@ -138,7 +138,7 @@ impl Binder<'_> {
         Ok((Plan::Values { rows }, columns))
     }
 
-    fn from_item(&mut self, t: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
+    fn bind_from_item(&mut self, t: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
         match t {
             ast::TableFactor::Table {
                 name, alias, args, ..
@@ -158,7 +158,9 @@ impl Binder<'_> {
                                 a.push(self.expr(e, &Scope::default(), &mut None)?)
                             }
                             _ => {
-                                return Err(PgError::unsupported("this generate_series() argument"));
+                                return Err(PgError::unsupported(
+                                    "this generate_series() argument",
+                                ));
                             }
                         }
                     }
@@ -237,7 +239,7 @@ impl Binder<'_> {
             ast::TableFactor::NestedJoin {
                 table_with_joins,
                 alias: None,
-            } => self.from_joins(table_with_joins),
+            } => self.bind_from_joins(table_with_joins),
             other => Err(PgError::unsupported(format!("FROM item \"{other}\""))),
         }
     }
@@ -279,10 +281,10 @@ impl Binder<'_> {
         Ok((start, stop, step, ty))
     }
 
-    fn from_joins(&mut self, twj: &ast::TableWithJoins) -> PgResult<(Plan, Scope)> {
-        let (mut plan, mut scope) = self.from_item(&twj.relation)?;
+    fn bind_from_joins(&mut self, twj: &ast::TableWithJoins) -> PgResult<(Plan, Scope)> {
+        let (mut plan, mut scope) = self.bind_from_item(&twj.relation)?;
         for j in &twj.joins {
-            let (rplan, rscope) = self.from_item(&j.relation)?;
+            let (rplan, rscope) = self.bind_from_item(&j.relation)?;
             let (left_join, cons) = match &j.join_operator {
                 ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
@@ -338,9 +340,9 @@ impl Binder<'_> {
         } else {
             let mut it = s.from.iter();
             let first = it.next().ok_or_else(|| PgError::internal("empty FROM"))?;
-            let (mut plan, mut scope) = self.from_joins(first)?;
+            let (mut plan, mut scope) = self.bind_from_joins(first)?;
             for twj in it {
-                let (rp, rs) = self.from_joins(twj)?;
+                let (rp, rs) = self.bind_from_joins(twj)?;
                 let rw = rs.cols.len();
                 scope.cols.extend(rs.cols);
                 plan = Plan::Join {
@@ -403,7 +405,11 @@ impl Binder<'_> {
             group: vec![],
             aggs: vec![],
         };
-        let out_scope;
+        let out_scope = if aggregated {
+            Scope::default()
+        } else {
+            scope.clone()
+        };
         if aggregated {
             // GROUP BY items: ordinals and output aliases refer to select items.
             for g in &group_asts {
@@ -414,9 +420,6 @@ impl Binder<'_> {
                 agg_ctx.group_asts.push(target);
                 agg_ctx.group.push(b);
             }
-            out_scope = Scope::default();
-        } else {
-            out_scope = scope.clone();
         }
         let mut actx = if aggregated { Some(&mut agg_ctx) } else { None };
         let (mut exprs, mut columns, srf) =
@@ -447,7 +450,6 @@ impl Binder<'_> {
                 }
             }
         }
-        drop(actx);
         if aggregated {
             plan = Plan::Agg {
                 input: Box::new(plan),
@@ -535,10 +537,10 @@ impl Binder<'_> {
             ast::Expr::Identifier(id) => {
                 let name = fold(id);
                 for item in proj {
-                    if let ast::SelectItem::ExprWithAlias { expr, alias } = item {
-                        if fold(alias) == name {
-                            return Ok(Some(expr.clone()));
-                        }
+                    if let ast::SelectItem::ExprWithAlias { expr, alias } = item
+                        && fold(alias) == name
+                    {
+                        return Ok(Some(expr.clone()));
                     }
                 }
                 Ok(None)
@@ -654,34 +656,31 @@ impl Binder<'_> {
                         _ => None,
                     };
                     // generate_series(...) at the top of the select list.
-                    if let ast::Expr::Function(f) = e {
-                        if super::object_name(&f.name).1 == "generate_series"
-                            && srf.is_none()
-                            && agg.is_none()
-                        {
-                            let mut args = Vec::new();
-                            if let ast::FunctionArguments::List(l) = &f.args {
-                                for a in &l.args {
-                                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
-                                        x,
-                                    )) = a
-                                    {
-                                        args.push(self.expr(x, scope, agg)?);
-                                    }
+                    if let ast::Expr::Function(f) = e
+                        && super::object_name(&f.name).1 == "generate_series"
+                        && srf.is_none()
+                        && agg.is_none()
+                    {
+                        let mut args = Vec::new();
+                        if let ast::FunctionArguments::List(l) = &f.args {
+                            for a in &l.args {
+                                if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a
+                                {
+                                    args.push(self.expr(x, scope, agg)?);
                                 }
                             }
-                            let (start, stop, step, ty) = self.series_args(args)?;
-                            srf = Some((exprs.len(), start, stop, step));
-                            exprs.push(Expr::Const(Datum::Null, ty));
-                            cols.push(OutColumn {
-                                name: alias.unwrap_or_else(|| "generate_series".into()),
-                                ty,
-                                typmod: -1,
-                                table_oid: 0,
-                                attnum: 0,
-                            });
-                            continue;
                         }
+                        let (start, stop, step, ty) = self.series_args(args)?;
+                        srf = Some((exprs.len(), start, stop, step));
+                        exprs.push(Expr::Const(Datum::Null, ty));
+                        cols.push(OutColumn {
+                            name: alias.unwrap_or_else(|| "generate_series".into()),
+                            ty,
+                            typmod: -1,
+                            table_oid: 0,
+                            attnum: 0,
+                        });
+                        continue;
                     }
                     let b = self.expr(e, scope, agg)?;
                     let (name, table_oid, attnum, typmod) = match (&b, agg.is_none()) {

@@ -108,11 +108,12 @@ impl<'a> Node<'a> for Join<'a> {
                     }
                 }
                 let l = self.cur.take();
-                if self.left_join && !self.matched {
-                    if let Some(mut l) = l {
-                        l.extend(std::iter::repeat_n(Datum::Null, self.right_width));
-                        return Ok(Some(l));
-                    }
+                if self.left_join
+                    && !self.matched
+                    && let Some(mut l) = l
+                {
+                    l.extend(std::iter::repeat_n(Datum::Null, self.right_width));
+                    return Ok(Some(l));
                 }
             }
             let Some(l) = self.left.next(ev)? else {
@@ -123,10 +124,10 @@ impl<'a> Node<'a> for Join<'a> {
             self.candidates.clear();
             match self.hash {
                 Some((lk, _)) => {
-                    if Self::keys(lk, &l, ev, &mut self.kbuf)? {
-                        if let Some(v) = self.table.get(&self.kbuf) {
-                            self.candidates.extend_from_slice(v);
-                        }
+                    if Self::keys(lk, &l, ev, &mut self.kbuf)?
+                        && let Some(v) = self.table.get(&self.kbuf)
+                    {
+                        self.candidates.extend_from_slice(v);
                     }
                 }
                 None => self.candidates.extend(0..self.right_rows.len()),

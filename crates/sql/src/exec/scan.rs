@@ -125,13 +125,13 @@ impl<'a> Scan<'a> {
         for item in it {
             let (rref, row) = item?;
             self.n = self.n.wrapping_add(1);
-            if self.n % 1024 == 0 {
+            if self.n.is_multiple_of(1024) {
                 ev.check_cancel()?;
             }
-            if let Some(f) = self.filter {
-                if !f.test(&row, ev)? {
-                    continue;
-                }
+            if let Some(f) = self.filter
+                && !f.test(&row, ev)?
+            {
+                continue;
             }
             return Ok(Some((rref, row)));
         }

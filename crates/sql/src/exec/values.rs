@@ -131,7 +131,7 @@ impl<'a> Node<'a> for Series<'a> {
             )?);
         }
         self.n = self.n.wrapping_add(1);
-        if self.n % 4096 == 0 {
+        if self.n.is_multiple_of(4096) {
             ev.check_cancel()?;
         }
         Ok(match self.state.as_mut().and_then(|s| s.as_mut()) {
