@@ -157,3 +157,6 @@ pub fn command_tag(stmt: &Stmt, rows: u64) -> String {
         _ => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests;

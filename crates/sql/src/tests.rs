@@ -1,0 +1,211 @@
+//! Binding and planning tests (no engine needed).
+
+use crate::plan::{Access, ModifyKind};
+use crate::{Stmt, prepare};
+use keel_catalog::{Catalog, ColumnDef, IndexDef, IndexMethod, Persistence, TableDef};
+use keel_types::{SqlType, TypeId};
+use std::sync::Arc;
+
+fn catalog() -> Arc<Catalog> {
+    let mut c = Catalog::default();
+    let col = |n: &str, t: TypeId, nn: bool| ColumnDef {
+        name: n.into(),
+        ty: SqlType::new(t),
+        not_null: nn,
+        default: None,
+    };
+    let oid = c.new_oid();
+    let t = TableDef {
+        oid,
+        name: "pgbench_accounts".into(),
+        columns: vec![
+            col("aid", TypeId::Int4, true),
+            col("bid", TypeId::Int4, false),
+            col("abalance", TypeId::Int4, false),
+            ColumnDef {
+                name: "filler".into(),
+                ty: SqlType::with_typmod(TypeId::Bpchar, 88),
+                not_null: false,
+                default: None,
+            },
+        ],
+        relfile: 1,
+        persistence: Persistence::Permanent,
+        fillfactor: 100,
+        foreign_keys: vec![],
+    };
+    c.tables.insert(oid, Arc::new(t));
+    let ioid = c.new_oid();
+    c.indexes.insert(
+        ioid,
+        Arc::new(IndexDef {
+            oid: ioid,
+            name: "pgbench_accounts_pkey".into(),
+            table: oid,
+            columns: vec![0],
+            unique: true,
+            primary: true,
+            method: IndexMethod::Btree,
+            relfile: 2,
+        }),
+    );
+    let hoid = c.new_oid();
+    let h = TableDef {
+        oid: hoid,
+        name: "pgbench_history".into(),
+        columns: vec![
+            col("tid", TypeId::Int4, false),
+            col("bid", TypeId::Int4, false),
+            col("aid", TypeId::Int4, false),
+            col("delta", TypeId::Int4, false),
+            col("mtime", TypeId::Timestamp, false),
+            ColumnDef {
+                name: "filler".into(),
+                ty: SqlType::with_typmod(TypeId::Bpchar, 26),
+                not_null: false,
+                default: None,
+            },
+        ],
+        relfile: 3,
+        persistence: Persistence::Permanent,
+        fillfactor: 100,
+        foreign_keys: vec![],
+    };
+    c.tables.insert(hoid, Arc::new(h));
+    Arc::new(c)
+}
+
+#[test]
+fn pgbench_update_infers_int4_params_and_uses_the_pkey() {
+    let p = prepare(
+        catalog(),
+        "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+        0,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(p.params, vec![TypeId::Int4, TypeId::Int4]);
+    let Stmt::Modify(m) = &p.stmt else {
+        panic!("not a modify")
+    };
+    let ModifyKind::Update { access, .. } = &m.kind else {
+        panic!("not an update")
+    };
+    assert!(matches!(access, Access::Index { eq, .. } if eq.len() == 1));
+}
+
+#[test]
+fn pgbench_select_and_insert() {
+    let p = prepare(
+        catalog(),
+        "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+        0,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(p.params, vec![TypeId::Int4]);
+    let cols = p.columns().unwrap();
+    assert_eq!(cols[0].name, "abalance");
+    assert_eq!(cols[0].ty, TypeId::Int4);
+    assert_eq!(cols[0].attnum, 3);
+    let p = prepare(catalog(), "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)", 0, &[]).unwrap();
+    assert_eq!(p.params, vec![TypeId::Int4; 4]);
+    assert!(p.columns().is_none());
+}
+
+#[test]
+fn declared_parameter_types_win() {
+    let p = prepare(
+        catalog(),
+        "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+        0,
+        &[TypeId::Int8],
+    )
+    .unwrap();
+    assert_eq!(p.params, vec![TypeId::Int8]);
+}
+
+#[test]
+fn unknown_column_has_position() {
+    let e = prepare(catalog(), "select nosuch from pgbench_accounts", 0, &[])
+        .err()
+        .unwrap();
+    assert_eq!(e.code, "42703");
+    assert_eq!(e.position, Some(8));
+    // Offsets of later statements in a multi-statement string are added.
+    let e = prepare(catalog(), "select * from nope", 10, &[])
+        .err()
+        .unwrap();
+    assert_eq!(e.code, "42P01");
+    assert_eq!(e.position, Some(25));
+}
+
+#[test]
+fn syntax_error_position() {
+    let e = prepare(catalog(), "selec 1", 0, &[]).err().unwrap();
+    assert_eq!(e.code, "42601");
+    assert_eq!(e.message, "syntax error at or near \"selec\"");
+    assert_eq!(e.position, Some(1));
+}
+
+#[test]
+fn grouping_errors() {
+    let e = prepare(
+        catalog(),
+        "select aid, count(*) from pgbench_accounts",
+        0,
+        &[],
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.code, "42803");
+    assert!(
+        prepare(
+            catalog(),
+            "select bid, count(*) from pgbench_accounts group by bid order by 2 desc",
+            0,
+            &[]
+        )
+        .is_ok()
+    );
+    assert!(
+        prepare(
+            catalog(),
+            "select bid, sum(abalance) from pgbench_accounts group by 1 having sum(abalance) > 0",
+            0,
+            &[]
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn unsupported_is_0a000() {
+    let e = prepare(catalog(), "select * from pg_catalog.pg_class", 0, &[])
+        .err()
+        .unwrap();
+    assert_eq!(e.code, "0A000");
+    let e = prepare(
+        catalog(),
+        "select aid from pgbench_accounts where aid in (select 1)",
+        0,
+        &[],
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.code, "0A000");
+}
+
+#[test]
+fn joins_and_series_bind() {
+    let p = prepare(
+        catalog(),
+        "select a.aid, g from pgbench_accounts a join generate_series(1, 10) g on a.aid = g",
+        0,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(p.columns().unwrap().len(), 2);
+    let p = prepare(catalog(), "select generate_series(1, 3) as x", 0, &[]).unwrap();
+    assert_eq!(p.columns().unwrap()[0].name, "x");
+}
