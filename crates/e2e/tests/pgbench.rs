@@ -26,14 +26,10 @@ fn init(srv: &Server, server_side: bool) {
     let out = srv.pgbench(&args, Duration::from_secs(600));
     out.assert_success();
     let sc = scale() as i64;
-    let counts = srv.query(
-        "select (select count(*) from pgbench_accounts), (select count(*) from pgbench_tellers), \
-                (select count(*) from pgbench_branches), (select count(*) from pgbench_history)",
-    );
     assert_eq!(
-        counts,
-        format!("{}|{}|{}|0", 100_000 * sc, 10 * sc, sc),
-        "row counts after pgbench -i"
+        Sums::counts(srv),
+        [100_000 * sc, 10 * sc, sc, 0],
+        "row counts (accounts, tellers, branches, history) after pgbench -i"
     );
     let sums = Sums::read(srv);
     assert_eq!(
