@@ -32,6 +32,20 @@ pub(crate) fn eval_cx<'a>(
     }
 }
 
+/// Runs `f` inline when it is cheap; otherwise tells the runtime this worker will be busy
+/// (`block_in_place`), so other sessions' tasks move to another worker instead of waiting
+/// behind a long scan, sort or bulk insert.
+pub(crate) fn maybe_blocking<R>(cheap: bool, f: impl FnOnce() -> R) -> R {
+    let multi = tokio::runtime::Handle::try_current()
+        .map(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+        .unwrap_or(false);
+    if cheap || !multi {
+        f()
+    } else {
+        tokio::task::block_in_place(f)
+    }
+}
+
 impl Session {
     /// Row shape of a statement (None = no rows).
     pub(crate) fn columns_of(&self, prep: &Prepared) -> Option<Vec<OutColumn>> {
@@ -120,7 +134,9 @@ impl Session {
                             self.pid,
                             &cf,
                         );
-                        let rows = run_query(q, &self.engine, txn, &mut ev)?;
+                        let rows = maybe_blocking(q.root.is_cheap(), || {
+                            run_query(q, &self.engine, txn, &mut ev)
+                        })?;
                         let n = rows.len() as u64;
                         Ok((rows, format!("SELECT {n}")))
                     }
@@ -204,6 +220,7 @@ impl Session {
             ));
         }
         let cancel = self.cancel.clone();
+        let cheap = m.is_cheap() && exec.pending() <= 16;
         loop {
             let step = {
                 let cf = {
@@ -221,7 +238,7 @@ impl Session {
                     self.pid,
                     &cf,
                 );
-                exec.step(m, &self.engine, txn, &mut ev)?
+                maybe_blocking(cheap, || exec.step(m, &self.engine, txn, &mut ev))?
             };
             match step {
                 Step::Done => return Ok(()),

@@ -209,7 +209,7 @@ impl keel_wire::Backend for Session {
     }
 
     async fn simple_query<C: Client>(&mut self, sql: &str, client: &mut C) -> PgResult<()> {
-        self.cancel.reset();
+        // The protocol layer resets the cancel flag when a command cycle starts.
         let stmts = keel_sql::split::split_statements(sql);
         if stmts.is_empty() {
             client.empty_query();

@@ -138,3 +138,43 @@ pub struct ModifyPlan {
     pub returning: Option<(Vec<Expr>, Vec<OutColumn>)>,
     pub fks: Vec<FkCheck>,
 }
+
+impl Access {
+    /// Equality on every column of a unique index: at most one row.
+    pub fn is_point(&self) -> bool {
+        matches!(self, Access::Index { index, eq, .. } if index.unique && eq.len() == index.columns.len())
+    }
+}
+
+impl Plan {
+    /// Whether the plan touches at most a handful of rows (point lookups, VALUES), so running
+    /// it inline on the async runtime cannot starve other sessions.
+    pub fn is_cheap(&self) -> bool {
+        match self {
+            Plan::Scan { access, .. } => access.is_point(),
+            Plan::Values { rows } => rows.len() <= 16,
+            Plan::Series { .. } => false,
+            Plan::Filter { input, .. }
+            | Plan::Project {
+                input, srf: None, ..
+            }
+            | Plan::Limit { input, .. } => input.is_cheap(),
+            Plan::Project { .. } => false,
+            Plan::Agg { input, .. } | Plan::Sort { input, .. } | Plan::Distinct { input, .. } => {
+                input.is_cheap()
+            }
+            Plan::Join { left, right, .. } => left.is_cheap() && right.is_cheap(),
+        }
+    }
+}
+
+impl ModifyPlan {
+    pub fn is_cheap(&self) -> bool {
+        match &self.kind {
+            ModifyKind::Insert { source, .. } => source.is_cheap(),
+            ModifyKind::Update { access, .. } | ModifyKind::Delete { access, .. } => {
+                access.is_point()
+            }
+        }
+    }
+}

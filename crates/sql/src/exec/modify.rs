@@ -53,6 +53,15 @@ impl ModifyExec {
         }
     }
 
+    /// Rows still to write (COPY batches are never "cheap").
+    pub fn pending(&self) -> usize {
+        if self.collected {
+            self.work.len() - self.pos
+        } else {
+            0
+        }
+    }
+
     fn collect(
         &mut self,
         plan: &ModifyPlan,
