@@ -120,6 +120,9 @@ fn create_table(
     let name = plain_name(&ct.name)?;
     if cat.name_taken(&name) {
         if ct.if_not_exists {
+            notices.push(notice(format!(
+                "relation \"{name}\" already exists, skipping"
+            )));
             return Ok("CREATE TABLE".into());
         }
         return Err(PgError::new(
