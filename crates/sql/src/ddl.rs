@@ -105,7 +105,7 @@ fn create_table(
     engine: &Engine,
     txn: &mut Transaction,
     cat: &mut Catalog,
-    _notices: &mut [PgError],
+    notices: &mut Vec<PgError>,
 ) -> PgResult<String> {
     if ct.query.is_some()
         || ct.like.is_some()
