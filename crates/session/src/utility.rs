@@ -52,7 +52,7 @@ impl Session {
     ) -> PgResult<(Rows, String)> {
         let tag = |s: &str| Ok((vec![], s.to_string()));
         match u {
-            Utility::Begin(m) => {
+            Utility::Begin(m) | Utility::StartTransaction(m) => {
                 if self.block != Block::Idle {
                     client.notice(&warning(
                         sqlstate::ACTIVE_SQL_TRANSACTION,
@@ -67,7 +67,11 @@ impl Session {
                     }
                 }
                 self.apply_modes(m)?;
-                tag("BEGIN")
+                tag(if matches!(u, Utility::StartTransaction(_)) {
+                    "START TRANSACTION"
+                } else {
+                    "BEGIN"
+                })
             }
             Utility::Commit => {
                 match self.block {

@@ -68,6 +68,12 @@ pub enum Expr {
         ty: TypeId,
     },
     Coalesce(Vec<Expr>, TypeId),
+    /// GREATEST / LEAST: NULLs are ignored; NULL only when all arguments are NULL.
+    MinMax {
+        args: Vec<Expr>,
+        greatest: bool,
+        ty: TypeId,
+    },
 }
 
 impl std::fmt::Debug for Expr {
@@ -111,7 +117,8 @@ impl Expr {
             Expr::Bin { ty, .. }
             | Expr::Un { ty, .. }
             | Expr::Case { ty, .. }
-            | Expr::Coalesce(_, ty) => *ty,
+            | Expr::Coalesce(_, ty)
+            | Expr::MinMax { ty, .. } => *ty,
             Expr::Not(_)
             | Expr::And(..)
             | Expr::Or(..)
@@ -155,7 +162,9 @@ impl Expr {
                         .iter()
                         .all(|(a, b)| a.is_row_independent() && b.is_row_independent())
             }
-            Expr::Coalesce(a, _) => a.iter().all(Expr::is_row_independent),
+            Expr::Coalesce(a, _) | Expr::MinMax { args: a, .. } => {
+                a.iter().all(Expr::is_row_independent)
+            }
         }
     }
 
@@ -235,6 +244,25 @@ impl Expr {
                     }
                 }
                 default.eval(row, cx)?
+            }
+            Expr::MinMax { args, greatest, .. } => {
+                let mut best = Datum::Null;
+                for a in args {
+                    let v = a.eval(row, cx)?;
+                    if v.is_null() {
+                        continue;
+                    }
+                    let o = if best.is_null() {
+                        std::cmp::Ordering::Greater
+                    } else {
+                        keel_types::ops::compare(&v, &best)
+                    };
+                    let take = best.is_null() || if *greatest { o.is_gt() } else { o.is_lt() };
+                    if take {
+                        best = v;
+                    }
+                }
+                best
             }
             Expr::Coalesce(args, _) => {
                 for a in args {

@@ -92,7 +92,8 @@ pub fn split_statements(sql: &str) -> Vec<RawStmt<'_>> {
                 }
             }
             b';' => {
-                push_stmt(sql, start, i, &mut out);
+                // The `;` stays in the text: PostgreSQL reports `syntax error at or near ";"`.
+                push_stmt(sql, start, i + 1, &mut out);
                 i += 1;
                 start = i;
             }
@@ -109,7 +110,7 @@ fn is_ident(c: u8) -> bool {
 
 fn push_stmt<'a>(sql: &'a str, start: usize, end: usize, out: &mut Vec<RawStmt<'a>>) {
     let text = &sql[start..end];
-    if strip_comments_ws(text).is_empty() {
+    if strip_comments_ws(text.strip_suffix(';').unwrap_or(text)).is_empty() {
         return;
     }
     out.push(RawStmt {
@@ -273,7 +274,10 @@ mod tests {
     #[test]
     fn splits_respecting_quotes() {
         let s = split_statements("select ';'; select $$a;b$$ ;-- c;\n select \"x;\" ; ");
-        let t: Vec<_> = s.iter().map(|r| r.text.trim()).collect();
+        let t: Vec<_> = s
+            .iter()
+            .map(|r| r.text.trim_end_matches(';').trim())
+            .collect();
         assert_eq!(
             t,
             vec!["select ';'", "select $$a;b$$", "-- c;\n select \"x;\""]

@@ -14,6 +14,8 @@ pub struct TxnModes {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Utility {
     Begin(TxnModes),
+    /// START TRANSACTION (same as BEGIN, its own command tag).
+    StartTransaction(TxnModes),
     Commit,
     Rollback,
     SetTransaction(TxnModes),
@@ -146,7 +148,7 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         return Ok(None);
     }
     let mut p = P {
-        toks: tokenize(text)?,
+        toks: tokenize_stmt(text)?,
         pos: 1,
     };
     let u = match first.as_str() {
@@ -156,7 +158,11 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             } else if !p.eat_word("transaction") {
                 p.eat_word("work");
             }
-            Utility::Begin(txn_modes(&mut p)?)
+            if first == "start" {
+                Utility::StartTransaction(txn_modes(&mut p)?)
+            } else {
+                Utility::Begin(txn_modes(&mut p)?)
+            }
         }
         "commit" | "end" => {
             if !p.eat_word("transaction") {
@@ -274,6 +280,15 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
     };
     p.end()?;
     Ok(Some(u))
+}
+
+/// Tokens of one statement, without its terminating `;`.
+fn tokenize_stmt(text: &str) -> PgResult<Vec<Tok>> {
+    let mut t = tokenize(text)?;
+    if t.last() == Some(&Tok::Punct(';')) {
+        t.pop();
+    }
+    Ok(t)
 }
 
 fn table_list(p: &mut P) -> PgResult<Vec<String>> {
@@ -425,7 +440,7 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
         }
         let close = close.ok_or_else(|| syntax_near(None))?;
         stmt.query = Some(text[open + 1..close].to_string());
-        let rest = tokenize(&text[close + 1..])?;
+        let rest = tokenize_stmt(&text[close + 1..])?;
         *p = P { toks: rest, pos: 0 };
     } else {
         let t = p.ident()?;

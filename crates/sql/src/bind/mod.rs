@@ -479,6 +479,46 @@ impl<'a> Binder<'a> {
                 Ok(Expr::Case { whens, default, ty })
             }
             E::Function(f) => self.function(f, scope, agg),
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.expr(expr, scope, agg)?];
+                match substring_from {
+                    Some(f) => args.push(self.expr(f, scope, agg)?),
+                    None => args.push(Expr::Const(Datum::Int4(1), TypeId::Int4)),
+                }
+                if let Some(f) = substring_for {
+                    args.push(self.expr(f, scope, agg)?);
+                }
+                self.named_function("substr", args)
+            }
+            E::Position { expr, r#in } => {
+                let args = vec![self.expr(r#in, scope, agg)?, self.expr(expr, scope, agg)?];
+                self.named_function("strpos", args)
+            }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                if trim_characters.is_some() {
+                    return Err(PgError::unsupported("TRIM with a character list"));
+                }
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    _ => "btrim",
+                };
+                let mut args = vec![self.expr(expr, scope, agg)?];
+                if let Some(w) = trim_what {
+                    args.push(self.expr(w, scope, agg)?);
+                }
+                self.named_function(name, args)
+            }
             E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => {
                 Err(PgError::unsupported("subqueries in expressions"))
             }
@@ -838,6 +878,32 @@ impl<'a> Binder<'a> {
                     }
                 };
                 return Ok(Expr::Special(Special::RelationSize(files), TypeId::Int8));
+            }
+            ("nullif", 2) => {
+                let mut it = args.into_iter();
+                let (a, b) = (
+                    it.next()
+                        .unwrap_or(Expr::Const(Datum::Null, TypeId::Unknown)),
+                    it.next()
+                        .unwrap_or(Expr::Const(Datum::Null, TypeId::Unknown)),
+                );
+                let (ty, mut v) = self.unify(vec![a, b], "NULLIF")?;
+                let b = v.pop().unwrap_or(Expr::Const(Datum::Null, ty));
+                let a = v.pop().unwrap_or(Expr::Const(Datum::Null, ty));
+                let eq = self.binary("=", a.clone(), b)?;
+                return Ok(Expr::Case {
+                    whens: vec![(eq, Expr::Const(Datum::Null, ty))],
+                    default: Box::new(a),
+                    ty,
+                });
+            }
+            ("greatest" | "least", n) if n > 0 => {
+                let (ty, args) = self.unify(args, "GREATEST")?;
+                return Ok(Expr::MinMax {
+                    args,
+                    greatest: name == "greatest",
+                    ty,
+                });
             }
             ("coalesce", n) if n > 0 => {
                 let (ty, args) = self.unify(args, "COALESCE")?;

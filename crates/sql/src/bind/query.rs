@@ -100,6 +100,13 @@ impl Binder<'_> {
             }
             let mut row = Vec::new();
             for (i, e) in r.content.iter().enumerate() {
+                if matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+                {
+                    // DEFAULT: a placeholder; INSERT substitutes the column default.
+                    let ty = types.and_then(|t| t.get(i)).map_or(TypeId::Text, |t| t.id);
+                    row.push(Expr::Const(Datum::Null, ty));
+                    continue;
+                }
                 let b = match types.and_then(|t| t.get(i)) {
                     Some(t) if !matches!(e, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default")) => {
                         self.expr_as(e, *t, &scope, CastContext::Assignment)?
@@ -757,6 +764,20 @@ fn output_name(e: &ast::Expr) -> String {
         },
         ast::Expr::Nested(inner) => output_name(inner),
         ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Substring {
+            shorthand: true, ..
+        } => "substr".into(),
+        ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Trim {
+            trim_where: Some(ast::TrimWhereField::Leading),
+            ..
+        } => "ltrim".into(),
+        ast::Expr::Trim {
+            trim_where: Some(ast::TrimWhereField::Trailing),
+            ..
+        } => "rtrim".into(),
+        ast::Expr::Trim { .. } => "btrim".into(),
         _ => "?column?".into(),
     }
 }
