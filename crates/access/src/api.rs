@@ -50,6 +50,13 @@ pub struct WriteState {
     pub(crate) indexes_done: usize,
 }
 
+impl WriteState {
+    /// Whether nothing of this row's write has happened yet (no wait was met mid-way).
+    pub fn is_fresh(&self) -> bool {
+        self.heap_tid.is_none() && self.indexes_done == 0
+    }
+}
+
 /// One transaction. Created by [`Engine::begin`], ended by [`Engine::commit`] or
 /// [`Engine::rollback`].
 pub struct Transaction {
