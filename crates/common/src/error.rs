@@ -40,6 +40,18 @@ pub struct PgError {
     pub hint: Option<String>,
     /// 1-based character offset into the query string, as in PostgreSQL's `P` field.
     pub position: Option<u32>,
+    /// The object the error is about (PostgreSQL's `s`, `t`, `c`, `d`, `n` fields).
+    pub objects: Option<Box<ErrorObjects>>,
+}
+
+/// Names of the database objects an error concerns, shown by `\set VERBOSITY verbose`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorObjects {
+    pub schema: Option<String>,
+    pub table: Option<String>,
+    pub column: Option<String>,
+    pub datatype: Option<String>,
+    pub constraint: Option<String>,
 }
 
 pub type PgResult<T> = Result<T, PgError>;
@@ -53,6 +65,7 @@ impl PgError {
             detail: None,
             hint: None,
             position: None,
+            objects: None,
         }
     }
 
@@ -83,6 +96,35 @@ impl PgError {
 
     pub fn with_position(mut self, position: u32) -> Self {
         self.position = Some(position);
+        self
+    }
+
+    fn objects_mut(&mut self) -> &mut ErrorObjects {
+        self.objects.get_or_insert_with(Default::default)
+    }
+
+    /// The table (in schema `public`) the error is about.
+    pub fn with_table(mut self, table: impl Into<String>) -> Self {
+        let o = self.objects_mut();
+        o.schema = Some("public".into());
+        o.table = Some(table.into());
+        self
+    }
+
+    pub fn with_column(mut self, column: impl Into<String>) -> Self {
+        self.objects_mut().column = Some(column.into());
+        self
+    }
+
+    pub fn with_constraint(mut self, constraint: impl Into<String>) -> Self {
+        self.objects_mut().constraint = Some(constraint.into());
+        self
+    }
+
+    pub fn with_datatype(mut self, datatype: impl Into<String>) -> Self {
+        let o = self.objects_mut();
+        o.schema = Some("pg_catalog".into());
+        o.datatype = Some(datatype.into());
         self
     }
 

@@ -9,6 +9,6 @@ pub mod ids;
 pub mod settings;
 pub mod sqlstate;
 
-pub use error::{PgError, PgResult, Severity};
+pub use error::{ErrorObjects, PgError, PgResult, Severity};
 pub use ids::{BlockNo, Csn, Lsn, Oid, RelFileId, Tid, Xid};
 pub use settings::Settings;

@@ -498,7 +498,7 @@ pub fn data_row(buf: &mut BytesMut, values: &[Option<&[u8]>]) {
     }
 }
 
-/// ErrorResponse ('E') or NoticeResponse ('N') with fields S, V, C, M, D, H, P.
+/// ErrorResponse ('E') or NoticeResponse ('N') with fields S, V, C, M, D, H, P, s, t, c, d, n.
 pub fn error_fields(buf: &mut BytesMut, tag: u8, e: &PgError) {
     let at = begin(buf, tag);
     let sev = e.severity.as_str();
@@ -521,6 +521,20 @@ pub fn error_fields(buf: &mut BytesMut, tag: u8, e: &PgError) {
     if let Some(p) = e.position {
         buf.put_u8(b'P');
         put_cstr(buf, &p.to_string());
+    }
+    if let Some(o) = &e.objects {
+        for (tag, v) in [
+            (b's', &o.schema),
+            (b't', &o.table),
+            (b'c', &o.column),
+            (b'd', &o.datatype),
+            (b'n', &o.constraint),
+        ] {
+            if let Some(v) = v {
+                buf.put_u8(tag);
+                put_cstr(buf, v);
+            }
+        }
     }
     buf.put_u8(0);
     finish(buf, at);
