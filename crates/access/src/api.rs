@@ -27,6 +27,8 @@ pub struct RowRef {
 #[derive(Clone, Debug)]
 pub struct RowWait {
     pub xid: Xid,
+    /// The row waited for (relation file, root), to queue on its tuple lock first.
+    pub(crate) tuple: Option<(u32, Tid)>,
 }
 
 /// Outcome of a write.
@@ -94,6 +96,13 @@ impl Transaction {
         self.pending_catalog
             .clone()
             .unwrap_or_else(|| engine.catalog())
+    }
+
+    /// A write that did not have to wait ends any tuple-lock queueing for its row.
+    fn after_write<T>(&self, r: &PgResult<Write<T>>) {
+        if !matches!(r, Ok(Write::Wait(_))) {
+            self.inner.release_tuple_lock();
+        }
     }
 
     /// Whether the transaction has written anything (has an xid).
@@ -209,7 +218,9 @@ impl Engine {
         row: &[Datum],
         state: &mut WriteState,
     ) -> PgResult<Write<RowRef>> {
-        self.inner.insert(txn, table, row, state)
+        let r = self.inner.insert(txn, table, row, state);
+        txn.after_write(&r);
+        r
     }
 
     /// Replaces the row version `target` with `new_row`.
@@ -221,7 +232,9 @@ impl Engine {
         new_row: &[Datum],
         state: &mut WriteState,
     ) -> PgResult<Write<RowRef>> {
-        self.inner.update(txn, table, target, new_row, state)
+        let r = self.inner.update(txn, table, target, new_row, state);
+        txn.after_write(&r);
+        r
     }
 
     pub fn delete(
@@ -230,7 +243,9 @@ impl Engine {
         table: &TableDef,
         target: RowRef,
     ) -> PgResult<Write<()>> {
-        self.inner.delete(txn, table, target)
+        let r = self.inner.delete(txn, table, target);
+        txn.after_write(&r);
+        r
     }
 
     /// The newest committed (or own) version of the row with root `root`, for READ COMMITTED

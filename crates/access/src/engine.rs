@@ -261,6 +261,7 @@ impl EngineInner {
                 txns: self.txns.clone(),
                 pool: self.slot_pool.clone(),
                 finished: false,
+                tuple_guard: Mutex::new(None),
             },
         }
     }
@@ -390,13 +391,22 @@ impl EngineInner {
         wait: RowWait,
         cancelled: impl std::future::Future<Output = ()> + Send,
     ) -> PgResult<()> {
+        tokio::pin!(cancelled);
+        let slot = &txn.inner.slot;
+        if let Some((rel, root)) = wait.tuple {
+            let key = (rel, root.to_u64());
+            let held = txn.inner.tuple_guard.lock().as_ref().map(|g| g.key());
+            if held != Some(key) {
+                txn.inner.release_tuple_lock();
+                let g = self
+                    .txns
+                    .lock_tuple(slot, key, self.deadlock_timeout, cancelled.as_mut())
+                    .await?;
+                *txn.inner.tuple_guard.lock() = Some(g);
+            }
+        }
         self.txns
-            .wait_for(
-                &txn.inner.slot,
-                wait.xid.0,
-                self.deadlock_timeout,
-                cancelled,
-            )
+            .wait_for(slot, wait.xid.0, self.deadlock_timeout, cancelled.as_mut())
             .await
     }
 

@@ -9,14 +9,14 @@ use keel_txn::XidStatus;
 use keel_types::{Datum, TypeId};
 
 /// How to build an index's keys from a table's rows.
-pub struct IndexKeys {
+pub struct IndexKeys<'t> {
     cols: Vec<usize>,
     types: Vec<TypeId>,
-    names: Vec<String>,
+    table: &'t TableDef,
 }
 
-impl IndexKeys {
-    pub fn new(table: &TableDef, index: &IndexDef) -> IndexKeys {
+impl<'t> IndexKeys<'t> {
+    pub fn new(table: &'t TableDef, index: &IndexDef) -> IndexKeys<'t> {
         IndexKeys {
             cols: index.columns.clone(),
             types: index
@@ -24,11 +24,7 @@ impl IndexKeys {
                 .iter()
                 .map(|&c| table.columns[c].ty.id)
                 .collect(),
-            names: index
-                .columns
-                .iter()
-                .map(|&c| table.columns[c].name.clone())
-                .collect(),
+            table,
         }
     }
 
@@ -59,7 +55,11 @@ impl IndexKeys {
     }
 
     pub fn column_names(&self) -> String {
-        self.names.join(", ")
+        self.cols
+            .iter()
+            .map(|&c| self.table.columns[c].name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn format_values(&self, row: &[Datum]) -> String {

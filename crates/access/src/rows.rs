@@ -143,12 +143,15 @@ impl EngineInner {
             .pending_catalog
             .clone()
             .unwrap_or_else(|| self.catalog());
-        let indexes: Vec<_> = catalog.indexes_of(table.oid).cloned().collect();
-        for idx in indexes.iter().skip(state.indexes_done) {
+        for (i, idx) in catalog
+            .indexes_of(table.oid)
+            .enumerate()
+            .skip(state.indexes_done)
+        {
             if let Some(w) = self.index_insert(&rel, table, idx, row, tid, xid)? {
                 return Ok(Write::Wait(w));
             }
-            state.indexes_done += 1;
+            state.indexes_done = i + 1;
         }
         Ok(Write::Done(RowRef {
             root: tid,
@@ -184,7 +187,10 @@ impl EngineInner {
         };
         match tree.insert_unique(&key, root, xid, &mut check)? {
             UniqueInsert::Inserted => Ok(None),
-            UniqueInsert::Wait(x) => Ok(Some(RowWait { xid: Xid(x) })),
+            UniqueInsert::Wait(x) => Ok(Some(RowWait {
+                xid: Xid(x),
+                tuple: None,
+            })),
             UniqueInsert::Duplicate(_) => Err(PgError::new(
                 sqlstate::UNIQUE_VIOLATION,
                 format!(
@@ -213,35 +219,50 @@ impl EngineInner {
         let types = column_types(table);
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
+        let catalog = txn
+            .pending_catalog
+            .clone()
+            .unwrap_or_else(|| self.catalog());
+        let has_indexes = catalog.indexes_of(table.oid).next().is_some();
+        let mut old_bytes = None;
         let new_tid = match state.heap_tid {
             Some(t) => t,
             None => {
                 let mut bytes = Vec::with_capacity(128);
                 keel_types::row::encode_row(new_row, &types, &mut bytes);
-                let (out, new) =
-                    heap.update(target.version, target.root, &bytes, xid, cid, || {
-                        self.txns.horizon()
-                    })?;
+                let horizon = || self.txns.horizon();
+                let (out, new) = heap.update(
+                    target.version,
+                    target.root,
+                    &bytes,
+                    xid,
+                    cid,
+                    has_indexes,
+                    horizon,
+                )?;
                 match out {
                     LockOutcome::Locked => {}
                     other => return self.lock_failure(&heap, target.root, xid, other),
                 }
-                let t = new.ok_or_else(|| PgError::internal("update placed no version"))?;
+                let (t, old) = new.ok_or_else(|| PgError::internal("update placed no version"))?;
                 rel.changes
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 state.heap_tid = Some(t);
+                old_bytes = Some(old);
                 t
             }
         };
-        let catalog = txn
-            .pending_catalog
-            .clone()
-            .unwrap_or_else(|| self.catalog());
-        let indexes: Vec<_> = catalog.indexes_of(table.oid).cloned().collect();
-        if state.indexes_done < indexes.len() {
-            let old = self.read_version(&rel, target.version)?;
+        if has_indexes {
+            let old = match old_bytes {
+                Some(b) => b,
+                None => self.read_version(&rel, target.version)?,
+            };
             let old_row = decode(&old, &types)?;
-            for idx in indexes.iter().skip(state.indexes_done) {
+            for (i, idx) in catalog
+                .indexes_of(table.oid)
+                .enumerate()
+                .skip(state.indexes_done)
+            {
                 let keys = IndexKeys::new(table, idx);
                 // The heart of the design: an index whose key did not change is not touched.
                 if keys.encode_row(&old_row) != keys.encode_row(new_row)
@@ -250,7 +271,7 @@ impl EngineInner {
                 {
                     return Ok(Write::Wait(w));
                 }
-                state.indexes_done += 1;
+                state.indexes_done = i + 1;
             }
         }
         Ok(Write::Done(RowRef {
@@ -291,7 +312,10 @@ impl EngineInner {
         out: LockOutcome,
     ) -> PgResult<Write<RowRef>> {
         Ok(match out {
-            LockOutcome::Wait(x) => Write::Wait(RowWait { xid: Xid(x) }),
+            LockOutcome::Wait(x) => Write::Wait(RowWait {
+                xid: Xid(x),
+                tuple: Some((heap.rel.file.id, root)),
+            }),
             LockOutcome::Updated => match heap.fetch_newest(root, xid)? {
                 Some(v) => Write::Updated(RowRef {
                     root,
@@ -403,7 +427,7 @@ struct IndexScan<'a> {
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
     types: Vec<TypeId>,
-    keys: IndexKeys,
+    keys: IndexKeys<'a>,
     source: Source,
     lower_excl: Option<Vec<u8>>,
     upper_excl: Option<Vec<u8>>,

@@ -1,7 +1,7 @@
 //! Engine-private per-transaction state.
 
 use keel_common::RelFileId;
-use keel_txn::{Slot, Snapshot, TxnManager};
+use keel_txn::{Slot, Snapshot, TupleGuard, TxnManager};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -25,10 +25,22 @@ pub struct TxnState {
     pub(crate) txns: Arc<TxnManager>,
     pub(crate) pool: Arc<SlotPool>,
     pub(crate) finished: bool,
+    /// The tuple lock held while waiting for and then retrying a write on a busy row.
+    pub(crate) tuple_guard: Mutex<Option<TupleGuard>>,
+}
+
+impl TxnState {
+    /// Lets the next waiter for the row in line.
+    pub(crate) fn release_tuple_lock(&self) {
+        if let Some(g) = self.tuple_guard.lock().take() {
+            self.txns.tuple_locks.release(g);
+        }
+    }
 }
 
 impl Drop for TxnState {
     fn drop(&mut self) {
+        self.release_tuple_lock();
         if !self.finished
             && let Some(xid) = self.xid
         {

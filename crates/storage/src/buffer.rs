@@ -593,6 +593,15 @@ impl<'a> PageMut<'a> {
         }
     }
 
+    /// Overwrites `bytes` at offset `at` within a normal item (only those bytes are logged).
+    pub fn write_in_item(&mut self, slot: u16, at: usize, bytes: &[u8]) {
+        if let LinePointer::Normal { off, len } = self.lp(slot)
+            && at + bytes.len() <= len as usize
+        {
+            self.write(off as usize + at, bytes);
+        }
+    }
+
     /// Replaces a normal item with one of the same or smaller length in place, or else
     /// relocates it within the page. False if it does not fit.
     pub fn replace_item(&mut self, slot: u16, item: &[u8]) -> bool {

@@ -15,9 +15,11 @@
 //! See README.md for the wait and deadlock protocol.
 
 mod slots;
+mod tuplelock;
 mod xidmap;
 
 pub use slots::{Slot, SlotRegistry};
+pub use tuplelock::{TupleGuard, TupleKey, TupleLocks};
 pub use xidmap::{CommitLog, XidStatus};
 
 use keel_common::{PgError, PgResult, sqlstate};
@@ -48,6 +50,7 @@ pub struct TxnManager {
     pub clog: CommitLog,
     pub slots: SlotRegistry,
     waiters: Mutex<HashMap<u64, tokio::sync::watch::Sender<bool>>>,
+    pub tuple_locks: TupleLocks,
 }
 
 /// CSN of transactions that committed before the last restart: visible to everyone.
@@ -62,6 +65,7 @@ impl TxnManager {
             clog,
             slots: SlotRegistry::default(),
             waiters: Mutex::new(HashMap::new()),
+            tuple_locks: TupleLocks::default(),
         }
     }
 
@@ -174,6 +178,42 @@ impl TxnManager {
                                 .with_detail(format!("Process {} waits for ShareLock on transaction {}; blocked by another process.", me.pid, xid))
                                 .with_hint("See server log for query details."));
                         }
+                    }
+                }
+            }
+        };
+        me.waiting_for.store(0, Ordering::SeqCst);
+        result
+    }
+
+    /// Takes the tuple lock of row `key` for transaction `me`, waiting in line (FIFO). While
+    /// waiting, `me` is published as waiting for the lock holder's xid, so deadlocks through
+    /// tuple locks are found like any other.
+    pub async fn lock_tuple(
+        &self,
+        me: &Slot,
+        key: TupleKey,
+        deadlock_timeout: Duration,
+        cancelled: impl Future<Output = ()>,
+    ) -> PgResult<TupleGuard> {
+        let lock = self.tuple_locks.entry(key);
+        let my_xid = me.xid.load(Ordering::SeqCst);
+        let acquire = self.tuple_locks.acquire(key, lock.clone(), my_xid);
+        tokio::pin!(acquire);
+        tokio::pin!(cancelled);
+        let mut checked = false;
+        let result = loop {
+            me.waiting_for
+                .store(lock.holder.load(Ordering::SeqCst), Ordering::SeqCst);
+            tokio::select! {
+                g = &mut acquire => break Ok(g),
+                _ = &mut cancelled => break Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request")),
+                _ = tokio::time::sleep(deadlock_timeout), if !checked => {
+                    checked = true;
+                    if self.closes_cycle(me) {
+                        break Err(PgError::new(sqlstate::DEADLOCK_DETECTED, "deadlock detected")
+                            .with_detail(format!("Process {} waits for ExclusiveLock on tuple of relation {}; blocked by another process.", me.pid, key.0))
+                            .with_hint("See server log for query details."));
                     }
                 }
             }

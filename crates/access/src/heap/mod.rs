@@ -31,6 +31,9 @@ pub enum LockOutcome {
     SelfModified,
 }
 
+/// The new version's tid and the replaced version's row bytes.
+pub type NewVersion = (Tid, Vec<u8>);
+
 /// A version as read from a page.
 pub struct Version {
     pub tid: Tid,
@@ -279,11 +282,9 @@ impl<'a> Heap<'a> {
                 XidStatus::Aborted => {}
             }
         }
-        let item = page.item_mut(version.slot);
-        item[XMAX..XMAX + 8].copy_from_slice(&xid.to_le_bytes());
-        item[CMAX..CMAX + 4].copy_from_slice(&cid.to_le_bytes());
-        let flags = h.flags & !HAS_NEXT;
-        item[FLAGS..FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+        page.write_in_item(version.slot, XMAX, &xid.to_le_bytes());
+        page.write_in_item(version.slot, CMAX, &cid.to_le_bytes());
+        page.write_in_item(version.slot, FLAGS, &(h.flags & !HAS_NEXT).to_le_bytes());
         Ok(LockOutcome::Locked)
     }
 
@@ -299,6 +300,7 @@ impl<'a> Heap<'a> {
 
     /// Replaces `version` of row `root` with a new version holding `row`. Returns the new
     /// version's tid when locked.
+    #[allow(clippy::too_many_arguments)]
     pub fn update(
         &self,
         version: Tid,
@@ -306,13 +308,20 @@ impl<'a> Heap<'a> {
         row: &[u8],
         xid: u64,
         cid: u32,
+        want_old: bool,
         horizon: impl Fn() -> u64,
-    ) -> PgResult<(LockOutcome, Option<Tid>)> {
+    ) -> PgResult<(LockOutcome, Option<NewVersion>)> {
         let mut page = self.pool.write(&self.rel.file, version.block)?;
         let out = self.lock_on_page(&mut page, version, root, xid, cid)?;
         if !matches!(out, LockOutcome::Locked) {
             return Ok((out, None));
         }
+        // The replaced version's row, for index maintenance (read while we hold the latch).
+        let old = if want_old {
+            page.item(version.slot)[HEADER..].to_vec()
+        } else {
+            Vec::new()
+        };
         let item = tuple::build(xid, cid, root, row);
         let mut garbage = Vec::new();
         if !page.fits(item.len()) {
@@ -326,7 +335,7 @@ impl<'a> Heap<'a> {
             self.pool.wal.log_pages(xid, &mut [&mut page]);
             drop(page);
             prune::free_garbage(self, garbage)?;
-            return Ok((LockOutcome::Locked, Some(new)));
+            return Ok((LockOutcome::Locked, Some((new, old))));
         }
         // The new version goes to another page: lock (logged), place, then link. A crash in
         // between leaves an uncommitted xmax and an orphan version, both invisible forever.
@@ -340,7 +349,7 @@ impl<'a> Heap<'a> {
         self.pool.wal.log_pages(xid, &mut [&mut page]);
         drop(page);
         prune::free_garbage(self, garbage)?;
-        Ok((LockOutcome::Locked, Some(new)))
+        Ok((LockOutcome::Locked, Some((new, old))))
     }
 
     /// A version's header on a page that may be latched by someone else: None instead of
@@ -358,9 +367,8 @@ impl<'a> Heap<'a> {
 
 fn link(page: &mut PageMut<'_>, version: Tid, new: Tid) {
     let h = Header::read(page.item(version.slot));
-    let item = page.item_mut(version.slot);
-    item[NEXT..NEXT + 6].copy_from_slice(&tuple::tid_bytes(new));
-    item[FLAGS..FLAGS + 2].copy_from_slice(&(h.flags | HAS_NEXT).to_le_bytes());
+    page.write_in_item(version.slot, NEXT, &tuple::tid_bytes(new));
+    page.write_in_item(version.slot, FLAGS, &(h.flags | HAS_NEXT).to_le_bytes());
 }
 
 pub enum Walk<T> {

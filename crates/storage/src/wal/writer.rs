@@ -316,7 +316,7 @@ impl Wal {
 
     fn writer_loop(&self, mut seg: u64, mut file: File) {
         let mut spare: Vec<u8> = Vec::with_capacity(BACKGROUND_WRITE * 2);
-        let mut next_prepared = false;
+        let mut prep: Option<Prep> = None;
         loop {
             {
                 let mut r = self.request.lock();
@@ -335,9 +335,7 @@ impl Wal {
                 (start, std::mem::take(&mut spare))
             };
             if !data.is_empty() {
-                if let Err(e) =
-                    self.write_out(start, &data, &mut seg, &mut file, &mut next_prepared)
-                {
+                if let Err(e) = self.write_out(start, &data, &mut seg, &mut file, &mut prep) {
                     // As PostgreSQL does on a failed WAL write or fsync: nothing after this
                     // point could be trusted to be durable, so stop the server.
                     eprintln!("PANIC:  could not write to WAL: {e}");
@@ -351,15 +349,16 @@ impl Wal {
             } else if self.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            if !next_prepared {
-                // Zero-fill the next segment ahead of time so fdatasync there needs no
-                // metadata updates and commits don't wait for it.
-                if open_segment(&self.dir, seg + 1)
-                    .and_then(|f| prepare_segment(&f))
-                    .is_ok()
-                {
-                    next_prepared = true;
-                }
+            if prep.as_ref().is_none_or(|p| p.seg != seg + 1) {
+                // Zero-fill the next segment ahead of time, in another thread, so fdatasync
+                // there needs no metadata updates and no commit waits for the zeroing.
+                let dir = self.dir.clone();
+                let next = seg + 1;
+                let handle = std::thread::Builder::new()
+                    .name("keel-walprep".into())
+                    .spawn(move || open_segment(&dir, next).and_then(|f| prepare_segment(&f)))
+                    .ok();
+                prep = Some(Prep { seg: next, handle });
             }
             data.clear();
             spare = data;
@@ -372,7 +371,7 @@ impl Wal {
         data: &[u8],
         seg: &mut u64,
         file: &mut File,
-        next_prepared: &mut bool,
+        prep: &mut Option<Prep>,
     ) -> PgResult<()> {
         let mut pos = start;
         let mut rest = data;
@@ -383,12 +382,18 @@ impl Wal {
                     file.sync_data()
                         .map_err(|e| PgError::io("could not fsync wal segment", e))?;
                 }
+                let ready = match prep.take() {
+                    Some(Prep {
+                        seg: p,
+                        handle: Some(h),
+                    }) if p == s => matches!(h.join(), Ok(Ok(()))),
+                    _ => false,
+                };
                 *file = open_segment(&self.dir, s)?;
-                if !*next_prepared {
+                if !ready {
                     prepare_segment(file)?;
                 }
                 *seg = s;
-                *next_prepared = false;
             }
             let off = pos % SEGMENT_SIZE;
             let n = rest.len().min((SEGMENT_SIZE - off) as usize);
@@ -403,6 +408,12 @@ impl Wal {
         }
         Ok(())
     }
+}
+
+/// A segment being zero-filled in the background.
+struct Prep {
+    seg: u64,
+    handle: Option<std::thread::JoinHandle<PgResult<()>>>,
 }
 
 fn finish_record(ins: &mut Insert, at: usize, start: u64, xid: u64, kind: RecordKind) -> u64 {
