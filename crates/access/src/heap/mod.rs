@@ -121,62 +121,54 @@ impl<'a> Heap<'a> {
         }
     }
 
-    fn read_version(page: &impl PageRead, tid: Tid) -> Option<Version> {
-        match page.lp(tid.slot) {
-            LinePointer::Normal { .. } => {
-                let item = page.item(tid.slot);
-                if item.len() < HEADER {
-                    return None;
-                }
-                Some(Version {
-                    tid,
-                    header: Header::read(item),
-                    row: item[HEADER..].to_vec(),
-                })
-            }
-            _ => None,
-        }
-    }
-
-    /// Walks the chain of `root`, calling `f` on each version oldest first until it returns
-    /// `Some`. Restarts from the root if a hop fails validation.
-    fn walk<T>(&self, root: Tid, mut f: impl FnMut(&Version) -> Walk<T>) -> PgResult<Option<T>> {
+    /// Walks the chain of `root`, calling `f(tid, header, row)` on each version oldest first
+    /// (with the version's page share-latched: `f` must not latch pages) until it says
+    /// `Done` or `Stop`. Consecutive versions on one page are read under one latch. Restarts
+    /// from the root if a hop fails validation (a concurrent prune moved things).
+    fn walk<T>(
+        &self,
+        root: Tid,
+        mut f: impl FnMut(Tid, &Header, &[u8]) -> Walk<T>,
+    ) -> PgResult<Option<T>> {
         'restart: for _ in 0..MAX_RESTARTS {
             let mut cur = root;
             let mut prev_xmax: Option<u64> = None;
+            let mut page = self.pool.read(&self.rel.file, cur.block)?;
             loop {
-                let page = self.pool.read(&self.rel.file, cur.block)?;
-                let v = match page.lp(cur.slot) {
+                if page.block() != cur.block {
+                    drop(page);
+                    page = self.pool.read(&self.rel.file, cur.block)?;
+                }
+                let item = match page.lp(cur.slot) {
                     LinePointer::Redirect { block, slot } if cur == root => {
-                        drop(page);
                         cur = Tid::new(block, slot);
                         continue;
                     }
-                    LinePointer::Normal { .. } => match Self::read_version(&page, cur) {
-                        Some(v) => v,
-                        None => return Err(corrupt("invalid heap tuple", cur)),
-                    },
+                    LinePointer::Normal { .. } => page.item(cur.slot),
                     _ if prev_xmax.is_none() && cur == root => return Ok(None),
                     _ => continue 'restart,
                 };
-                drop(page);
-                if v.header.root != root || prev_xmax.is_some_and(|x| x != v.header.xmin) {
+                if item.len() < HEADER {
+                    return Err(corrupt("invalid heap tuple", cur));
+                }
+                let h = Header::read(item);
+                if h.root != root || prev_xmax.is_some_and(|x| x != h.xmin) {
                     if prev_xmax.is_none() {
                         // The root slot itself holds another row now: the row is gone.
                         return Ok(None);
                     }
                     continue 'restart;
                 }
-                match f(&v) {
+                match f(cur, &h, &item[HEADER..]) {
                     Walk::Done(t) => return Ok(Some(t)),
                     Walk::Stop => return Ok(None),
                     Walk::Next => {}
                 }
-                if !v.header.has_next() {
+                if !h.has_next() {
                     return Ok(None);
                 }
-                prev_xmax = Some(v.header.xmax);
-                cur = v.header.next;
+                prev_xmax = Some(h.xmax);
+                cur = h.next;
             }
         }
         Err(PgError::new(
@@ -186,14 +178,14 @@ impl<'a> Heap<'a> {
     }
 
     /// Calls `f(tid, header, row)` on each version of `root`, oldest first, while it returns
-    /// true.
+    /// true. `f` runs with the version's page share-latched and must not latch pages.
     pub fn walk_all(
         &self,
         root: Tid,
         mut f: impl FnMut(Tid, &Header, &[u8]) -> bool,
     ) -> PgResult<()> {
-        self.walk(root, |v| {
-            if f(v.tid, &v.header, &v.row) {
+        self.walk(root, |tid, h, row| {
+            if f(tid, h, row) {
                 Walk::<()>::Next
             } else {
                 Walk::Stop
@@ -205,16 +197,16 @@ impl<'a> Heap<'a> {
     /// The version of row `root` visible to `snap`.
     pub fn fetch_visible(&self, root: Tid, snap: &Snapshot) -> PgResult<Option<Version>> {
         let txns = self.txns;
-        self.walk(root, |v| {
-            if !txns.sees(snap, v.header.xmin, v.header.cmin) {
+        self.walk(root, |tid, h, row| {
+            if !txns.sees(snap, h.xmin, h.cmin) {
                 // Later versions were created by later committers: none is visible either.
                 return Walk::Stop;
             }
-            if v.header.xmax == 0 || !txns.sees(snap, v.header.xmax, v.header.cmax) {
+            if h.xmax == 0 || !txns.sees(snap, h.xmax, h.cmax) {
                 return Walk::Done(Version {
-                    tid: v.tid,
-                    header: v.header,
-                    row: v.row.clone(),
+                    tid,
+                    header: *h,
+                    row: row.to_vec(),
                 });
             }
             Walk::Next
@@ -225,19 +217,20 @@ impl<'a> Heap<'a> {
     /// was deleted by a committed transaction.
     pub fn fetch_newest(&self, root: Tid, own: u64) -> PgResult<Option<Version>> {
         let txns = self.txns;
-        let mut newest: Option<Version> = None;
-        self.walk(root, |v| {
-            let created = v.header.xmin == own
-                || matches!(txns.status(v.header.xmin), XidStatus::Committed(_));
-            if !created {
+        let committed = |x: u64| x == own || matches!(txns.status(x), XidStatus::Committed(_));
+        let newest = self.walk(root, |tid, h, row| {
+            if !committed(h.xmin) {
                 return Walk::Stop;
             }
-            newest = Some(Version {
-                tid: v.tid,
-                header: v.header,
-                row: v.row.clone(),
-            });
-            Walk::<()>::Next
+            // The next version exists for us only if this one's deleter committed.
+            if h.has_next() && h.xmax != 0 && committed(h.xmax) {
+                return Walk::Next;
+            }
+            Walk::Done(Version {
+                tid,
+                header: *h,
+                row: row.to_vec(),
+            })
         })?;
         Ok(newest.filter(|v| {
             let gone = v.header.xmax != 0
