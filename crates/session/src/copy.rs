@@ -457,6 +457,7 @@ impl Session {
             &self.settings,
             self.pid,
             &cf,
+            self.txn.as_ref(),
         );
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {

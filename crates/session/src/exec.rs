@@ -21,6 +21,7 @@ pub(crate) fn eval_cx<'a>(
     settings: &'a Settings,
     pid: i32,
     cancel: &'a (dyn Fn() -> bool + Sync),
+    txn: Option<&'a keel_access::Transaction>,
 ) -> EvalCx<'a> {
     EvalCx {
         params,
@@ -29,6 +30,9 @@ pub(crate) fn eval_cx<'a>(
         settings,
         pid,
         cancel,
+        txn,
+        outer: &[],
+        subq: Default::default(),
     }
 }
 
@@ -133,6 +137,7 @@ impl Session {
                             &self.settings,
                             self.pid,
                             &cf,
+                            Some(txn),
                         );
                         let rows = maybe_blocking(q.root.is_cheap(), || {
                             run_query(q, &self.engine, txn, &mut ev)
@@ -194,6 +199,7 @@ impl Session {
             &self.settings,
             self.pid,
             &cf,
+            Some(txn),
         );
         run_query(q, &self.engine, txn, &mut ev)
     }
@@ -237,6 +243,7 @@ impl Session {
                     &self.settings,
                     self.pid,
                     &cf,
+                    None,
                 );
                 maybe_blocking(cheap, || exec.step(m, &self.engine, txn, &mut ev))?
             };

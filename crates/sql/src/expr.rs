@@ -3,7 +3,8 @@
 //! Binding resolves every operator and function once; evaluation only calls function
 //! pointers, so a prepared statement's expressions cost no lookups per row.
 
-use keel_access::Engine;
+use crate::plan::Plan;
+use keel_access::{Engine, Transaction};
 use keel_catalog::SequenceDef;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::cast::{CastContext, cast};
@@ -74,6 +75,43 @@ pub enum Expr {
         greatest: bool,
         ty: TypeId,
     },
+    /// A column of an enclosing query (correlated subquery): index into `EvalCx::outer`.
+    Outer(usize, TypeId),
+    /// A subquery in an expression (see `exec::subplan`).
+    SubPlan(Arc<SubPlan>),
+}
+
+/// How a subquery's rows become a value.
+#[derive(Clone)]
+pub enum SubKind {
+    /// `(SELECT x ...)`: NULL for no rows, 21000 for more than one.
+    Scalar,
+    /// `EXISTS (...)`.
+    Exists,
+    /// `lhs op ANY (...)` / `lhs IN (...)` (`all` = false) and `lhs op ALL (...)`. `cmp` is
+    /// bound over the two-column row `[lhs value, subquery value]`.
+    Quantified {
+        lhs: Box<Expr>,
+        cmp: Box<Expr>,
+        all: bool,
+    },
+}
+
+/// A bound subquery. `outer_args` are evaluated on the enclosing row and become the
+/// subquery's `EvalCx::outer`; without them the subquery is uncorrelated and its result is
+/// computed once per execution (cached in `EvalCx::subq` under `id`).
+pub struct SubPlan {
+    pub id: u32,
+    pub kind: SubKind,
+    pub plan: Plan,
+    pub outer_args: Vec<Expr>,
+    pub ty: TypeId,
+}
+
+/// A cached uncorrelated subquery result.
+pub enum SubResult {
+    Value(Datum),
+    Values(Vec<Datum>),
 }
 
 impl std::fmt::Debug for Expr {
@@ -96,9 +134,35 @@ pub struct EvalCx<'a> {
     pub pid: i32,
     /// Polled between rows; true = the client asked to cancel (57014).
     pub cancel: &'a (dyn Fn() -> bool + Sync),
+    /// The transaction subqueries run in (None where none may run).
+    pub txn: Option<&'a Transaction>,
+    /// Values of the enclosing query's columns a correlated subquery references.
+    pub outer: &'a [Datum],
+    /// Results of uncorrelated subqueries, by `SubPlan::id` (empty unless the statement has any).
+    pub subq: std::collections::HashMap<u32, SubResult>,
 }
 
 impl EvalCx<'_> {
+    /// A context for running a subquery: same session state, `txn` set, `outer` replaced.
+    /// The subquery cache moves into the returned context; hand it back with `restore`.
+    pub fn nested<'b>(
+        &'b mut self,
+        txn: Option<&'b Transaction>,
+        outer: &'b [Datum],
+    ) -> EvalCx<'b> {
+        EvalCx {
+            params: self.params,
+            fctx: &mut *self.fctx,
+            engine: self.engine,
+            settings: self.settings,
+            pid: self.pid,
+            cancel: self.cancel,
+            txn: txn.or(self.txn),
+            outer,
+            subq: std::mem::take(&mut self.subq),
+        }
+    }
+
     pub fn check_cancel(&self) -> PgResult<()> {
         if (self.cancel)() {
             return Err(PgError::new(
@@ -127,6 +191,8 @@ impl Expr {
             Expr::Cast { to, .. } => to.id,
             Expr::Func { f, .. } => f.result,
             Expr::Special(_, t) => *t,
+            Expr::Outer(_, t) => *t,
+            Expr::SubPlan(sp) => sp.ty,
         }
     }
 
@@ -142,7 +208,8 @@ impl Expr {
     pub fn is_row_independent(&self) -> bool {
         match self {
             Expr::Col(..) => false,
-            Expr::Const(..) | Expr::Param(..) => true,
+            Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => true,
+            Expr::SubPlan(_) => false,
             Expr::Special(s, _) => !matches!(s, Special::Nextval(_)),
             Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) => {
                 l.is_row_independent() && r.is_row_independent()
@@ -173,6 +240,8 @@ impl Expr {
             Expr::Const(d, _) => d.clone(),
             Expr::Col(i, _) => row.get(*i).cloned().unwrap_or(Datum::Null),
             Expr::Param(i, _) => cx.params.get(*i).cloned().unwrap_or(Datum::Null),
+            Expr::Outer(i, _) => cx.outer.get(*i).cloned().unwrap_or(Datum::Null),
+            Expr::SubPlan(sp) => crate::exec::subplan::eval(sp, row, cx)?,
             Expr::Bin { f, l, r, .. } => {
                 let a = l.eval(row, cx)?;
                 if a.is_null() {
@@ -356,6 +425,8 @@ pub fn not_null_violation(column: &str, table: &str, row: &[Datum], types: &[Typ
         ),
     )
     .with_detail(format!("Failing row contains ({}).", row_text(row, types)))
+    .with_table(table)
+    .with_column(column)
 }
 
 /// `1, null, abc` as PostgreSQL prints rows in DETAIL lines.

@@ -187,7 +187,7 @@ fn unsupported_is_0a000() {
     assert_eq!(e.code, "0A000");
     let e = prepare(
         catalog(),
-        "select aid from pgbench_accounts where aid in (select 1)",
+        "select sum(aid) over () from pgbench_accounts",
         0,
         &[],
     )
@@ -208,4 +208,50 @@ fn joins_and_series_bind() {
     assert_eq!(p.columns().unwrap().len(), 2);
     let p = prepare(catalog(), "select generate_series(1, 3) as x", 0, &[]).unwrap();
     assert_eq!(p.columns().unwrap()[0].name, "x");
+}
+
+#[test]
+fn subqueries_bind() {
+    use crate::expr::Expr;
+    // Correlated: the inner WHERE reads the outer row's aid through one outer reference.
+    let p = prepare(
+        catalog(),
+        "select aid from pgbench_accounts a where exists \
+         (select 1 from pgbench_history h where h.aid = a.aid)",
+        0,
+        &[],
+    )
+    .unwrap();
+    let Stmt::Query(q) = &p.stmt else { panic!() };
+    let mut found = None;
+    fn walk(p: &crate::plan::Plan, out: &mut Option<usize>) {
+        use crate::plan::Plan;
+        match p {
+            Plan::Scan {
+                filter: Some(Expr::SubPlan(sp)),
+                ..
+            }
+            | Plan::Filter {
+                pred: Expr::SubPlan(sp),
+                ..
+            } => *out = Some(sp.outer_args.len()),
+            Plan::Project { input, .. } | Plan::Filter { input, .. } => walk(input, out),
+            _ => {}
+        }
+    }
+    walk(&q.root, &mut found);
+    assert_eq!(found, Some(1));
+    // Errors as PostgreSQL: one column only; unknown columns still reported.
+    let e = prepare(catalog(), "select (select 1, 2)", 0, &[])
+        .err()
+        .unwrap();
+    assert_eq!((e.code, e.position), ("42601", Some(8)));
+    let e = prepare(catalog(), "select 1 in (select 1, 2)", 0, &[])
+        .err()
+        .unwrap();
+    assert_eq!((e.code, e.position), ("42601", Some(10)));
+    let e = prepare(catalog(), "select (select nosuch)", 0, &[])
+        .err()
+        .unwrap();
+    assert_eq!(e.code, "42703");
 }

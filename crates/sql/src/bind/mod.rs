@@ -3,6 +3,7 @@
 
 pub mod dml;
 pub mod query;
+pub mod subquery;
 pub mod types;
 
 use crate::expr::{Expr, Special};
@@ -47,6 +48,10 @@ pub struct Binder<'a> {
     /// The statement text and its character offset in the query string (for positions).
     pub text: &'a str,
     pub char_offset: usize,
+    /// Enclosing query levels while a subquery is bound (innermost last).
+    pub outer: Vec<subquery::Frame>,
+    /// Next `SubPlan::id` (unique within the statement).
+    pub next_subplan: u32,
 }
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
@@ -96,6 +101,8 @@ impl<'a> Binder<'a> {
             params: param_types.to_vec(),
             text,
             char_offset,
+            outer: Vec::new(),
+            next_subplan: 0,
         }
     }
 
@@ -114,6 +121,24 @@ impl<'a> Binder<'a> {
             chars += line.chars().count() + 1;
         }
         None
+    }
+
+    /// Position of the first non-blank character at or after `loc` (or, with `back`, of the
+    /// `(` just before it): where PostgreSQL points for operators and parenthesized subqueries.
+    pub fn position_near(&self, loc: sqlparser::tokenizer::Location, back: bool) -> Option<u32> {
+        let p = self.position(sqlparser::tokenizer::Span::new(loc, loc))? as usize;
+        let chars: Vec<char> = self.text.chars().collect();
+        let mut i = p.checked_sub(self.char_offset + 1)?;
+        if back {
+            while i > 0 && chars.get(i) != Some(&'(') {
+                i -= 1;
+            }
+        } else {
+            while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+                i += 1;
+            }
+        }
+        Some((self.char_offset + i + 1) as u32)
     }
 
     pub fn at(&self, err: PgError, span: sqlparser::tokenizer::Span) -> PgError {
@@ -218,7 +243,7 @@ impl<'a> Binder<'a> {
         Ok(b)
     }
 
-    fn column(&self, qual: Option<&str>, name: &str, scope: &Scope) -> PgResult<Expr> {
+    pub(crate) fn column(&self, qual: Option<&str>, name: &str, scope: &Scope) -> PgResult<Expr> {
         let mut found = None;
         for (i, c) in scope.cols.iter().enumerate() {
             if c.name == name && (qual.is_none() || c.qualifier.as_deref() == qual) {
@@ -284,27 +309,7 @@ impl<'a> Binder<'a> {
                         })
                     }
                     _ => {
-                        let name = match op {
-                            B::Plus => "+",
-                            B::Minus => "-",
-                            B::Multiply => "*",
-                            B::Divide => "/",
-                            B::Modulo => "%",
-                            B::StringConcat => "||",
-                            B::Gt => ">",
-                            B::Lt => "<",
-                            B::GtEq => ">=",
-                            B::LtEq => "<=",
-                            B::Eq => "=",
-                            B::NotEq => "<>",
-                            B::BitwiseAnd => "&",
-                            B::BitwiseOr => "|",
-                            B::PGBitwiseXor => "#",
-                            B::PGExp => "^",
-                            B::PGBitwiseShiftLeft => "<<",
-                            B::PGBitwiseShiftRight => ">>",
-                            other => return Err(PgError::unsupported(format!("operator {other}"))),
-                        };
+                        let name = binary_op_name(op)?;
                         let l = self.expr(left, scope, agg)?;
                         let r = self.expr(right, scope, agg)?;
                         self.binary(name, l, r)
@@ -519,9 +524,11 @@ impl<'a> Binder<'a> {
                 }
                 self.named_function(name, args)
             }
-            E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => {
-                Err(PgError::unsupported("subqueries in expressions"))
-            }
+            E::Subquery(_)
+            | E::Exists { .. }
+            | E::InSubquery { .. }
+            | E::AnyOp { .. }
+            | E::AllOp { .. } => self.subquery_expr(e, scope, agg),
             other => Err(PgError::unsupported(format!("expression \"{other}\""))),
         }
     }
@@ -535,7 +542,12 @@ impl<'a> Binder<'a> {
     ) -> PgResult<Expr> {
         if let Some(a) = agg.as_deref() {
             // Inside the aggregated scope a column must be a group key.
-            let inner = self.column(qual, name, &a.input)?;
+            let inner = match self.column(qual, name, &a.input) {
+                Err(e) if subquery::is_undefined(&e) && !self.outer.is_empty() => {
+                    return self.outer_column(qual, name, e);
+                }
+                r => r?,
+            };
             if let Expr::Col(ci, _) = inner {
                 for (i, g) in a.group.iter().enumerate() {
                     if let Expr::Col(gi, ty) = g
@@ -560,7 +572,12 @@ impl<'a> Binder<'a> {
             // sqlparser turns some keywords into identifiers in odd positions.
             return self.named_function(name, vec![]);
         }
-        self.column(qual, name, scope)
+        match self.column(qual, name, scope) {
+            Err(e) if subquery::is_undefined(&e) && !self.outer.is_empty() => {
+                self.outer_column(qual, name, e)
+            }
+            r => r,
+        }
     }
 
     pub fn number(&self, n: &str) -> PgResult<Expr> {
@@ -956,4 +973,30 @@ fn no_function(name: &str, tys: &[TypeId]) -> PgError {
     let list: Vec<&str> = tys.iter().map(|t| t.name()).collect();
     PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", list.join(", ")))
         .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+/// The PostgreSQL operator name of a binary operator.
+pub fn binary_op_name(op: &ast::BinaryOperator) -> PgResult<&'static str> {
+    use ast::BinaryOperator as B;
+    Ok(match op {
+        B::Plus => "+",
+        B::Minus => "-",
+        B::Multiply => "*",
+        B::Divide => "/",
+        B::Modulo => "%",
+        B::StringConcat => "||",
+        B::Gt => ">",
+        B::Lt => "<",
+        B::GtEq => ">=",
+        B::LtEq => "<=",
+        B::Eq => "=",
+        B::NotEq => "<>",
+        B::BitwiseAnd => "&",
+        B::BitwiseOr => "|",
+        B::PGBitwiseXor => "#",
+        B::PGExp => "^",
+        B::PGBitwiseShiftLeft => "<<",
+        B::PGBitwiseShiftRight => ">>",
+        other => return Err(PgError::unsupported(format!("operator {other}"))),
+    })
 }

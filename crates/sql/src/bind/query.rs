@@ -763,6 +763,15 @@ fn output_name(e: &ast::Expr) -> String {
             inner => output_name(inner),
         },
         ast::Expr::Nested(inner) => output_name(inner),
+        ast::Expr::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(s) => match s.projection.first() {
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => fold(alias),
+                Some(ast::SelectItem::UnnamedExpr(x)) => output_name(x),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
+        ast::Expr::Exists { .. } => "exists".into(),
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::Substring {
             shorthand: true, ..

@@ -12,6 +12,7 @@ mod modify;
 mod project;
 mod scan;
 mod sort;
+pub mod subplan;
 mod values;
 
 pub use modify::{ModifyExec, Step};

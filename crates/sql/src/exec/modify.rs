@@ -32,6 +32,20 @@ pub struct ModifyExec {
     pub returned: Vec<Row>,
 }
 
+/// Unique violations from the engine name the table and the constraint (PostgreSQL's `t`/`n`
+/// fields); the engine reports the constraint only in the message, so it is taken from there.
+fn name_objects(e: PgError, plan: &ModifyPlan) -> PgError {
+    if e.code != sqlstate::UNIQUE_VIOLATION || e.objects.is_some() {
+        return e;
+    }
+    let constraint = e.message.split('"').nth(1).map(str::to_string);
+    let e = e.with_table(plan.table.name.clone());
+    match constraint {
+        Some(c) => e.with_constraint(c),
+        None => e,
+    }
+}
+
 fn serialization_failure() -> PgError {
     PgError::new(
         sqlstate::SERIALIZATION_FAILURE,
@@ -63,6 +77,17 @@ impl ModifyExec {
     }
 
     fn collect(
+        &mut self,
+        plan: &ModifyPlan,
+        engine: &Engine,
+        txn: &Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
+        let ev = &mut ev.nested(Some(txn), &[]);
+        self.collect_inner(plan, engine, txn, ev)
+    }
+
+    fn collect_inner(
         &mut self,
         plan: &ModifyPlan,
         engine: &Engine,
@@ -167,7 +192,9 @@ impl ModifyExec {
                     names.join(", "),
                     row_text(&vals, &tys),
                     fk.ref_table.name
-                )));
+                ))
+                .with_table(plan.table.name.clone())
+                .with_constraint(fk.name.clone()));
             }
         }
         Ok(())
@@ -213,7 +240,10 @@ impl ModifyExec {
                     if self.state_is_fresh() {
                         Self::check_row(plan, row, engine, txn)?;
                     }
-                    match engine.insert(txn, &plan.table, row, &mut self.state)? {
+                    match engine
+                        .insert(txn, &plan.table, row, &mut self.state)
+                        .map_err(|e| name_objects(e, plan))?
+                    {
                         Write::Done(_) => {
                             let row = std::mem::take(&mut self.work[self.pos].1);
                             self.emit(plan, &row, ev)?;
@@ -231,15 +261,25 @@ impl ModifyExec {
                         return Err(PgError::internal("update target without row identity"));
                     };
                     if self.new_row.is_none() {
+                        let shared: &Transaction = txn;
                         let mut new = old.clone();
-                        for (c, e) in set {
-                            new[*c] = e.eval(old, ev)?;
+                        {
+                            let mut sev = ev.nested(Some(shared), &[]);
+                            let r = set.iter().try_for_each(|(c, e)| {
+                                new[*c] = e.eval(old, &mut sev)?;
+                                Ok(())
+                            });
+                            ev.subq = std::mem::take(&mut sev.subq);
+                            r?;
                         }
-                        Self::check_row(plan, &new, engine, txn)?;
+                        Self::check_row(plan, &new, engine, shared)?;
                         self.new_row = Some(new);
                     }
                     let new = self.new_row.as_deref().unwrap_or_default();
-                    match engine.update(txn, &plan.table, target, new, &mut self.state)? {
+                    match engine
+                        .update(txn, &plan.table, target, new, &mut self.state)
+                        .map_err(|e| name_objects(e, plan))?
+                    {
                         Write::Done(_) => {
                             let new = self.new_row.take().unwrap_or_default();
                             self.emit(plan, &new, ev)?;
@@ -310,7 +350,6 @@ impl ModifyExec {
     }
 
     fn state_is_fresh(&self) -> bool {
-        // WriteState's fields are private to the engine; a fresh state is Debug-equal to the default.
-        format!("{:?}", self.state) == format!("{:?}", WriteState::default())
+        self.state.is_fresh()
     }
 }
