@@ -22,6 +22,10 @@ pub struct AggCall {
     pub agg: Aggregate,
     pub args: Vec<Expr>,
     pub distinct: bool,
+    /// `agg(x ORDER BY ...)`: inputs are buffered per group and fed in this order.
+    pub order: Vec<SortKey>,
+    /// `FILTER (WHERE ...)`: rows where it is not true are skipped.
+    pub filter: Option<Expr>,
 }
 
 #[derive(Clone)]

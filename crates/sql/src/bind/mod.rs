@@ -722,16 +722,24 @@ impl<'a> Binder<'a> {
                 format!("function {}() does not exist", name),
             ));
         }
+        let mut order_asts: Vec<ast::OrderByExpr> = Vec::new();
         let (arg_asts, star, distinct) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
             ast::FunctionArguments::Subquery(_) => {
                 return Err(PgError::unsupported("subqueries in expressions"));
             }
             ast::FunctionArguments::List(l) => {
-                if !l.clauses.is_empty() {
-                    return Err(PgError::unsupported(format!(
-                        "clauses in the arguments of {name}()"
-                    )));
+                for c in &l.clauses {
+                    match c {
+                        ast::FunctionArgumentClause::OrderBy(o) if is_aggregate_name(&name) => {
+                            order_asts.extend(o.iter().cloned())
+                        }
+                        _ => {
+                            return Err(PgError::unsupported(format!(
+                                "this clause in the arguments of {name}()"
+                            )));
+                        }
+                    }
                 }
                 let mut args = Vec::new();
                 let mut star = false;
@@ -758,9 +766,13 @@ impl<'a> Binder<'a> {
                 )
             }
         };
-        if f.filter.is_some() || f.over.is_some() || !f.within_group.is_empty() {
-            return Err(PgError::unsupported(
-                "window functions and aggregate FILTER",
+        if f.over.is_some() || !f.within_group.is_empty() {
+            return Err(PgError::unsupported("window functions and WITHIN GROUP"));
+        }
+        if f.filter.is_some() && !is_aggregate_name(&name) {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("FILTER specified, but {name} is not an aggregate function"),
             ));
         }
         if is_aggregate_name(&name) {
@@ -804,6 +816,19 @@ impl<'a> Binder<'a> {
                     &mut self.params,
                 )?);
             }
+            let mut order = Vec::new();
+            for o in &order_asts {
+                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                order.push(crate::plan::SortKey {
+                    expr: self.expr(&o.expr, &input, &mut None)?,
+                    desc,
+                    nulls_first: o.options.nulls_first.unwrap_or(desc),
+                });
+            }
+            let filter = match &f.filter {
+                Some(w) => Some(self.bool_expr(w, &input, &mut None)?),
+                None => None,
+            };
             let a = agg
                 .as_deref_mut()
                 .ok_or_else(|| PgError::internal("aggregate context lost"))?;
@@ -811,6 +836,8 @@ impl<'a> Binder<'a> {
                 agg: resolved,
                 args: coerced,
                 distinct,
+                order,
+                filter,
             });
             return Ok(Expr::Col(a.group.len() + a.aggs.len() - 1, resolved.result));
         }

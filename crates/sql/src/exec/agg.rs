@@ -9,10 +9,15 @@ use keel_types::TypeId;
 use keel_types::func::Accumulator;
 use std::collections::{HashMap, HashSet};
 
+/// Sort-key encodings and the aggregate's arguments of one input row.
+type Keyed = (Vec<(bool, Vec<u8>)>, Row);
+
 struct Group {
     keys: Row,
     accs: Vec<Box<dyn Accumulator>>,
     seen: Vec<HashSet<Vec<u8>>>,
+    /// Per ordered aggregate: (sort key, arguments) buffered until the group is finished.
+    ordered: Vec<Vec<Keyed>>,
 }
 
 pub struct Agg<'a> {
@@ -41,6 +46,7 @@ impl<'a> Agg<'a> {
                 .map(|a| (a.agg.new_accumulator)())
                 .collect(),
             seen: self.aggs.iter().map(|_| HashSet::new()).collect(),
+            ordered: self.aggs.iter().map(|_| Vec::new()).collect(),
         }
     }
 }
@@ -76,6 +82,11 @@ impl<'a> Node<'a> for Agg<'a> {
                 };
                 let g = &mut groups[gi];
                 for (ai, a) in self.aggs.iter().enumerate() {
+                    if let Some(f) = &a.filter
+                        && !f.test(&r, ev)?
+                    {
+                        continue;
+                    }
                     args.clear();
                     for e in &a.args {
                         args.push(e.eval(&r, ev)?);
@@ -91,14 +102,29 @@ impl<'a> Node<'a> for Agg<'a> {
                             continue;
                         }
                     }
-                    g.accs[ai].update(&args)?;
+                    if a.order.is_empty() {
+                        g.accs[ai].update(&args)?;
+                    } else {
+                        let k = super::sort::encode(&a.order, &r, ev)?;
+                        g.ordered[ai].push((k, args.clone()));
+                    }
                 }
             }
             if self.group.is_empty() && groups.is_empty() {
                 groups.push(self.new_group(vec![]));
             }
             let mut out = Vec::with_capacity(groups.len());
-            for g in groups {
+            for mut g in groups {
+                for (ai, a) in self.aggs.iter().enumerate() {
+                    if a.order.is_empty() {
+                        continue;
+                    }
+                    let mut buf = std::mem::take(&mut g.ordered[ai]);
+                    buf.sort_by(|x, y| super::sort::compare(&a.order, &x.0, &y.0));
+                    for (_, args) in &buf {
+                        g.accs[ai].update(args)?;
+                    }
+                }
                 let mut row = g.keys;
                 for acc in &g.accs {
                     row.push(acc.finish()?);

@@ -25,60 +25,70 @@ impl<'a> Sort<'a> {
 
 type Keyed = (Vec<(bool, Vec<u8>)>, Row);
 
+/// The per-key encodings of `row` under `keys` (also used for aggregate ORDER BY).
+pub(crate) fn encode(
+    keys: &[SortKey],
+    row: &[keel_types::Datum],
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Vec<(bool, Vec<u8>)>> {
+    let mut k = Vec::with_capacity(keys.len());
+    for key in keys {
+        let v = key.expr.eval(row, ev)?;
+        let mut b = Vec::new();
+        let null = v.is_null();
+        if !null {
+            keel_types::key::encode_key(std::slice::from_ref(&v), &[key.expr.ty()], &mut b);
+        }
+        k.push((null, b));
+    }
+    Ok(k)
+}
+
+/// Orders two encodings from [`encode`]: DESC reverses the bytes' order; NULLS FIRST/LAST is
+/// decided before the bytes are compared.
+pub(crate) fn compare(keys: &[SortKey], a: &[(bool, Vec<u8>)], b: &[(bool, Vec<u8>)]) -> Ordering {
+    for (i, key) in keys.iter().enumerate() {
+        let (an, ab) = &a[i];
+        let (bn, bb) = &b[i];
+        let o = match (an, bn) {
+            (true, true) => Ordering::Equal,
+            (true, false) => {
+                if key.nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if key.nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (false, false) => {
+                let o = ab.cmp(bb);
+                if key.desc { o.reverse() } else { o }
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
 impl<'a> Node<'a> for Sort<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut input) = self.input.take() {
             let mut all: Vec<Keyed> = Vec::new();
             while let Some(r) = input.next(ev)? {
-                let mut k = Vec::with_capacity(self.keys.len());
-                for key in self.keys {
-                    let v = key.expr.eval(&r, ev)?;
-                    let mut b = Vec::new();
-                    let null = v.is_null();
-                    if !null {
-                        keel_types::key::encode_key(
-                            std::slice::from_ref(&v),
-                            &[key.expr.ty()],
-                            &mut b,
-                        );
-                    }
-                    k.push((null, b));
-                }
-                all.push((k, r));
+                all.push((encode(self.keys, &r, ev)?, r));
             }
             ev.check_cancel()?;
             let keys = self.keys;
-            all.sort_by(|a, b| {
-                for (i, key) in keys.iter().enumerate() {
-                    let (an, ab) = &a.0[i];
-                    let (bn, bb) = &b.0[i];
-                    let o = match (an, bn) {
-                        (true, true) => Ordering::Equal,
-                        (true, false) => {
-                            if key.nulls_first {
-                                Ordering::Less
-                            } else {
-                                Ordering::Greater
-                            }
-                        }
-                        (false, true) => {
-                            if key.nulls_first {
-                                Ordering::Greater
-                            } else {
-                                Ordering::Less
-                            }
-                        }
-                        (false, false) => {
-                            let o = ab.cmp(bb);
-                            if key.desc { o.reverse() } else { o }
-                        }
-                    };
-                    if o != Ordering::Equal {
-                        return o;
-                    }
-                }
-                Ordering::Equal
-            });
+            // Stable: equal keys keep their input order.
+            all.sort_by(|a, b| compare(keys, &a.0, &b.0));
             self.rows = all
                 .into_iter()
                 .map(|(_, r)| r)
