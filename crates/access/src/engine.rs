@@ -262,6 +262,7 @@ impl EngineInner {
                 pool: self.slot_pool.clone(),
                 finished: false,
                 tuple_guard: Mutex::new(None),
+                newest_hint: Mutex::new(None),
             },
         }
     }

@@ -242,7 +242,7 @@ impl EngineInner {
                 )?;
                 match out {
                     LockOutcome::Locked => {}
-                    other => return self.lock_failure(&heap, target.root, xid, other),
+                    other => return self.lock_failure(txn, &heap, target, xid, other),
                 }
                 let (t, old) = new.ok_or_else(|| PgError::internal("update placed no version"))?;
                 rel.changes
@@ -296,7 +296,7 @@ impl EngineInner {
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Ok(Write::Done(()))
             }
-            other => match self.lock_failure(&heap, target.root, xid, other)? {
+            other => match self.lock_failure(txn, &heap, target, xid, other)? {
                 Write::Wait(w) => Ok(Write::Wait(w)),
                 Write::Updated(r) => Ok(Write::Updated(r)),
                 _ => Ok(Write::Deleted),
@@ -306,21 +306,28 @@ impl EngineInner {
 
     fn lock_failure(
         &self,
+        txn: &Transaction,
         heap: &Heap<'_>,
-        root: Tid,
+        target: RowRef,
         xid: u64,
         out: LockOutcome,
     ) -> PgResult<Write<RowRef>> {
+        let root = target.root;
         Ok(match out {
             LockOutcome::Wait(x) => Write::Wait(RowWait {
                 xid: Xid(x),
                 tuple: Some((heap.rel.file.id, root)),
             }),
-            LockOutcome::Updated => match heap.fetch_newest(root, xid)? {
-                Some(v) => Write::Updated(RowRef {
-                    root,
-                    version: v.tid,
-                }),
+            // Walk on from the version we targeted (our snapshot keeps it from being pruned)
+            // rather than from the root, and remember where we got to for fetch_newest.
+            LockOutcome::Updated => match heap.fetch_newest(root, target.version, xid)? {
+                Some(v) => {
+                    *txn.inner.newest_hint.lock() = Some((root, v.tid));
+                    Write::Updated(RowRef {
+                        root,
+                        version: v.tid,
+                    })
+                }
                 None => Write::Deleted,
             },
             LockOutcome::Deleted | LockOutcome::SelfModified | LockOutcome::Locked => {
@@ -349,7 +356,11 @@ impl EngineInner {
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
         let own = txn.inner.xid.unwrap_or(0);
-        match heap.fetch_newest(root, own)? {
+        let start = match *txn.inner.newest_hint.lock() {
+            Some((r, v)) if r == root => v,
+            _ => root,
+        };
+        match heap.fetch_newest(root, start, own)? {
             Some(v) => Ok(Some((
                 RowRef {
                     root,

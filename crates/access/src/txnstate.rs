@@ -27,6 +27,9 @@ pub struct TxnState {
     pub(crate) finished: bool,
     /// The tuple lock held while waiting for and then retrying a write on a busy row.
     pub(crate) tuple_guard: Mutex<Option<TupleGuard>>,
+    /// (root, version) of the newest version found after the last `Write::Updated`, where a
+    /// following `fetch_newest` of that row starts its walk.
+    pub(crate) newest_hint: Mutex<Option<(keel_common::Tid, keel_common::Tid)>>,
 }
 
 impl TxnState {

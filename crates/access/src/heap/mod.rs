@@ -128,10 +128,23 @@ impl<'a> Heap<'a> {
     fn walk<T>(
         &self,
         root: Tid,
+        f: impl FnMut(Tid, &Header, &[u8]) -> Walk<T>,
+    ) -> PgResult<Option<T>> {
+        self.walk_from(root, root, f)
+    }
+
+    /// As `walk`, but starting at version `start` of the row (a version the caller knows
+    /// cannot have been pruned, e.g. one its snapshot saw); a failed hop restarts from `root`.
+    fn walk_from<T>(
+        &self,
+        root: Tid,
+        start: Tid,
         mut f: impl FnMut(Tid, &Header, &[u8]) -> Walk<T>,
     ) -> PgResult<Option<T>> {
+        let mut first = start;
         'restart: for _ in 0..MAX_RESTARTS {
-            let mut cur = root;
+            let mut cur = first;
+            first = root;
             let mut prev_xmax: Option<u64> = None;
             let mut page = self.pool.read(&self.rel.file, cur.block)?;
             loop {
@@ -153,7 +166,7 @@ impl<'a> Heap<'a> {
                 }
                 let h = Header::read(item);
                 if h.root != root || prev_xmax.is_some_and(|x| x != h.xmin) {
-                    if prev_xmax.is_none() {
+                    if prev_xmax.is_none() && cur == root {
                         // The root slot itself holds another row now: the row is gone.
                         return Ok(None);
                     }
@@ -215,10 +228,10 @@ impl<'a> Heap<'a> {
 
     /// The newest version of row `root` whose creator committed (or is `own`), unless the row
     /// was deleted by a committed transaction.
-    pub fn fetch_newest(&self, root: Tid, own: u64) -> PgResult<Option<Version>> {
+    pub fn fetch_newest(&self, root: Tid, start: Tid, own: u64) -> PgResult<Option<Version>> {
         let txns = self.txns;
         let committed = |x: u64| x == own || matches!(txns.status(x), XidStatus::Committed(_));
-        let newest = self.walk(root, |tid, h, row| {
+        let newest = self.walk_from(root, start, |tid, h, row| {
             if !committed(h.xmin) {
                 return Walk::Stop;
             }
