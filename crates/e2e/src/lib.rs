@@ -2,6 +2,7 @@
 //! binary or a throwaway PostgreSQL 15, crash and restart it, and drive it with the real
 //! `psql` and `pgbench`. See README.md for the environment variables.
 
+pub mod client;
 pub mod cmd;
 pub mod pgbench;
 pub mod raw;
