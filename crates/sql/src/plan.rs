@@ -48,6 +48,13 @@ pub enum Access {
     },
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOpKind {
+    Union,
+    Intersect,
+    Except,
+}
+
 #[derive(Clone)]
 pub enum Plan {
     Scan {
@@ -99,6 +106,14 @@ pub enum Plan {
     },
     Distinct {
         input: Box<Plan>,
+        types: Vec<TypeId>,
+    },
+    /// `left UNION/INTERSECT/EXCEPT [ALL] right`; both sides already have `types`.
+    SetOp {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: SetOpKind,
+        all: bool,
         types: Vec<TypeId>,
     },
 }
@@ -167,7 +182,9 @@ impl Plan {
             Plan::Agg { input, .. } | Plan::Sort { input, .. } | Plan::Distinct { input, .. } => {
                 input.is_cheap()
             }
-            Plan::Join { left, right, .. } => left.is_cheap() && right.is_cheap(),
+            Plan::Join { left, right, .. } | Plan::SetOp { left, right, .. } => {
+                left.is_cheap() && right.is_cheap()
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod dml;
 pub mod query;
+pub mod setop;
 pub mod subquery;
 pub mod types;
 
@@ -52,6 +53,11 @@ pub struct Binder<'a> {
     pub outer: Vec<subquery::Frame>,
     /// Next `SubPlan::id` (unique within the statement).
     pub next_subplan: u32,
+    /// WITH queries in scope (innermost last).
+    pub ctes: Vec<setop::Cte>,
+    /// Set for the next SELECT bound as a set-operation operand: its unknown literals stay
+    /// unknown so the set operation can resolve them.
+    pub keep_unknown: bool,
 }
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
@@ -103,6 +109,8 @@ impl<'a> Binder<'a> {
             char_offset,
             outer: Vec::new(),
             next_subplan: 0,
+            ctes: Vec::new(),
+            keep_unknown: false,
         }
     }
 

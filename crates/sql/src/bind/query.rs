@@ -12,9 +12,16 @@ use std::sync::Arc;
 
 impl Binder<'_> {
     pub fn query(&mut self, q: &ast::Query) -> PgResult<QueryPlan> {
-        if q.with.is_some() {
-            return Err(PgError::unsupported("WITH queries"));
-        }
+        let pushed = match &q.with {
+            Some(w) => self.push_ctes(w)?,
+            None => 0,
+        };
+        let r = self.query_body(q);
+        self.ctes.truncate(self.ctes.len() - pushed);
+        r
+    }
+
+    fn query_body(&mut self, q: &ast::Query) -> PgResult<QueryPlan> {
         if q.fetch.is_some() || !q.locks.is_empty() {
             return Err(PgError::unsupported("FETCH FIRST and FOR UPDATE/SHARE"));
         }
@@ -28,7 +35,10 @@ impl Binder<'_> {
                 let p = self.query(inner)?;
                 (p.root, p.columns, None)
             }
-            _ => return Err(PgError::unsupported("UNION/INTERSECT/EXCEPT")),
+            other => {
+                let (p, c) = self.set_expr(other, false)?;
+                (p, c, None)
+            }
         };
         if sort_scope.is_none()
             && let Some(ob) = &q.order_by
@@ -201,6 +211,18 @@ impl Binder<'_> {
                         scope,
                     ));
                 }
+                if name.0.len() == 1 {
+                    let n = super::object_name(name).1;
+                    let qual = alias.as_ref().map_or(n.clone(), |a| fold(&a.name));
+                    if let Some((plan, mut scope)) = self.cte_item(&n, &qual) {
+                        if let Some(a) = alias {
+                            for (c, an) in scope.cols.iter_mut().zip(&a.columns) {
+                                c.name = fold(&an.name);
+                            }
+                        }
+                        return Ok((plan, scope));
+                    }
+                }
                 let table = self.table(name)?;
                 let qual = alias
                     .as_ref()
@@ -329,11 +351,12 @@ impl Binder<'_> {
 
     /// Binds a SELECT; returns the plan, the output columns, and Some(()) when ORDER BY was
     /// handled here.
-    fn select(
+    pub(crate) fn select(
         &mut self,
         s: &ast::Select,
         order_by: Option<&ast::OrderBy>,
     ) -> PgResult<(Plan, Vec<OutColumn>, Option<()>)> {
+        let keep_unknown = std::mem::take(&mut self.keep_unknown);
         if s.into.is_some()
             || !s.lateral_views.is_empty()
             || s.qualify.is_some()
@@ -444,6 +467,27 @@ impl Binder<'_> {
             } else {
                 let items = order_items(ob)?;
                 for (e, desc, nulls_first) in items {
+                    // `ORDER BY n`: the n-th output expression (wildcards expanded).
+                    if let ast::Expr::Value(v) = e
+                        && let ast::Value::Number(n, _) = &v.value
+                    {
+                        let i: usize = n.parse().unwrap_or(0);
+                        let Some(x) = exprs.get(i.wrapping_sub(1)) else {
+                            return Err(self.at(
+                                PgError::new(
+                                    sqlstate::INVALID_COLUMN_REFERENCE,
+                                    format!("ORDER BY position {n} is not in select list"),
+                                ),
+                                e.span(),
+                            ));
+                        };
+                        keys.push(SortKey {
+                            expr: x.clone(),
+                            desc,
+                            nulls_first,
+                        });
+                        continue;
+                    }
                     let target = self.resolve_output_ref(e, &s.projection)?;
                     let expr = match target {
                         Some(t) => self.expr(&t, &out_scope, &mut actx)?,
@@ -477,7 +521,8 @@ impl Binder<'_> {
             };
         }
         for e in exprs.iter_mut() {
-            if e.ty() == TypeId::Unknown {
+            // Set-operation operands keep unknown literals until the column types are unified.
+            if e.ty() == TypeId::Unknown && !(keep_unknown && matches!(e, Expr::Const(..))) {
                 *e = super::types::coerce(
                     e.clone(),
                     SqlType::new(TypeId::Text),

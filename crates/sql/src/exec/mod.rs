@@ -11,6 +11,7 @@ mod limit;
 mod modify;
 mod project;
 mod scan;
+mod setop;
 mod sort;
 pub mod subplan;
 mod values;
@@ -83,6 +84,19 @@ pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> Bo
             build(input, engine, txn),
             limit.as_ref(),
             offset.as_ref(),
+        )),
+        Plan::SetOp {
+            left,
+            right,
+            kind,
+            all,
+            types,
+        } => Box::new(setop::SetOp::new(
+            build(left, engine, txn),
+            build(right, engine, txn),
+            *kind,
+            *all,
+            types,
         )),
         Plan::Distinct { input, types } => {
             Box::new(distinct::Distinct::new(build(input, engine, txn), types))

@@ -1,0 +1,111 @@
+//! UNION / INTERSECT / EXCEPT [ALL]. UNION ALL streams; the others hash rows by their key
+//! encoding (so NULLs compare equal, as set operations require).
+
+use super::{BoxNode, Node, Row, key_of};
+use crate::expr::EvalCx;
+use crate::plan::SetOpKind;
+use keel_common::PgResult;
+use keel_types::TypeId;
+use std::collections::{HashMap, HashSet};
+
+pub struct SetOp<'a> {
+    left: BoxNode<'a>,
+    right: Option<BoxNode<'a>>,
+    kind: SetOpKind,
+    all: bool,
+    types: &'a [TypeId],
+    /// UNION: rows seen. INTERSECT/EXCEPT: right-side counts.
+    seen: HashSet<Vec<u8>>,
+    counts: HashMap<Vec<u8>, usize>,
+    left_done: bool,
+    buf: Vec<u8>,
+}
+
+impl<'a> SetOp<'a> {
+    pub fn new(
+        left: BoxNode<'a>,
+        right: BoxNode<'a>,
+        kind: SetOpKind,
+        all: bool,
+        types: &'a [TypeId],
+    ) -> Self {
+        SetOp {
+            left,
+            right: Some(right),
+            kind,
+            all,
+            types,
+            seen: HashSet::new(),
+            counts: HashMap::new(),
+            left_done: false,
+            buf: Vec::new(),
+        }
+    }
+}
+
+impl<'a> Node<'a> for SetOp<'a> {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        if self.kind == SetOpKind::Union {
+            loop {
+                let r = if !self.left_done {
+                    match self.left.next(ev)? {
+                        Some(r) => r,
+                        None => {
+                            self.left_done = true;
+                            continue;
+                        }
+                    }
+                } else {
+                    match self.right.as_mut() {
+                        Some(n) => match n.next(ev)? {
+                            Some(r) => r,
+                            None => return Ok(None),
+                        },
+                        None => return Ok(None),
+                    }
+                };
+                if self.all {
+                    return Ok(Some(r));
+                }
+                key_of(&r, self.types, &mut self.buf);
+                if self.seen.insert(self.buf.clone()) {
+                    return Ok(Some(r));
+                }
+            }
+        }
+        if let Some(mut right) = self.right.take() {
+            while let Some(r) = right.next(ev)? {
+                key_of(&r, self.types, &mut self.buf);
+                *self.counts.entry(self.buf.clone()).or_default() += 1;
+            }
+        }
+        while let Some(r) = self.left.next(ev)? {
+            key_of(&r, self.types, &mut self.buf);
+            let in_right = self.counts.get_mut(&self.buf);
+            let emit = match (self.kind, self.all) {
+                (SetOpKind::Intersect, true) => match in_right {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                },
+                (SetOpKind::Intersect, false) => {
+                    in_right.is_some() && self.seen.insert(self.buf.clone())
+                }
+                (SetOpKind::Except, true) => match in_right {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        false
+                    }
+                    _ => true,
+                },
+                _ => in_right.is_none() && self.seen.insert(self.buf.clone()),
+            };
+            if emit {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}
