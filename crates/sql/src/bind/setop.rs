@@ -120,9 +120,8 @@ impl Binder<'_> {
                 for (l, r) in lc.iter().zip(&rc) {
                     let t = if l.ty == r.ty || r.ty == TypeId::Unknown {
                         l.ty
-                    } else if l.ty == TypeId::Unknown {
-                        r.ty
-                    } else if can_cast(l.ty, r.ty, CastContext::Implicit) {
+                    } else if l.ty == TypeId::Unknown || can_cast(l.ty, r.ty, CastContext::Implicit)
+                    {
                         r.ty
                     } else if can_cast(r.ty, l.ty, CastContext::Implicit) {
                         l.ty
