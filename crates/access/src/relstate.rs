@@ -1,8 +1,9 @@
 //! Per-relation runtime state: the open file and where inserts should go next.
 
-use keel_common::BlockNo;
+use keel_common::{BlockNo, Tid};
 use keel_storage::smgr::RelFile;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -16,7 +17,13 @@ pub struct RelState {
     free: Mutex<Vec<BlockNo>>,
     /// Versions made dead since the last vacuum (updates and deletes).
     pub changes: std::sync::atomic::AtomicU64,
+    /// A cache of root -> newest version for recently updated rows, where reads of a hot
+    /// row start (walking back through `prev` links) instead of walking the whole chain.
+    latest: Box<[Mutex<HashMap<Tid, Tid>>]>,
 }
+
+const LATEST_SHARDS: usize = 16;
+const LATEST_PER_SHARD: usize = 8192;
 
 impl RelState {
     pub fn new(file: Arc<RelFile>) -> RelState {
@@ -26,7 +33,29 @@ impl RelState {
             target: AtomicU32::new(if n > 0 { n - 1 } else { NONE }),
             free: Mutex::new(Vec::new()),
             changes: Default::default(),
+            latest: (0..LATEST_SHARDS)
+                .map(|_| Mutex::new(HashMap::new()))
+                .collect(),
         }
+    }
+
+    fn latest_shard(&self, root: Tid) -> &Mutex<HashMap<Tid, Tid>> {
+        &self.latest
+            [(root.to_u64().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize % LATEST_SHARDS]
+    }
+
+    /// Records the newest version of row `root`.
+    pub fn note_latest(&self, root: Tid, version: Tid) {
+        let mut m = self.latest_shard(root).lock();
+        if m.len() >= LATEST_PER_SHARD {
+            m.clear();
+        }
+        m.insert(root, version);
+    }
+
+    /// A recent version of row `root`, if one is cached.
+    pub fn latest(&self, root: Tid) -> Option<Tid> {
+        self.latest_shard(root).lock().get(&root).copied()
     }
 
     /// A page to try an insert on, or None to extend the relation.

@@ -69,10 +69,15 @@ impl<'a> Heap<'a> {
         row: &[u8],
         xid: u64,
         cid: u32,
-        root: Option<Tid>,
+        chain: Option<(Tid, Tid)>,
         reserve: usize,
         avoid: Option<u32>,
     ) -> PgResult<Tid> {
+        // (root, previous version) for a new version of an existing row.
+        let (root, prev) = match chain {
+            Some((r, p)) => (Some(r), p),
+            None => (None, Tid::INVALID),
+        };
         let len = HEADER + row.len();
         if len + 64 > PAGE_SIZE {
             return Err(PgError::new(
@@ -83,7 +88,7 @@ impl<'a> Heap<'a> {
                 ),
             ));
         }
-        let mut item = tuple::build(xid, cid, root.unwrap_or(Tid::INVALID), row);
+        let mut item = tuple::build(xid, cid, root.unwrap_or(Tid::INVALID), prev, row);
         loop {
             let candidate = self.rel.insert_candidate(avoid);
             let mut page = match candidate {
@@ -209,6 +214,11 @@ impl<'a> Heap<'a> {
 
     /// The version of row `root` visible to `snap`.
     pub fn fetch_visible(&self, root: Tid, snap: &Snapshot) -> PgResult<Option<Version>> {
+        if let Some(hint) = self.rel.latest(root)
+            && let Some(found) = self.visible_from(root, hint, snap)?
+        {
+            return Ok(found);
+        }
         let txns = self.txns;
         self.walk(root, |tid, h, row| {
             if !txns.sees(snap, h.xmin, h.cmin) {
@@ -224,6 +234,73 @@ impl<'a> Heap<'a> {
             }
             Walk::Next
         })
+    }
+
+    /// Finds the version of `root` visible to `snap` starting from a recent version `hint`:
+    /// backwards through `prev` while the version is too new, forwards through `next` while
+    /// it was deleted for us. None when a hop fails validation (the caller walks from the
+    /// root). Versions between the visible one and the newest are never pruned while `snap`
+    /// is published, so a valid walk cannot miss the answer.
+    fn visible_from(
+        &self,
+        root: Tid,
+        hint: Tid,
+        snap: &Snapshot,
+    ) -> PgResult<Option<Option<Version>>> {
+        let txns = self.txns;
+        let mut cur = hint;
+        // (version we came from, the xid that links us to it, true if we moved backwards)
+        let mut came: Option<(Tid, u64, bool)> = None;
+        let mut page = self.pool.read(&self.rel.file, cur.block)?;
+        for _ in 0..256 {
+            if page.block() != cur.block {
+                drop(page);
+                page = self.pool.read(&self.rel.file, cur.block)?;
+            }
+            let item = match page.lp(cur.slot) {
+                LinePointer::Normal { .. } if page.item(cur.slot).len() >= HEADER => {
+                    page.item(cur.slot)
+                }
+                _ => return Ok(None),
+            };
+            let h = Header::read(item);
+            let linked = match came {
+                None => true,
+                Some((from, x, true)) => h.xmax == x && h.has_next() && h.next == from,
+                Some((from, x, false)) => h.xmin == x && h.prev == from,
+            };
+            if h.root != root || !linked {
+                return Ok(None);
+            }
+            if !txns.sees(snap, h.xmin, h.cmin) {
+                if matches!(came, Some((_, _, false))) {
+                    return Ok(None);
+                }
+                if !h.prev.is_valid() {
+                    return Ok(Some(None));
+                }
+                came = Some((cur, h.xmin, true));
+                cur = h.prev;
+                continue;
+            }
+            if h.xmax == 0 || !txns.sees(snap, h.xmax, h.cmax) {
+                let row = item[HEADER..].to_vec();
+                return Ok(Some(Some(Version {
+                    tid: cur,
+                    header: h,
+                    row,
+                })));
+            }
+            if matches!(came, Some((_, _, true))) {
+                return Ok(None);
+            }
+            if !h.has_next() {
+                return Ok(Some(None));
+            }
+            came = Some((cur, h.xmax, false));
+            cur = h.next;
+        }
+        Ok(None)
     }
 
     /// The newest version of row `root` whose creator committed (or is `own`), unless the row
@@ -328,7 +405,7 @@ impl<'a> Heap<'a> {
         } else {
             Vec::new()
         };
-        let item = tuple::build(xid, cid, root, row);
+        let item = tuple::build(xid, cid, root, version, row);
         let mut garbage = Vec::new();
         if !page.fits(item.len()) {
             garbage = prune::prune_page(&mut page, self.txns, horizon(), &|t| self.peek(t)).1;
@@ -340,6 +417,7 @@ impl<'a> Heap<'a> {
             link(&mut page, version, new);
             self.pool.wal.log_pages(xid, &mut [&mut page]);
             drop(page);
+            self.rel.note_latest(root, new);
             prune::free_garbage(self, garbage)?;
             return Ok((LockOutcome::Locked, Some((new, old))));
         }
@@ -349,11 +427,12 @@ impl<'a> Heap<'a> {
         let block = page.block();
         self.rel.page_full(block);
         drop(page);
-        let new = self.insert(row, xid, cid, Some(root), 0, Some(block))?;
+        let new = self.insert(row, xid, cid, Some((root, version)), 0, Some(block))?;
         let mut page = self.pool.write(&self.rel.file, version.block)?;
         link(&mut page, version, new);
         self.pool.wal.log_pages(xid, &mut [&mut page]);
         drop(page);
+        self.rel.note_latest(root, new);
         prune::free_garbage(self, garbage)?;
         Ok((LockOutcome::Locked, Some((new, old))))
     }

@@ -2,15 +2,17 @@
 //!
 //! ```text
 //! 0 xmin u64 | 8 xmax u64 | 16 cmin u32 | 20 cmax u32 | 24 next (block u32, slot u16)
-//! 30 root (block u32, slot u16) | 36 flags u16 | 38 spare u16 | 40 row bytes (types::row)
+//! 30 root (block u32, slot u16) | 36 flags u16 | 38 prev (block u32, slot u16)
+//! 44 row bytes (types::row)
 //! ```
-//! `next` links a version to the newer version that replaced it (flag `HAS_NEXT`); `root` is
-//! the row's stable identity that index entries point to (a root version has root == itself).
+//! `next` links a version to the newer version that replaced it (flag `HAS_NEXT`); `prev`
+//! back to the one it replaced (invalid for the first); `root` is the row's stable identity
+//! that index entries point to (a root version has root == itself).
 
 use keel_common::Tid;
 use keel_storage::page::{get_u16, get_u32, get_u64};
 
-pub const HEADER: usize = 40;
+pub const HEADER: usize = 44;
 pub const HAS_NEXT: u16 = 1;
 
 pub const XMIN: usize = 0;
@@ -20,6 +22,7 @@ pub const CMAX: usize = 20;
 pub const NEXT: usize = 24;
 pub const ROOT: usize = 30;
 pub const FLAGS: usize = 36;
+pub const PREV: usize = 38;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -30,6 +33,7 @@ pub struct Header {
     pub next: Tid,
     pub root: Tid,
     pub flags: u16,
+    pub prev: Tid,
 }
 
 impl Header {
@@ -42,6 +46,7 @@ impl Header {
             next: read_tid(item, NEXT),
             root: read_tid(item, ROOT),
             flags: get_u16(item, FLAGS),
+            prev: read_tid(item, PREV),
         }
     }
 
@@ -62,7 +67,7 @@ pub fn tid_bytes(t: Tid) -> [u8; 6] {
 }
 
 /// A new version's bytes: header (xmax 0) followed by the row.
-pub fn build(xmin: u64, cmin: u32, root: Tid, row: &[u8]) -> Vec<u8> {
+pub fn build(xmin: u64, cmin: u32, root: Tid, prev: Tid, row: &[u8]) -> Vec<u8> {
     let mut t = Vec::with_capacity(HEADER + row.len());
     t.extend_from_slice(&xmin.to_le_bytes());
     t.extend_from_slice(&0u64.to_le_bytes());
@@ -71,7 +76,7 @@ pub fn build(xmin: u64, cmin: u32, root: Tid, row: &[u8]) -> Vec<u8> {
     t.extend_from_slice(&tid_bytes(Tid::INVALID));
     t.extend_from_slice(&tid_bytes(root));
     t.extend_from_slice(&0u16.to_le_bytes());
-    t.extend_from_slice(&0u16.to_le_bytes());
+    t.extend_from_slice(&tid_bytes(prev));
     t.extend_from_slice(row);
     t
 }
