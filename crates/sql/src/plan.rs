@@ -86,7 +86,11 @@ pub enum Plan {
         left: Box<Plan>,
         right: Box<Plan>,
         on: Option<Expr>,
+        /// Left rows without a match are kept (LEFT/FULL), NULL-extended.
         left_join: bool,
+        /// Right rows without a match are kept (RIGHT/FULL), NULL-extended on the left.
+        right_join: bool,
+        left_width: usize,
         right_width: usize,
         hash: Option<(Vec<Expr>, Vec<Expr>)>,
     },
@@ -104,9 +108,11 @@ pub enum Plan {
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
+    /// SELECT DISTINCT (whole rows, `on` empty) or DISTINCT ON (`on` keys, typed `types`).
     Distinct {
         input: Box<Plan>,
         types: Vec<TypeId>,
+        on: Vec<Expr>,
     },
     /// `left UNION/INTERSECT/EXCEPT [ALL] right`; both sides already have `types`.
     SetOp {

@@ -2,6 +2,7 @@
 //! PostgreSQL's rules (unknown literals and parameters take their type from context).
 
 pub mod dml;
+pub mod join;
 pub mod query;
 pub mod setop;
 pub mod subquery;
@@ -25,6 +26,8 @@ pub struct ScopeCol {
     pub typmod: i32,
     pub table_oid: u32,
     pub attnum: i16,
+    /// Not visible to unqualified names and `*` (the sides' copies of a JOIN USING column).
+    pub hidden: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -254,7 +257,11 @@ impl<'a> Binder<'a> {
     pub(crate) fn column(&self, qual: Option<&str>, name: &str, scope: &Scope) -> PgResult<Expr> {
         let mut found = None;
         for (i, c) in scope.cols.iter().enumerate() {
-            if c.name == name && (qual.is_none() || c.qualifier.as_deref() == qual) {
+            let visible = match qual {
+                None => !c.hidden,
+                Some(_) => c.qualifier.as_deref() == qual,
+            };
+            if c.name == name && visible {
                 if found.is_some() {
                     return Err(PgError::new(
                         sqlstate::AMBIGUOUS_COLUMN,

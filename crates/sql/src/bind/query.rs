@@ -155,7 +155,7 @@ impl Binder<'_> {
         Ok((Plan::Values { rows }, columns))
     }
 
-    fn bind_from_item(&mut self, t: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
+    pub(crate) fn bind_from_item(&mut self, t: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
         match t {
             ast::TableFactor::Table {
                 name, alias, args, ..
@@ -199,6 +199,7 @@ impl Binder<'_> {
                             typmod: -1,
                             table_oid: 0,
                             attnum: 0,
+                            hidden: false,
                         }],
                     };
                     return Ok((
@@ -261,6 +262,7 @@ impl Binder<'_> {
                         typmod: c.typmod,
                         table_oid: 0,
                         attnum: 0,
+                        hidden: false,
                     })
                     .collect();
                 Ok((sub.root, Scope { cols }))
@@ -310,45 +312,6 @@ impl Binder<'_> {
         Ok((start, stop, step, ty))
     }
 
-    fn bind_from_joins(&mut self, twj: &ast::TableWithJoins) -> PgResult<(Plan, Scope)> {
-        let (mut plan, mut scope) = self.bind_from_item(&twj.relation)?;
-        for j in &twj.joins {
-            let (rplan, rscope) = self.bind_from_item(&j.relation)?;
-            let (left_join, cons) = match &j.join_operator {
-                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
-                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
-                ast::JoinOperator::CrossJoin(_) => (false, None),
-                other => {
-                    return Err(PgError::unsupported(
-                        format!("join type {other:?}")
-                            .split('(')
-                            .next()
-                            .unwrap_or("join")
-                            .to_string(),
-                    ));
-                }
-            };
-            let left_width = scope.cols.len();
-            let right_width = rscope.cols.len();
-            scope.cols.extend(rscope.cols);
-            let on = match cons {
-                Some(ast::JoinConstraint::On(e)) => Some(self.bool_expr(e, &scope, &mut None)?),
-                Some(ast::JoinConstraint::None) | None => None,
-                Some(_) => return Err(PgError::unsupported("JOIN ... USING and NATURAL JOIN")),
-            };
-            let hash = on.as_ref().and_then(|on| equi_keys(on, left_width));
-            plan = Plan::Join {
-                left: Box::new(plan),
-                right: Box::new(rplan),
-                on,
-                left_join,
-                right_width,
-                hash,
-            };
-        }
-        Ok((plan, scope))
-    }
-
     /// Binds a SELECT; returns the plan, the output columns, and Some(()) when ORDER BY was
     /// handled here.
     pub(crate) fn select(
@@ -380,6 +343,8 @@ impl Binder<'_> {
                     right: Box::new(rp),
                     on: None,
                     left_join: false,
+                    right_join: false,
+                    left_width: scope.cols.len() - rw,
                     right_width: rw,
                     hash: None,
                 };
@@ -411,10 +376,10 @@ impl Binder<'_> {
             ast::GroupByExpr::Expressions(e, mods) if mods.is_empty() => e.clone(),
             _ => return Err(PgError::unsupported("GROUP BY ALL / ROLLUP / CUBE")),
         };
-        let distinct = match &s.distinct {
-            None | Some(ast::Distinct::All) => false,
-            Some(ast::Distinct::Distinct) => true,
-            Some(_) => return Err(PgError::unsupported("DISTINCT ON")),
+        let (distinct, distinct_on) = match &s.distinct {
+            None | Some(ast::Distinct::All) => (false, None),
+            Some(ast::Distinct::Distinct) => (true, None),
+            Some(ast::Distinct::On(on)) => (false, Some(on)),
         };
         // First try without aggregation; re-bind as an aggregate query if needed.
         let aggregated = !group_asts.is_empty() || s.having.is_some() || {
@@ -501,6 +466,20 @@ impl Binder<'_> {
                 }
             }
         }
+        let exprs_on = match distinct_on {
+            Some(on) => {
+                let mut v = Vec::new();
+                for e in on {
+                    let target = self.resolve_output_ref(e, &s.projection)?;
+                    v.push(match target {
+                        Some(t) => self.expr(&t, &out_scope, &mut actx)?,
+                        None => self.expr(e, &out_scope, &mut actx)?,
+                    });
+                }
+                Some(v)
+            }
+            None => None,
+        };
         if aggregated {
             plan = Plan::Agg {
                 input: Box::new(plan),
@@ -518,6 +497,14 @@ impl Binder<'_> {
             plan = Plan::Sort {
                 input: Box::new(plan),
                 keys,
+            };
+        }
+        if let Some(exprs_on) = exprs_on {
+            // DISTINCT ON: the first row (in ORDER BY order) of each group of equal keys.
+            plan = Plan::Distinct {
+                input: Box::new(plan),
+                types: exprs_on.iter().map(Expr::ty).collect(),
+                on: exprs_on,
             };
         }
         for e in exprs.iter_mut() {
@@ -546,6 +533,7 @@ impl Binder<'_> {
             plan = Plan::Distinct {
                 input: Box::new(plan),
                 types: columns.iter().map(|c| c.ty).collect(),
+                on: vec![],
             };
             if let Some(k) = post_sort {
                 plan = Plan::Sort {
@@ -673,7 +661,8 @@ impl Binder<'_> {
                     }
                     let mut any = false;
                     for (i, c) in scope.cols.iter().enumerate() {
-                        if qual.is_none() || c.qualifier == qual {
+                        if (qual.is_none() && !c.hidden) || (qual.is_some() && c.qualifier == qual)
+                        {
                             any = true;
                             exprs.push(Expr::Col(i, c.ty));
                             cols.push(OutColumn {
@@ -849,6 +838,7 @@ pub fn table_scope(t: &TableDef, qual: &str) -> Scope {
                 typmod: c.ty.typmod,
                 table_oid: t.oid,
                 attnum: (i + 1) as i16,
+                hidden: false,
             })
             .collect(),
     }
@@ -965,7 +955,7 @@ fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
 
 /// Equi-join keys `left_expr = right_expr` from an ON clause (right exprs re-based to the
 /// right row).
-fn equi_keys(on: &Expr, left_width: usize) -> Option<(Vec<Expr>, Vec<Expr>)> {
+pub(crate) fn equi_keys(on: &Expr, left_width: usize) -> Option<(Vec<Expr>, Vec<Expr>)> {
     let mut parts = Vec::new();
     conjuncts(on.clone(), &mut parts);
     let (mut lk, mut rk) = (Vec::new(), Vec::new());

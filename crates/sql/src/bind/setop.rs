@@ -57,6 +57,7 @@ impl Binder<'_> {
                 typmod: c.typmod,
                 table_oid: 0,
                 attnum: 0,
+                hidden: false,
             })
             .collect();
         Some((cte.plan.root.clone(), Scope { cols }))

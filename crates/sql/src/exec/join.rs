@@ -1,4 +1,4 @@
-//! Inner and left joins: hash join on equi-keys when the ON clause has them, otherwise a
+//! Inner, left, right and full joins: hash join on equi-keys when the ON clause has them, otherwise a
 //! nested loop over the materialized right side. The full ON clause is always evaluated on
 //! the joined row.
 
@@ -13,7 +13,12 @@ pub struct Join<'a> {
     right: Option<BoxNode<'a>>,
     on: Option<&'a Expr>,
     left_join: bool,
+    right_join: bool,
+    left_width: usize,
     right_width: usize,
+    /// RIGHT/FULL: which right rows matched; the rest are emitted after the left side ends.
+    right_matched: Vec<bool>,
+    unmatched_pos: usize,
     hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
     right_rows: Vec<Row>,
     table: HashMap<Vec<u8>, Vec<usize>>,
@@ -30,8 +35,8 @@ impl<'a> Join<'a> {
         left: BoxNode<'a>,
         right: BoxNode<'a>,
         on: Option<&'a Expr>,
-        left_join: bool,
-        right_width: usize,
+        (left_join, right_join): (bool, bool),
+        (left_width, right_width): (usize, usize),
         hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
     ) -> Self {
         Join {
@@ -39,7 +44,11 @@ impl<'a> Join<'a> {
             right: Some(right),
             on,
             left_join,
+            right_join,
+            left_width,
             right_width,
+            right_matched: Vec::new(),
+            unmatched_pos: 0,
             hash,
             right_rows: Vec::new(),
             table: HashMap::new(),
@@ -89,6 +98,9 @@ impl<'a> Node<'a> for Join<'a> {
                 }
                 self.right_rows.push(r);
             }
+            if self.right_join {
+                self.right_matched = vec![false; self.right_rows.len()];
+            }
         }
         loop {
             if let Some(l) = &self.cur {
@@ -104,6 +116,9 @@ impl<'a> Node<'a> for Join<'a> {
                     };
                     if ok {
                         self.matched = true;
+                        if self.right_join {
+                            self.right_matched[ri] = true;
+                        }
                         return Ok(Some(joined));
                     }
                 }
@@ -117,6 +132,15 @@ impl<'a> Node<'a> for Join<'a> {
                 }
             }
             let Some(l) = self.left.next(ev)? else {
+                while self.right_join && self.unmatched_pos < self.right_rows.len() {
+                    let i = self.unmatched_pos;
+                    self.unmatched_pos += 1;
+                    if !self.right_matched[i] {
+                        let mut row = vec![Datum::Null; self.left_width];
+                        row.extend_from_slice(&self.right_rows[i]);
+                        return Ok(Some(row));
+                    }
+                }
                 return Ok(None);
             };
             self.matched = false;

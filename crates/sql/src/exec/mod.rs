@@ -62,14 +62,16 @@ pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> Bo
             right,
             on,
             left_join,
+            right_join,
+            left_width,
             right_width,
             hash,
         } => Box::new(join::Join::new(
             build(left, engine, txn),
             build(right, engine, txn),
             on.as_ref(),
-            *left_join,
-            *right_width,
+            (*left_join, *right_join),
+            (*left_width, *right_width),
             hash.as_ref(),
         )),
         Plan::Agg { input, group, aggs } => {
@@ -98,9 +100,11 @@ pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> Bo
             *all,
             types,
         )),
-        Plan::Distinct { input, types } => {
-            Box::new(distinct::Distinct::new(build(input, engine, txn), types))
-        }
+        Plan::Distinct { input, types, on } => Box::new(distinct::Distinct::new(
+            build(input, engine, txn),
+            types,
+            on,
+        )),
     }
 }
 
