@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod cmd;
+pub mod files;
 pub mod pgbench;
 pub mod raw;
 pub mod server;
