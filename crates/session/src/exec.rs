@@ -33,7 +33,15 @@ pub(crate) fn eval_cx<'a>(
         txn,
         outer: &[],
         subq: Default::default(),
+        deadline: statement_deadline(settings),
     }
+}
+
+/// When the current statement must stop (statement_timeout, ms; 0 = never). Computed when
+/// a statement's evaluation context is made, which is at its start.
+pub(crate) fn statement_deadline(settings: &Settings) -> Option<std::time::Instant> {
+    let ms = settings.int("statement_timeout");
+    (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms as u64))
 }
 
 /// Runs `f` inline when it is cheap; otherwise tells the runtime this worker will be busy
@@ -227,6 +235,7 @@ impl Session {
         }
         let cancel = self.cancel.clone();
         let cheap = m.is_cheap() && exec.pending() <= 16;
+        let deadline = statement_deadline(&self.settings);
         loop {
             let step = {
                 let cf = {
@@ -245,6 +254,7 @@ impl Session {
                     &cf,
                     None,
                 );
+                ev.deadline = deadline;
                 maybe_blocking(cheap, || exec.step(m, &self.engine, txn, &mut ev))?
             };
             match step {
@@ -254,7 +264,21 @@ impl Session {
                     let Some(txn) = self.txn.as_ref() else {
                         return Err(keel_common::PgError::internal("no transaction"));
                     };
-                    self.engine.wait(txn, w, cancel.cancelled()).await?;
+                    match deadline {
+                        Some(d) => {
+                            let d = tokio::time::Instant::from_std(d);
+                            match tokio::time::timeout_at(
+                                d,
+                                self.engine.wait(txn, w, cancel.cancelled()),
+                            )
+                            .await
+                            {
+                                Ok(r) => r?,
+                                Err(_) => return Err(keel_sql::expr::statement_timeout()),
+                            }
+                        }
+                        None => self.engine.wait(txn, w, cancel.cancelled()).await?,
+                    }
                 }
             }
         }

@@ -52,6 +52,10 @@ pub struct Session {
     pub(crate) portals: HashMap<String, Portal>,
     /// Extended protocol: an error happened since the last Sync.
     pub(crate) ext_error: bool,
+    /// Settings as they were before the current transaction's first SET (restored on rollback).
+    pub(crate) guc_rollback: Option<Settings>,
+    /// Session-level values while SET LOCAL is in effect (become current at commit).
+    pub(crate) guc_session: Option<Settings>,
 }
 
 impl Session {
@@ -82,7 +86,44 @@ impl Session {
             stmts: HashMap::new(),
             portals: HashMap::new(),
             ext_error: false,
+            guc_rollback: None,
+            guc_session: None,
         }
+    }
+
+    /// Changes settings in the current (block or implicit) transaction: undone by rollback;
+    /// `local` changes last only until the transaction ends.
+    pub(crate) fn set_guc(
+        &mut self,
+        local: bool,
+        f: impl Fn(&mut Settings) -> PgResult<&'static keel_common::settings::Def>,
+    ) -> PgResult<&'static keel_common::settings::Def> {
+        if self.guc_rollback.is_none() {
+            self.guc_rollback = Some(self.settings.clone());
+        }
+        if local {
+            if self.guc_session.is_none() {
+                self.guc_session = Some(self.settings.clone());
+            }
+        } else if let Some(s) = self.guc_session.as_mut() {
+            f(s)?;
+        }
+        f(&mut self.settings)
+    }
+
+    /// The transaction's setting changes become permanent (SET LOCAL ones end).
+    pub(crate) fn guc_commit(&mut self) {
+        if let Some(s) = self.guc_session.take() {
+            self.settings = s;
+        }
+        self.guc_rollback = None;
+    }
+
+    fn guc_rollback(&mut self) {
+        if let Some(s) = self.guc_rollback.take() {
+            self.settings = s;
+        }
+        self.guc_session = None;
     }
 
     pub(crate) fn default_isolation(&self) -> Isolation {
@@ -116,6 +157,7 @@ impl Session {
     }
 
     pub(crate) async fn commit_txn(&mut self) -> PgResult<()> {
+        self.guc_commit();
         self.next_isolation = None;
         self.next_read_only = None;
         if let Some(t) = self.txn.take() {
@@ -126,6 +168,7 @@ impl Session {
     }
 
     pub(crate) fn rollback_txn(&mut self) {
+        self.guc_rollback();
         self.next_isolation = None;
         self.next_read_only = None;
         if let Some(t) = self.txn.take() {
@@ -235,6 +278,9 @@ impl keel_wire::Backend for Session {
         {
             self.on_error();
             return Err(e);
+        }
+        if self.block == Block::Idle {
+            self.guc_commit();
         }
         Ok(())
     }
@@ -395,6 +441,9 @@ impl keel_wire::Backend for Session {
         {
             self.on_error();
             return Err(e);
+        }
+        if self.block == Block::Idle {
+            self.guc_commit();
         }
         Ok(())
     }

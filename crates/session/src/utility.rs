@@ -123,19 +123,15 @@ impl Session {
                     } else {
                         "read committed"
                     };
-                    self.settings
-                        .set("default_transaction_isolation", v, false)?;
+                    self.set_guc(false, |s| s.set("default_transaction_isolation", v, false))?;
                 }
                 if let Some(ro) = m.read_only {
-                    self.settings.set(
-                        "default_transaction_read_only",
-                        if ro { "on" } else { "off" },
-                        false,
-                    )?;
+                    let v = if ro { "on" } else { "off" };
+                    self.set_guc(false, |s| s.set("default_transaction_read_only", v, false))?;
                 }
                 tag("SET")
             }
-            Utility::Set { name, value, .. } => {
+            Utility::Set { name, value, local } => {
                 if name == "transaction_isolation" {
                     let iso = match value.as_deref().map(str::to_lowercase).as_deref() {
                         Some("repeatable read" | "serializable") => Some(Isolation::RepeatableRead),
@@ -147,19 +143,30 @@ impl Session {
                     })?;
                     return tag("SET");
                 }
-                let def = match value {
-                    Some(v) => self.settings.set(name, v, false)?,
-                    None => {
-                        let boot = self.boot.clone();
-                        self.settings.reset(name, &boot)?
-                    }
-                };
+                if *local && self.block == Block::Idle {
+                    // Validate, then warn: outside a block SET LOCAL has no effect.
+                    let mut probe = self.settings.clone();
+                    match value {
+                        Some(v) => probe.set(name, v, false)?,
+                        None => probe.reset(name, &self.boot)?,
+                    };
+                    client.notice(&warning(
+                        sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                        "SET LOCAL can only be used in transaction blocks",
+                    ));
+                    return tag("SET");
+                }
+                let boot = self.boot.clone();
+                let def = self.set_guc(*local, |s| match value {
+                    Some(v) => s.set(name, v, false),
+                    None => s.reset(name, &boot),
+                })?;
                 self.report(def.name, client);
                 tag("SET")
             }
             Utility::Reset(name) => {
                 let boot = self.boot.clone();
-                let def = self.settings.reset(name, &boot)?;
+                let def = self.set_guc(false, |s| s.reset(name, &boot))?;
                 self.report(def.name, client);
                 tag("RESET")
             }
@@ -171,7 +178,7 @@ impl Session {
                     .map(|d| d.name)
                     .collect();
                 for n in names {
-                    self.settings.reset(n, &boot)?;
+                    self.set_guc(false, |s| s.reset(n, &boot))?;
                     self.report(n, client);
                 }
                 tag("RESET")

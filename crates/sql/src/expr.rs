@@ -140,6 +140,8 @@ pub struct EvalCx<'a> {
     pub outer: &'a [Datum],
     /// Results of uncorrelated subqueries, by `SubPlan::id` (empty unless the statement has any).
     pub subq: std::collections::HashMap<u32, SubResult>,
+    /// statement_timeout: past this instant, `check_cancel` fails with 57014.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl EvalCx<'_> {
@@ -160,10 +162,17 @@ impl EvalCx<'_> {
             txn: txn.or(self.txn),
             outer,
             subq: std::mem::take(&mut self.subq),
+            deadline: self.deadline,
         }
     }
 
     pub fn check_cancel(&self) -> PgResult<()> {
+        if self
+            .deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            return Err(statement_timeout());
+        }
         if (self.cancel)() {
             return Err(PgError::new(
                 sqlstate::QUERY_CANCELED,
@@ -349,6 +358,13 @@ impl Expr {
     pub fn test(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<bool> {
         Ok(matches!(self.eval(row, cx)?, Datum::Bool(true)))
     }
+}
+
+pub fn statement_timeout() -> PgError {
+    PgError::new(
+        sqlstate::QUERY_CANCELED,
+        "canceling statement due to statement timeout",
+    )
 }
 
 pub fn version_string() -> String {
