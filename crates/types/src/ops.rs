@@ -245,14 +245,22 @@ fn bitwise(opn: &str, t: TypeId) -> Option<Operator> {
 
 fn resolve_string_op(opn: &str, left: TypeId, right: TypeId) -> Option<Operator> {
     use TypeId::*;
-    let tl = |t: TypeId| if is_textish(t) { Text } else { t };
+    let tl = |t: TypeId| {
+        if is_textish(t) || t == Unknown {
+            Text
+        } else {
+            t
+        }
+    };
     match opn {
         "||" => {
-            if left == Bytea && right == Bytea {
+            let byteaish = |t: TypeId| t == Bytea || t == Unknown;
+            if byteaish(left) && byteaish(right) && (left == Bytea || right == Bytea) {
                 return op(Bytea, Bytea, Bytea, imp::bytea_concat);
             }
-            let lt = is_textish(left);
-            let rt = is_textish(right);
+            // An untyped literal is text here ('l' || 1 is textanycat), as in PostgreSQL.
+            let lt = is_textish(left) || left == Unknown;
+            let rt = is_textish(right) || right == Unknown;
             if lt || rt {
                 // text || text, or text || anynonarray (the other side goes through its output
                 // function). Bpchar casts to text, losing trailing spaces, as in PostgreSQL.
