@@ -1,0 +1,2 @@
+drop table if exists test;
+drop function if exists public.gen_rand_str(integer);

@@ -1,0 +1,2 @@
+drop table if exists test;
+drop table if exists p;
