@@ -14,6 +14,7 @@ pub mod exec;
 pub mod expr;
 pub mod plan;
 pub mod split;
+pub mod syntax;
 pub mod utility;
 
 use keel_catalog::Catalog;
@@ -66,32 +67,62 @@ fn parse_error(e: sqlparser::parser::ParserError, text: &str, char_offset: usize
         .split("found: ")
         .nth(1)
         .map(|r| r.split(" at Line:").next().unwrap_or(r).to_string());
-    let mut err = match near.as_deref() {
+    let err = match near.as_deref() {
         Some("EOF") | None => PgError::new(sqlstate::SYNTAX_ERROR, "syntax error at end of input"),
         Some(tok) => PgError::new(
             sqlstate::SYNTAX_ERROR,
             format!("syntax error at or near \"{tok}\""),
         ),
     };
-    let pos = (|| {
+    let reported = (|| {
         let rest = msg.split("Line: ").nth(1)?;
         let mut it = rest.split(", Column: ");
-        let line: usize = it.next()?.trim().parse().ok()?;
-        let col: usize = it.next()?.trim().parse().ok()?;
+        let line: u64 = it.next()?.trim().parse().ok()?;
+        let col: u64 = it.next()?.trim().parse().ok()?;
+        Some((line, col))
+    })();
+    // sqlparser sometimes reports the location of a later token; PostgreSQL points at the
+    // offending token itself, so take the last token with that text at or before the
+    // reported location.
+    let pos = reported.and_then(|(line, col)| {
+        let tok = near.as_deref()?;
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let toks = sqlparser::tokenizer::Tokenizer::new(&dialect, text)
+            .tokenize_with_location()
+            .ok()?;
+        let at = toks
+            .iter()
+            .filter(|t| (t.span.start.line, t.span.start.column) <= (line, col))
+            .filter(|t| t.token.to_string() == tok)
+            .last()
+            .map(|t| t.span.start)
+            .unwrap_or(sqlparser::tokenizer::Location { line, column: col });
         let mut chars = 0;
         for (i, l) in text.split('\n').enumerate() {
-            if i + 1 == line {
-                return Some(chars + col);
+            if i as u64 + 1 == at.line {
+                return Some(chars + at.column as usize);
             }
             chars += l.chars().count() + 1;
         }
         None
-    })();
-    match (pos, near.as_deref()) {
-        (Some(p), Some(t)) if t != "EOF" => err = err.with_position((char_offset + p) as u32),
-        _ => err = err.with_position((char_offset + text.trim_end().chars().count() + 1) as u32),
+    });
+    let end = text.trim_end().chars().count() + 1;
+    let pos = match (pos, near.as_deref()) {
+        (Some(p), Some(t)) if t != "EOF" => p,
+        _ => end,
+    };
+    // Where the scan recognizes PostgreSQL's failure point, it is the one to report.
+    if let Some(e) = syntax::pg_error_token(text)
+        && (e.certain || e.pos < pos)
+    {
+        let p = e.pos;
+        let msg = match e.token {
+            Some(t) => format!("syntax error at or near \"{t}\""),
+            None => "syntax error at end of input".into(),
+        };
+        return PgError::new(sqlstate::SYNTAX_ERROR, msg).with_position((char_offset + p) as u32);
     }
-    err
+    err.with_position((char_offset + pos) as u32)
 }
 
 /// Parses and binds one statement (`text` is one element of [`split::split_statements`]).

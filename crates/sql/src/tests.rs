@@ -255,3 +255,43 @@ fn subqueries_bind() {
         .unwrap();
     assert_eq!(e.code, "42703");
 }
+
+#[test]
+fn syntax_errors_like_postgres() {
+    let cases: &[(&str, &str, u32)] = &[
+        ("select 1 +;", "syntax error at or near \";\"", 11),
+        ("selec 1;", "syntax error at or near \"selec\"", 1),
+        (
+            "update t set where a = 1;",
+            "syntax error at or near \"where\"",
+            14,
+        ),
+        ("delete t;", "syntax error at or near \"t\"", 8),
+        (
+            "select count(*) from t group;",
+            "syntax error at or near \";\"",
+            29,
+        ),
+        ("select * frm t;", "syntax error at or near \"frm\"", 10),
+        (
+            "select case when 1 then end;",
+            "syntax error at or near \"end\"",
+            25,
+        ),
+        (
+            "select\n  a,\n  from t;",
+            "syntax error at or near \"from\"",
+            15,
+        ),
+        (
+            "select * from t t2 t3;",
+            "syntax error at or near \"t3\"",
+            20,
+        ),
+        ("select 1 union", "syntax error at end of input", 15),
+    ];
+    for (q, msg, pos) in cases {
+        let e = prepare(catalog(), q, 0, &[]).err().unwrap();
+        assert_eq!((e.message.as_str(), e.position), (*msg, Some(*pos)), "{q}");
+    }
+}

@@ -643,8 +643,11 @@ impl<'a> Binder<'a> {
     /// Resolves a binary operator, giving unknown-typed operands the other side's type.
     pub fn binary(&mut self, op: &'static str, l: Expr, r: Expr) -> PgResult<Expr> {
         let (mut lt, mut rt) = (l.ty(), r.ty());
+        // String operators resolve untyped literals themselves ('l' || 1 is text || anynonarray).
+        let string_op = matches!(op, "||" | "~~" | "!~~" | "~~*" | "!~~*");
         // PostgreSQL: an unknown literal against a known type is taken as that type.
-        if lt == TypeId::Unknown && rt != TypeId::Unknown {
+        if string_op {
+        } else if lt == TypeId::Unknown && rt != TypeId::Unknown {
             lt = rt;
         } else if rt == TypeId::Unknown && lt != TypeId::Unknown {
             rt = lt;

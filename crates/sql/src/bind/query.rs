@@ -245,6 +245,17 @@ impl Binder<'_> {
                 alias,
                 ..
             } => {
+                if alias.is_none() {
+                    let err = PgError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        "subquery in FROM must have an alias",
+                    )
+                    .with_hint("For example, FROM (SELECT ...) [AS] foo.");
+                    return Err(match self.position_near(subquery.span().start, true) {
+                        Some(p) => err.with_position(p),
+                        None => err,
+                    });
+                }
                 let sub = self.query(subquery)?;
                 let qual = alias.as_ref().map(|a| fold(&a.name));
                 let cols = sub
