@@ -92,9 +92,9 @@ fn parse_error(e: sqlparser::parser::ParserError, text: &str, char_offset: usize
             .ok()?;
         let at = toks
             .iter()
+            .rev()
             .filter(|t| (t.span.start.line, t.span.start.column) <= (line, col))
-            .filter(|t| t.token.to_string() == tok)
-            .last()
+            .find(|t| t.token.to_string() == tok)
             .map(|t| t.span.start)
             .unwrap_or(sqlparser::tokenizer::Location { line, column: col });
         let mut chars = 0;
