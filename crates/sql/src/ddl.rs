@@ -391,10 +391,75 @@ fn add_index(
         index.relfile,
         table.persistence == Persistence::Unlogged,
     )?;
-    engine.build_index(txn, &table, &index)?;
+    engine
+        .build_index(txn, &table, &index)
+        .map_err(|e| match e.code {
+            sqlstate::UNIQUE_VIOLATION if e.objects.is_none() => e
+                .with_table(table.name.clone())
+                .with_constraint(index.name.clone()),
+            _ => e,
+        })?;
     let index = Arc::new(index);
     cat.indexes.insert(index.oid, index.clone());
     Ok(index)
+}
+
+/// ALTER TABLE ADD FOREIGN KEY: every existing row's non-null key must be in the referenced
+/// table (checks the newest constraint of `table_oid`).
+fn validate_fk(cat: &Catalog, table_oid: u32, engine: &Engine, txn: &Transaction) -> PgResult<()> {
+    let table = cat
+        .tables
+        .get(&table_oid)
+        .cloned()
+        .ok_or_else(|| PgError::internal("table vanished"))?;
+    let Some(fk) = table.foreign_keys.last() else {
+        return Ok(());
+    };
+    let Some(rt) = cat.tables.get(&fk.ref_table).cloned() else {
+        return Ok(());
+    };
+    let tys: Vec<keel_types::TypeId> = fk.columns.iter().map(|&c| table.columns[c].ty.id).collect();
+    let mut keys = std::collections::HashSet::new();
+    let mut buf = Vec::new();
+    for item in engine.scan(txn, &rt) {
+        let (_, r) = item?;
+        let vals: Vec<_> = fk.ref_columns.iter().map(|&c| r[c].clone()).collect();
+        buf.clear();
+        keel_types::key::encode_key(&vals, &tys, &mut buf);
+        keys.insert(buf.clone());
+    }
+    for item in engine.scan(txn, &table) {
+        let (_, r) = item?;
+        let vals: Vec<_> = fk.columns.iter().map(|&c| r[c].clone()).collect();
+        if vals.iter().any(|v| v.is_null()) {
+            continue;
+        }
+        buf.clear();
+        keel_types::key::encode_key(&vals, &tys, &mut buf);
+        if !keys.contains(&buf) {
+            let names: Vec<&str> = fk
+                .columns
+                .iter()
+                .map(|&c| table.columns[c].name.as_str())
+                .collect();
+            return Err(PgError::new(
+                sqlstate::FOREIGN_KEY_VIOLATION,
+                format!(
+                    "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+                    table.name, fk.name
+                ),
+            )
+            .with_detail(format!(
+                "Key ({})=({}) is not present in table \"{}\".",
+                names.join(", "),
+                crate::expr::row_text(&vals, &tys),
+                rt.name
+            ))
+            .with_table(table.name.clone())
+            .with_constraint(fk.name.clone()));
+        }
+    }
+    Ok(())
 }
 
 fn add_fk(
@@ -675,6 +740,7 @@ fn alter_table(
                         &fk.foreign_table,
                         fk.referred_columns.iter().map(fold).collect(),
                     )?;
+                    validate_fk(cat, table.oid, engine, txn)?;
                 }
                 other => return Err(PgError::unsupported(format!("ALTER TABLE ADD {other}"))),
             },
