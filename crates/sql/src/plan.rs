@@ -155,6 +155,18 @@ pub struct FkCheck {
     pub ref_columns: Vec<usize>,
 }
 
+/// A foreign key of another table referencing the target table (checked on DELETE, and on
+/// UPDATE when the referenced columns change).
+#[derive(Clone)]
+pub struct RefCheck {
+    pub name: String,
+    /// Referenced columns of the target table.
+    pub columns: Vec<usize>,
+    pub child: Arc<TableDef>,
+    pub child_columns: Vec<usize>,
+    pub child_index: Option<Arc<IndexDef>>,
+}
+
 #[derive(Clone)]
 pub struct ModifyPlan {
     pub table: Arc<TableDef>,
@@ -162,6 +174,7 @@ pub struct ModifyPlan {
     pub kind: ModifyKind,
     pub returning: Option<(Vec<Expr>, Vec<OutColumn>)>,
     pub fks: Vec<FkCheck>,
+    pub refs: Vec<RefCheck>,
 }
 
 impl Access {

@@ -236,3 +236,28 @@ fn joins_distinct_on_aggregates() {
         "2|2"
     );
 }
+
+#[test]
+fn foreign_keys_restrict_referenced_rows() {
+    let mut db = Db::new("fk");
+    db.q("create table fp (id int primary key)");
+    db.q("create table fc (id int, p int references fp)");
+    db.q("insert into fp values (1), (2)");
+    db.q("insert into fc values (1, 1)");
+    let (code, msg) = db.err("delete from fp where id = 1");
+    assert_eq!(code, "23503");
+    assert_eq!(
+        msg,
+        "update or delete on table \"fp\" violates foreign key constraint \"fc_p_fkey\" on table \"fc\""
+    );
+    assert_eq!(db.err("update fp set id = 3 where id = 1").0, "23503");
+    db.q("update fp set id = 1 where id = 1");
+    db.q("delete from fp where id = 2");
+    db.q("create table fc2 (p int)");
+    db.q("insert into fc2 values (9)");
+    assert_eq!(
+        db.err("alter table fc2 add foreign key (p) references fp (id)")
+            .0,
+        "23503"
+    );
+}

@@ -107,6 +107,32 @@ impl Binder<'_> {
             .collect()
     }
 
+    /// Foreign keys of other tables that reference `table`.
+    fn ref_checks(&self, table: &TableDef) -> Vec<crate::plan::RefCheck> {
+        let mut out = Vec::new();
+        for child in self.catalog.tables.values() {
+            for fk in child
+                .foreign_keys
+                .iter()
+                .filter(|f| f.ref_table == table.oid)
+            {
+                let child_index = self
+                    .catalog
+                    .indexes_of(child.oid)
+                    .find(|i| i.columns.starts_with(&fk.columns))
+                    .cloned();
+                out.push(crate::plan::RefCheck {
+                    name: fk.name.clone(),
+                    columns: fk.ref_columns.clone(),
+                    child: child.clone(),
+                    child_columns: fk.columns.clone(),
+                    child_index,
+                });
+            }
+        }
+        out
+    }
+
     pub fn insert(&mut self, ins: &ast::Insert) -> PgResult<ModifyPlan> {
         if ins.on.is_some() {
             return Err(PgError::unsupported("INSERT ... ON CONFLICT"));
@@ -223,6 +249,7 @@ impl Binder<'_> {
         Ok(ModifyPlan {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
+            refs: vec![],
             table,
             kind: ModifyKind::Insert { source, row },
             returning,
@@ -325,6 +352,7 @@ impl Binder<'_> {
         Ok(ModifyPlan {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
+            refs: self.ref_checks(&table),
             table,
             kind: ModifyKind::Update {
                 access,
@@ -352,6 +380,7 @@ impl Binder<'_> {
         Ok(ModifyPlan {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: vec![],
+            refs: self.ref_checks(&table),
             table,
             kind: ModifyKind::Delete { access, filter },
             returning,

@@ -200,6 +200,81 @@ impl ModifyExec {
         Ok(())
     }
 
+    /// Rows of other tables must not reference a deleted key, or a key an UPDATE changes.
+    fn check_refs(
+        plan: &ModifyPlan,
+        old: &[Datum],
+        new: Option<&[Datum]>,
+        engine: &Engine,
+        txn: &Transaction,
+    ) -> PgResult<()> {
+        for r in &plan.refs {
+            let vals: Vec<Datum> = r.columns.iter().map(|&c| old[c].clone()).collect();
+            if vals.iter().any(Datum::is_null) {
+                continue;
+            }
+            if let Some(new) = new
+                && r.columns
+                    .iter()
+                    .all(|&c| keel_types::ops::compare(&old[c], &new[c]).is_eq())
+            {
+                continue;
+            }
+            let matches = |row: &[Datum]| {
+                r.child_columns.iter().zip(&vals).all(|(&c, v)| {
+                    !row[c].is_null() && keel_types::ops::compare(&row[c], v).is_eq()
+                })
+            };
+            let mut found = false;
+            match &r.child_index {
+                Some(idx) => {
+                    let range = KeyRange {
+                        lower: Bound::Included(vals.clone()),
+                        upper: Bound::Included(vals.clone()),
+                    };
+                    for item in engine.index_scan(txn, &r.child, idx, range) {
+                        if matches(&item?.1) {
+                            found = true;
+                            break;
+                        }
+                    }
+                }
+                None => {
+                    for item in engine.scan(txn, &r.child) {
+                        if matches(&item?.1) {
+                            found = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if found {
+                let names: Vec<&str> = r
+                    .columns
+                    .iter()
+                    .map(|&c| plan.table.columns[c].name.as_str())
+                    .collect();
+                let tys: Vec<_> = r.columns.iter().map(|&c| plan.types[c]).collect();
+                return Err(PgError::new(
+                    sqlstate::FOREIGN_KEY_VIOLATION,
+                    format!(
+                        "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+                        plan.table.name, r.name, r.child.name
+                    ),
+                )
+                .with_detail(format!(
+                    "Key ({})=({}) is still referenced from table \"{}\".",
+                    names.join(", "),
+                    row_text(&vals, &tys),
+                    r.child.name
+                ))
+                .with_table(r.child.name.clone())
+                .with_constraint(r.name.clone()));
+            }
+        }
+        Ok(())
+    }
+
     fn emit(&mut self, plan: &ModifyPlan, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<()> {
         self.count += 1;
         if let Some((exprs, _)) = &plan.returning {
@@ -273,6 +348,9 @@ impl ModifyExec {
                             r?;
                         }
                         Self::check_row(plan, &new, engine, shared)?;
+                        if !plan.refs.is_empty() {
+                            Self::check_refs(plan, old, Some(&new), engine, shared)?;
+                        }
                         self.new_row = Some(new);
                     }
                     let new = self.new_row.as_deref().unwrap_or_default();
@@ -315,6 +393,9 @@ impl ModifyExec {
                     let Some(target) = self.work[self.pos].0 else {
                         return Err(PgError::internal("delete target without row identity"));
                     };
+                    if !plan.refs.is_empty() {
+                        Self::check_refs(plan, &self.work[self.pos].1, None, engine, txn)?;
+                    }
                     match engine.delete(txn, &plan.table, target)? {
                         Write::Done(()) => {
                             let old = std::mem::take(&mut self.work[self.pos].1);
