@@ -209,10 +209,7 @@ impl ModifyExec {
         txn: &Transaction,
     ) -> PgResult<()> {
         for r in &plan.refs {
-            let vals: Vec<Datum> = r.columns.iter().map(|&c| old[c].clone()).collect();
-            if vals.iter().any(Datum::is_null) {
-                continue;
-            }
+            // Unchanged keys (every pgbench UPDATE) cost one comparison per column.
             if let Some(new) = new
                 && r.columns
                     .iter()
@@ -220,6 +217,10 @@ impl ModifyExec {
             {
                 continue;
             }
+            if r.columns.iter().any(|&c| old[c].is_null()) {
+                continue;
+            }
+            let vals: Vec<Datum> = r.columns.iter().map(|&c| old[c].clone()).collect();
             let matches = |row: &[Datum]| {
                 r.child_columns.iter().zip(&vals).all(|(&c, v)| {
                     !row[c].is_null() && keel_types::ops::compare(&row[c], v).is_eq()
