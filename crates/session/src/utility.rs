@@ -36,6 +36,38 @@ impl Session {
         Ok(())
     }
 
+    /// COMMIT: commits an open block, rolls back a failed one.
+    async fn end_block_commit<C: Client>(&mut self, client: &mut C) -> PgResult<(Rows, String)> {
+        match self.block {
+            Block::Idle => {
+                client.notice(&warning(
+                    sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                    "there is no transaction in progress",
+                ));
+                self.commit_txn().await?;
+            }
+            Block::Open => {
+                self.block = Block::Idle;
+                self.commit_txn().await?;
+            }
+            Block::Failed => {
+                self.block = Block::Idle;
+                self.rollback_txn();
+                return Ok((vec![], "ROLLBACK".into()));
+            }
+        }
+        Ok((vec![], "COMMIT".into()))
+    }
+
+    /// ParameterStatus for reported settings that a transaction end changed back.
+    fn report_changed<C: Client>(&self, before: &keel_common::Settings, client: &mut C) {
+        for (def, v) in self.settings.iter() {
+            if def.reported && before.raw(def.name) != v {
+                self.report(def.name, client);
+            }
+        }
+    }
+
     fn report<C: Client>(&self, def_name: &str, client: &mut C) {
         if let Some(def) = keel_common::settings::find_def(def_name)
             && def.reported
@@ -74,25 +106,10 @@ impl Session {
                 })
             }
             Utility::Commit => {
-                match self.block {
-                    Block::Idle => {
-                        client.notice(&warning(
-                            sqlstate::NO_ACTIVE_SQL_TRANSACTION,
-                            "there is no transaction in progress",
-                        ));
-                        self.commit_txn().await?;
-                    }
-                    Block::Open => {
-                        self.block = Block::Idle;
-                        self.commit_txn().await?;
-                    }
-                    Block::Failed => {
-                        self.block = Block::Idle;
-                        self.rollback_txn();
-                        return tag("ROLLBACK");
-                    }
-                }
-                tag("COMMIT")
+                let before = self.settings.clone();
+                let r = self.end_block_commit(client).await;
+                self.report_changed(&before, client);
+                r
             }
             Utility::Rollback => {
                 if self.block == Block::Idle {
@@ -101,8 +118,10 @@ impl Session {
                         "there is no transaction in progress",
                     ));
                 }
+                let before = self.settings.clone();
                 self.block = Block::Idle;
                 self.rollback_txn();
+                self.report_changed(&before, client);
                 tag("ROLLBACK")
             }
             Utility::SetTransaction(m) => {
