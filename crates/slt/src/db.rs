@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 /// How long one record may take before it counts as hung (keel or PostgreSQL not answering).
-pub const RECORD_TIMEOUT: Duration = Duration::from_secs(60);
+pub const RECORD_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// An error from the server (with its SQLSTATE) or from the client side (without one).
 #[derive(Debug, Clone)]
@@ -49,6 +49,9 @@ impl From<tokio_postgres::Error> for SltError {
 pub struct PgDb {
     client: Client,
     label: String,
+    /// Set after a client-side failure (protocol confusion, timeout): the session's state is
+    /// unknown, so later records fail at once instead of each waiting for the deadline.
+    broken: Option<String>,
 }
 
 impl PgDb {
@@ -70,6 +73,7 @@ impl PgDb {
         Ok(PgDb {
             client,
             label: label.to_string(),
+            broken: None,
         })
     }
 }
@@ -95,13 +99,27 @@ impl AsyncDB for PgDb {
     type ColumnType = DefaultColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<Self::ColumnType>, Self::Error> {
-        let msgs = match tokio::time::timeout(RECORD_TIMEOUT, self.client.simple_query(sql)).await {
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(SltError {
-                    sqlstate: None,
-                    message: format!("no answer within {RECORD_TIMEOUT:?}"),
-                });
+        if let Some(why) = &self.broken {
+            return Err(SltError {
+                sqlstate: None,
+                message: format!("session unusable since an earlier record: {why}"),
+            });
+        }
+        let fut = self.client.simple_query(sql);
+        let res = match tokio::time::timeout(RECORD_TIMEOUT, fut).await {
+            Ok(r) => r.map_err(SltError::from),
+            Err(_) => Err(SltError {
+                sqlstate: None,
+                message: format!("no answer within {RECORD_TIMEOUT:?}"),
+            }),
+        };
+        let msgs = match res {
+            Ok(m) => m,
+            Err(e) => {
+                if e.sqlstate.is_none() {
+                    self.broken = Some(e.message.clone());
+                }
+                return Err(e);
             }
         };
         let mut columns = None;
