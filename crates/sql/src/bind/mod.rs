@@ -1,16 +1,18 @@
 //! Binding: resolves names against the catalog and types every expression, following
 //! PostgreSQL's rules (unknown literals and parameters take their type from context).
 
+pub mod access;
 pub mod dml;
+pub mod func;
 pub mod join;
 pub mod query;
 pub mod setop;
 pub mod subquery;
 pub mod types;
 
-use crate::expr::{Expr, Special};
+use crate::expr::Expr;
 use crate::plan::AggCall;
-use keel_catalog::{Catalog, Relation};
+use keel_catalog::Catalog;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::cast::CastContext;
 use keel_types::{Datum, SqlType, TypeId};
@@ -727,277 +729,6 @@ impl<'a> Binder<'a> {
         Ok((ty, out))
     }
 
-    fn function(
-        &mut self,
-        f: &ast::Function,
-        scope: &Scope,
-        agg: &mut Option<&mut AggCtx>,
-    ) -> PgResult<Expr> {
-        let (schema, name) = object_name(&f.name);
-        if schema.as_deref().is_some_and(|s| s != "pg_catalog") {
-            return Err(PgError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!("function {}() does not exist", name),
-            ));
-        }
-        let mut order_asts: Vec<ast::OrderByExpr> = Vec::new();
-        let (arg_asts, star, distinct) = match &f.args {
-            ast::FunctionArguments::None => (vec![], false, false),
-            ast::FunctionArguments::Subquery(_) => {
-                return Err(PgError::unsupported("subqueries in expressions"));
-            }
-            ast::FunctionArguments::List(l) => {
-                for c in &l.clauses {
-                    match c {
-                        ast::FunctionArgumentClause::OrderBy(o) if is_aggregate_name(&name) => {
-                            order_asts.extend(o.iter().cloned())
-                        }
-                        _ => {
-                            return Err(PgError::unsupported(format!(
-                                "this clause in the arguments of {name}()"
-                            )));
-                        }
-                    }
-                }
-                let mut args = Vec::new();
-                let mut star = false;
-                for a in &l.args {
-                    match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                            args.push(x.clone())
-                        }
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
-                        _ => {
-                            return Err(PgError::unsupported(
-                                "named or qualified-wildcard function arguments",
-                            ));
-                        }
-                    }
-                }
-                (
-                    args,
-                    star,
-                    matches!(
-                        l.duplicate_treatment,
-                        Some(ast::DuplicateTreatment::Distinct)
-                    ),
-                )
-            }
-        };
-        if f.over.is_some() || !f.within_group.is_empty() {
-            return Err(PgError::unsupported("window functions and WITHIN GROUP"));
-        }
-        if f.filter.is_some() && !is_aggregate_name(&name) {
-            return Err(PgError::new(
-                sqlstate::WRONG_OBJECT_TYPE,
-                format!("FILTER specified, but {name} is not an aggregate function"),
-            ));
-        }
-        if is_aggregate_name(&name) {
-            let Some(a) = agg.as_deref_mut() else {
-                self.agg_seen = true;
-                return Err(PgError::new(
-                    sqlstate::GROUPING_ERROR,
-                    "aggregate functions are not allowed here",
-                ));
-            };
-            let input = a.input.clone();
-            let mut args = Vec::new();
-            for x in &arg_asts {
-                args.push(self.expr(x, &input, &mut None)?);
-            }
-            let mut tys: Vec<TypeId> = args
-                .iter()
-                .map(|e| {
-                    if e.ty() == TypeId::Unknown {
-                        TypeId::Text
-                    } else {
-                        e.ty()
-                    }
-                })
-                .collect();
-            if star {
-                tys.clear();
-                args.clear();
-            }
-            let resolved = keel_types::func::resolve_aggregate(
-                if name == "every" { "bool_and" } else { &name },
-                &tys,
-            )
-            .ok_or_else(|| no_function(&name, &tys))?;
-            let mut coerced = Vec::new();
-            for (e, t) in args.into_iter().zip(resolved.args.iter()) {
-                coerced.push(coerce(
-                    e,
-                    SqlType::new(*t),
-                    CastContext::Implicit,
-                    &mut self.params,
-                )?);
-            }
-            let mut order = Vec::new();
-            for o in &order_asts {
-                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-                order.push(crate::plan::SortKey {
-                    expr: self.expr(&o.expr, &input, &mut None)?,
-                    desc,
-                    nulls_first: o.options.nulls_first.unwrap_or(desc),
-                });
-            }
-            let filter = match &f.filter {
-                Some(w) => Some(self.bool_expr(w, &input, &mut None)?),
-                None => None,
-            };
-            let a = agg
-                .as_deref_mut()
-                .ok_or_else(|| PgError::internal("aggregate context lost"))?;
-            a.aggs.push(AggCall {
-                agg: resolved,
-                args: coerced,
-                distinct,
-                order,
-                filter,
-            });
-            return Ok(Expr::Col(a.group.len() + a.aggs.len() - 1, resolved.result));
-        }
-        let mut args = Vec::new();
-        for x in &arg_asts {
-            args.push(self.expr(x, scope, agg)?);
-        }
-        self.named_function(&name, args)
-    }
-
-    pub fn named_function(&mut self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
-        match (name, args.len()) {
-            ("version", 0) => return Ok(Expr::Special(Special::Version, TypeId::Text)),
-            ("current_timestamp" | "now" | "transaction_timestamp", 0)
-            | ("localtimestamp" | "current_date", 0) => {
-                let f = keel_types::func::resolve_function(
-                    if name == "current_date" || name == "localtimestamp" {
-                        name
-                    } else {
-                        "now"
-                    },
-                    &[],
-                )
-                .or_else(|| keel_types::func::resolve_function("now", &[]))
-                .ok_or_else(|| no_function(name, &[]))?;
-                return Ok(Expr::Func { f, args });
-            }
-            ("pg_backend_pid", 0) => return Ok(Expr::Special(Special::PgBackendPid, TypeId::Int4)),
-            ("current_setting", 1) => {
-                if let Expr::Const(Datum::Text(s), _) = &args[0] {
-                    return Ok(Expr::Special(
-                        Special::CurrentSetting(s.clone()),
-                        TypeId::Text,
-                    ));
-                }
-                return Err(PgError::unsupported("current_setting() of a non-constant"));
-            }
-            ("nextval", 1) => {
-                if let Expr::Const(Datum::Text(s), _) = &args[0] {
-                    let n = s
-                        .trim_matches('"')
-                        .rsplit('.')
-                        .next()
-                        .unwrap_or(s)
-                        .to_lowercase();
-                    let seq = self.catalog.sequence_by_name(&n).cloned().ok_or_else(|| {
-                        PgError::new(
-                            sqlstate::UNDEFINED_TABLE,
-                            format!("relation \"{n}\" does not exist"),
-                        )
-                    })?;
-                    return Ok(Expr::Special(Special::Nextval(seq), TypeId::Int8));
-                }
-                return Err(PgError::unsupported("nextval() of a non-constant"));
-            }
-            (
-                "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size",
-                1,
-            ) => {
-                let rel = match &args[0] {
-                    Expr::Const(Datum::Text(s), _) => s.trim_matches('"').to_lowercase(),
-                    _ => return Err(PgError::unsupported(format!("{name}() of a non-constant"))),
-                };
-                let files = match self.catalog.relation(&rel) {
-                    Some(Relation::Table(t)) => {
-                        let mut v = Vec::new();
-                        if name != "pg_indexes_size" {
-                            v.push(t.relfile);
-                        }
-                        if name == "pg_total_relation_size" || name == "pg_indexes_size" {
-                            v.extend(self.catalog.indexes_of(t.oid).map(|i| i.relfile));
-                        }
-                        v
-                    }
-                    Some(Relation::Index(i)) => vec![i.relfile],
-                    Some(Relation::Sequence(_)) => vec![],
-                    None => {
-                        return Err(PgError::new(
-                            sqlstate::UNDEFINED_TABLE,
-                            format!("relation \"{rel}\" does not exist"),
-                        ));
-                    }
-                };
-                return Ok(Expr::Special(Special::RelationSize(files), TypeId::Int8));
-            }
-            ("nullif", 2) => {
-                let mut it = args.into_iter();
-                let (a, b) = (
-                    it.next()
-                        .unwrap_or(Expr::Const(Datum::Null, TypeId::Unknown)),
-                    it.next()
-                        .unwrap_or(Expr::Const(Datum::Null, TypeId::Unknown)),
-                );
-                let (ty, mut v) = self.unify(vec![a, b], "NULLIF")?;
-                let b = v.pop().unwrap_or(Expr::Const(Datum::Null, ty));
-                let a = v.pop().unwrap_or(Expr::Const(Datum::Null, ty));
-                let eq = self.binary("=", a.clone(), b)?;
-                return Ok(Expr::Case {
-                    whens: vec![(eq, Expr::Const(Datum::Null, ty))],
-                    default: Box::new(a),
-                    ty,
-                });
-            }
-            ("greatest" | "least", n) if n > 0 => {
-                let (ty, args) = self.unify(args, "GREATEST")?;
-                return Ok(Expr::MinMax {
-                    args,
-                    greatest: name == "greatest",
-                    ty,
-                });
-            }
-            ("coalesce", n) if n > 0 => {
-                let (ty, args) = self.unify(args, "COALESCE")?;
-                return Ok(Expr::Coalesce(args, ty));
-            }
-            ("generate_series", _) => {
-                return Err(PgError::unsupported(
-                    "generate_series() here (use it in FROM or at the top of the select list)",
-                ));
-            }
-            _ => {}
-        }
-        let tys: Vec<TypeId> = args.iter().map(Expr::ty).collect();
-        let f = keel_types::func::resolve_function(name, &tys)
-            .ok_or_else(|| no_function(name, &tys))?;
-        let mut coerced = Vec::with_capacity(args.len());
-        for (i, e) in args.into_iter().enumerate() {
-            let t = f
-                .args
-                .get(i)
-                .or(f.args.last())
-                .copied()
-                .unwrap_or(TypeId::Unknown);
-            coerced.push(if t == TypeId::Unknown {
-                e
-            } else {
-                coerce(e, SqlType::new(t), CastContext::Implicit, &mut self.params)?
-            });
-        }
-        Ok(Expr::Func { f, args: coerced })
-    }
-
     /// Final parameter types: unresolved ones default to text, as PostgreSQL does for
     /// parameters that reach the output unconstrained.
     pub fn finish_params(&self) -> Vec<TypeId> {
@@ -1012,12 +743,6 @@ impl<'a> Binder<'a> {
             })
             .collect()
     }
-}
-
-fn no_function(name: &str, tys: &[TypeId]) -> PgError {
-    let list: Vec<&str> = tys.iter().map(|t| t.name()).collect();
-    PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", list.join(", ")))
-        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
 }
 
 /// The PostgreSQL operator name of a binary operator.
