@@ -209,8 +209,6 @@ async fn error_releases_locks(conn: String) {
 }
 
 #[test]
-#[ignore = "keel bug: a transaction block that failed keeps its row locks until ROLLBACK \
-            (PostgreSQL releases them at the error)"]
 fn failed_transaction_block_releases_row_locks_at_the_error() {
     on_both(&[], error_releases_locks);
 }

@@ -42,6 +42,9 @@ pub struct Session {
     pub(crate) pid: i32,
     pub(crate) database: String,
     pub(crate) txn: Option<Transaction>,
+    /// A transaction that failed inside a block: it is rolled back as soon as the client has
+    /// been sent the error (as PostgreSQL reports the error, then aborts), releasing its locks.
+    pub(crate) doomed: Option<Transaction>,
     pub(crate) block: Block,
     /// Transaction modes for the block's transaction before it is started (BEGIN ISOLATION
     /// LEVEL ..., SET TRANSACTION ...).
@@ -79,6 +82,7 @@ impl Session {
                 startup.database.clone()
             },
             txn: None,
+            doomed: None,
             block: Block::Idle,
             next_isolation: None,
             next_read_only: None,
@@ -168,6 +172,7 @@ impl Session {
     }
 
     pub(crate) fn rollback_txn(&mut self) {
+        self.abort_doomed();
         self.guc_rollback();
         self.next_isolation = None;
         self.next_read_only = None;
@@ -176,10 +181,25 @@ impl Session {
         }
     }
 
+    /// Ends a transaction that failed inside a block (see `doomed`).
+    pub(crate) fn abort_doomed(&mut self) {
+        if let Some(t) = self.doomed.take() {
+            self.engine.rollback(t);
+        }
+    }
+
     /// After a failed statement: a block becomes Failed; an implicit transaction is rolled back.
     pub(crate) fn on_error(&mut self) {
         match self.block {
-            Block::Open | Block::Failed => self.block = Block::Failed,
+            Block::Open | Block::Failed => {
+                self.block = Block::Failed;
+                // As PostgreSQL's AbortTransaction: the transaction ends at the error, so its
+                // row locks are released and its changes are dead now; the block itself stays
+                // failed (25P02) until ROLLBACK, which also undoes its SETs.
+                if let Some(t) = self.txn.take() {
+                    self.doomed = Some(t);
+                }
+            }
             Block::Idle => self.rollback_txn(),
         }
     }
@@ -454,6 +474,10 @@ impl keel_wire::Backend for Session {
             Block::Open => b'T',
             Block::Failed => b'E',
         }
+    }
+
+    fn error_reported(&mut self) {
+        self.abort_doomed();
     }
 
     async fn terminate(&mut self) {

@@ -169,6 +169,11 @@ pub trait Backend: Send + 'static {
     /// rolls it back after an error). Awaits the commit's WAL flush.
     fn sync(&mut self) -> impl Future<Output = PgResult<()>> + Send;
 
+    /// Called once an ErrorResponse has been written to the socket: a backend that ends a
+    /// failed transaction here (releasing its locks) does so after the client has the error,
+    /// as PostgreSQL reports an error before it aborts the transaction.
+    fn error_reported(&mut self) {}
+
     /// 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.
     fn transaction_status(&self) -> u8;
 

@@ -274,6 +274,7 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
         let result: Result<(), PgError> = match msg {
             FrontendMessage::Query(sql) => {
                 let r = backend.simple_query(sql, conn).await;
+                let failed = r.is_err();
                 if let Err(e) = r {
                     if e.severity == Severity::Fatal {
                         return fatal(conn, &e).await;
@@ -282,6 +283,9 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                 }
                 codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
                 conn.flush_out().await;
+                if failed {
+                    backend.error_reported();
+                }
                 idle = true;
                 Ok(())
             }
@@ -380,6 +384,8 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                 return fatal(conn, &e).await;
             }
             conn.error(&e);
+            conn.flush_out().await;
+            backend.error_reported();
             ignore_till_sync = true;
         }
         conn.flush_if_large().await;
