@@ -88,6 +88,8 @@ pub fn execute_ddl(
                         nt.persistence == Persistence::Unlogged,
                     )?;
                     engine.drop_relfile_at_commit(txn, i.relfile);
+                    // The new file needs an empty tree (meta page and root).
+                    engine.build_index(txn, &nt, &ni)?;
                     cat.indexes.insert(ni.oid, Arc::new(ni));
                 }
                 cat.tables.insert(nt.oid, Arc::new(nt));
