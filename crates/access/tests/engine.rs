@@ -227,53 +227,34 @@ fn unique_index_lookups_and_violations() {
     );
     assert!(lookup(&eng, 9999).is_empty());
 
-    // Non-key update: found through the same index entry.
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
-    let range = KeyRange {
-        lower: Bound::Included(vec![Datum::Int4(7)]),
-        upper: Bound::Included(vec![Datum::Int4(7)]),
+    // Finds the row with key `k` through the index and replaces it with `new`.
+    let update_by_key = |k: i32, new: [Datum; 2]| {
+        let mut txn = eng.begin(Isolation::ReadCommitted, false);
+        eng.start_statement(&mut txn);
+        let key = vec![Datum::Int4(k)];
+        let range = KeyRange {
+            lower: Bound::Included(key.clone()),
+            upper: Bound::Included(key),
+        };
+        let (r, _) = eng
+            .index_scan(&txn, &table, &index, range)
+            .next()
+            .unwrap()
+            .unwrap();
+        eng.update(&mut txn, &table, r, &new, &mut WriteState::default())
+            .unwrap();
+        rt.block_on(eng.commit(txn, true)).unwrap();
     };
-    let (r, _) = eng
-        .index_scan(&txn, &table, &index, range)
-        .next()
-        .unwrap()
-        .unwrap();
-    eng.update(
-        &mut txn,
-        &table,
-        r,
-        &[Datum::Int4(7), Datum::Text("seven".into())],
-        &mut WriteState::default(),
-    )
-    .unwrap();
-    rt.block_on(eng.commit(txn, true)).unwrap();
+
+    // Non-key update: found through the same index entry.
+    update_by_key(7, [Datum::Int4(7), Datum::Text("seven".into())]);
     assert_eq!(
         lookup(&eng, 7),
         vec![vec![Datum::Int4(7), Datum::Text("seven".into())]]
     );
 
     // Key update: old key no longer finds it, new key does.
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
-    let range = KeyRange {
-        lower: Bound::Included(vec![Datum::Int4(8)]),
-        upper: Bound::Included(vec![Datum::Int4(8)]),
-    };
-    let (r, _) = eng
-        .index_scan(&txn, &table, &index, range)
-        .next()
-        .unwrap()
-        .unwrap();
-    eng.update(
-        &mut txn,
-        &table,
-        r,
-        &[Datum::Int4(80000), Datum::Text("moved".into())],
-        &mut WriteState::default(),
-    )
-    .unwrap();
-    rt.block_on(eng.commit(txn, true)).unwrap();
+    update_by_key(8, [Datum::Int4(80000), Datum::Text("moved".into())]);
     assert!(lookup(&eng, 8).is_empty());
     assert_eq!(lookup(&eng, 80000).len(), 1);
     eng.shutdown();
