@@ -137,10 +137,11 @@ fn pgbench_server_side_init_constraints() {
         "-c",
         "\\set VERBOSITY verbose",
         "-c",
-        "insert into pgbench_history values (1, 1, 999999, 0, now(), '')",
+        // An aid beyond every scale (scale 10 has aids up to 1,000,000).
+        "insert into pgbench_history values (1, 1, 2000000000, 0, now(), '')",
     ]);
     assert!(
         !fk.success() && fk.stderr.contains("23503"),
-        "unknown tid must violate the foreign key (23503): {fk}"
+        "an unknown aid must violate the foreign key (23503): {fk}"
     );
 }
