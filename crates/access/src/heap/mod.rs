@@ -103,7 +103,7 @@ impl<'a> Heap<'a> {
             if page.is_new() {
                 page.init(HEAP_PAGE, 0);
             }
-            if page.free_space() < len + keel_storage::page::LP_SIZE + reserve || !page.fits(len) {
+            if page.free_space() < len + keel_storage::page::LP_SIZE + reserve {
                 self.rel.page_full(page.block());
                 continue;
             }

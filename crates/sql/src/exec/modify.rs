@@ -288,6 +288,35 @@ impl ModifyExec {
         Ok(())
     }
 
+    /// READ COMMITTED after a concurrent update (PostgreSQL's EvalPlanQual): re-check the
+    /// newest version of the row against the WHERE and retarget the write at it, or skip it.
+    fn recheck_newest(
+        &mut self,
+        engine: &Engine,
+        txn: &Transaction,
+        plan: &ModifyPlan,
+        target: RowRef,
+        filter: Option<&crate::expr::Expr>,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
+        let Some((newest, row)) = engine.fetch_newest(txn, &plan.table, target.root)? else {
+            self.advance();
+            return Ok(());
+        };
+        let still = match filter {
+            Some(f) => f.test(&row, ev)?,
+            None => true,
+        };
+        if still {
+            self.work[self.pos] = (Some(newest), row);
+            self.new_row = None;
+            self.state = WriteState::default();
+        } else {
+            self.advance();
+        }
+        Ok(())
+    }
+
     fn advance(&mut self) {
         self.pos += 1;
         self.new_row = None;
@@ -370,23 +399,7 @@ impl ModifyExec {
                         }
                         Write::Deleted => self.advance(),
                         Write::Updated(_) => {
-                            // READ COMMITTED: re-check the newest version (EvalPlanQual).
-                            match engine.fetch_newest(txn, &plan.table, target.root)? {
-                                Some((newest, row)) => {
-                                    let still = match filter {
-                                        Some(f) => f.test(&row, ev)?,
-                                        None => true,
-                                    };
-                                    if still {
-                                        self.work[self.pos] = (Some(newest), row);
-                                        self.new_row = None;
-                                        self.state = WriteState::default();
-                                    } else {
-                                        self.advance();
-                                    }
-                                }
-                                None => self.advance(),
-                            }
+                            self.recheck_newest(engine, txn, plan, target, filter.as_ref(), ev)?;
                         }
                     }
                 }
@@ -409,20 +422,7 @@ impl ModifyExec {
                         }
                         Write::Deleted => self.advance(),
                         Write::Updated(_) => {
-                            match engine.fetch_newest(txn, &plan.table, target.root)? {
-                                Some((newest, row)) => {
-                                    let still = match filter {
-                                        Some(f) => f.test(&row, ev)?,
-                                        None => true,
-                                    };
-                                    if still {
-                                        self.work[self.pos] = (Some(newest), row);
-                                    } else {
-                                        self.advance();
-                                    }
-                                }
-                                None => self.advance(),
-                            }
+                            self.recheck_newest(engine, txn, plan, target, filter.as_ref(), ev)?;
                         }
                     }
                 }
