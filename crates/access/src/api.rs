@@ -136,8 +136,19 @@ impl Engine {
         self.inner.start_statement(txn)
     }
 
+    /// Before a statement that reads through its snapshot: waits until the pre-committed
+    /// transactions this one built on (early lock release, see commitq.rs) are visible. Free
+    /// when there are none. Statements that read no table (INSERT ... VALUES) may skip it.
+    pub fn settle<'a>(
+        &'a self,
+        txn: &'a Transaction,
+    ) -> impl Future<Output = PgResult<()>> + Send + 'a {
+        self.inner.settle(txn)
+    }
+
     /// Commits: installs pending DDL, writes the commit record, and (when `sync` is true, i.e.
-    /// synchronous_commit is on) awaits its WAL flush before making it visible and returning.
+    /// synchronous_commit is on) releases its row-lock waiters at once (early lock release),
+    /// then awaits its WAL flush, after which the WAL writer has made it visible.
     pub fn commit(
         &self,
         txn: Transaction,

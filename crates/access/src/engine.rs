@@ -35,6 +35,7 @@ pub struct EngineInner {
     max_wal_size: u64,
     stopping: AtomicBool,
     next_pid: std::sync::atomic::AtomicI32,
+    commits: Arc<crate::commitq::CommitQueue>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -80,7 +81,7 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         Ok(b) => Catalog::from_bytes(&b)?,
         Err(_) => Catalog::default(),
     };
-    let clog = CommitLog::new(control.next_xid);
+    let mut clog = CommitLog::new(control.next_xid);
     if let Ok(bitmap) = std::fs::read(data_dir.join("xact")) {
         clog.load_bitmap(&bitmap);
     }
@@ -105,6 +106,7 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         replayed += 1;
     }
     let end = reader.end();
+    clog.set_boot_xid(next_xid);
     if replayed > 0 {
         eprintln!(
             "LOG:  redo done at {} ({} records)",
@@ -157,7 +159,9 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         max_wal_size: settings.bytes("max_wal_size").max(64 << 20),
         stopping: AtomicBool::new(false),
         next_pid: std::sync::atomic::AtomicI32::new(1),
+        commits: Arc::default(),
     };
+    inner.commits.attach(&inner.wal, inner.txns.clone());
     if crashed {
         inner.reinit_unlogged_indexes()?;
     }
@@ -263,6 +267,7 @@ impl EngineInner {
                 finished: false,
                 tuple_guard: Mutex::new(None),
                 newest_hint: Mutex::new(None),
+                depends_on_lsn: std::sync::atomic::AtomicU64::new(0),
             },
         }
     }
@@ -318,6 +323,10 @@ impl EngineInner {
             txn.inner.finished = true;
             return Ok(());
         };
+        if !sync {
+            // Visible at once: what it built on must be visible first (see commitq).
+            self.settle(&txn).await?;
+        }
         let rec = crate::commitrec::CommitRecord {
             catalog: pending.as_ref().map(|c| (**c).clone()),
             drops: txn.inner.drop_at_commit.clone(),
@@ -337,24 +346,54 @@ impl EngineInner {
             }
             let lsn = self
                 .wal
-                .log_then(RecordKind::Commit, xid, &rec.encode(), || {
-                    self.txns.clog.set_logged(xid)
+                .log_then(RecordKind::Commit, xid, &rec.encode(), |end| {
+                    self.txns.clog.set_logged(xid);
+                    if sync {
+                        self.commits.push(end, xid);
+                    }
                 });
             if let Some(c) = pending {
                 *self.catalog.write() = c;
             }
             lsn
         };
-        if sync {
-            self.wal.flush(lsn).await?;
-        }
-        self.txns.mark_committed(xid);
+        // Logged: from here on it commits (or the server crashes); never mark it aborted.
         txn.inner.finished = true;
+        if sync {
+            // Early lock release: row writers queued behind us go on now; the WAL writer makes
+            // us visible once durable, before `flush` returns (see commitq).
+            self.txns.wake_logged(xid);
+            self.wal.flush(lsn).await?;
+        } else {
+            self.txns.mark_committed(xid);
+        }
         for id in std::mem::take(&mut txn.inner.drop_at_commit) {
             self.forget_rel(id);
             self.smgr.remove(id)?;
         }
         Ok(())
+    }
+
+    /// Waits until every pre-committed transaction this one built on is visible, so its next
+    /// snapshot sees what its own versions replaced (see commitq).
+    pub async fn settle(&self, txn: &Transaction) -> PgResult<()> {
+        let dep = txn
+            .inner
+            .depends_on_lsn
+            .load(std::sync::atomic::Ordering::Acquire);
+        if dep > self.wal.flushed_lsn() {
+            self.wal.flush(dep).await?;
+        }
+        Ok(())
+    }
+
+    /// Notes that `txn` just built on a pre-committed transaction: everything logged so far
+    /// (which includes that commit record) must be visible before its next snapshot.
+    pub(crate) fn note_precommitted_dependency(&self, txn: &Transaction) {
+        let at = self.wal.insert_lsn();
+        txn.inner
+            .depends_on_lsn
+            .fetch_max(at, std::sync::atomic::Ordering::AcqRel);
     }
 
     fn install_catalog(&self, c: Arc<Catalog>) -> PgResult<()> {
@@ -407,7 +446,13 @@ impl EngineInner {
             }
         }
         self.txns
-            .wait_for(slot, wait.xid.0, self.deadlock_timeout, cancelled.as_mut())
+            .wait_for(
+                slot,
+                wait.xid.0,
+                wait.tuple.is_some(),
+                self.deadlock_timeout,
+                cancelled.as_mut(),
+            )
             .await
     }
 

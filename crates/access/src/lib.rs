@@ -8,6 +8,7 @@
 
 mod api;
 mod background;
+mod commitq;
 mod commitrec;
 mod ddl;
 mod engine;

@@ -313,7 +313,7 @@ impl EngineInner {
         out: LockOutcome,
     ) -> PgResult<Write<RowRef>> {
         let root = target.root;
-        Ok(match out {
+        let outcome = match out {
             LockOutcome::Wait(x) => Write::Wait(RowWait {
                 xid: Xid(x),
                 tuple: Some((heap.rel.file.id, root)),
@@ -333,7 +333,11 @@ impl EngineInner {
             LockOutcome::Deleted | LockOutcome::SelfModified | LockOutcome::Locked => {
                 Write::Deleted
             }
-        })
+        };
+        if heap.built_on_precommit.get() {
+            self.note_precommitted_dependency(txn);
+        }
+        Ok(outcome)
     }
 
     fn read_version(&self, rel: &crate::relstate::RelState, tid: Tid) -> PgResult<Vec<u8>> {
@@ -360,7 +364,11 @@ impl EngineInner {
             Some((r, v)) if r == root => v,
             _ => root,
         };
-        match heap.fetch_newest(root, start, own)? {
+        let newest = heap.fetch_newest(root, start, own)?;
+        if heap.built_on_precommit.get() {
+            self.note_precommitted_dependency(txn);
+        }
+        match newest {
             Some(v) => Ok(Some((
                 RowRef {
                     root,

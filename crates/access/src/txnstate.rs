@@ -30,6 +30,9 @@ pub struct TxnState {
     /// (root, version) of the newest version found after the last `Write::Updated`, where a
     /// following `fetch_newest` of that row starts its walk.
     pub(crate) newest_hint: Mutex<Option<(keel_common::Tid, keel_common::Tid)>>,
+    /// WAL position up to which pre-committed transactions this one built on (early lock
+    /// release) were logged; `Engine::settle` waits for it before a new snapshot.
+    pub(crate) depends_on_lsn: std::sync::atomic::AtomicU64,
 }
 
 impl TxnState {

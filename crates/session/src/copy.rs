@@ -241,6 +241,7 @@ impl Session {
             return Err(PgError::unsupported("COPY of this statement"));
         }
         let cols = prep.columns().map(|x| x.to_vec()).unwrap_or_default();
+        self.settle().await?;
         let rows = self.query_rows(&prep)?;
         client.copy_out_start(false, cols.len());
         let mut line = String::new();
@@ -320,6 +321,7 @@ impl Session {
                     .unwrap_or(SqlType::new(keel_types::TypeId::Text))
             })
             .collect();
+        self.settle().await?;
         self.ensure_txn();
         if let Some(txn) = self.txn.as_mut() {
             self.engine.start_statement(txn);

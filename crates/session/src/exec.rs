@@ -125,6 +125,13 @@ impl Session {
             Stmt::Query(_) | Stmt::Modify(_) => {
                 // The catalog may have changed since the statement was bound (DDL).
                 let prep = self.fresh(prep, &prep.params)?;
+                let reads = match &prep.stmt {
+                    Stmt::Modify(m) => m.reads_tables(),
+                    _ => true,
+                };
+                if reads {
+                    self.settle().await?;
+                }
                 self.ensure_txn();
                 let Some(txn) = self.txn.as_mut() else {
                     return Err(keel_common::PgError::internal("no transaction"));
@@ -169,6 +176,7 @@ impl Session {
                         "cannot execute DDL in a read-only transaction",
                     ));
                 }
+                self.settle().await?;
                 self.ensure_txn();
                 let Some(txn) = self.txn.as_mut() else {
                     return Err(keel_common::PgError::internal("no transaction"));
@@ -183,7 +191,16 @@ impl Session {
         }
     }
 
-    /// Runs a read-only query statement (COPY TO) and returns its rows.
+    /// Waits until what the current transaction built on is visible to its next snapshot (see
+    /// `Engine::settle`). Call before any statement that reads through its snapshot.
+    pub(crate) async fn settle(&self) -> PgResult<()> {
+        match &self.txn {
+            Some(t) => self.engine.settle(t).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Runs a read-only query statement (COPY TO) and returns its rows. Call `settle` first.
     pub(crate) fn query_rows(&mut self, prep: &Arc<Prepared>) -> PgResult<Rows> {
         let Stmt::Query(q) = &prep.stmt else {
             return Err(keel_common::PgError::internal("not a query"));

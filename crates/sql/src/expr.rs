@@ -213,6 +213,32 @@ impl Expr {
         }
     }
 
+    /// Whether the expression contains a subquery.
+    pub fn has_subplan(&self) -> bool {
+        match self {
+            Expr::SubPlan(_) => true,
+            Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
+            Expr::Special(..) => false,
+            Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) => {
+                l.has_subplan() || r.has_subplan()
+            }
+            Expr::Un { arg, .. }
+            | Expr::Not(arg)
+            | Expr::IsNull(arg, _)
+            | Expr::IsBool { arg, .. }
+            | Expr::Cast { arg, .. } => arg.has_subplan(),
+            Expr::Func { args, .. } | Expr::Coalesce(args, _) | Expr::MinMax { args, .. } => {
+                args.iter().any(Expr::has_subplan)
+            }
+            Expr::Case { whens, default, .. } => {
+                default.has_subplan()
+                    || whens
+                        .iter()
+                        .any(|(a, b)| a.has_subplan() || b.has_subplan())
+            }
+        }
+    }
+
     /// Whether the expression references no row column (constants, parameters, functions of them).
     pub fn is_row_independent(&self) -> bool {
         match self {

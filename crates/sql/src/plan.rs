@@ -209,6 +209,27 @@ impl Plan {
 }
 
 impl ModifyPlan {
+    /// Whether running it reads table data through the statement snapshot. Only INSERT ...
+    /// VALUES without subqueries and without foreign keys to check does not (unique checks
+    /// look at the newest versions, not the snapshot); such a statement need not wait for the
+    /// transaction's pre-committed dependencies to become visible (`Engine::settle`).
+    pub fn reads_tables(&self) -> bool {
+        match &self.kind {
+            ModifyKind::Insert {
+                source: Plan::Values { rows },
+                row,
+            } => {
+                !self.fks.is_empty()
+                    || self
+                        .returning
+                        .as_ref()
+                        .is_some_and(|(r, _)| r.iter().any(Expr::has_subplan))
+                    || rows.iter().flatten().chain(row).any(Expr::has_subplan)
+            }
+            _ => true,
+        }
+    }
+
     pub fn is_cheap(&self) -> bool {
         match &self.kind {
             ModifyKind::Insert { source, .. } => source.is_cheap(),

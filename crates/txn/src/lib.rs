@@ -49,9 +49,16 @@ pub struct TxnManager {
     latest_csn: Padded,
     pub clog: CommitLog,
     pub slots: SlotRegistry,
-    waiters: Mutex<HashMap<u64, tokio::sync::watch::Sender<bool>>>,
+    waiters: Mutex<HashMap<u64, tokio::sync::watch::Sender<u8>>>,
     pub tuple_locks: TupleLocks,
 }
+
+/// Progress of a transaction as its waiters see it.
+const RUNNING: u8 = 0;
+/// Its commit record is in the WAL (pre-committed, see `CommitLog::is_logged`).
+const LOGGED: u8 = 1;
+/// Committed (visible) or aborted.
+const FINISHED: u8 = 2;
 
 /// CSN of transactions that committed before the last restart: visible to everyone.
 pub const CSN_FROZEN: u64 = 1;
@@ -109,6 +116,24 @@ impl TxnManager {
         self.clog.status(xid)
     }
 
+    /// Whether `xid` committed or is pre-committed (its commit record is in the WAL, not yet
+    /// flushed). Row writers may build on a pre-committed version (early lock release): their
+    /// own commit record comes later in the WAL, so neither survives a crash without the other.
+    #[inline]
+    pub fn committed_or_logged(&self, xid: u64) -> bool {
+        match self.clog.status(xid) {
+            XidStatus::Committed(_) => true,
+            XidStatus::Aborted => false,
+            XidStatus::InProgress => self.clog.is_logged(xid),
+        }
+    }
+
+    /// Whether `xid` is pre-committed: logged, not yet visible.
+    #[inline]
+    pub fn is_precommitted(&self, xid: u64) -> bool {
+        matches!(self.clog.status(xid), XidStatus::InProgress) && self.clog.is_logged(xid)
+    }
+
     /// Whether the effects of `xid` (made by command `cid` when it is the snapshot's own
     /// transaction) are visible to `snap`.
     #[inline]
@@ -138,32 +163,45 @@ impl TxnManager {
 
     fn wake(&self, xid: u64) {
         if let Some(tx) = self.waiters.lock().remove(&xid) {
-            tx.send_replace(true);
+            tx.send_replace(FINISHED);
         }
     }
 
-    /// Awaits the end of transaction `xid`. `me` is the waiting session's slot (its `xid` must
-    /// be published there). Runs deadlock detection after `deadlock_timeout`; fails with
-    /// 40P01 if this wait closes a cycle and 57014 if `cancelled` resolves first.
+    /// Wakes the row-lock waiters of `xid`, whose commit record was just logged (the caller
+    /// set its logged bit first). Waiters that need it visible keep waiting.
+    pub fn wake_logged(&self, xid: u64) {
+        if let Some(tx) = self.waiters.lock().get(&xid) {
+            tx.send_replace(LOGGED);
+        }
+    }
+
+    /// Awaits the end of transaction `xid`, or only its pre-commit when `precommit_enough`
+    /// (row-lock waits: see `committed_or_logged`). `me` is the waiting session's slot (its
+    /// `xid` must be published there). Runs deadlock detection after `deadlock_timeout`; fails
+    /// with 40P01 if this wait closes a cycle and 57014 if `cancelled` resolves first.
     pub async fn wait_for(
         &self,
         me: &Slot,
         xid: u64,
+        precommit_enough: bool,
         deadlock_timeout: Duration,
         cancelled: impl Future<Output = ()>,
     ) -> PgResult<()> {
         let mut rx = {
             let mut w = self.waiters.lock();
             w.entry(xid)
-                .or_insert_with(|| tokio::sync::watch::channel(false).0)
+                .or_insert_with(|| tokio::sync::watch::channel(RUNNING).0)
                 .subscribe()
         };
-        if !matches!(self.status(xid), XidStatus::InProgress) {
+        if !matches!(self.status(xid), XidStatus::InProgress)
+            || (precommit_enough && self.clog.is_logged(xid))
+        {
             return Ok(());
         }
+        let enough = if precommit_enough { LOGGED } else { FINISHED };
         me.waiting_for.store(xid, Ordering::SeqCst);
         let result = {
-            let done = rx.wait_for(|&d| d);
+            let done = rx.wait_for(|&d| d >= enough);
             tokio::pin!(done);
             tokio::pin!(cancelled);
             let mut checked = false;

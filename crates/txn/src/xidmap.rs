@@ -42,6 +42,13 @@ impl CommitLog {
         CommitLog { top, boot_xid }
     }
 
+    /// After redo: every xid below `next_xid` was handed out before the restart, so one
+    /// without a commit by now was in progress at the crash and is aborted. (The boot xid
+    /// given to `new` is only the last checkpoint's next xid; the log after it used more.)
+    pub fn set_boot_xid(&mut self, next_xid: u64) {
+        self.boot_xid = self.boot_xid.max(next_xid);
+    }
+
     fn segment(&self, xid: u64) -> Option<&Segment> {
         let i = (xid >> SEG_BITS) as usize;
         let p = self.top.get(i)?.load(Ordering::Acquire);
@@ -139,6 +146,17 @@ impl CommitLog {
         }
     }
 
+    /// Whether `xid`'s commit record is in the WAL. While its status is still InProgress, the
+    /// transaction is *pre-committed*: it commits once the WAL is flushed that far, or the server
+    /// crashes, losing it together with everything logged after it.
+    #[inline]
+    pub fn is_logged(&self, xid: u64) -> bool {
+        self.segment(xid).is_some_and(|s| {
+            let i = (xid as usize) & (SEG_LEN - 1);
+            s.logged[i / 64].load(Ordering::Acquire) & (1 << (i % 64)) != 0
+        })
+    }
+
     /// The "commit logged" bitmap for xids `0..end`, 1 bit per xid (checkpoints persist it).
     pub fn logged_bitmap(&self, end: u64) -> Vec<u8> {
         let mut out = vec![0u8; end.div_ceil(8) as usize];
@@ -212,5 +230,19 @@ mod tests {
         assert_eq!(again.status(12), XidStatus::Committed(crate::CSN_FROZEN));
         assert_eq!(again.status(13), XidStatus::Aborted);
         assert_eq!(again.status(70_000), XidStatus::Aborted);
+    }
+
+    #[test]
+    fn xids_used_after_the_checkpoint_and_never_committed_are_aborted() {
+        let mut log = CommitLog::new(10);
+        log.ensure(15);
+        log.set_logged(14);
+        log.set_csn(14, crate::CSN_FROZEN);
+        assert_eq!(log.status(15), XidStatus::InProgress);
+        log.set_boot_xid(20);
+        assert_eq!(log.status(14), XidStatus::Committed(crate::CSN_FROZEN));
+        assert_eq!(log.status(15), XidStatus::Aborted);
+        assert_eq!(log.status(19), XidStatus::Aborted);
+        assert_eq!(log.status(20), XidStatus::InProgress);
     }
 }

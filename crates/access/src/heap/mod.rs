@@ -45,6 +45,9 @@ pub struct Heap<'a> {
     pub pool: &'a BufferPool,
     pub txns: &'a TxnManager,
     pub rel: &'a RelState,
+    /// Set when a write path treated a pre-committed transaction as committed (early lock
+    /// release): the caller must then `note_precommitted_dependency`.
+    pub built_on_precommit: std::cell::Cell<bool>,
 }
 
 fn corrupt(what: &str, tid: Tid) -> PgError {
@@ -59,7 +62,12 @@ pub fn visible(txns: &TxnManager, snap: &Snapshot, h: &Header) -> bool {
 
 impl<'a> Heap<'a> {
     pub fn new(pool: &'a BufferPool, txns: &'a TxnManager, rel: &'a RelState) -> Self {
-        Heap { pool, txns, rel }
+        Heap {
+            pool,
+            txns,
+            rel,
+            built_on_precommit: std::cell::Cell::new(false),
+        }
     }
 
     /// Inserts a new row version; returns its tid. `reserve` bytes must stay free on the page
@@ -303,11 +311,26 @@ impl<'a> Heap<'a> {
         Ok(None)
     }
 
-    /// The newest version of row `root` whose creator committed (or is `own`), unless the row
-    /// was deleted by a committed transaction.
+    /// Whether a writer may treat `xid` as committed: it did, or it is pre-committed (noted in
+    /// `built_on_precommit`).
+    fn committed_for_writer(&self, xid: u64) -> bool {
+        match self.txns.status(xid) {
+            XidStatus::Committed(_) => true,
+            XidStatus::Aborted => false,
+            XidStatus::InProgress => {
+                let logged = self.txns.clog.is_logged(xid);
+                if logged {
+                    self.built_on_precommit.set(true);
+                }
+                logged
+            }
+        }
+    }
+
+    /// The newest version of row `root` whose creator committed or pre-committed (or is
+    /// `own`), unless the row was deleted by such a transaction.
     pub fn fetch_newest(&self, root: Tid, start: Tid, own: u64) -> PgResult<Option<Version>> {
-        let txns = self.txns;
-        let committed = |x: u64| x == own || matches!(txns.status(x), XidStatus::Committed(_));
+        let committed = |x: u64| x == own || self.committed_for_writer(x);
         let newest = self.walk_from(root, start, |tid, h, row| {
             if !committed(h.xmin) {
                 return Walk::Stop;
@@ -325,8 +348,8 @@ impl<'a> Heap<'a> {
         Ok(newest.filter(|v| {
             let gone = v.header.xmax != 0
                 && v.header.xmax != own
-                && matches!(txns.status(v.header.xmax), XidStatus::Committed(_))
-                && !v.header.has_next();
+                && !v.header.has_next()
+                && self.committed_for_writer(v.header.xmax);
             !gone
         }))
     }
@@ -355,8 +378,10 @@ impl<'a> Heap<'a> {
                 return Ok(LockOutcome::Deleted);
             }
             match self.txns.status(h.xmax) {
-                XidStatus::InProgress => return Ok(LockOutcome::Wait(h.xmax)),
-                XidStatus::Committed(_) => {
+                XidStatus::InProgress if !self.committed_for_writer(h.xmax) => {
+                    return Ok(LockOutcome::Wait(h.xmax));
+                }
+                XidStatus::InProgress | XidStatus::Committed(_) => {
                     if h.has_next() {
                         return Ok(LockOutcome::Updated);
                     }

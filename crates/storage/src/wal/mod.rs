@@ -22,7 +22,7 @@ mod writer;
 
 pub use reader::WalReader;
 pub use record::{PageImage, RecordKind, WalRecord};
-pub use writer::Wal;
+pub use writer::{DurableHook, Wal};
 
 pub const SEGMENT_SIZE: u64 = 16 * 1024 * 1024;
 pub const RECORD_HEADER: usize = 4 + 4 + 8 + 8 + 1;

@@ -42,7 +42,13 @@ pub struct Wal {
     fsync: bool,
     shutdown: AtomicBool,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Called by the writer thread with the new flushed LSN after each flush, before any flush
+    /// waiter can see it (commits become visible there, in log order).
+    durable_hook: std::sync::OnceLock<DurableHook>,
 }
+
+/// See `Wal::on_durable`.
+pub type DurableHook = Box<dyn Fn(u64) + Send + Sync>;
 
 impl Wal {
     /// Opens the log for appending at `end` (the end found by recovery). Bytes after `end` in
@@ -89,6 +95,7 @@ impl Wal {
             fsync,
             shutdown: AtomicBool::new(false),
             writer: Mutex::new(None),
+            durable_hook: std::sync::OnceLock::new(),
         });
         let w = wal.clone();
         let handle = std::thread::Builder::new()
@@ -123,7 +130,14 @@ impl Wal {
             fsync: false,
             shutdown: AtomicBool::new(true),
             writer: Mutex::new(None),
+            durable_hook: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Installs the hook the writer thread calls with the flushed LSN after every flush, before
+    /// `flush` callers are released (set once, at engine start).
+    pub fn on_durable(&self, hook: DurableHook) {
+        let _ = self.durable_hook.set(hook);
     }
 
     /// Removes segment files wholly before `lsn` (after a checkpoint with that redo point).
@@ -224,17 +238,18 @@ impl Wal {
 
     /// Appends a non-page record and returns its end LSN.
     pub fn log(&self, kind: RecordKind, xid: u64, payload: &[u8]) -> u64 {
-        self.log_then(kind, xid, payload, || {})
+        self.log_then(kind, xid, payload, |_| {})
     }
 
-    /// Appends a record and runs `under_lock` before the insert lock is released, so the
-    /// effect is ordered with checkpoint redo points (used to mark commits as logged).
+    /// Appends a record and runs `under_lock` with its end LSN before the insert lock is
+    /// released, so the effect is ordered with checkpoint redo points and with other records
+    /// (used to mark commits as logged and queue them in log order).
     pub fn log_then(
         &self,
         kind: RecordKind,
         xid: u64,
         payload: &[u8],
-        under_lock: impl FnOnce(),
+        under_lock: impl FnOnce(u64),
     ) -> u64 {
         self.backpressure();
         let mut ins = self.insert.lock();
@@ -243,7 +258,7 @@ impl Wal {
         ins.buf.resize(at + RECORD_HEADER, 0);
         ins.buf.extend_from_slice(payload);
         let end = finish_record(&mut ins, at, start, xid, kind);
-        under_lock();
+        under_lock(end);
         end
     }
 
@@ -345,6 +360,9 @@ impl Wal {
                     std::process::abort();
                 }
                 let end = start + data.len() as u64;
+                if let Some(hook) = self.durable_hook.get() {
+                    hook(end);
+                }
                 self.flushed.store(end, Ordering::Release);
                 self.flushed_tx.send_replace(end);
                 let _g = self.flushed_mx.lock();
