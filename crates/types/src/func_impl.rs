@@ -602,13 +602,16 @@ pub(super) fn overlay(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
         Some(d) => int(d)?,
         None => p.chars().count() as i64,
     };
-    if start < 1 || count < 0 {
+    // A negative count is allowed: the tail then starts before `start` (even at 1).
+    if start < 1 {
         return Err(PgError::new(
             SUBSTRING_ERROR,
             "negative substring length not allowed",
         ));
     }
-    let resume = start.checked_add(count).filter(|v| *v <= i32::MAX as i64);
+    let resume = start
+        .checked_add(count)
+        .filter(|v| *v <= i32::MAX as i64 && *v >= i32::MIN as i64);
     let Some(resume) = resume else {
         return Err(PgError::new(
             sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
@@ -618,6 +621,6 @@ pub(super) fn overlay(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let mut out = String::with_capacity(t.len() + p.len());
     out.push_str(&t[..char_offset(t, (start - 1) as usize)]);
     out.push_str(p);
-    out.push_str(&t[char_offset(t, (resume - 1) as usize)..]);
+    out.push_str(&t[char_offset(t, (resume - 1).max(0) as usize)..]);
     Ok(Datum::Text(out))
 }
