@@ -394,12 +394,50 @@ fn power_int(b: &BigDecimal, k: i64, rscale: i64) -> PgResult<Numeric> {
         let p = rscale + GUARD;
         return Ok(round_fixed(pow10(ps + p) / pw, p, rscale));
     }
-    let neg = u.sign() == Sign::Minus && kk % 2 == 1;
+    // Too big to do exactly: square-and-multiply keeping a fixed number of significant
+    // digits, enough for the result's (each product adds at most one unit of relative
+    // error in the last kept digit, and the chain has fewer than 2 log2(k) products).
     let sig = (rscale + f.ceil() as i64).max(1);
-    let lp = sig + GUARD + (kk as f64).log10().ceil() as i64 + 1;
-    let t = ln_fixed(&b.abs(), lp) * BigInt::from(k);
-    let r = exp_rounded(&BigDecimal::new(t, lp), rscale)?;
-    Ok(if neg { r.neg() } else { r })
+    let keep = sig + GUARD + (kk as f64).log10().ceil() as i64 + 2;
+    let trim = |(m, e): (BigInt, i64)| -> (BigInt, i64) {
+        // Decimal digits of m, from its bit length (may overestimate by one).
+        let digits = (m.bits() as f64 * std::f64::consts::LOG10_2).ceil() as i64;
+        if digits > keep {
+            let cut = digits - keep;
+            (m / pow10(cut), e + cut)
+        } else {
+            (m, e)
+        }
+    };
+    let mut acc = (BigInt::from(1), 0i64);
+    let mut sq = trim((u, -s));
+    let mut n = kk;
+    while n > 0 {
+        if n & 1 == 1 {
+            acc = trim((acc.0 * &sq.0, acc.1 + sq.1));
+        }
+        n >>= 1;
+        if n > 0 {
+            sq = trim((&sq.0 * &sq.0, 2 * sq.1));
+        }
+    }
+    let p = rscale + GUARD;
+    let (m, e) = acc;
+    let fixed = if k > 0 {
+        if e + p >= 0 {
+            m * pow10(e + p)
+        } else {
+            m / pow10(-e - p)
+        }
+    } else {
+        // 1 / (m 10^e) with p decimals.
+        if p - e >= 0 {
+            pow10(p - e) / m
+        } else {
+            BigInt::zero()
+        }
+    };
+    Ok(round_fixed(fixed, p, rscale))
 }
 
 #[cfg(test)]
