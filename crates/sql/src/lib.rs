@@ -146,8 +146,12 @@ pub fn prepare(
         return Ok(mk(Stmt::Utility(u), param_types.to_vec()));
     }
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let mut stmts = sqlparser::parser::Parser::parse_sql(&dialect, text)
-        .map_err(|e| parse_error(e, text, char_offset))?;
+    let mut stmts = match sqlparser::parser::Parser::parse_sql(&dialect, text) {
+        Ok(s) => s,
+        Err(e) => syntax::trim_without_characters(text)
+            .and_then(|t| sqlparser::parser::Parser::parse_sql(&dialect, &t).ok())
+            .ok_or_else(|| parse_error(e, text, char_offset))?,
+    };
     let Some(stmt) = stmts.pop() else {
         return Ok(mk(Stmt::Empty, vec![]));
     };

@@ -225,3 +225,36 @@ pub fn pg_error_token(text: &str) -> Option<PgSyntaxError> {
     }
     None
 }
+
+/// `TRIM(LEADING FROM x)` (a side with no character list) is PostgreSQL syntax `sqlparser`
+/// rejects; it means trimming spaces, so it is rewritten to `TRIM(LEADING ' ' FROM x)`.
+/// Returns the rewritten text when the pattern occurs (used only after a parse failure).
+pub fn trim_without_characters(text: &str) -> Option<String> {
+    let dialect = PostgreSqlDialect {};
+    let mut toks = Tokenizer::new(&dialect, text).tokenize().ok()?;
+    let solid: Vec<usize> = (0..toks.len())
+        .filter(|i| !matches!(toks[*i], Token::Whitespace(_)))
+        .collect();
+    let mut inserts = Vec::new();
+    for w in solid.windows(4) {
+        let kw = |i: usize| word(&toks[w[i]]);
+        if kw(0).as_deref() == Some("trim")
+            && toks[w[1]] == Token::LParen
+            && kw(2).is_some_and(|s| matches!(s.as_str(), "leading" | "trailing" | "both"))
+            && kw(3).as_deref() == Some("from")
+        {
+            inserts.push(w[3]);
+        }
+    }
+    if inserts.is_empty() {
+        return None;
+    }
+    for at in inserts.into_iter().rev() {
+        toks.insert(
+            at,
+            Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+        );
+        toks.insert(at, Token::SingleQuotedString(" ".into()));
+    }
+    Some(toks.iter().map(|t| t.to_string()).collect())
+}

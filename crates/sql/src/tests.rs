@@ -295,3 +295,18 @@ fn syntax_errors_like_postgres() {
         assert_eq!((e.message.as_str(), e.position), (*msg, Some(*pos)), "{q}");
     }
 }
+
+#[test]
+fn trim_side_without_characters_trims_spaces() {
+    assert_eq!(
+        crate::syntax::trim_without_characters(
+            "SELECT trim(LEADING FROM '  a  '), trim(both 'x' from 'y')"
+        )
+        .as_deref(),
+        Some("SELECT trim(LEADING ' ' FROM '  a  '), trim(both 'x' from 'y')")
+    );
+    assert_eq!(
+        crate::syntax::trim_without_characters("SELECT trim(' a ')"),
+        None
+    );
+}

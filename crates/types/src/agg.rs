@@ -127,6 +127,9 @@ impl Accumulator for SumNumeric {
 
 struct SumFloat {
     sum: f64,
+    /// avg's running sum of squared deviations (float8_accum's Sxx): PostgreSQL keeps it
+    /// for the variance aggregates and raises overflow when it overflows, so avg does too.
+    sxx: f64,
     count: i64,
     avg: bool,
     float4: bool,
@@ -150,6 +153,21 @@ impl Accumulator for SumFloat {
         };
         if overflowed && self.sum.is_finite() && v.is_finite() {
             return Err(crate::ops::imp_float_overflow());
+        }
+        if self.avg {
+            let n = (self.count + 1) as f64;
+            if self.count > 0 {
+                let dev = v * n - s;
+                self.sxx += dev * dev / (n * self.count as f64);
+                if self.sxx.is_infinite() {
+                    if self.sum.is_finite() && v.is_finite() {
+                        return Err(crate::ops::imp_float_overflow());
+                    }
+                    self.sxx = f64::NAN;
+                }
+            } else if !v.is_finite() {
+                self.sxx = f64::NAN;
+            }
         }
         self.sum = s;
         self.count += 1;
@@ -450,6 +468,7 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
                     Float4,
                     SumFloat {
                         sum: 0.0,
+                        sxx: 0.0,
                         count: 0,
                         avg: false,
                         float4: true
@@ -460,6 +479,7 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
                     Float8,
                     SumFloat {
                         sum: 0.0,
+                        sxx: 0.0,
                         count: 0,
                         avg: true,
                         float4: true
@@ -470,6 +490,7 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
                     Float8,
                     SumFloat {
                         sum: 0.0,
+                        sxx: 0.0,
                         count: 0,
                         avg: false,
                         float4: false
@@ -480,6 +501,7 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
                     Float8,
                     SumFloat {
                         sum: 0.0,
+                        sxx: 0.0,
                         count: 0,
                         avg: true,
                         float4: false

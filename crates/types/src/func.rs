@@ -7,7 +7,10 @@ use std::sync::{Mutex, OnceLock};
 
 #[path = "func_impl.rs"]
 mod imp;
-pub(crate) use imp::{float_power, numeric_power};
+#[path = "func_numeric.rs"]
+mod numfn;
+pub(crate) use imp::float_power;
+pub(crate) use numfn::numeric_power;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Volatility {
@@ -103,6 +106,16 @@ fn is_number(t: TypeId) -> bool {
             | TypeId::Float4
             | TypeId::Float8
             | TypeId::Numeric
+    )
+}
+
+/// Types with an implicit cast to numeric (ints, numeric, unknown literals). float4/float8
+/// only cast to numeric by assignment, so PostgreSQL never matches them to a numeric-only
+/// signature such as round(numeric, int4): that call is 42883, not a failed cast.
+fn numericish(t: TypeId) -> bool {
+    matches!(
+        t,
+        TypeId::Int2 | TypeId::Int4 | TypeId::Int8 | TypeId::Numeric | TypeId::Unknown
     )
 }
 
@@ -205,6 +218,12 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
         ("split_part", 3) if is_text(a0?) && is_text(a1?) && int4ish(args[2]) => {
             f(&[Text, Text, Int4], Text, imp::split_part)
         }
+        ("overlay", 3) if is_text(a0?) && is_text(a1?) && int4ish(args[2]) => {
+            f(&[Text, Text, Int4], Text, imp::overlay)
+        }
+        ("overlay", 4) if is_text(a0?) && is_text(a1?) && int4ish(args[2]) && int4ish(args[3]) => {
+            f(&[Text, Text, Int4, Int4], Text, imp::overlay)
+        }
         ("repeat", 2) if is_text(a0?) && int4ish(a1?) => f(&[Text, Int4], Text, imp::repeat),
         ("left", 2) if is_text(a0?) && int4ish(a1?) => f(&[Text, Int4], Text, imp::left),
         ("right", 2) if is_text(a0?) && int4ish(a1?) => f(&[Text, Int4], Text, imp::right),
@@ -270,32 +289,33 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
             })
         }
         ("round", 1) => math1(a0?, imp::num_round, imp::f_round),
-        ("round", 2) if is_number(a0?) || a0? == Unknown => {
+        ("round", 2) if numericish(a0?) => {
             int4ish(a1?).then_some(())?;
             f(&[Numeric, Int4], Numeric, imp::num_round)
         }
         ("trunc", 1) => math1(a0?, imp::num_trunc, imp::f_trunc),
-        ("trunc", 2) if is_number(a0?) || a0? == Unknown => {
+        ("trunc", 2) if numericish(a0?) => {
             int4ish(a1?).then_some(())?;
             f(&[Numeric, Int4], Numeric, imp::num_trunc)
         }
         ("floor", 1) => math1(a0?, imp::num_floor, imp::f_floor),
         ("ceil" | "ceiling", 1) => math1(a0?, imp::num_ceil, imp::f_ceil),
         ("sign", 1) => math1(a0?, imp::num_sign, imp::f_sign),
-        ("sqrt", 1) => math1(a0?, imp::num_sqrt, imp::f_sqrt),
-        ("exp", 1) => math1(a0?, imp::num_exp, imp::f_exp),
-        ("ln", 1) => math1(a0?, imp::num_ln, imp::f_ln),
-        ("log" | "log10", 1) => math1(a0?, imp::num_log10, imp::f_log10),
-        ("log", 2) if (is_number(a0?) || a0? == Unknown) && (is_number(a1?) || a1? == Unknown) => {
-            f(&[Numeric, Numeric], Numeric, imp::num_log)
+        ("sqrt", 1) => math1(a0?, numfn::num_sqrt, imp::f_sqrt),
+        ("exp", 1) => math1(a0?, numfn::num_exp, imp::f_exp),
+        ("ln", 1) => math1(a0?, numfn::num_ln, imp::f_ln),
+        ("log" | "log10", 1) => math1(a0?, numfn::num_log10, imp::f_log10),
+        ("log", 2) if numericish(a0?) && numericish(a1?) => {
+            f(&[Numeric, Numeric], Numeric, numfn::num_log)
         }
         ("power" | "pow", 2) => {
             let (x, y) = (a0?, a1?);
             if !(is_number(x) || x == Unknown) || !(is_number(y) || y == Unknown) {
                 return None;
             }
-            if x == Numeric || y == Numeric {
-                f(&[Numeric, Numeric], Numeric, imp::num_power_fn)
+            // numeric -> float8 is implicit but not the reverse: any float makes it float8.
+            if (x == Numeric || y == Numeric) && numericish(x) && numericish(y) {
+                f(&[Numeric, Numeric], Numeric, numfn::num_power_fn)
             } else {
                 f(&[Float8, Float8], Float8, imp::f_power)
             }
@@ -317,11 +337,14 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
                     _ => (&[Int2, Int2], imp::int_mod),
                 };
                 f(args, t, func)
-            } else if (is_number(x) || x == Unknown) && (is_number(y) || y == Unknown) {
+            } else if numericish(x) && numericish(y) {
                 f(&[Numeric, Numeric], Numeric, imp::num_mod)
             } else {
                 None
             }
+        }
+        ("div", 2) if numericish(a0?) && numericish(a1?) => {
+            f(&[Numeric, Numeric], Numeric, imp::num_div_trunc)
         }
         _ => None,
     }

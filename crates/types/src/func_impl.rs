@@ -7,7 +7,6 @@ use crate::io::format_text;
 use crate::numeric::Numeric;
 use crate::ops::{to_f64, to_numeric};
 use crate::{Datum, TypeId};
-use bigdecimal::BigDecimal;
 use keel_common::{PgError, PgResult, sqlstate};
 use md5::Digest;
 
@@ -175,7 +174,7 @@ pub(super) fn chr(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     }
     if n < 0 {
         return Err(PgError::new(
-            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+            sqlstate::INVALID_PARAMETER_VALUE,
             "character number must be positive",
         ));
     }
@@ -459,200 +458,6 @@ pub(super) fn num_sign(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> 
     }))
 }
 
-fn finite_of(n: &Numeric) -> Option<&BigDecimal> {
-    match n {
-        Numeric::Finite(d) => Some(d),
-        _ => None,
-    }
-}
-
-/// The base-10000 weight PostgreSQL's scale heuristics use.
-fn nbase_weight(d: &BigDecimal) -> i64 {
-    let (n, scale) = d.as_bigint_and_exponent();
-    if n.sign() == bigdecimal::num_bigint::Sign::NoSign {
-        return 0;
-    }
-    let e = n.magnitude().to_string().len() as i64 - 1 - scale;
-    e.div_euclid(4)
-}
-
-/// Finishes a transcendental numeric result computed in f64, rounded to PostgreSQL's scale.
-/// Only about 15-17 significant digits are exact.
-fn from_f64_scaled(v: f64, rscale: i64) -> Numeric {
-    let s = format!("{v:.*}", rscale.clamp(0, 300) as usize);
-    Numeric::parse(&s).unwrap_or(Numeric::NaN)
-}
-
-fn estimate_ln_dweight(x: f64) -> i64 {
-    let l = x.ln().abs();
-    if l == 0.0 { 0 } else { l.log10() as i64 }
-}
-
-pub(super) fn num_sqrt(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    let n = to_numeric(&a[0])?;
-    if n.signum() == Some(-1) {
-        return Err(PgError::new(
-            INVALID_ARGUMENT_FOR_POWER,
-            "cannot take square root of a negative number",
-        ));
-    }
-    let Some(d) = finite_of(&n) else {
-        return Ok(num(n));
-    };
-    let sweight = (nbase_weight(d) + 1) * 4 / 2 - 1;
-    let rscale = (16 - sweight).max(n.scale()).clamp(0, 1000);
-    let ctx = bigdecimal::Context::default()
-        .with_prec((rscale.max(0) as u64 + 40).min(5000) as u64)
-        .unwrap_or_default();
-    let r = d.sqrt_with_context(&ctx).unwrap_or_default();
-    let (u, s) = r.as_bigint_and_exponent();
-    Ok(num(crate::numeric::finite(u, s).round(rscale)))
-}
-
-pub(super) fn num_exp(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    let n = to_numeric(&a[0])?;
-    match n {
-        Numeric::NaN | Numeric::PosInf => return Ok(num(n)),
-        Numeric::NegInf => return Ok(num(Numeric::zero())),
-        _ => {}
-    }
-    let x = n.to_f64();
-    let val = (x * std::f64::consts::LOG10_E).clamp(-2000.0, 2000.0);
-    let rscale = (16 - val as i64).max(n.scale()).clamp(0, 1000);
-    let r = x.exp();
-    if r.is_infinite() {
-        return Err(PgError::new(
-            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
-            "value overflows numeric format",
-        ));
-    }
-    Ok(num(from_f64_scaled(r, rscale)))
-}
-
-fn check_log_arg(n: &Numeric) -> PgResult<()> {
-    match n.signum() {
-        Some(0) => Err(PgError::new(
-            INVALID_ARGUMENT_FOR_LOG,
-            "cannot take logarithm of zero",
-        )),
-        Some(-1) => Err(PgError::new(
-            INVALID_ARGUMENT_FOR_LOG,
-            "cannot take logarithm of a negative number",
-        )),
-        _ => Ok(()),
-    }
-}
-
-pub(super) fn num_ln(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    let n = to_numeric(&a[0])?;
-    check_log_arg(&n)?;
-    if !matches!(n, Numeric::Finite(_)) {
-        return Ok(num(n));
-    }
-    let x = n.to_f64();
-    let rscale = (16 - estimate_ln_dweight(x)).max(n.scale()).clamp(0, 1000);
-    Ok(num(from_f64_scaled(x.ln(), rscale)))
-}
-
-fn log_base(base: &Numeric, n: &Numeric) -> PgResult<Numeric> {
-    check_log_arg(base)?;
-    check_log_arg(n)?;
-    if !matches!(n, Numeric::Finite(_)) || !matches!(base, Numeric::Finite(_)) {
-        return Ok(Numeric::NaN);
-    }
-    let (b, x) = (base.to_f64(), n.to_f64());
-    if b == 1.0 {
-        return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
-    }
-    let dw = estimate_ln_dweight(x) - estimate_ln_dweight(b);
-    let rscale = (16 - dw).max(base.scale()).max(n.scale()).clamp(0, 1000);
-    Ok(from_f64_scaled(x.ln() / b.ln(), rscale))
-}
-
-pub(super) fn num_log10(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(num(log_base(&Numeric::from_i64(10), &to_numeric(&a[0])?)?))
-}
-
-pub(super) fn num_log(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(num(log_base(&to_numeric(&a[0])?, &to_numeric(&a[1])?)?))
-}
-
-/// numeric ^ numeric. Integer exponents are exact; others go through f64 (about 16
-/// significant digits), with PostgreSQL's result scale.
-pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> {
-    if base.is_zero() && exp.signum() == Some(-1) {
-        return Err(PgError::new(
-            INVALID_ARGUMENT_FOR_POWER,
-            "zero raised to a negative power is undefined",
-        ));
-    }
-    let (Some(_), Some(e)) = (finite_of(base), finite_of(exp)) else {
-        return Ok(Numeric::from_f64(float_power(base.to_f64(), exp.to_f64())?));
-    };
-    let is_int = e.is_integer();
-    if base.signum() == Some(-1) && !is_int {
-        return Err(PgError::new(
-            INVALID_ARGUMENT_FOR_POWER,
-            "a negative number raised to a non-integer power yields a complex result",
-        ));
-    }
-    let bf = base.to_f64();
-    let ef = exp.to_f64();
-    if is_int && ef.abs() <= 100_000.0 {
-        let k = ef as i64;
-        let approx_weight = if bf == 0.0 {
-            0.0
-        } else {
-            k as f64 * bf.abs().log10()
-        };
-        let rscale = (16 - approx_weight as i64).max(exp.scale()).clamp(0, 1000);
-        let mut acc = Numeric::from_i64(1);
-        let mut b = base.clone();
-        let mut n = k.unsigned_abs();
-        // Square-and-multiply; intermediate scales are trimmed to keep the cost bounded.
-        let trim = rscale + 40;
-        while n > 0 {
-            if n & 1 == 1 {
-                acc = acc.mul(&b);
-                if acc.scale() > trim * 4 {
-                    acc = acc.round(trim * 2);
-                }
-            }
-            n >>= 1;
-            if n > 0 {
-                b = b.mul(&b);
-                if b.scale() > trim * 4 {
-                    b = b.round(trim * 2);
-                }
-            }
-        }
-        if k < 0 {
-            acc = Numeric::from_i64(1).div_scale(&acc, rscale)?;
-        }
-        return Ok(acc.round(rscale));
-    }
-    let val = ef * bf.ln() * std::f64::consts::LOG10_E;
-    let rscale = (16 - val as i64)
-        .max(base.scale())
-        .max(exp.scale())
-        .clamp(0, 1000);
-    let r = bf.powf(ef);
-    if r.is_infinite() {
-        return Err(PgError::new(
-            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
-            "value overflows numeric format",
-        ));
-    }
-    Ok(from_f64_scaled(r, rscale))
-}
-
-pub(super) fn num_power_fn(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(num(numeric_power(
-        &to_numeric(&a[0])?,
-        &to_numeric(&a[1])?,
-    )?))
-}
-
 pub(crate) fn float_power(x: f64, y: f64) -> PgResult<f64> {
     if x == 0.0 && y < 0.0 {
         return Err(PgError::new(
@@ -768,4 +573,54 @@ pub(super) fn f_log10(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
 }
 pub(super) fn f_power(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     Ok(Datum::Float8(float_power(to_f64(&a[0])?, to_f64(&a[1])?)?))
+}
+
+/// div(numeric, numeric): the quotient truncated toward zero, scale 0.
+pub(super) fn num_div_trunc(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (x, y) = (to_numeric(&a[0])?, to_numeric(&a[1])?);
+    if y.is_zero() && !matches!(x, Numeric::NaN) {
+        return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
+    }
+    let (Numeric::Finite(p), Numeric::Finite(q)) = (&x, &y) else {
+        // NaN or infinities: the plain quotient already has the right special value.
+        return Ok(num(x.div(&y)?));
+    };
+    let (pu, ps) = p.as_bigint_and_exponent();
+    let (qu, qs) = q.as_bigint_and_exponent();
+    // p/q = (pu * 10^qs) / (qu * 10^ps); BigInt division truncates toward zero.
+    let ten = bigdecimal::num_bigint::BigInt::from(10u8);
+    let n = pu * ten.pow(qs.max(0) as u32);
+    let d = qu * ten.pow(ps.max(0) as u32);
+    Ok(num(crate::numeric::finite(n / d, 0)))
+}
+
+/// overlay(t placing p from s [for n]): t's first s-1 characters, then p, then t from
+/// character s+n on (n defaults to p's length).
+pub(super) fn overlay(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (t, p, start) = (text(&a[0])?, text(&a[1])?, int(&a[2])?);
+    let count = match a.get(3) {
+        Some(d) => int(d)?,
+        None => p.chars().count() as i64,
+    };
+    // A negative count is allowed: the tail then starts before `start` (even at 1).
+    if start < 1 {
+        return Err(PgError::new(
+            SUBSTRING_ERROR,
+            "negative substring length not allowed",
+        ));
+    }
+    let resume = start
+        .checked_add(count)
+        .filter(|v| *v <= i32::MAX as i64 && *v >= i32::MIN as i64);
+    let Some(resume) = resume else {
+        return Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "integer out of range",
+        ));
+    };
+    let mut out = String::with_capacity(t.len() + p.len());
+    out.push_str(&t[..char_offset(t, (start - 1) as usize)]);
+    out.push_str(p);
+    out.push_str(&t[char_offset(t, (resume - 1).max(0) as usize)..]);
+    Ok(Datum::Text(out))
 }

@@ -270,3 +270,57 @@ fn aggregates() {
     }
     assert!(r.is_ok());
 }
+
+/// Only implicit casts count when matching a call: float8 -> numeric is assignment-only, so
+/// round(float8, int4) has no candidate (42883), and a float argument makes power() float8.
+#[test]
+fn resolution_uses_implicit_casts_only() {
+    assert!(resolve_function("round", &[Float8, Int4]).is_none());
+    assert!(resolve_function("trunc", &[Float4, Int4]).is_none());
+    assert!(resolve_function("mod", &[Int4, Float8]).is_none());
+    assert!(resolve_function("log", &[Float8, Numeric]).is_none());
+    assert!(resolve_function("div", &[Float8, Int4]).is_none());
+    assert_eq!(
+        resolve_function("round", &[Int8, Unknown]).unwrap().result,
+        Numeric
+    );
+    assert_eq!(
+        resolve_function("power", &[Float8, Numeric])
+            .unwrap()
+            .result,
+        Float8
+    );
+    assert_eq!(
+        resolve_function("power", &[Int4, Numeric]).unwrap().result,
+        Numeric
+    );
+}
+
+#[test]
+fn div_and_overlay() {
+    let n = |s: &'static str| (s, Numeric);
+    let t = |s: &'static str| (s, Text);
+    let i = |s: &'static str| (s, Int4);
+    assert_eq!(call("div", &[n("7.5"), n("2")]).unwrap(), "3");
+    assert_eq!(call("div", &[n("-7"), n("2")]).unwrap(), "-3");
+    assert_eq!(call("div", &[n("9"), n("0.4")]).unwrap(), "22");
+    assert_eq!(call("div", &[n("1"), n("0")]).unwrap_err().code, "22012");
+    assert_eq!(
+        call("overlay", &[t("abcdef"), t("XY"), i("2"), i("3")]).unwrap(),
+        "aXYef"
+    );
+    assert_eq!(
+        call("overlay", &[t("abcdef"), t("XY"), i("2")]).unwrap(),
+        "aXYdef"
+    );
+    assert_eq!(
+        call("overlay", &[t("abc"), t("Z"), i("1"), i("-1")]).unwrap(),
+        "Zabc"
+    );
+    assert_eq!(
+        call("overlay", &[t("abc"), t("Z"), i("0")])
+            .unwrap_err()
+            .code,
+        "22011"
+    );
+}

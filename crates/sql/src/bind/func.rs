@@ -130,6 +130,18 @@ impl Binder<'_> {
                     nulls_first: o.options.nulls_first.unwrap_or(desc),
                 });
             }
+            // PostgreSQL feeds a DISTINCT aggregate its inputs sorted (that is how it
+            // removes duplicates), which shows in string_agg's output and float sums.
+            if distinct && order.is_empty() && matches!(name.as_str(), "string_agg" | "sum" | "avg")
+            {
+                for e in &coerced {
+                    order.push(crate::plan::SortKey {
+                        expr: e.clone(),
+                        desc: false,
+                        nulls_first: false,
+                    });
+                }
+            }
             let filter = match &f.filter {
                 Some(w) => Some(self.bool_expr(w, &input, &mut None)?),
                 None => None,
@@ -169,6 +181,15 @@ impl Binder<'_> {
                 .or_else(|| keel_types::func::resolve_function("now", &[]))
                 .ok_or_else(|| no_function(name, &[]))?;
                 return Ok(Expr::Func { f, args });
+            }
+            // The argument's bound type, not its runtime value: pg_typeof(NULL::int) is
+            // integer. PostgreSQL returns regtype; keel has no regtype, so this is its text.
+            ("pg_typeof", 1) => {
+                let ty = args[0].ty();
+                return Ok(Expr::Const(
+                    Datum::Text(ty.name().to_string()),
+                    TypeId::Text,
+                ));
             }
             ("pg_backend_pid", 0) => return Ok(Expr::Special(Special::PgBackendPid, TypeId::Int4)),
             ("current_setting", 1) => {

@@ -541,6 +541,38 @@ impl<'a> Binder<'a> {
                 }
                 self.named_function(name, args)
             }
+            // CEIL(x) / FLOOR(x) get their own AST nodes; the TO field and scale forms are
+            // not PostgreSQL syntax.
+            E::Ceil {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => {
+                let args = vec![self.expr(expr, scope, agg)?];
+                self.named_function("ceil", args)
+            }
+            E::Floor {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => {
+                let args = vec![self.expr(expr, scope, agg)?];
+                self.named_function("floor", args)
+            }
+            E::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => {
+                let mut args = vec![
+                    self.expr(expr, scope, agg)?,
+                    self.expr(overlay_what, scope, agg)?,
+                    self.expr(overlay_from, scope, agg)?,
+                ];
+                if let Some(n) = overlay_for {
+                    args.push(self.expr(n, scope, agg)?);
+                }
+                self.named_function("overlay", args)
+            }
             E::Subquery(_)
             | E::Exists { .. }
             | E::InSubquery { .. }

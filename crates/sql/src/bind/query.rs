@@ -822,6 +822,9 @@ fn output_name(e: &ast::Expr) -> String {
         } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
         ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
+        ast::Expr::Overlay { .. } => "overlay".into(),
         ast::Expr::Trim {
             trim_where: Some(ast::TrimWhereField::Leading),
             ..
