@@ -14,6 +14,7 @@ pub mod exec;
 pub mod expr;
 pub mod plan;
 pub mod split;
+mod symmetric;
 pub mod syntax;
 pub mod utility;
 
@@ -146,7 +147,7 @@ pub fn prepare(
         return Ok(mk(Stmt::Utility(u), param_types.to_vec()));
     }
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let mut stmts = sqlparser::parser::Parser::parse_sql(&dialect, text)
+    let mut stmts = sqlparser::parser::Parser::parse_sql(&dialect, &symmetric::rewrite(text))
         .map_err(|e| parse_error(e, text, char_offset))?;
     let Some(stmt) = stmts.pop() else {
         return Ok(mk(Stmt::Empty, vec![]));

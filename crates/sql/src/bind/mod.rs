@@ -335,6 +335,9 @@ impl<'a> Binder<'a> {
             }
             E::UnaryOp { op, expr } => {
                 use ast::UnaryOperator as U;
+                if let Some(e) = sign_binds_tighter(op, expr) {
+                    return self.expr(&e, scope, agg);
+                }
                 match op {
                     U::Not => Ok(Expr::Not(Box::new(self.bool_expr(expr, scope, agg)?))),
                     U::Minus => {
@@ -351,8 +354,23 @@ impl<'a> Binder<'a> {
                     other => Err(PgError::unsupported(format!("operator {other}"))),
                 }
             }
-            E::IsNull(a) => Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), false)),
-            E::IsNotNull(a) => Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), true)),
+            E::IsNull(a) | E::IsNotNull(a) => {
+                let negated = matches!(e, E::IsNotNull(_));
+                // ROW(a, b) IS [NOT] NULL: every field is [not] null (PostgreSQL's row test).
+                if let Some(fields) = row_fields(a) {
+                    let mut acc = Expr::Const(Datum::Bool(true), TypeId::Bool);
+                    for (i, f) in fields.into_iter().enumerate() {
+                        let t = Expr::IsNull(Box::new(self.expr(f, scope, agg)?), negated);
+                        acc = if i == 0 {
+                            t
+                        } else {
+                            Expr::And(Box::new(acc), Box::new(t))
+                        };
+                    }
+                    return Ok(acc);
+                }
+                Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), negated))
+            }
             E::IsTrue(a) => Ok(Expr::IsBool {
                 arg: Box::new(self.bool_expr(a, scope, agg)?),
                 value: true,
@@ -393,7 +411,14 @@ impl<'a> Binder<'a> {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     other => other.to_string(),
                 };
-                Ok(Expr::Const(keel_types::io::parse_text(&s, to)?, to.id))
+                // `varchar(5) 'abcdef'` is an explicit cast of the literal (truncates).
+                let d = keel_types::cast::cast(
+                    Datum::Text(s),
+                    TypeId::Unknown,
+                    to,
+                    CastContext::Explicit,
+                )?;
+                Ok(Expr::Const(d, to.id))
             }
             E::Between {
                 expr,
@@ -401,12 +426,20 @@ impl<'a> Binder<'a> {
                 low,
                 high,
             } => {
+                let sym = crate::symmetric::marker_arg(low);
                 let a = self.expr(expr, scope, agg)?;
-                let lo = self.expr(low, scope, agg)?;
+                let lo = self.expr(sym.unwrap_or(low), scope, agg)?;
                 let hi = self.expr(high, scope, agg)?;
-                let ge = self.binary(">=", a.clone(), lo)?;
-                let le = self.binary("<=", a, hi)?;
-                let both = Expr::And(Box::new(ge), Box::new(le));
+                let ge = self.binary(">=", a.clone(), lo.clone())?;
+                let le = self.binary("<=", a.clone(), hi.clone())?;
+                let mut both = Expr::And(Box::new(ge), Box::new(le));
+                if sym.is_some() {
+                    // BETWEEN SYMMETRIC: either order of the bounds.
+                    let ge = self.binary(">=", a.clone(), hi)?;
+                    let le = self.binary("<=", a, lo)?;
+                    let swapped = Expr::And(Box::new(ge), Box::new(le));
+                    both = Expr::Or(Box::new(both), Box::new(swapped));
+                }
                 Ok(if *negated {
                     Expr::Not(Box::new(both))
                 } else {
@@ -769,4 +802,51 @@ pub fn binary_op_name(op: &ast::BinaryOperator) -> PgResult<&'static str> {
         B::PGBitwiseShiftRight => ">>",
         other => return Err(PgError::unsupported(format!("operator {other}"))),
     })
+}
+
+/// sqlparser lets a prefix sign take in `^` (`- 5 ^ 2` as `-(5 ^ 2)`), but in PostgreSQL's
+/// grammar unary minus and plus bind tighter than `^`: `(-5) ^ 2`. Pushes the sign down the
+/// left spine of the (left-associative) `^` chain; None when the operand is not such a chain.
+fn sign_binds_tighter(op: &ast::UnaryOperator, e: &ast::Expr) -> Option<ast::Expr> {
+    use ast::UnaryOperator as U;
+    if !matches!(op, U::Minus | U::Plus) {
+        return None;
+    }
+    let ast::Expr::BinaryOp {
+        left,
+        op: ast::BinaryOperator::PGExp,
+        right,
+    } = e
+    else {
+        return None;
+    };
+    let signed = sign_binds_tighter(op, left).unwrap_or_else(|| ast::Expr::UnaryOp {
+        op: *op,
+        expr: left.clone(),
+    });
+    Some(ast::Expr::BinaryOp {
+        left: Box::new(signed),
+        op: ast::BinaryOperator::PGExp,
+        right: right.clone(),
+    })
+}
+
+/// The fields of a row constructor, `ROW(a, b)` or `(a, b)`; None for any other expression.
+fn row_fields(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
+    match e {
+        ast::Expr::Tuple(items) => Some(items.iter().collect()),
+        ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => match &f.args {
+            ast::FunctionArguments::None => Some(vec![]),
+            ast::FunctionArguments::List(l) if l.duplicate_treatment.is_none() => l
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => Some(x),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        },
+        _ => None,
+    }
 }
