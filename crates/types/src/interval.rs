@@ -140,6 +140,22 @@ impl Interval {
             if num.is_empty() {
                 return Err(bad());
             }
+            // SQL-standard year-month field: `1-2` is 1 year 2 months, `-1-2` both negative.
+            if unit.is_empty()
+                && let Some((y, m)) = num[1..]
+                    .split_once('-')
+                    .map(|(y, m)| (&num[..y.len() + 1], m))
+                && let (Ok(y), Ok(m)) = (y.parse::<i128>(), m.parse::<i128>())
+            {
+                let total = y.abs() * 12 + m;
+                months += if y < 0 || num.starts_with('-') {
+                    -total
+                } else {
+                    total
+                };
+                i += 1;
+                continue;
+            }
             let value: f64 = num.parse().map_err(|_| bad())?;
             if unit.is_empty() {
                 if i + 1 < tokens.len()
@@ -148,6 +164,9 @@ impl Interval {
                 {
                     unit = tokens[i + 1];
                     i += 1;
+                } else if tokens.get(i + 1).is_some_and(|t| t.contains(':')) {
+                    // SQL-standard day-time: `3 4:05:06` is 3 days 04:05:06.
+                    unit = "day";
                 } else {
                     unit = "second";
                 }
@@ -478,6 +497,11 @@ mod tests {
         assert_eq!(rt("P20240102T010203"), "2024 years 1 mon 2 days 01:02:03");
         assert_eq!(rt("P1-2-3T4:5:6"), "1 year 2 mons 3 days 04:05:06");
         assert_eq!(rt("0.01 years"), "00:00:00");
+        assert_eq!(rt("3 4:05:06"), "3 days 04:05:06");
+        assert_eq!(rt("3 -4:05:06"), "3 days -04:05:06");
+        assert_eq!(rt("-1-2"), "-1 years -2 mons");
+        assert_eq!(rt("1-2 3 4:05"), "1 year 2 mons 3 days 04:05:00");
+        assert_eq!(rt("1-2 3"), "1 year 2 mons 00:00:03");
         for bad in [
             "P",
             "P1H",

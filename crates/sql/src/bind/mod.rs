@@ -351,9 +351,53 @@ impl<'a> Binder<'a> {
                         self.unary("-", a)
                     }
                     U::Plus => self.expr(expr, scope, agg),
+                    U::PGAbs | U::BitwiseNot | U::PGSquareRoot | U::PGCubeRoot => {
+                        let a = self.expr(expr, scope, agg)?;
+                        self.unary(
+                            match op {
+                                U::PGAbs => "@",
+                                U::BitwiseNot => "~",
+                                U::PGSquareRoot => "|/",
+                                _ => "||/",
+                            },
+                            a,
+                        )
+                    }
                     other => Err(PgError::unsupported(format!("operator {other}"))),
                 }
             }
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let l = self.expr(a, scope, agg)?;
+                let r = self.expr(b, scope, agg)?;
+                // The `=` operator resolved as for a comparison, then applied NULL-safely.
+                match self.binary("=", l, r)? {
+                    Expr::Bin { f, l, r, .. } => Ok(Expr::Distinct {
+                        l,
+                        r,
+                        eq: f,
+                        negated: matches!(e, E::IsNotDistinctFrom(..)),
+                    }),
+                    _ => Err(PgError::unsupported(format!("expression \"{e}\""))),
+                }
+            }
+            // INTERVAL '1 day': a typed literal. Field qualifiers (INTERVAL '1' DAY) restrict
+            // or reinterpret the value and are not supported.
+            E::Interval(iv)
+                if iv.leading_field.is_none()
+                    && iv.last_field.is_none()
+                    && iv.leading_precision.is_none()
+                    && iv.fractional_seconds_precision.is_none()
+                    && let E::Value(v) = iv.value.as_ref()
+                    && let ast::Value::SingleQuotedString(s) = &v.value =>
+            {
+                let d = keel_types::io::parse_text(s, SqlType::new(TypeId::Interval))?;
+                Ok(Expr::Const(d, TypeId::Interval))
+            }
+            E::IsUnknown(a) => Ok(Expr::IsNull(
+                Box::new(self.bool_expr(a, scope, agg)?),
+                false,
+            )),
+            E::IsNotUnknown(a) => Ok(Expr::IsNull(Box::new(self.bool_expr(a, scope, agg)?), true)),
             E::IsNull(a) | E::IsNotNull(a) => {
                 let negated = matches!(e, E::IsNotNull(_));
                 // ROW(a, b) IS [NOT] NULL: every field is [not] null (PostgreSQL's row test).
