@@ -295,6 +295,13 @@ fn expression_forms_sqlparser_lacks() {
         db.q("select 'abcdef'::varchar(3), varchar(3) 'abcdef'"),
         "abc|abc"
     );
+    assert_eq!(
+        db.q(
+            "select (1, null) < (2, 1), (null, 1) < (1, 2), (1, 2) <= (1, 2), (1, null) <> (2, 2)"
+        ),
+        "t||t|t"
+    );
+    assert_eq!(db.err("select (1, 2) = (1, 2, 3)").0, "42601");
     db.q("create table v (s varchar(3))");
     assert_eq!(db.err("insert into v values ('abcd')").0, "22001");
 }

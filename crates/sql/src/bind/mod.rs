@@ -6,6 +6,7 @@ pub mod dml;
 pub mod func;
 pub mod join;
 pub mod query;
+mod row;
 pub mod setop;
 pub mod subquery;
 pub mod types;
@@ -327,6 +328,12 @@ impl<'a> Binder<'a> {
                     }
                     _ => {
                         let name = binary_op_name(op)?;
+                        if let (Some(lf), Some(rf)) =
+                            (row::row_fields(left), row::row_fields(right))
+                            && let Some(cmp) = self.row_compare(name, &lf, &rf, scope, agg)?
+                        {
+                            return Ok(cmp);
+                        }
                         let l = self.expr(left, scope, agg)?;
                         let r = self.expr(right, scope, agg)?;
                         self.binary(name, l, r)
@@ -401,7 +408,7 @@ impl<'a> Binder<'a> {
             E::IsNull(a) | E::IsNotNull(a) => {
                 let negated = matches!(e, E::IsNotNull(_));
                 // ROW(a, b) IS [NOT] NULL: every field is [not] null (PostgreSQL's row test).
-                if let Some(fields) = row_fields(a) {
+                if let Some(fields) = row::row_fields(a) {
                     let mut acc = Expr::Const(Datum::Bool(true), TypeId::Bool);
                     for (i, f) in fields.into_iter().enumerate() {
                         let t = Expr::IsNull(Box::new(self.expr(f, scope, agg)?), negated);
@@ -873,24 +880,4 @@ fn sign_binds_tighter(op: &ast::UnaryOperator, e: &ast::Expr) -> Option<ast::Exp
         op: ast::BinaryOperator::PGExp,
         right: right.clone(),
     })
-}
-
-/// The fields of a row constructor, `ROW(a, b)` or `(a, b)`; None for any other expression.
-fn row_fields(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
-    match e {
-        ast::Expr::Tuple(items) => Some(items.iter().collect()),
-        ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => match &f.args {
-            ast::FunctionArguments::None => Some(vec![]),
-            ast::FunctionArguments::List(l) if l.duplicate_treatment.is_none() => l
-                .args
-                .iter()
-                .map(|a| match a {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => Some(x),
-                    _ => None,
-                })
-                .collect(),
-            _ => None,
-        },
-        _ => None,
-    }
 }
