@@ -47,6 +47,13 @@ pub enum Expr {
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     IsNull(Box<Expr>, bool),
+    /// `l IS [NOT] DISTINCT FROM r`: `eq` is the resolved `=` operator; NULL equals NULL.
+    Distinct {
+        l: Box<Expr>,
+        r: Box<Expr>,
+        eq: BinFn,
+        negated: bool,
+    },
     IsBool {
         arg: Box<Expr>,
         value: bool,
@@ -196,6 +203,7 @@ impl Expr {
             | Expr::And(..)
             | Expr::Or(..)
             | Expr::IsNull(..)
+            | Expr::Distinct { .. }
             | Expr::IsBool { .. } => TypeId::Bool,
             Expr::Cast { to, .. } => to.id,
             Expr::Func { f, .. } => f.result,
@@ -219,9 +227,10 @@ impl Expr {
             Expr::SubPlan(_) => true,
             Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
             Expr::Special(..) => false,
-            Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) => {
-                l.has_subplan() || r.has_subplan()
-            }
+            Expr::Bin { l, r, .. }
+            | Expr::And(l, r)
+            | Expr::Or(l, r)
+            | Expr::Distinct { l, r, .. } => l.has_subplan() || r.has_subplan(),
             Expr::Un { arg, .. }
             | Expr::Not(arg)
             | Expr::IsNull(arg, _)
@@ -246,9 +255,10 @@ impl Expr {
             Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => true,
             Expr::SubPlan(_) => false,
             Expr::Special(s, _) => !matches!(s, Special::Nextval(_)),
-            Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) => {
-                l.is_row_independent() && r.is_row_independent()
-            }
+            Expr::Bin { l, r, .. }
+            | Expr::And(l, r)
+            | Expr::Or(l, r)
+            | Expr::Distinct { l, r, .. } => l.is_row_independent() && r.is_row_independent(),
             Expr::Un { arg, .. }
             | Expr::Not(arg)
             | Expr::IsNull(arg, _)
@@ -313,6 +323,15 @@ impl Expr {
                 },
             },
             Expr::IsNull(a, negated) => Datum::Bool(a.eval(row, cx)?.is_null() != *negated),
+            Expr::Distinct { l, r, eq, negated } => {
+                let (a, b) = (l.eval(row, cx)?, r.eval(row, cx)?);
+                let distinct = match (a.is_null(), b.is_null()) {
+                    (true, true) => false,
+                    (false, false) => eq(&a, &b)? != Datum::Bool(true),
+                    _ => true,
+                };
+                Datum::Bool(distinct != *negated)
+            }
             Expr::IsBool {
                 arg,
                 value,

@@ -14,6 +14,7 @@ pub mod exec;
 pub mod expr;
 pub mod plan;
 pub mod split;
+mod symmetric;
 pub mod syntax;
 pub mod utility;
 
@@ -146,9 +147,10 @@ pub fn prepare(
         return Ok(mk(Stmt::Utility(u), param_types.to_vec()));
     }
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let mut stmts = match sqlparser::parser::Parser::parse_sql(&dialect, text) {
+    let rewritten = symmetric::rewrite(text);
+    let mut stmts = match sqlparser::parser::Parser::parse_sql(&dialect, &rewritten) {
         Ok(s) => s,
-        Err(e) => syntax::trim_without_characters(text)
+        Err(e) => syntax::trim_without_characters(&rewritten)
             .and_then(|t| sqlparser::parser::Parser::parse_sql(&dialect, &t).ok())
             .ok_or_else(|| parse_error(e, text, char_offset))?,
     };

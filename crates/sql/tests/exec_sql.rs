@@ -261,3 +261,47 @@ fn foreign_keys_restrict_referenced_rows() {
         "23503"
     );
 }
+
+#[test]
+fn expression_forms_sqlparser_lacks() {
+    // Expected values from PostgreSQL 15.
+    let mut db = setup("exprforms");
+    assert_eq!(
+        db.q("select 1 between symmetric 2 and 0, 1 not between symmetric 2 and 0, 3 between asymmetric 2 and 4"),
+        "t|f|t"
+    );
+    assert_eq!(
+        db.q("select name from e where salary between symmetric 95 and (select 85) order by 1"),
+        "bob"
+    );
+    assert_eq!(db.q("select - 5 ^ 2, - 2 ^ 3 ^ 2, -(5 ^ 2)"), "25|64|-25");
+    assert_eq!(
+        db.q("select name from e where dept_id is distinct from 1 order by 1"),
+        "cid,dan"
+    );
+    assert_eq!(
+        db.q("select null is not distinct from null, 1 is distinct from null, 1.0 is not distinct from 1"),
+        "t|t|t"
+    );
+    assert_eq!(
+        db.q("select row(1, null) is null, row(null, null) is null, (1, 2) is not null"),
+        "f|t|t"
+    );
+    assert_eq!(
+        db.q("select interval '1 day' / 3, |/ 16, @ -5, ~5"),
+        "08:00:00|4|5|-6"
+    );
+    assert_eq!(
+        db.q("select 'abcdef'::varchar(3), varchar(3) 'abcdef'"),
+        "abc|abc"
+    );
+    assert_eq!(
+        db.q(
+            "select (1, null) < (2, 1), (null, 1) < (1, 2), (1, 2) <= (1, 2), (1, null) <> (2, 2)"
+        ),
+        "t||t|t"
+    );
+    assert_eq!(db.err("select (1, 2) = (1, 2, 3)").0, "42601");
+    db.q("create table v (s varchar(3))");
+    assert_eq!(db.err("insert into v values ('abcd')").0, "22001");
+}

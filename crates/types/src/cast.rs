@@ -169,6 +169,8 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
         (Int2 | Int4 | Int8, Datum::Numeric(n)) => numeric_to_int(n, to.id)?,
         (Int4, Datum::Bool(b)) => Datum::Int4(*b as i32),
         (Bool, Datum::Int4(v)) => Datum::Bool(*v != 0),
+        (Float8, Datum::Numeric(n)) => Datum::Float8(numeric_to_float(n, false)?),
+        (Float4, Datum::Numeric(n)) => Datum::Float4(numeric_to_float(n, true)? as f32),
         (Float8, _) => Datum::Float8(to_f64(&value)?),
         (Float4, Datum::Float8(f)) => {
             let r = *f as f32;
@@ -208,6 +210,31 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
         }
     };
     Ok(out)
+}
+
+/// numeric -> float8/float4 as PostgreSQL does it, through the text form and the float input
+/// function: a finite, nonzero value that overflows or underflows to zero is 22003
+/// (denormals are kept).
+fn numeric_to_float(n: &Numeric, float4: bool) -> PgResult<f64> {
+    let v = n.to_f64();
+    let Numeric::Finite(d) = n else {
+        return Ok(v);
+    };
+    let (lost, tyname) = if float4 {
+        let r = v as f32;
+        (r.is_infinite() || r == 0.0, "real")
+    } else {
+        (v.is_infinite() || v == 0.0, "double precision")
+    };
+    if lost && !n.is_zero() {
+        let mut text = String::new();
+        crate::numeric::write_decimal(d, &mut text);
+        return Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("\"{text}\" is out of range for type {tyname}"),
+        ));
+    }
+    Ok(v)
 }
 
 fn int_of(d: &Datum) -> i64 {

@@ -119,3 +119,44 @@ fn values() {
         "value \"70000\" is out of range for type smallint"
     );
 }
+
+#[test]
+fn numeric_to_float_range() {
+    let f8 = SqlType::new(Float8);
+    let f4 = SqlType::new(Float4);
+    assert_eq!(e("1e400", Numeric, Float8).0, "22003");
+    assert_eq!(
+        e("1e-400", Numeric, Float8).1,
+        format!(
+            "\"0.{}1\" is out of range for type double precision",
+            "0".repeat(399)
+        )
+    );
+    assert_eq!(
+        e("1e50", Numeric, Float4).1,
+        format!("\"1{}\" is out of range for type real", "0".repeat(50))
+    );
+    assert_eq!(e("1e-50", Numeric, Float4).0, "22003");
+    // Denormals, zero and the special values convert.
+    assert_eq!(c("1e-320", Numeric, f8, Explicit).unwrap(), "1e-320");
+    assert_eq!(c("0", Numeric, f8, Implicit).unwrap(), "0");
+    assert_eq!(c("NaN", Numeric, f4, Explicit).unwrap(), "NaN");
+    assert_eq!(c("-Infinity", Numeric, f8, Explicit).unwrap(), "-Infinity");
+}
+
+#[test]
+fn unknown_literal_length_rule_follows_context() {
+    let v5 = SqlType::with_typmod(Varchar, 9);
+    let c5 = SqlType::with_typmod(Bpchar, 9);
+    assert_eq!(c("abcdef", Unknown, v5, Explicit).unwrap(), "abcde");
+    assert_eq!(
+        c("日本語ですか", Unknown, v5, Explicit).unwrap(),
+        "日本語です"
+    );
+    assert_eq!(c("abcdef", Unknown, c5, Explicit).unwrap(), "abcde");
+    assert_eq!(
+        c("abcdef", Unknown, v5, Assignment).unwrap_err().code,
+        "22001"
+    );
+    assert_eq!(c("abcde   ", Unknown, v5, Assignment).unwrap(), "abcde");
+}

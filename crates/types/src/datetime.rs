@@ -379,8 +379,8 @@ pub fn parse_timestamp(s: &str, with_tz: bool) -> PgResult<i64> {
     if with_tz {
         ts -= offset_secs * USECS_PER_SEC;
     }
-    // PostgreSQL's range: 4713 BC .. 294276 AD.
-    if !(-211_813_488_000_000_000..=9_223_371_331_200_000_000).contains(&ts) {
+    // PostgreSQL's range: 4713-11-24 BC up to, not including, 294277-01-01 (END_TIMESTAMP).
+    if !(-211_813_488_000_000_000..9_223_371_331_200_000_000).contains(&ts) {
         return Err(timestamp_out_of_range_input(s));
     }
     Ok(ts)
@@ -497,6 +497,12 @@ mod tests {
         format_date(parse_date("2024-02-29").unwrap(), &mut o);
         assert_eq!(o, "2024-02-29");
         assert_eq!(parse_date("2023-02-29").unwrap_err().code, "22008");
+        // END_TIMESTAMP itself is out of range; the last microsecond before it is not.
+        assert_eq!(
+            parse_timestamp("294277-01-01", false).unwrap_err().code,
+            "22008"
+        );
+        assert!(parse_timestamp("294276-12-31 23:59:59.999999", false).is_ok());
         assert_eq!(
             parse_date("foo").unwrap_err().message,
             "invalid input syntax for type date: \"foo\""

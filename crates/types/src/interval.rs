@@ -87,6 +87,9 @@ impl Interval {
             )
         };
         let lower = s.trim().to_ascii_lowercase();
+        if let Some(rest) = s.strip_prefix('P') {
+            return parse_iso8601(rest).ok_or_else(bad)?;
+        }
         let mut tokens: Vec<&str> = lower.split_ascii_whitespace().collect();
         if tokens.first() == Some(&"@") {
             tokens.remove(0);
@@ -137,6 +140,22 @@ impl Interval {
             if num.is_empty() {
                 return Err(bad());
             }
+            // SQL-standard year-month field: `1-2` is 1 year 2 months, `-1-2` both negative.
+            if unit.is_empty()
+                && let Some((y, m)) = num[1..]
+                    .split_once('-')
+                    .map(|(y, m)| (&num[..y.len() + 1], m))
+                && let (Ok(y), Ok(m)) = (y.parse::<i128>(), m.parse::<i128>())
+            {
+                let total = y.abs() * 12 + m;
+                months += if y < 0 || num.starts_with('-') {
+                    -total
+                } else {
+                    total
+                };
+                i += 1;
+                continue;
+            }
             let value: f64 = num.parse().map_err(|_| bad())?;
             if unit.is_empty() {
                 if i + 1 < tokens.len()
@@ -145,6 +164,9 @@ impl Interval {
                 {
                     unit = tokens[i + 1];
                     i += 1;
+                } else if tokens.get(i + 1).is_some_and(|t| t.contains(':')) {
+                    // SQL-standard day-time: `3 4:05:06` is 3 days 04:05:06.
+                    unit = "day";
                 } else {
                     unit = "second";
                 }
@@ -164,16 +186,7 @@ impl Interval {
                 "millennium" | "millennia" => (12000.0, 0.0, 0.0),
                 _ => return Err(bad()),
             };
-            // Fractions cascade down: fractional months become days (30/month), fractional
-            // days become time, as PostgreSQL's AdjustFractDays/AdjustFractSeconds.
-            let mv = value * m;
-            let whole_m = mv.trunc();
-            let dv = value * d + (mv - whole_m) * 30.0;
-            let whole_d = dv.trunc();
-            let uv = value * us + (dv - whole_d) * USECS_PER_DAY as f64;
-            months += whole_m as i128;
-            days += whole_d as i128;
-            micros += uv.round() as i128;
+            add_unit(value, (m, d, us), (&mut months, &mut days, &mut micros));
             i += 1;
         }
         if ago {
@@ -181,11 +194,7 @@ impl Interval {
             days = -days;
             micros = -micros;
         }
-        Ok(Interval {
-            months: i32::try_from(months).map_err(|_| interval_overflow())?,
-            days: i32::try_from(days).map_err(|_| interval_overflow())?,
-            micros: i64::try_from(micros).map_err(|_| interval_overflow())?,
-        })
+        from_parts(months, days, micros)
     }
 
     pub fn neg(&self) -> PgResult<Interval> {
@@ -240,6 +249,182 @@ impl Interval {
     }
 }
 
+fn from_parts(months: i128, days: i128, micros: i128) -> PgResult<Interval> {
+    Ok(Interval {
+        months: i32::try_from(months).map_err(|_| interval_overflow())?,
+        days: i32::try_from(days).map_err(|_| interval_overflow())?,
+        micros: i64::try_from(micros).map_err(|_| interval_overflow())?,
+    })
+}
+
+/// Adds `value` of a unit worth `(months, days, micros)` to the accumulators. Fractions
+/// cascade down: fractional months become days (30/month), fractional days become time, as
+/// PostgreSQL's AdjustFractDays/AdjustFractSeconds.
+fn add_unit(
+    value: f64,
+    (m, d, us): (f64, f64, f64),
+    (months, days, micros): (&mut i128, &mut i128, &mut i128),
+) {
+    let mv = value * m;
+    let whole_m = mv.trunc();
+    // A fractional year (or decade, ...) yields whole months only, as PostgreSQL 15.
+    let carry = if m > 1.0 { 0.0 } else { mv - whole_m };
+    let dv = value * d + carry * 30.0;
+    let whole_d = dv.trunc();
+    let uv = value * us + (dv - whole_d) * USECS_PER_DAY as f64;
+    *months += whole_m as i128;
+    *days += whole_d as i128;
+    *micros += uv.round() as i128;
+}
+
+/// ISO 8601 input after the leading `P` (case-sensitive, no surrounding spaces, as
+/// PostgreSQL's DecodeISO8601Interval). Accepts the format with designators
+/// (`1Y2M3W4DT5H6M7.5S`; `M` is months before the `T`, minutes after it) and the alternative
+/// format (`0001-02-03T04:05:06`, basic `YYYYMMDD` / `HHMMSS`). Numbers may be negative,
+/// fractional or carry an exponent. None on any syntax error (the caller reports 22007).
+fn parse_iso8601(s: &str) -> Option<PgResult<Interval>> {
+    const YEAR: (f64, f64, f64) = (12.0, 0.0, 0.0);
+    const MONTH: (f64, f64, f64) = (1.0, 0.0, 0.0);
+    const DAY: (f64, f64, f64) = (0.0, 1.0, 0.0);
+    const HOUR: (f64, f64, f64) = (0.0, 0.0, 3.6e9);
+    const MINUTE: (f64, f64, f64) = (0.0, 0.0, 6e7);
+    const SECOND: (f64, f64, f64) = (0.0, 0.0, 1e6);
+    if s.is_empty() {
+        return None;
+    }
+    let mut acc = (0i128, 0i128, 0i128);
+    let mut add = |v: f64, worth| add_unit(v, worth, (&mut acc.0, &mut acc.1, &mut acc.2));
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut datepart = true;
+    let mut havefield = false;
+    while i < b.len() {
+        if b[i] == b'T' {
+            datepart = false;
+            havefield = false;
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let value = iso_number(b, &mut i)?;
+        let unit = b.get(i).copied();
+        i += 1;
+        match (datepart, unit) {
+            (true, Some(b'Y')) => add(value, YEAR),
+            (true, Some(b'M')) => add(value, MONTH),
+            (true, Some(b'W')) => add(value, (0.0, 7.0, 0.0)),
+            (true, Some(b'D')) => add(value, DAY),
+            (false, Some(b'H')) => add(value, HOUR),
+            (false, Some(b'M')) => add(value, MINUTE),
+            (false, Some(b'S')) => add(value, SECOND),
+            (true, Some(b'T') | None) if !havefield && int_width(&b[start..]) == 8 => {
+                // Alternative format, basic: YYYYMMDD.
+                let v = value as i64;
+                add((v / 10000) as f64, YEAR);
+                add((v / 100 % 100) as f64, MONTH);
+                add((v % 100) as f64, DAY);
+                datepart = false;
+                havefield = false;
+                continue;
+            }
+            (false, None) if !havefield && int_width(&b[start..]) == 6 => {
+                // Alternative format, basic: HHMMSS.
+                let v = value as i64;
+                add((v / 10000) as f64, HOUR);
+                add((v / 100 % 100) as f64, MINUTE);
+                add((v % 100) as f64, SECOND);
+                break;
+            }
+            (true, Some(b'T' | b'-') | None) if !havefield => {
+                // Alternative format, extended: Y[-M[-D]] up to the end or the `T`.
+                let mut unit = unit;
+                for worth in [YEAR, MONTH, DAY] {
+                    if worth != YEAR {
+                        add(iso_number(b, &mut i)?, worth);
+                        unit = b.get(i).copied();
+                        i += 1;
+                    } else {
+                        add(value, worth);
+                    }
+                    match unit {
+                        None => break,
+                        Some(b'T') => {
+                            datepart = false;
+                            break;
+                        }
+                        Some(b'-') if worth != DAY => {}
+                        _ => return None,
+                    }
+                }
+                havefield = false;
+                continue;
+            }
+            (false, Some(b':') | None) if !havefield => {
+                // Alternative format, extended: H[:M[:S]] up to the end.
+                let mut unit = unit;
+                for worth in [HOUR, MINUTE, SECOND] {
+                    if worth != HOUR {
+                        add(iso_number(b, &mut i)?, worth);
+                        unit = b.get(i).copied();
+                        i += 1;
+                    } else {
+                        add(value, worth);
+                    }
+                    match unit {
+                        None => break,
+                        Some(b':') if worth != SECOND => {}
+                        _ => return None,
+                    }
+                }
+                break;
+            }
+            _ => return None,
+        }
+        havefield = true;
+    }
+    Some(from_parts(acc.0, acc.1, acc.2))
+}
+
+/// A number as C's strtod reads it (sign `-` only, digits, fraction, exponent), advancing `i`.
+fn iso_number(b: &[u8], i: &mut usize) -> Option<f64> {
+    let start = *i;
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i > s
+    };
+    if b.get(*i) == Some(&b'-') {
+        *i += 1;
+    }
+    let mut any = digits(i);
+    if b.get(*i) == Some(&b'.') {
+        *i += 1;
+        any |= digits(i);
+    }
+    if !any {
+        return None;
+    }
+    if matches!(b.get(*i), Some(b'e' | b'E')) {
+        let save = *i;
+        *i += 1;
+        if matches!(b.get(*i), Some(b'+' | b'-')) {
+            *i += 1;
+        }
+        if !digits(i) {
+            *i = save;
+        }
+    }
+    std::str::from_utf8(&b[start..*i]).ok()?.parse().ok()
+}
+
+/// How many digits the integer part at the start of `b` has (sign excluded).
+fn int_width(b: &[u8]) -> usize {
+    let b = b.strip_prefix(b"-").unwrap_or(b);
+    b.iter().take_while(|c| c.is_ascii_digit()).count()
+}
+
 /// Seconds text (`05`, `05.25`) to microseconds.
 fn parse_secs(p: &str) -> PgResult<Option<i128>> {
     let (w, f) = p.split_once('.').unwrap_or((p, ""));
@@ -289,6 +474,51 @@ mod tests {
         assert_eq!(rt("-1 year -2 mons"), "-1 years -2 mons");
         assert_eq!(rt("1 year -2 mons"), "10 mons");
         assert_eq!(rt("2 days 3 mins"), "2 days 00:03:00");
+        assert_eq!(rt("P1Y2M3DT4H5M6S"), "1 year 2 mons 3 days 04:05:06");
+        assert_eq!(rt("PT1M"), "00:01:00");
+        assert_eq!(rt("P1M"), "1 mon");
+        assert_eq!(rt("P2W"), "14 days");
+        assert_eq!(rt("P1.5D"), "1 day 12:00:00");
+        assert_eq!(rt("PT-1H30M"), "-00:30:00");
+        // PostgreSQL 15's answers for the alternative format and the corner cases.
+        assert_eq!(rt("PT"), "00:00:00");
+        assert_eq!(rt("P1"), "1 year");
+        assert_eq!(rt("P1YT"), "1 year");
+        assert_eq!(rt("P1DT4"), "1 day 04:00:00");
+        assert_eq!(rt("PT4:05"), "04:05:00");
+        assert_eq!(rt("P1.5-2"), "1 year 8 mons");
+        assert_eq!(rt("P1-2.5"), "1 year 2 mons 15 days");
+        assert_eq!(rt("P0.01Y"), "00:00:00");
+        assert_eq!(rt("P0.1M"), "3 days");
+        assert_eq!(rt("PT1:2:3.5"), "01:02:03.5");
+        assert_eq!(rt("PT010203"), "01:02:03");
+        assert_eq!(rt("PT1e2S"), "00:01:40");
+        assert_eq!(rt("P1T2H"), "1 year 02:00:00");
+        assert_eq!(rt("P20240102T010203"), "2024 years 1 mon 2 days 01:02:03");
+        assert_eq!(rt("P1-2-3T4:5:6"), "1 year 2 mons 3 days 04:05:06");
+        assert_eq!(rt("0.01 years"), "00:00:00");
+        assert_eq!(rt("3 4:05:06"), "3 days 04:05:06");
+        assert_eq!(rt("3 -4:05:06"), "3 days -04:05:06");
+        assert_eq!(rt("-1-2"), "-1 years -2 mons");
+        assert_eq!(rt("1-2 3 4:05"), "1 year 2 mons 3 days 04:05:00");
+        assert_eq!(rt("1-2 3"), "1 year 2 mons 00:00:03");
+        for bad in [
+            "P",
+            "P1H",
+            "PT1D",
+            "PxY",
+            "p1d",
+            "P1d",
+            " P1D ",
+            "P1Y 2M",
+            "P1D4",
+            "P1Y2M3DT4H5M6",
+            "P1-2-3-4",
+            "PT1:2:3:4",
+            "P1D\u{e9}",
+        ] {
+            assert_eq!(Interval::parse(bad).unwrap_err().code, "22007", "{bad}");
+        }
         assert_eq!(
             Interval::parse("abc").unwrap_err().message,
             "invalid input syntax for type interval: \"abc\""

@@ -303,6 +303,14 @@ pub fn resolve_unary(
     } else {
         operand
     };
+    // Square and cube root exist for float8 only; other numbers convert implicitly.
+    if matches!(t, Int2 | Int4 | Int8 | Float4 | Float8 | Numeric) {
+        match op_name {
+            "|/" => return Some((Float8, Float8, imp::f8_sqrt)),
+            "||/" => return Some((Float8, Float8, imp::f8_cbrt)),
+            _ => {}
+        }
+    }
     let f: fn(&Datum) -> PgResult<Datum> = match (op_name, t) {
         ("-", Int2 | Int4 | Int8 | Float4 | Float8 | Numeric | Interval) => imp::neg,
         ("+", Int2 | Int4 | Int8 | Float4 | Float8 | Numeric | Interval) => imp::pos,

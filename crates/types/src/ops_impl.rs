@@ -570,6 +570,24 @@ pub(super) fn abs(a: &Datum) -> PgResult<Datum> {
     })
 }
 
+/// `|/ x` (float8 square root).
+pub(super) fn f8_sqrt(a: &Datum) -> PgResult<Datum> {
+    let x = to_f64(a)?;
+    if x < 0.0 {
+        // 2201F invalid_argument_for_power_function, as PostgreSQL's dsqrt.
+        return Err(PgError::new(
+            "2201F",
+            "cannot take square root of a negative number",
+        ));
+    }
+    Ok(Datum::Float8(x.sqrt()))
+}
+
+/// `||/ x` (float8 cube root).
+pub(super) fn f8_cbrt(a: &Datum) -> PgResult<Datum> {
+    Ok(Datum::Float8(to_f64(a)?.cbrt()))
+}
+
 pub(super) fn bit_not(a: &Datum) -> PgResult<Datum> {
     Ok(match a {
         Datum::Int2(v) => Datum::Int2(!v),

@@ -6,6 +6,7 @@ pub mod dml;
 pub mod func;
 pub mod join;
 pub mod query;
+mod row;
 pub mod setop;
 pub mod subquery;
 pub mod types;
@@ -327,6 +328,12 @@ impl<'a> Binder<'a> {
                     }
                     _ => {
                         let name = binary_op_name(op)?;
+                        if let (Some(lf), Some(rf)) =
+                            (row::row_fields(left), row::row_fields(right))
+                            && let Some(cmp) = self.row_compare(name, &lf, &rf, scope, agg)?
+                        {
+                            return Ok(cmp);
+                        }
                         let l = self.expr(left, scope, agg)?;
                         let r = self.expr(right, scope, agg)?;
                         self.binary(name, l, r)
@@ -335,6 +342,9 @@ impl<'a> Binder<'a> {
             }
             E::UnaryOp { op, expr } => {
                 use ast::UnaryOperator as U;
+                if let Some(e) = sign_binds_tighter(op, expr) {
+                    return self.expr(&e, scope, agg);
+                }
                 match op {
                     U::Not => Ok(Expr::Not(Box::new(self.bool_expr(expr, scope, agg)?))),
                     U::Minus => {
@@ -348,11 +358,70 @@ impl<'a> Binder<'a> {
                         self.unary("-", a)
                     }
                     U::Plus => self.expr(expr, scope, agg),
+                    U::PGAbs | U::BitwiseNot | U::PGSquareRoot | U::PGCubeRoot => {
+                        let a = self.expr(expr, scope, agg)?;
+                        self.unary(
+                            match op {
+                                U::PGAbs => "@",
+                                U::BitwiseNot => "~",
+                                U::PGSquareRoot => "|/",
+                                _ => "||/",
+                            },
+                            a,
+                        )
+                    }
                     other => Err(PgError::unsupported(format!("operator {other}"))),
                 }
             }
-            E::IsNull(a) => Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), false)),
-            E::IsNotNull(a) => Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), true)),
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let l = self.expr(a, scope, agg)?;
+                let r = self.expr(b, scope, agg)?;
+                // The `=` operator resolved as for a comparison, then applied NULL-safely.
+                match self.binary("=", l, r)? {
+                    Expr::Bin { f, l, r, .. } => Ok(Expr::Distinct {
+                        l,
+                        r,
+                        eq: f,
+                        negated: matches!(e, E::IsNotDistinctFrom(..)),
+                    }),
+                    _ => Err(PgError::unsupported(format!("expression \"{e}\""))),
+                }
+            }
+            // INTERVAL '1 day': a typed literal. Field qualifiers (INTERVAL '1' DAY) restrict
+            // or reinterpret the value and are not supported.
+            E::Interval(iv)
+                if iv.leading_field.is_none()
+                    && iv.last_field.is_none()
+                    && iv.leading_precision.is_none()
+                    && iv.fractional_seconds_precision.is_none()
+                    && let E::Value(v) = iv.value.as_ref()
+                    && let ast::Value::SingleQuotedString(s) = &v.value =>
+            {
+                let d = keel_types::io::parse_text(s, SqlType::new(TypeId::Interval))?;
+                Ok(Expr::Const(d, TypeId::Interval))
+            }
+            E::IsUnknown(a) => Ok(Expr::IsNull(
+                Box::new(self.bool_expr(a, scope, agg)?),
+                false,
+            )),
+            E::IsNotUnknown(a) => Ok(Expr::IsNull(Box::new(self.bool_expr(a, scope, agg)?), true)),
+            E::IsNull(a) | E::IsNotNull(a) => {
+                let negated = matches!(e, E::IsNotNull(_));
+                // ROW(a, b) IS [NOT] NULL: every field is [not] null (PostgreSQL's row test).
+                if let Some(fields) = row::row_fields(a) {
+                    let mut acc = Expr::Const(Datum::Bool(true), TypeId::Bool);
+                    for (i, f) in fields.into_iter().enumerate() {
+                        let t = Expr::IsNull(Box::new(self.expr(f, scope, agg)?), negated);
+                        acc = if i == 0 {
+                            t
+                        } else {
+                            Expr::And(Box::new(acc), Box::new(t))
+                        };
+                    }
+                    return Ok(acc);
+                }
+                Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), negated))
+            }
             E::IsTrue(a) => Ok(Expr::IsBool {
                 arg: Box::new(self.bool_expr(a, scope, agg)?),
                 value: true,
@@ -393,7 +462,14 @@ impl<'a> Binder<'a> {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     other => other.to_string(),
                 };
-                Ok(Expr::Const(keel_types::io::parse_text(&s, to)?, to.id))
+                // `varchar(5) 'abcdef'` is an explicit cast of the literal (truncates).
+                let d = keel_types::cast::cast(
+                    Datum::Text(s),
+                    TypeId::Unknown,
+                    to,
+                    CastContext::Explicit,
+                )?;
+                Ok(Expr::Const(d, to.id))
             }
             E::Between {
                 expr,
@@ -401,12 +477,20 @@ impl<'a> Binder<'a> {
                 low,
                 high,
             } => {
+                let sym = crate::symmetric::marker_arg(low);
                 let a = self.expr(expr, scope, agg)?;
-                let lo = self.expr(low, scope, agg)?;
+                let lo = self.expr(sym.unwrap_or(low), scope, agg)?;
                 let hi = self.expr(high, scope, agg)?;
-                let ge = self.binary(">=", a.clone(), lo)?;
-                let le = self.binary("<=", a, hi)?;
-                let both = Expr::And(Box::new(ge), Box::new(le));
+                let ge = self.binary(">=", a.clone(), lo.clone())?;
+                let le = self.binary("<=", a.clone(), hi.clone())?;
+                let mut both = Expr::And(Box::new(ge), Box::new(le));
+                if sym.is_some() {
+                    // BETWEEN SYMMETRIC: either order of the bounds.
+                    let ge = self.binary(">=", a.clone(), hi)?;
+                    let le = self.binary("<=", a, lo)?;
+                    let swapped = Expr::And(Box::new(ge), Box::new(le));
+                    both = Expr::Or(Box::new(both), Box::new(swapped));
+                }
                 Ok(if *negated {
                     Expr::Not(Box::new(both))
                 } else {
@@ -800,5 +884,32 @@ pub fn binary_op_name(op: &ast::BinaryOperator) -> PgResult<&'static str> {
         B::PGBitwiseShiftLeft => "<<",
         B::PGBitwiseShiftRight => ">>",
         other => return Err(PgError::unsupported(format!("operator {other}"))),
+    })
+}
+
+/// sqlparser lets a prefix sign take in `^` (`- 5 ^ 2` as `-(5 ^ 2)`), but in PostgreSQL's
+/// grammar unary minus and plus bind tighter than `^`: `(-5) ^ 2`. Pushes the sign down the
+/// left spine of the (left-associative) `^` chain; None when the operand is not such a chain.
+fn sign_binds_tighter(op: &ast::UnaryOperator, e: &ast::Expr) -> Option<ast::Expr> {
+    use ast::UnaryOperator as U;
+    if !matches!(op, U::Minus | U::Plus) {
+        return None;
+    }
+    let ast::Expr::BinaryOp {
+        left,
+        op: ast::BinaryOperator::PGExp,
+        right,
+    } = e
+    else {
+        return None;
+    };
+    let signed = sign_binds_tighter(op, left).unwrap_or_else(|| ast::Expr::UnaryOp {
+        op: *op,
+        expr: left.clone(),
+    });
+    Some(ast::Expr::BinaryOp {
+        left: Box::new(signed),
+        op: ast::BinaryOperator::PGExp,
+        right: right.clone(),
     })
 }

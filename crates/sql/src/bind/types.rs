@@ -81,8 +81,7 @@ pub fn type_display(t: SqlType) -> String {
     }
 }
 
-/// Coerces a bound expression to `to` in `ctx`. Unknown constants are parsed with the
-/// target's input function right away; unknown-typed parameters take the target type.
+/// Coerces a bound expression to `to` in `ctx`. Unknown constants are converted right away; unknown-typed parameters take the target type.
 pub fn coerce(e: Expr, to: SqlType, ctx: CastContext, params: &mut [TypeId]) -> PgResult<Expr> {
     let from = e.ty();
     if from == to.id && (to.typmod < 0 || e.typmod() == to.typmod) {
@@ -90,7 +89,9 @@ pub fn coerce(e: Expr, to: SqlType, ctx: CastContext, params: &mut [TypeId]) -> 
     }
     match e {
         Expr::Const(Datum::Text(s), TypeId::Unknown) => {
-            let d = keel_types::io::parse_text(&s, to)?;
+            // Through the cast, not the bare input function: the length rule depends on the
+            // context ('abcdef'::varchar(5) truncates, an INSERT of it fails with 22001).
+            let d = keel_types::cast::cast(Datum::Text(s), TypeId::Unknown, to, ctx)?;
             return Ok(Expr::Const(d, to.id));
         }
         Expr::Const(Datum::Null, _) => return Ok(Expr::Const(Datum::Null, to.id)),
