@@ -5,6 +5,7 @@
 //! transaction rolls back) and old files are dropped at commit. So DDL is transactional.
 
 use crate::bind::{fold, object_name, types};
+use crate::ddl_alter::PendingCheck;
 use keel_access::{Engine, Transaction};
 use keel_catalog::{
     Catalog, ColumnDef, ForeignKeyDef, IndexDef, IndexMethod, Persistence, SequenceDef, TableDef,
@@ -21,11 +22,11 @@ pub struct DdlOutcome {
     pub notices: Vec<PgError>,
 }
 
-fn notice(msg: String) -> PgError {
+pub(crate) fn notice(msg: String) -> PgError {
     PgError::notice(Severity::Notice, sqlstate::SUCCESSFUL_COMPLETION, msg)
 }
 
-fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
+pub(crate) fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
     let (schema, name) = object_name(n);
     match schema.as_deref() {
         None | Some("public") => Ok(name),
@@ -66,7 +67,10 @@ pub fn execute_ddl(
             &mut notices,
         )?,
         ast::Statement::CreateIndex(ci) => create_index(ci, engine, txn, &mut cat, &mut notices)?,
-        ast::Statement::AlterTable(at) => alter_table(at, engine, txn, &mut cat)?,
+        ast::Statement::AlterTable(at) => alter_table(at, engine, txn, &mut cat, &mut notices)?,
+        ast::Statement::CreateSequence { .. } => {
+            crate::ddl_sequence::create_sequence(stmt, &mut cat, &mut notices)?
+        }
         ast::Statement::Truncate(t) => {
             let mut names = Vec::new();
             for target in &t.table_names {
@@ -168,6 +172,7 @@ fn create_table(
     let mut uniques: Vec<Vec<usize>> = Vec::new();
     let mut fks: Vec<PendingFk> = Vec::new();
     let mut sequences = Vec::new();
+    let mut checks = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = fold(&c.name);
         if columns.iter().any(|x| x.name == cname) {
@@ -192,6 +197,7 @@ fn create_table(
                     increment: 1,
                     min: 1,
                     max,
+                    cycle: false,
                     owned_by: Some((oid, i)),
                 };
                 sequences.push(seq);
@@ -219,6 +225,9 @@ fn create_table(
                     not_null = true;
                 }
                 ast::ColumnOption::Unique(_) => uniques.push(vec![i]),
+                ast::ColumnOption::Check(cc) => {
+                    checks.push(PendingCheck::from_ast(cc, Some(cname.clone())));
+                }
                 ast::ColumnOption::ForeignKey(fk) => {
                     fks.push((
                         fk.name.as_ref().map(fold),
@@ -276,6 +285,7 @@ fn create_table(
                     fk.referred_columns.iter().map(fold).collect(),
                 ));
             }
+            ast::TableConstraint::Check(cc) => checks.push(PendingCheck::from_ast(cc, None)),
             other => return Err(PgError::unsupported(format!("table constraint {other}"))),
         }
     }
@@ -289,11 +299,13 @@ fn create_table(
         persistence,
         fillfactor,
         foreign_keys: vec![],
+        checks: vec![],
     };
     for s in sequences {
         cat.sequences.insert(s.oid, Arc::new(s));
     }
     cat.tables.insert(oid, Arc::new(table));
+    crate::ddl_alter::add_checks(cat, oid, checks, None)?;
     if let Some(cols) = pk {
         add_index(cat, engine, txn, oid, None, cols, true, true)?;
     }
@@ -565,8 +577,13 @@ fn drop_objects(
                 "{what} \"{name}\" does not exist, skipping"
             ))),
             None => {
+                // A missing index is an undefined object; tables and sequences are relations.
+                let code = match kind {
+                    ast::ObjectType::Index => sqlstate::UNDEFINED_OBJECT,
+                    _ => sqlstate::UNDEFINED_TABLE,
+                };
                 return Err(PgError::new(
-                    sqlstate::UNDEFINED_TABLE,
+                    code,
                     format!("{what} \"{name}\" does not exist"),
                 ));
             }
@@ -685,11 +702,17 @@ fn alter_table(
     engine: &Engine,
     txn: &mut Transaction,
     cat: &mut Catalog,
+    notices: &mut Vec<PgError>,
 ) -> PgResult<String> {
     let tname = plain_name(&at.name)?;
     let table = match cat.table_by_name(&tname) {
         Some(t) => t.clone(),
-        None if at.if_exists => return Ok("ALTER TABLE".into()),
+        None if at.if_exists => {
+            notices.push(notice(format!(
+                "relation \"{tname}\" does not exist, skipping"
+            )));
+            return Ok("ALTER TABLE".into());
+        }
         None => {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_TABLE,
@@ -744,6 +767,9 @@ fn alter_table(
                     )?;
                     validate_fk(cat, table.oid, engine, txn)?;
                 }
+                ast::TableConstraint::Check(_) => {
+                    crate::ddl_alter::alter_op(op, table.oid, engine, txn, cat, notices)?;
+                }
                 other => return Err(PgError::unsupported(format!("ALTER TABLE ADD {other}"))),
             },
             ast::AlterTableOperation::AddColumn {
@@ -791,7 +817,7 @@ fn alter_table(
                 });
                 cat.tables.insert(nt.oid, Arc::new(nt));
             }
-            other => return Err(PgError::unsupported(format!("ALTER TABLE {other}"))),
+            other => crate::ddl_alter::alter_op(other, table.oid, engine, txn, cat, notices)?,
         }
     }
     Ok("ALTER TABLE".into())

@@ -10,6 +10,8 @@
 
 pub mod bind;
 pub mod ddl;
+mod ddl_alter;
+mod ddl_sequence;
 pub mod exec;
 pub mod expr;
 pub mod plan;
@@ -146,8 +148,10 @@ pub fn prepare(
         return Ok(mk(Stmt::Utility(u), param_types.to_vec()));
     }
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let mut stmts = sqlparser::parser::Parser::parse_sql(&dialect, text)
-        .map_err(|e| parse_error(e, text, char_offset))?;
+    let reordered = utility::reorder_create_sequence(text)?;
+    let parse_text = reordered.as_deref().unwrap_or(text);
+    let mut stmts = sqlparser::parser::Parser::parse_sql(&dialect, parse_text)
+        .map_err(|e| parse_error(e, parse_text, char_offset))?;
     let Some(stmt) = stmts.pop() else {
         return Ok(mk(Stmt::Empty, vec![]));
     };

@@ -34,6 +34,27 @@ impl Binder<'_> {
         }
     }
 
+    /// The table's CHECK constraints, re-parsed from their SQL text and bound to its columns.
+    pub fn check_exprs(&mut self, table: &TableDef) -> PgResult<Vec<(String, Expr)>> {
+        let scope = table_scope(table, &table.name);
+        let mut out = Vec::with_capacity(table.checks.len());
+        for c in &table.checks {
+            let dialect = sqlparser::dialect::PostgreSqlDialect {};
+            let e = sqlparser::parser::Parser::new(&dialect)
+                .try_with_sql(&c.expr)
+                .and_then(|mut p| p.parse_expr())
+                .map_err(|e| {
+                    PgError::internal(format!("bad check constraint \"{}\": {e}", c.name))
+                })?;
+            let saved = (self.text, self.char_offset);
+            self.text = "";
+            let r = self.bool_expr(&e, &scope, &mut None);
+            (self.text, self.char_offset) = saved;
+            out.push((c.name.clone(), r?));
+        }
+        Ok(out)
+    }
+
     fn returning(
         &mut self,
         items: &Option<Vec<ast::SelectItem>>,
@@ -250,6 +271,7 @@ impl Binder<'_> {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
             refs: vec![],
+            checks: self.check_exprs(&table)?,
             table,
             kind: ModifyKind::Insert { source, row },
             returning,
@@ -353,6 +375,7 @@ impl Binder<'_> {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
             refs: self.ref_checks(&table),
+            checks: self.check_exprs(&table)?,
             table,
             kind: ModifyKind::Update {
                 access,
@@ -381,6 +404,7 @@ impl Binder<'_> {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: vec![],
             refs: self.ref_checks(&table),
+            checks: vec![],
             table,
             kind: ModifyKind::Delete { access, filter },
             returning,
