@@ -35,6 +35,10 @@ pub struct TableDef {
     /// CHECK constraints, in creation order. Absent in catalogs written before they existed.
     #[serde(default)]
     pub checks: Vec<CheckDef>,
+    /// Columns (0-based) declared GENERATED ALWAYS AS IDENTITY: INSERT and UPDATE may only
+    /// give them DEFAULT (428C9). BY DEFAULT identity columns behave as serial ones.
+    #[serde(default)]
+    pub identity_always: Vec<usize>,
 }
 
 impl TableDef {

@@ -173,6 +173,7 @@ fn create_table(
     let mut fks: Vec<PendingFk> = Vec::new();
     let mut sequences = Vec::new();
     let mut checks = Vec::new();
+    let mut identity_always = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = fold(&c.name);
         if columns.iter().any(|x| x.name == cname) {
@@ -225,6 +226,48 @@ fn create_table(
                     not_null = true;
                 }
                 ast::ColumnOption::Unique(_) => uniques.push(vec![i]),
+                ast::ColumnOption::Generated {
+                    generated_as:
+                        generated_as @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    if default.is_some() {
+                        return Err(PgError::new(
+                            sqlstate::SYNTAX_ERROR,
+                            format!(
+                                "both default and identity specified for column \"{cname}\" of table \"{name}\""
+                            ),
+                        ));
+                    }
+                    let seq_name = cat.choose_name(&format!("{name}_{cname}_seq"));
+                    let mut seq = crate::ddl_sequence::sequence_def(
+                        cat,
+                        seq_name.clone(),
+                        Some(&c.data_type),
+                        sequence_options.as_deref().unwrap_or_default(),
+                    )
+                    .map_err(|e| {
+                        if e.message.starts_with("sequence type") {
+                            PgError::new(
+                                sqlstate::DATATYPE_MISMATCH,
+                                format!(
+                                    "identity column type must be smallint, integer, or bigint"
+                                ),
+                            )
+                        } else {
+                            e
+                        }
+                    })?;
+                    seq.owned_by = Some((oid, i));
+                    sequences.push(seq);
+                    default = Some(format!("nextval('{seq_name}'::regclass)"));
+                    not_null = true;
+                    if matches!(generated_as, ast::GeneratedAs::Always) {
+                        identity_always.push(i);
+                    }
+                }
                 ast::ColumnOption::Check(cc) => {
                     checks.push(PendingCheck::from_ast(cc, Some(cname.clone())));
                 }
@@ -300,6 +343,7 @@ fn create_table(
         fillfactor,
         foreign_keys: vec![],
         checks: vec![],
+        identity_always,
     };
     for s in sequences {
         cat.sequences.insert(s.oid, Arc::new(s));

@@ -34,6 +34,7 @@ fn catalog() -> Arc<Catalog> {
         fillfactor: 100,
         foreign_keys: vec![],
         checks: vec![],
+        identity_always: vec![],
     };
     c.tables.insert(oid, Arc::new(t));
     let ioid = c.new_oid();
@@ -72,6 +73,7 @@ fn catalog() -> Arc<Catalog> {
         fillfactor: 100,
         foreign_keys: vec![],
         checks: vec![],
+        identity_always: vec![],
     };
     c.tables.insert(hoid, Arc::new(h));
     Arc::new(c)

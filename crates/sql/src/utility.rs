@@ -42,6 +42,34 @@ pub enum Utility {
     Checkpoint,
     Copy(CopyStmt),
     Discard,
+    /// SAVEPOINT / RELEASE [SAVEPOINT] / ROLLBACK TO [SAVEPOINT] name: only the "outside a
+    /// transaction block" error (25P01) is implemented; inside a block they are 0A000.
+    Savepoint(SavepointOp),
+    /// LOCK [TABLE] names [IN mode MODE] [NOWAIT]: likewise 25P01 outside a block, 0A000 inside.
+    Lock(Vec<String>),
+    /// EXECUTE name [(args)]: SQL-level PREPARE is not supported, so only the unknown-name
+    /// error (26000) is implemented.
+    Execute(String),
+    /// DEALLOCATE [PREPARE] name | ALL (None = ALL).
+    Deallocate(Option<String>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SavepointOp {
+    Savepoint,
+    Release,
+    RollbackTo,
+}
+
+impl SavepointOp {
+    /// The statement's name in PostgreSQL's "... can only be used in transaction blocks".
+    pub fn statement(self) -> &'static str {
+        match self {
+            SavepointOp::Savepoint => "SAVEPOINT",
+            SavepointOp::Release => "RELEASE SAVEPOINT",
+            SavepointOp::RollbackTo => "ROLLBACK TO SAVEPOINT",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -143,6 +171,11 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         "checkpoint",
         "copy",
         "discard",
+        "savepoint",
+        "release",
+        "lock",
+        "execute",
+        "deallocate",
     ];
     if !known.contains(&first.as_str()) {
         return Ok(None);
@@ -174,10 +207,13 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             if !p.eat_word("transaction") {
                 p.eat_word("work");
             }
-            if p.peek().is_some_and(|t| t.is_word("to")) {
-                return Err(PgError::unsupported("ROLLBACK TO SAVEPOINT"));
+            if p.eat_word("to") {
+                p.eat_word("savepoint");
+                p.ident()?;
+                Utility::Savepoint(SavepointOp::RollbackTo)
+            } else {
+                Utility::Rollback
             }
-            Utility::Rollback
         }
         "set" => parse_set(&mut p)?,
         "show" => {
@@ -276,6 +312,39 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             Utility::Discard
         }
         "copy" => Utility::Copy(parse_copy(&mut p, text)?),
+        "savepoint" => {
+            p.ident()?;
+            Utility::Savepoint(SavepointOp::Savepoint)
+        }
+        "release" => {
+            p.eat_word("savepoint");
+            p.ident()?;
+            Utility::Savepoint(SavepointOp::Release)
+        }
+        "lock" => {
+            p.eat_word("table");
+            p.eat_word("only");
+            let mut tables = vec![p.ident()?];
+            while p.eat_punct(',') {
+                tables.push(p.ident()?);
+            }
+            // The lock mode and NOWAIT do not matter for the errors implemented.
+            while p.next().is_some() {}
+            Utility::Lock(tables)
+        }
+        "execute" => {
+            let name = p.ident()?;
+            // Arguments are not evaluated: no statement can have been PREPAREd.
+            while p.next().is_some() {}
+            Utility::Execute(name)
+        }
+        "deallocate" => {
+            p.eat_word("prepare");
+            match p.ident()? {
+                w if w == "all" => Utility::Deallocate(None),
+                name => Utility::Deallocate(Some(name)),
+            }
+        }
         _ => return Ok(None),
     };
     p.end()?;

@@ -243,6 +243,16 @@ impl Binder<'_> {
                         && !defaults_in_values.get(si).copied().unwrap_or(false) =>
                 {
                     let c = &table.columns[col];
+                    if table.identity_always.contains(&col) {
+                        return Err(identity_always(
+                            &c.name,
+                            format!(
+                                "cannot insert a non-DEFAULT value into column \"{}\"",
+                                c.name
+                            ),
+                        )
+                        .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+                    }
                     let src = Expr::Col(si, src_types[si]);
                     super::types::coerce(src, c.ty, CastContext::Assignment, &mut self.params)
                         .map_err(|e| {
@@ -344,6 +354,11 @@ impl Binder<'_> {
             let e = if matches!(&a.value, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
             {
                 self.default_expr(&table, col)?
+            } else if table.identity_always.contains(&col) {
+                return Err(identity_always(
+                    &c.name,
+                    format!("column \"{}\" can only be updated to DEFAULT", c.name),
+                ));
             } else {
                 let b = self.expr(&a.value, &scope, &mut None)?;
                 let src_ty = b.ty();
@@ -410,6 +425,13 @@ impl Binder<'_> {
             returning,
         })
     }
+}
+
+/// 428C9: an explicit value for a GENERATED ALWAYS AS IDENTITY column.
+fn identity_always(column: &str, message: String) -> PgError {
+    PgError::new("428C9", message).with_detail(format!(
+        "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
+    ))
 }
 
 /// Unused-type guard so `TypeId` stays imported for docs.
