@@ -252,9 +252,7 @@ fn create_table(
                         if e.message.starts_with("sequence type") {
                             PgError::new(
                                 sqlstate::DATATYPE_MISMATCH,
-                                format!(
-                                    "identity column type must be smallint, integer, or bigint"
-                                ),
+                                "identity column type must be smallint, integer, or bigint",
                             )
                         } else {
                             e

@@ -139,3 +139,61 @@ pub(crate) fn create_sequence(
     cat.sequences.insert(seq.oid, Arc::new(seq));
     Ok("CREATE SEQUENCE".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(sql: &str) -> PgResult<SequenceDef> {
+        let text = crate::utility::reorder_create_sequence(sql)?.unwrap_or_default();
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let stmt = sqlparser::parser::Parser::parse_sql(&dialect, &text)
+            .map_err(|e| PgError::internal(e.to_string()))?
+            .pop()
+            .ok_or_else(|| PgError::internal("no statement"))?;
+        let mut cat = Catalog::default();
+        create_sequence(&stmt, &mut cat, &mut Vec::new())?;
+        let seq = cat.sequences.values().next().cloned();
+        seq.map(|s| (*s).clone())
+            .ok_or_else(|| PgError::internal("no sequence"))
+    }
+
+    #[test]
+    fn options_in_any_order_with_postgres_defaults() {
+        let s = def("CREATE SEQUENCE s START 10 INCREMENT 5 MAXVALUE 20").unwrap();
+        assert_eq!(
+            (s.start, s.increment, s.min, s.max, s.cycle),
+            (10, 5, 1, 20, false)
+        );
+        let s = def("create sequence s increment -1 minvalue -2 maxvalue 0 start 0 cycle").unwrap();
+        assert_eq!(
+            (s.start, s.increment, s.min, s.max, s.cycle),
+            (0, -1, -2, 0, true)
+        );
+        let s = def("CREATE SEQUENCE s INCREMENT BY -1").unwrap();
+        assert_eq!((s.start, s.min, s.max), (-1, i64::MIN, -1));
+        let s = def("CREATE SEQUENCE s AS integer").unwrap();
+        assert_eq!(s.max, i32::MAX as i64);
+    }
+
+    #[test]
+    fn invalid_options() {
+        for (sql, code) in [
+            (
+                "CREATE SEQUENCE s INCREMENT 0",
+                sqlstate::INVALID_PARAMETER_VALUE,
+            ),
+            (
+                "CREATE SEQUENCE s MINVALUE 5 MAXVALUE 5",
+                sqlstate::INVALID_PARAMETER_VALUE,
+            ),
+            (
+                "CREATE SEQUENCE s START 0",
+                sqlstate::INVALID_PARAMETER_VALUE,
+            ),
+            ("CREATE SEQUENCE s START 1 START 2", sqlstate::SYNTAX_ERROR),
+        ] {
+            assert_eq!(def(sql).unwrap_err().code, code, "{sql}");
+        }
+    }
+}
