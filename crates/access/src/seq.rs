@@ -89,6 +89,7 @@ impl crate::engine::EngineInner {
             called: false,
             logged: seq.start - seq.increment,
         });
+        let mut wrapped = false;
         let value = if st.called {
             let next = st
                 .last
@@ -96,6 +97,11 @@ impl crate::engine::EngineInner {
                 .filter(|v| *v <= seq.max && *v >= seq.min);
             match next {
                 Some(v) => v,
+                // CYCLE wraps to the other end (as PostgreSQL: to minvalue going up).
+                None if seq.cycle => {
+                    wrapped = true;
+                    if seq.increment > 0 { seq.min } else { seq.max }
+                }
                 None => {
                     let (which, bound) = if seq.increment > 0 {
                         ("maximum", seq.max)
@@ -121,7 +127,8 @@ impl crate::engine::EngineInner {
         } else {
             value < st.logged
         };
-        if beyond {
+        // After a wrap the logged mark is on the wrong side: log again from the new value.
+        if beyond || wrapped {
             let ahead = value
                 .saturating_add(seq.increment.saturating_mul(LOG_AHEAD))
                 .clamp(seq.min, seq.max);

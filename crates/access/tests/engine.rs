@@ -52,6 +52,8 @@ fn create_table(eng: &Engine, with_index: bool) -> (Arc<TableDef>, Option<Arc<In
         persistence: Persistence::Permanent,
         fillfactor: 100,
         foreign_keys: vec![],
+        checks: vec![],
+        identity_always: vec![],
     });
     eng.create_relfile(&mut txn, relfile, false).unwrap();
     cat.tables.insert(oid, table.clone());

@@ -32,6 +32,13 @@ pub struct TableDef {
     /// Percentage of each heap page filled by inserts (10..=100).
     pub fillfactor: u8,
     pub foreign_keys: Vec<ForeignKeyDef>,
+    /// CHECK constraints, in creation order. Absent in catalogs written before they existed.
+    #[serde(default)]
+    pub checks: Vec<CheckDef>,
+    /// Columns (0-based) declared GENERATED ALWAYS AS IDENTITY: INSERT and UPDATE may only
+    /// give them DEFAULT (428C9). BY DEFAULT identity columns behave as serial ones.
+    #[serde(default)]
+    pub identity_always: Vec<usize>,
 }
 
 impl TableDef {
@@ -66,6 +73,14 @@ pub struct ForeignKeyDef {
     pub ref_columns: Vec<usize>,
 }
 
+/// A CHECK constraint: the expression as SQL text, re-parsed and bound against the table's
+/// columns by every INSERT/UPDATE plan (as column defaults are).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckDef {
+    pub name: String,
+    pub expr: String,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SequenceDef {
     pub oid: Oid,
@@ -74,6 +89,9 @@ pub struct SequenceDef {
     pub increment: i64,
     pub min: i64,
     pub max: i64,
+    /// CYCLE: wrap around to min (max) instead of failing with 2200H at the limit.
+    #[serde(default)]
+    pub cycle: bool,
     /// The column that owns it (serial), dropped with the table.
     pub owned_by: Option<(Oid, usize)>,
 }

@@ -8,6 +8,13 @@ use keel_sql::utility::{TxnModes, Utility};
 use keel_types::Datum;
 use keel_wire::Client;
 
+fn unknown_prepared(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_SQL_STATEMENT_NAME,
+        format!("prepared statement \"{name}\" does not exist"),
+    )
+}
+
 fn warning(code: &'static str, msg: &str) -> PgError {
     PgError::notice(Severity::Warning, code, msg)
 }
@@ -312,6 +319,46 @@ impl Session {
                 tag("DISCARD ALL")
             }
             Utility::Copy(c) => self.copy(c, client).await,
+            Utility::Savepoint(op) => {
+                if self.block == Block::Idle {
+                    return Err(PgError::new(
+                        sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                        format!("{} can only be used in transaction blocks", op.statement()),
+                    ));
+                }
+                Err(PgError::unsupported(op.statement()))
+            }
+            Utility::Lock(tables) => {
+                if self.block == Block::Idle {
+                    return Err(PgError::new(
+                        sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                        "LOCK TABLE can only be used in transaction blocks",
+                    ));
+                }
+                let cat = self.catalog();
+                for t in tables {
+                    cat.table(t.rsplit('.').next().unwrap_or(t))?;
+                }
+                Err(PgError::unsupported("LOCK TABLE"))
+            }
+            Utility::Execute(name) => {
+                // Protocol-level statements share PostgreSQL's namespace but cannot be run
+                // by EXECUTE here; SQL PREPARE does not exist, so any other name is unknown.
+                if self.stmts.contains_key(name) {
+                    return Err(PgError::unsupported("EXECUTE"));
+                }
+                Err(unknown_prepared(name))
+            }
+            Utility::Deallocate(None) => {
+                self.stmts.clear();
+                tag("DEALLOCATE ALL")
+            }
+            Utility::Deallocate(Some(name)) => {
+                if self.stmts.remove(name).is_none() {
+                    return Err(unknown_prepared(name));
+                }
+                tag("DEALLOCATE")
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 //! transaction rolls back) and old files are dropped at commit. So DDL is transactional.
 
 use crate::bind::{fold, object_name, types};
+use crate::ddl_alter::PendingCheck;
 use keel_access::{Engine, Transaction};
 use keel_catalog::{
     Catalog, ColumnDef, ForeignKeyDef, IndexDef, IndexMethod, Persistence, SequenceDef, TableDef,
@@ -21,11 +22,11 @@ pub struct DdlOutcome {
     pub notices: Vec<PgError>,
 }
 
-fn notice(msg: String) -> PgError {
+pub(crate) fn notice(msg: String) -> PgError {
     PgError::notice(Severity::Notice, sqlstate::SUCCESSFUL_COMPLETION, msg)
 }
 
-fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
+pub(crate) fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
     let (schema, name) = object_name(n);
     match schema.as_deref() {
         None | Some("public") => Ok(name),
@@ -66,7 +67,10 @@ pub fn execute_ddl(
             &mut notices,
         )?,
         ast::Statement::CreateIndex(ci) => create_index(ci, engine, txn, &mut cat, &mut notices)?,
-        ast::Statement::AlterTable(at) => alter_table(at, engine, txn, &mut cat)?,
+        ast::Statement::AlterTable(at) => alter_table(at, engine, txn, &mut cat, &mut notices)?,
+        ast::Statement::CreateSequence { .. } => {
+            crate::ddl_sequence::create_sequence(stmt, &mut cat, &mut notices)?
+        }
         ast::Statement::Truncate(t) => {
             let mut names = Vec::new();
             for target in &t.table_names {
@@ -168,6 +172,8 @@ fn create_table(
     let mut uniques: Vec<Vec<usize>> = Vec::new();
     let mut fks: Vec<PendingFk> = Vec::new();
     let mut sequences = Vec::new();
+    let mut checks = Vec::new();
+    let mut identity_always = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = fold(&c.name);
         if columns.iter().any(|x| x.name == cname) {
@@ -192,6 +198,7 @@ fn create_table(
                     increment: 1,
                     min: 1,
                     max,
+                    cycle: false,
                     owned_by: Some((oid, i)),
                 };
                 sequences.push(seq);
@@ -219,6 +226,49 @@ fn create_table(
                     not_null = true;
                 }
                 ast::ColumnOption::Unique(_) => uniques.push(vec![i]),
+                ast::ColumnOption::Generated {
+                    generated_as:
+                        generated_as @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    if default.is_some() {
+                        return Err(PgError::new(
+                            sqlstate::SYNTAX_ERROR,
+                            format!(
+                                "both default and identity specified for column \"{cname}\" of table \"{name}\""
+                            ),
+                        ));
+                    }
+                    let seq_name = cat.choose_name(&format!("{name}_{cname}_seq"));
+                    let mut seq = crate::ddl_sequence::sequence_def(
+                        cat,
+                        seq_name.clone(),
+                        Some(&c.data_type),
+                        sequence_options.as_deref().unwrap_or_default(),
+                    )
+                    .map_err(|e| {
+                        if e.message.starts_with("sequence type") {
+                            PgError::new(
+                                sqlstate::DATATYPE_MISMATCH,
+                                "identity column type must be smallint, integer, or bigint",
+                            )
+                        } else {
+                            e
+                        }
+                    })?;
+                    seq.owned_by = Some((oid, i));
+                    sequences.push(seq);
+                    default = Some(format!("nextval('{seq_name}'::regclass)"));
+                    not_null = true;
+                    if matches!(generated_as, ast::GeneratedAs::Always) {
+                        identity_always.push(i);
+                    }
+                }
+                ast::ColumnOption::Check(cc) => {
+                    checks.push(PendingCheck::from_ast(cc, Some(cname.clone())));
+                }
                 ast::ColumnOption::ForeignKey(fk) => {
                     fks.push((
                         fk.name.as_ref().map(fold),
@@ -276,6 +326,7 @@ fn create_table(
                     fk.referred_columns.iter().map(fold).collect(),
                 ));
             }
+            ast::TableConstraint::Check(cc) => checks.push(PendingCheck::from_ast(cc, None)),
             other => return Err(PgError::unsupported(format!("table constraint {other}"))),
         }
     }
@@ -289,11 +340,14 @@ fn create_table(
         persistence,
         fillfactor,
         foreign_keys: vec![],
+        checks: vec![],
+        identity_always,
     };
     for s in sequences {
         cat.sequences.insert(s.oid, Arc::new(s));
     }
     cat.tables.insert(oid, Arc::new(table));
+    crate::ddl_alter::add_checks(cat, oid, checks, None)?;
     if let Some(cols) = pk {
         add_index(cat, engine, txn, oid, None, cols, true, true)?;
     }
@@ -565,8 +619,13 @@ fn drop_objects(
                 "{what} \"{name}\" does not exist, skipping"
             ))),
             None => {
+                // A missing index is an undefined object; tables and sequences are relations.
+                let code = match kind {
+                    ast::ObjectType::Index => sqlstate::UNDEFINED_OBJECT,
+                    _ => sqlstate::UNDEFINED_TABLE,
+                };
                 return Err(PgError::new(
-                    sqlstate::UNDEFINED_TABLE,
+                    code,
                     format!("{what} \"{name}\" does not exist"),
                 ));
             }
@@ -685,11 +744,17 @@ fn alter_table(
     engine: &Engine,
     txn: &mut Transaction,
     cat: &mut Catalog,
+    notices: &mut Vec<PgError>,
 ) -> PgResult<String> {
     let tname = plain_name(&at.name)?;
     let table = match cat.table_by_name(&tname) {
         Some(t) => t.clone(),
-        None if at.if_exists => return Ok("ALTER TABLE".into()),
+        None if at.if_exists => {
+            notices.push(notice(format!(
+                "relation \"{tname}\" does not exist, skipping"
+            )));
+            return Ok("ALTER TABLE".into());
+        }
         None => {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_TABLE,
@@ -744,6 +809,9 @@ fn alter_table(
                     )?;
                     validate_fk(cat, table.oid, engine, txn)?;
                 }
+                ast::TableConstraint::Check(_) => {
+                    crate::ddl_alter::alter_op(op, table.oid, engine, txn, cat, notices)?;
+                }
                 other => return Err(PgError::unsupported(format!("ALTER TABLE ADD {other}"))),
             },
             ast::AlterTableOperation::AddColumn {
@@ -791,7 +859,7 @@ fn alter_table(
                 });
                 cat.tables.insert(nt.oid, Arc::new(nt));
             }
-            other => return Err(PgError::unsupported(format!("ALTER TABLE {other}"))),
+            other => crate::ddl_alter::alter_op(other, table.oid, engine, txn, cat, notices)?,
         }
     }
     Ok("ALTER TABLE".into())

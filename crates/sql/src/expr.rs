@@ -20,6 +20,10 @@ pub type UnFn = fn(&Datum) -> PgResult<Datum>;
 pub enum Special {
     Version,
     Nextval(Arc<SequenceDef>),
+    /// currval(seq): the session's last value of the sequence (55000 before the first).
+    Currval(Arc<SequenceDef>),
+    /// setval(seq, value [, is_called]): arguments are evaluated from the row.
+    Setval(Arc<SequenceDef>, Box<Expr>, Option<Box<Expr>>),
     /// pg_relation_size / pg_total_relation_size of these relfiles (resolved at bind time).
     RelationSize(Vec<u32>),
     CurrentSetting(String),
@@ -254,7 +258,7 @@ impl Expr {
             Expr::Col(..) => false,
             Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => true,
             Expr::SubPlan(_) => false,
-            Expr::Special(s, _) => !matches!(s, Special::Nextval(_)),
+            Expr::Special(s, _) => !matches!(s, Special::Nextval(_) | Special::Setval(..)),
             Expr::Bin { l, r, .. }
             | Expr::And(l, r)
             | Expr::Or(l, r)
@@ -359,7 +363,7 @@ impl Expr {
                 }
                 (f.func)(&vals, cx.fctx)?
             }
-            Expr::Special(s, _) => eval_special(s, cx)?,
+            Expr::Special(s, _) => eval_special(s, row, cx)?,
             Expr::Case { whens, default, .. } => {
                 for (c, v) in whens {
                     if c.eval(row, cx)? == Datum::Bool(true) {
@@ -420,10 +424,48 @@ pub fn version_string() -> String {
     )
 }
 
-fn eval_special(s: &Special, cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+fn eval_special(s: &Special, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
     Ok(match s {
         Special::Version => Datum::Text(version_string()),
-        Special::Nextval(seq) => Datum::Int8(cx.engine.nextval(seq)?),
+        Special::Nextval(seq) => {
+            let v = cx.engine.nextval(seq)?;
+            cx.fctx.set_seq_last(seq.oid, v);
+            Datum::Int8(v)
+        }
+        Special::Currval(seq) => match cx.fctx.seq_last(seq.oid) {
+            Some(v) => Datum::Int8(v),
+            None => {
+                return Err(PgError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!(
+                        "currval of sequence \"{}\" is not yet defined in this session",
+                        seq.name
+                    ),
+                ));
+            }
+        },
+        Special::Setval(seq, value, called) => {
+            let v = match value.eval(row, cx)? {
+                Datum::Null => return Ok(Datum::Null),
+                Datum::Int8(v) => v,
+                Datum::Int4(v) => v as i64,
+                Datum::Int2(v) => v as i64,
+                _ => return Err(PgError::internal("setval value is not an integer")),
+            };
+            let is_called = match called {
+                None => true,
+                Some(e) => match e.eval(row, cx)? {
+                    Datum::Null => return Ok(Datum::Null),
+                    Datum::Bool(b) => b,
+                    _ => return Err(PgError::internal("setval is_called")),
+                },
+            };
+            cx.engine.setval(seq, v, is_called)?;
+            if is_called {
+                cx.fctx.set_seq_last(seq.oid, v);
+            }
+            Datum::Int8(v)
+        }
         Special::RelationSize(files) => Datum::Int8(
             files
                 .iter()
@@ -440,6 +482,8 @@ pub struct SessionFuncs {
     pub txn_ts: i64,
     pub stmt_ts: i64,
     rng: u64,
+    /// currval(): the last value nextval()/setval() gave each sequence in this session.
+    seq_last: std::collections::HashMap<u32, i64>,
 }
 
 impl SessionFuncs {
@@ -448,6 +492,7 @@ impl SessionFuncs {
             txn_ts: now_micros(),
             stmt_ts: now_micros(),
             rng: seed | 1,
+            seq_last: Default::default(),
         }
     }
 }
@@ -476,6 +521,23 @@ impl FuncContext for SessionFuncs {
         let v = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
         (v >> 11) as f64 / (1u64 << 53) as f64
     }
+    fn seq_last(&self, seq: u32) -> Option<i64> {
+        self.seq_last.get(&seq).copied()
+    }
+    fn set_seq_last(&mut self, seq: u32, value: i64) {
+        self.seq_last.insert(seq, value);
+    }
+}
+
+/// 23514 for a row that fails CHECK constraint `constraint` of `table`.
+pub fn check_violation(table: &str, constraint: &str, row: &[Datum], types: &[TypeId]) -> PgError {
+    PgError::new(
+        sqlstate::CHECK_VIOLATION,
+        format!("new row for relation \"{table}\" violates check constraint \"{constraint}\""),
+    )
+    .with_detail(format!("Failing row contains ({}).", row_text(row, types)))
+    .with_table(table.to_string())
+    .with_constraint(constraint.to_string())
 }
 
 pub fn not_null_violation(column: &str, table: &str, row: &[Datum], types: &[TypeId]) -> PgError {

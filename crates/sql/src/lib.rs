@@ -10,6 +10,8 @@
 
 pub mod bind;
 pub mod ddl;
+mod ddl_alter;
+mod ddl_sequence;
 pub mod exec;
 pub mod expr;
 pub mod plan;
@@ -147,12 +149,19 @@ pub fn prepare(
         return Ok(mk(Stmt::Utility(u), param_types.to_vec()));
     }
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let rewritten = symmetric::rewrite(text);
-    let mut stmts = match sqlparser::parser::Parser::parse_sql(&dialect, &rewritten) {
-        Ok(s) => s,
-        Err(e) => syntax::trim_without_characters(&rewritten)
-            .and_then(|t| sqlparser::parser::Parser::parse_sql(&dialect, &t).ok())
-            .ok_or_else(|| parse_error(e, text, char_offset))?,
+    let reordered = utility::reorder_create_sequence(text)?;
+    let mut stmts = match reordered.as_deref() {
+        Some(seq) => sqlparser::parser::Parser::parse_sql(&dialect, seq)
+            .map_err(|e| parse_error(e, seq, char_offset))?,
+        None => {
+            let rewritten = symmetric::rewrite(text);
+            match sqlparser::parser::Parser::parse_sql(&dialect, &rewritten) {
+                Ok(s) => s,
+                Err(e) => syntax::trim_without_characters(&rewritten)
+                    .and_then(|t| sqlparser::parser::Parser::parse_sql(&dialect, &t).ok())
+                    .ok_or_else(|| parse_error(e, text, char_offset))?,
+            }
+        }
     };
     let Some(stmt) = stmts.pop() else {
         return Ok(mk(Stmt::Empty, vec![]));

@@ -175,6 +175,8 @@ pub struct ModifyPlan {
     pub returning: Option<(Vec<Expr>, Vec<OutColumn>)>,
     pub fks: Vec<FkCheck>,
     pub refs: Vec<RefCheck>,
+    /// CHECK constraints of the table: (constraint name, bound boolean expression).
+    pub checks: Vec<(String, Expr)>,
 }
 
 impl Access {

@@ -33,6 +33,8 @@ fn catalog() -> Arc<Catalog> {
         persistence: Persistence::Permanent,
         fillfactor: 100,
         foreign_keys: vec![],
+        checks: vec![],
+        identity_always: vec![],
     };
     c.tables.insert(oid, Arc::new(t));
     let ioid = c.new_oid();
@@ -70,6 +72,8 @@ fn catalog() -> Arc<Catalog> {
         persistence: Persistence::Permanent,
         fillfactor: 100,
         foreign_keys: vec![],
+        checks: vec![],
+        identity_always: vec![],
     };
     c.tables.insert(hoid, Arc::new(h));
     Arc::new(c)

@@ -42,6 +42,34 @@ pub enum Utility {
     Checkpoint,
     Copy(CopyStmt),
     Discard,
+    /// SAVEPOINT / RELEASE [SAVEPOINT] / ROLLBACK TO [SAVEPOINT] name: only the "outside a
+    /// transaction block" error (25P01) is implemented; inside a block they are 0A000.
+    Savepoint(SavepointOp),
+    /// LOCK [TABLE] names [IN mode MODE] [NOWAIT]: likewise 25P01 outside a block, 0A000 inside.
+    Lock(Vec<String>),
+    /// EXECUTE name [(args)]: SQL-level PREPARE is not supported, so only the unknown-name
+    /// error (26000) is implemented.
+    Execute(String),
+    /// DEALLOCATE [PREPARE] name | ALL (None = ALL).
+    Deallocate(Option<String>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SavepointOp {
+    Savepoint,
+    Release,
+    RollbackTo,
+}
+
+impl SavepointOp {
+    /// The statement's name in PostgreSQL's "... can only be used in transaction blocks".
+    pub fn statement(self) -> &'static str {
+        match self {
+            SavepointOp::Savepoint => "SAVEPOINT",
+            SavepointOp::Release => "RELEASE SAVEPOINT",
+            SavepointOp::RollbackTo => "ROLLBACK TO SAVEPOINT",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -143,6 +171,11 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         "checkpoint",
         "copy",
         "discard",
+        "savepoint",
+        "release",
+        "lock",
+        "execute",
+        "deallocate",
     ];
     if !known.contains(&first.as_str()) {
         return Ok(None);
@@ -174,10 +207,13 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             if !p.eat_word("transaction") {
                 p.eat_word("work");
             }
-            if p.peek().is_some_and(|t| t.is_word("to")) {
-                return Err(PgError::unsupported("ROLLBACK TO SAVEPOINT"));
+            if p.eat_word("to") {
+                p.eat_word("savepoint");
+                p.ident()?;
+                Utility::Savepoint(SavepointOp::RollbackTo)
+            } else {
+                Utility::Rollback
             }
-            Utility::Rollback
         }
         "set" => parse_set(&mut p)?,
         "show" => {
@@ -276,6 +312,39 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             Utility::Discard
         }
         "copy" => Utility::Copy(parse_copy(&mut p, text)?),
+        "savepoint" => {
+            p.ident()?;
+            Utility::Savepoint(SavepointOp::Savepoint)
+        }
+        "release" => {
+            p.eat_word("savepoint");
+            p.ident()?;
+            Utility::Savepoint(SavepointOp::Release)
+        }
+        "lock" => {
+            p.eat_word("table");
+            p.eat_word("only");
+            let mut tables = vec![p.ident()?];
+            while p.eat_punct(',') {
+                tables.push(p.ident()?);
+            }
+            // The lock mode and NOWAIT do not matter for the errors implemented.
+            while p.next().is_some() {}
+            Utility::Lock(tables)
+        }
+        "execute" => {
+            let name = p.ident()?;
+            // Arguments are not evaluated: no statement can have been PREPAREd.
+            while p.next().is_some() {}
+            Utility::Execute(name)
+        }
+        "deallocate" => {
+            p.eat_word("prepare");
+            match p.ident()? {
+                w if w == "all" => Utility::Deallocate(None),
+                name => Utility::Deallocate(Some(name)),
+            }
+        }
         _ => return Ok(None),
     };
     p.end()?;
@@ -646,4 +715,105 @@ mod tests {
             _ => panic!(),
         }
     }
+}
+
+/// sqlparser accepts CREATE SEQUENCE options only in one fixed order; PostgreSQL takes them in
+/// any order. For a CREATE SEQUENCE, returns the same statement with its options rewritten in
+/// sqlparser's order (each at most once, 42601 "conflicting or redundant options" otherwise).
+pub fn reorder_create_sequence(text: &str) -> PgResult<Option<String>> {
+    let toks = tokenize_stmt(text)?;
+    let mut p = P { toks, pos: 0 };
+    if !p.eat_word("create") {
+        return Ok(None);
+    }
+    let temp = p.eat_word("temp") || p.eat_word("temporary");
+    if !p.eat_word("sequence") {
+        return Ok(None);
+    }
+    let if_not_exists = p.eat_word("if");
+    if if_not_exists {
+        p.expect_word("not")?;
+        p.expect_word("exists")?;
+    }
+    let name = match p.next() {
+        Some(Tok::Word(w)) => w,
+        Some(Tok::Quoted(w)) => format!("\"{}\"", w.replace('"', "\"\"")),
+        t => return Err(syntax_near(t.as_ref())),
+    };
+    // Slots in sqlparser's order: increment, min, max, start, cache, cycle, owned by.
+    let mut slots: [Option<String>; 7] = Default::default();
+    let number = |p: &mut P| -> PgResult<String> {
+        let neg = if p.eat_punct('-') {
+            "-"
+        } else {
+            p.eat_punct('+');
+            ""
+        };
+        match p.next() {
+            Some(Tok::Num(n)) => Ok(format!("{neg}{n}")),
+            t => Err(syntax_near(t.as_ref())),
+        }
+    };
+    let mut as_type = None;
+    while let Some(t) = p.peek().cloned() {
+        let word = match &t {
+            Tok::Word(w) => w.clone(),
+            _ => return Err(syntax_near(Some(&t))),
+        };
+        p.pos += 1;
+        let (slot, value) = match word.as_str() {
+            "as" => {
+                as_type = Some(p.ident()?);
+                continue;
+            }
+            "increment" => {
+                p.eat_word("by");
+                (0, format!("INCREMENT BY {}", number(&mut p)?))
+            }
+            "minvalue" => (1, format!("MINVALUE {}", number(&mut p)?)),
+            "maxvalue" => (2, format!("MAXVALUE {}", number(&mut p)?)),
+            "start" => {
+                p.eat_word("with");
+                (3, format!("START WITH {}", number(&mut p)?))
+            }
+            "cache" => (4, format!("CACHE {}", number(&mut p)?)),
+            "cycle" => (5, "CYCLE".to_string()),
+            "no" => match p.next() {
+                Some(Tok::Word(w)) if w == "minvalue" => (1, "NO MINVALUE".into()),
+                Some(Tok::Word(w)) if w == "maxvalue" => (2, "NO MAXVALUE".into()),
+                Some(Tok::Word(w)) if w == "cycle" => (5, "NO CYCLE".into()),
+                t => return Err(syntax_near(t.as_ref())),
+            },
+            "owned" => {
+                p.expect_word("by")?;
+                (6, format!("OWNED BY {}", p.ident()?))
+            }
+            _ => return Err(syntax_near(Some(&t))),
+        };
+        if slots[slot].is_some() {
+            return Err(PgError::new(
+                keel_common::sqlstate::SYNTAX_ERROR,
+                "conflicting or redundant options",
+            ));
+        }
+        slots[slot] = Some(value);
+    }
+    let mut out = String::from("CREATE ");
+    if temp {
+        out.push_str("TEMPORARY ");
+    }
+    out.push_str("SEQUENCE ");
+    if if_not_exists {
+        out.push_str("IF NOT EXISTS ");
+    }
+    out.push_str(&name);
+    if let Some(t) = as_type {
+        out.push_str(" AS ");
+        out.push_str(&t);
+    }
+    for s in slots.iter().flatten() {
+        out.push(' ');
+        out.push_str(s);
+    }
+    Ok(Some(out))
 }

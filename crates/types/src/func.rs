@@ -28,6 +28,12 @@ pub trait FuncContext {
     fn statement_timestamp(&self) -> i64;
     /// A uniformly distributed float in [0, 1) (random()).
     fn random(&mut self) -> f64;
+    /// The value nextval()/setval() last gave sequence `seq` in this session (currval()).
+    fn seq_last(&self, _seq: u32) -> Option<i64> {
+        None
+    }
+    /// Records the session's last value of sequence `seq`.
+    fn set_seq_last(&mut self, _seq: u32, _value: i64) {}
 }
 
 /// A resolved scalar function.

@@ -34,6 +34,27 @@ impl Binder<'_> {
         }
     }
 
+    /// The table's CHECK constraints, re-parsed from their SQL text and bound to its columns.
+    pub fn check_exprs(&mut self, table: &TableDef) -> PgResult<Vec<(String, Expr)>> {
+        let scope = table_scope(table, &table.name);
+        let mut out = Vec::with_capacity(table.checks.len());
+        for c in &table.checks {
+            let dialect = sqlparser::dialect::PostgreSqlDialect {};
+            let e = sqlparser::parser::Parser::new(&dialect)
+                .try_with_sql(&c.expr)
+                .and_then(|mut p| p.parse_expr())
+                .map_err(|e| {
+                    PgError::internal(format!("bad check constraint \"{}\": {e}", c.name))
+                })?;
+            let saved = (self.text, self.char_offset);
+            self.text = "";
+            let r = self.bool_expr(&e, &scope, &mut None);
+            (self.text, self.char_offset) = saved;
+            out.push((c.name.clone(), r?));
+        }
+        Ok(out)
+    }
+
     fn returning(
         &mut self,
         items: &Option<Vec<ast::SelectItem>>,
@@ -222,6 +243,16 @@ impl Binder<'_> {
                         && !defaults_in_values.get(si).copied().unwrap_or(false) =>
                 {
                     let c = &table.columns[col];
+                    if table.identity_always.contains(&col) {
+                        return Err(identity_always(
+                            &c.name,
+                            format!(
+                                "cannot insert a non-DEFAULT value into column \"{}\"",
+                                c.name
+                            ),
+                        )
+                        .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+                    }
                     let src = Expr::Col(si, src_types[si]);
                     super::types::coerce(src, c.ty, CastContext::Assignment, &mut self.params)
                         .map_err(|e| {
@@ -250,6 +281,7 @@ impl Binder<'_> {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
             refs: vec![],
+            checks: self.check_exprs(&table)?,
             table,
             kind: ModifyKind::Insert { source, row },
             returning,
@@ -322,6 +354,11 @@ impl Binder<'_> {
             let e = if matches!(&a.value, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
             {
                 self.default_expr(&table, col)?
+            } else if table.identity_always.contains(&col) {
+                return Err(identity_always(
+                    &c.name,
+                    format!("column \"{}\" can only be updated to DEFAULT", c.name),
+                ));
             } else {
                 let b = self.expr(&a.value, &scope, &mut None)?;
                 let src_ty = b.ty();
@@ -353,6 +390,7 @@ impl Binder<'_> {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
             refs: self.ref_checks(&table),
+            checks: self.check_exprs(&table)?,
             table,
             kind: ModifyKind::Update {
                 access,
@@ -381,11 +419,19 @@ impl Binder<'_> {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: vec![],
             refs: self.ref_checks(&table),
+            checks: vec![],
             table,
             kind: ModifyKind::Delete { access, filter },
             returning,
         })
     }
+}
+
+/// 428C9: an explicit value for a GENERATED ALWAYS AS IDENTITY column.
+fn identity_always(column: &str, message: String) -> PgError {
+    PgError::new("428C9", message).with_detail(format!(
+        "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
+    ))
 }
 
 /// Unused-type guard so `TypeId` stays imported for docs.

@@ -201,23 +201,58 @@ impl Binder<'_> {
                 }
                 return Err(PgError::unsupported("current_setting() of a non-constant"));
             }
-            ("nextval", 1) => {
-                if let Expr::Const(Datum::Text(s), _) = &args[0] {
-                    let n = s
-                        .trim_matches('"')
-                        .rsplit('.')
-                        .next()
-                        .unwrap_or(s)
-                        .to_lowercase();
-                    let seq = self.catalog.sequence_by_name(&n).cloned().ok_or_else(|| {
-                        PgError::new(
+            ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
+                let Expr::Const(Datum::Text(s), _) = &args[0] else {
+                    return Err(PgError::unsupported(format!("{name}() of a non-constant")));
+                };
+                let n = s
+                    .trim_matches('"')
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or(s)
+                    .to_lowercase();
+                let seq = match self.catalog.relation(&n) {
+                    Some(Relation::Sequence(seq)) => seq,
+                    Some(_) => {
+                        return Err(PgError::new(
+                            sqlstate::WRONG_OBJECT_TYPE,
+                            format!("\"{n}\" is not a sequence"),
+                        ));
+                    }
+                    None => {
+                        return Err(PgError::new(
                             sqlstate::UNDEFINED_TABLE,
                             format!("relation \"{n}\" does not exist"),
-                        )
-                    })?;
-                    return Ok(Expr::Special(Special::Nextval(seq), TypeId::Int8));
-                }
-                return Err(PgError::unsupported("nextval() of a non-constant"));
+                        ));
+                    }
+                };
+                let special = match name {
+                    "nextval" => Special::Nextval(seq),
+                    "currval" => Special::Currval(seq),
+                    _ => {
+                        let mut it = args.into_iter().skip(1);
+                        let value = it.next().unwrap_or(Expr::Const(Datum::Null, TypeId::Int8));
+                        let value = super::types::coerce(
+                            value,
+                            SqlType::new(TypeId::Int8),
+                            CastContext::Implicit,
+                            &mut self.params,
+                        )?;
+                        let called = it
+                            .next()
+                            .map(|e| {
+                                super::types::coerce(
+                                    e,
+                                    SqlType::new(TypeId::Bool),
+                                    CastContext::Implicit,
+                                    &mut self.params,
+                                )
+                            })
+                            .transpose()?;
+                        Special::Setval(seq, Box::new(value), called.map(Box::new))
+                    }
+                };
+                return Ok(Expr::Special(special, TypeId::Int8));
             }
             (
                 "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size",

@@ -7,7 +7,7 @@
 
 use super::scan::Scan;
 use super::{Row, build};
-use crate::expr::{EvalCx, not_null_violation, row_text};
+use crate::expr::{EvalCx, check_violation, not_null_violation, row_text};
 use crate::plan::{ModifyKind, ModifyPlan};
 use keel_access::{Engine, Isolation, KeyRange, RowRef, RowWait, Transaction, Write, WriteState};
 use keel_common::{PgError, PgResult, sqlstate};
@@ -121,6 +121,7 @@ impl ModifyExec {
         row: &[Datum],
         engine: &Engine,
         txn: &Transaction,
+        ev: &mut EvalCx<'_>,
     ) -> PgResult<()> {
         for (i, c) in plan.table.columns.iter().enumerate() {
             if c.not_null && row[i].is_null() {
@@ -130,6 +131,12 @@ impl ModifyExec {
                     row,
                     &plan.types,
                 ));
+            }
+        }
+        for (name, e) in &plan.checks {
+            // NULL satisfies a CHECK constraint; only false violates it.
+            if let Datum::Bool(false) = e.eval(row, ev)? {
+                return Err(check_violation(&plan.table.name, name, row, &plan.types));
             }
         }
         for fk in &plan.fks {
@@ -343,7 +350,7 @@ impl ModifyExec {
                 ModifyKind::Insert { .. } => {
                     let row = &self.work[self.pos].1;
                     if self.state_is_fresh() {
-                        Self::check_row(plan, row, engine, txn)?;
+                        Self::check_row(plan, row, engine, txn, ev)?;
                     }
                     match engine
                         .insert(txn, &plan.table, row, &mut self.state)
@@ -377,7 +384,7 @@ impl ModifyExec {
                             ev.subq = std::mem::take(&mut sev.subq);
                             r?;
                         }
-                        Self::check_row(plan, &new, engine, shared)?;
+                        Self::check_row(plan, &new, engine, shared, ev)?;
                         if !plan.refs.is_empty() {
                             Self::check_refs(plan, old, Some(&new), engine, shared)?;
                         }
