@@ -124,6 +124,15 @@ impl Session {
                 self.report_changed(&before, client);
                 tag("ROLLBACK")
             }
+            Utility::Savepoint(command) => {
+                if self.block == Block::Idle {
+                    return Err(PgError::new(
+                        sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                        format!("{command} can only be used in transaction blocks"),
+                    ));
+                }
+                Err(PgError::unsupported(command))
+            }
             Utility::SetTransaction(m) => {
                 if self.block == Block::Idle {
                     client.notice(&warning(

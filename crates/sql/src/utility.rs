@@ -42,6 +42,9 @@ pub enum Utility {
     Checkpoint,
     Copy(CopyStmt),
     Discard,
+    /// SAVEPOINT, RELEASE [SAVEPOINT] or ROLLBACK TO [SAVEPOINT] (the command's name): parsed so
+    /// the session can answer 25P01 outside a block; subtransactions are not supported.
+    Savepoint(&'static str),
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -64,7 +67,18 @@ pub struct CopyStmt {
     /// The text of the query for `COPY (query) TO STDOUT`.
     pub query: Option<String>,
     pub from: bool,
-    pub options: CopyOptions,
+    /// The options as written, in order; `CopyStmt::options` validates them (after the
+    /// table and column checks, PostgreSQL's order).
+    pub raw_options: Vec<(String, Option<CopyOptValue>)>,
+}
+
+/// The argument of a COPY option.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CopyOptValue {
+    Str(String),
+    Num(String),
+    /// `(a, b)` or `*`.
+    List(Vec<String>),
 }
 
 struct P {
@@ -143,6 +157,8 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         "checkpoint",
         "copy",
         "discard",
+        "savepoint",
+        "release",
     ];
     if !known.contains(&first.as_str()) {
         return Ok(None);
@@ -174,10 +190,13 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             if !p.eat_word("transaction") {
                 p.eat_word("work");
             }
-            if p.peek().is_some_and(|t| t.is_word("to")) {
-                return Err(PgError::unsupported("ROLLBACK TO SAVEPOINT"));
+            if p.eat_word("to") {
+                p.eat_word("savepoint");
+                p.ident()?;
+                Utility::Savepoint("ROLLBACK TO SAVEPOINT")
+            } else {
+                Utility::Rollback
             }
-            Utility::Rollback
         }
         "set" => parse_set(&mut p)?,
         "show" => {
@@ -276,6 +295,15 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             Utility::Discard
         }
         "copy" => Utility::Copy(parse_copy(&mut p, text)?),
+        "savepoint" => {
+            p.ident()?;
+            Utility::Savepoint("SAVEPOINT")
+        }
+        "release" => {
+            p.eat_word("savepoint");
+            p.ident()?;
+            Utility::Savepoint("RELEASE SAVEPOINT")
+        }
         _ => return Ok(None),
     };
     p.end()?;
@@ -418,7 +446,7 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
         columns: vec![],
         query: None,
         from: false,
-        options: CopyOptions::default(),
+        raw_options: vec![],
     };
     if p.peek() == Some(&Tok::Punct('(')) {
         // COPY (query) TO ...: take the text between the outer parentheses.
@@ -473,46 +501,30 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
         return Err(syntax_near(Some(&Tok::Word("from".into()))));
     }
     p.eat_word("with");
-    let o = &mut stmt.options;
+    let o = &mut stmt.raw_options;
     if p.eat_punct('(') {
         loop {
             let name = p.ident()?;
             let val = match p.peek() {
                 Some(Tok::Punct(',')) | Some(Tok::Punct(')')) => None,
-                _ => p.next().map(|t| t.text()),
-            };
-            let truthy = |v: &Option<String>| {
-                !matches!(
-                    v.as_deref().map(str::to_lowercase).as_deref(),
-                    Some("off" | "false" | "0")
-                )
-            };
-            match name.as_str() {
-                "format" => match val.as_deref().map(str::to_lowercase).as_deref() {
-                    Some("csv") => o.csv = true,
-                    Some("text") => {}
-                    Some("binary") => o.binary = true,
-                    _ => {
-                        return Err(PgError::new(
-                            keel_common::sqlstate::INVALID_PARAMETER_VALUE,
-                            format!("COPY format \"{}\" not recognized", val.unwrap_or_default()),
-                        ));
+                Some(Tok::Punct('(')) => {
+                    // A column list (FORCE_QUOTE (a, b) ...): kept as its text.
+                    let mut parts = Vec::new();
+                    p.next();
+                    loop {
+                        match p.next() {
+                            Some(Tok::Punct(')')) => break,
+                            Some(Tok::Punct(',')) => {}
+                            Some(t) => parts.push(t.text()),
+                            None => return Err(syntax_near(None)),
+                        }
                     }
-                },
-                "header" => o.header = truthy(&val),
-                "freeze" => o.freeze = truthy(&val),
-                "delimiter" => o.delimiter = single_char(val, "delimiter")?,
-                "quote" => o.quote = single_char(val, "quote")?,
-                "escape" => o.escape = single_char(val, "escape")?,
-                "null" => o.null = val,
-                "encoding" => {}
-                _ => {
-                    return Err(PgError::new(
-                        keel_common::sqlstate::SYNTAX_ERROR,
-                        format!("option \"{name}\" not recognized"),
-                    ));
+                    Some(CopyOptValue::List(parts))
                 }
-            }
+                Some(Tok::Num(_)) => p.next().map(|t| CopyOptValue::Num(t.text())),
+                _ => p.next().map(|t| CopyOptValue::Str(t.text())),
+            };
+            o.push((name, val));
             if p.eat_punct(')') {
                 break;
             }
@@ -521,46 +533,29 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
             }
         }
     } else {
-        // Pre-9.0 syntax: BINARY, CSV, HEADER, DELIMITER [AS] 'x', NULL [AS] 'x'.
+        // Pre-9.0 syntax: BINARY, CSV, HEADER, DELIMITER [AS] 'x', NULL [AS] 'x', ...
+        let s = |t: Option<Tok>| t.map(|t| CopyOptValue::Str(t.text()));
         loop {
             if p.eat_word("binary") {
-                o.binary = true;
+                o.push(("format".into(), Some(CopyOptValue::Str("binary".into()))));
             } else if p.eat_word("csv") {
-                o.csv = true;
+                o.push(("format".into(), Some(CopyOptValue::Str("csv".into()))));
             } else if p.eat_word("header") {
-                o.header = true;
+                o.push(("header".into(), None));
             } else if p.eat_word("freeze") {
-                o.freeze = true;
-            } else if p.eat_word("delimiter") {
+                o.push(("freeze".into(), None));
+            } else if let Some(w) = ["delimiter", "null", "quote", "escape"]
+                .into_iter()
+                .find(|w| p.eat_word(w))
+            {
                 p.eat_word("as");
-                o.delimiter = single_char(p.next().map(|t| t.text()), "delimiter")?;
-            } else if p.eat_word("null") {
-                p.eat_word("as");
-                o.null = p.next().map(|t| t.text());
-            } else if p.eat_word("quote") {
-                p.eat_word("as");
-                o.quote = single_char(p.next().map(|t| t.text()), "quote")?;
+                o.push((w.into(), s(p.next())));
             } else {
                 break;
             }
         }
     }
-    if o.binary {
-        return Err(PgError::unsupported("COPY BINARY"));
-    }
     Ok(stmt)
-}
-
-fn single_char(v: Option<String>, what: &str) -> PgResult<Option<char>> {
-    let v = v.unwrap_or_default();
-    let mut it = v.chars();
-    match (it.next(), it.next()) {
-        (Some(c), None) => Ok(Some(c)),
-        _ => Err(PgError::new(
-            keel_common::sqlstate::FEATURE_NOT_SUPPORTED,
-            format!("COPY {what} must be a single one-byte character"),
-        )),
-    }
 }
 
 #[cfg(test)]
@@ -595,7 +590,7 @@ mod tests {
             .unwrap();
         match c {
             Utility::Copy(c) => {
-                assert!(c.from && c.options.freeze);
+                assert!(c.from && c.options().unwrap().freeze);
                 assert_eq!(c.table.as_deref(), Some("pgbench_accounts"));
             }
             _ => panic!(),
@@ -639,8 +634,9 @@ mod tests {
         .unwrap();
         match c {
             Utility::Copy(c) => {
-                assert!(c.options.csv && c.options.header && !c.from);
-                assert_eq!(c.options.delimiter, Some(';'));
+                let o = c.options().unwrap();
+                assert!(o.csv && o.header && !c.from);
+                assert_eq!(o.delimiter, Some(';'));
                 assert_eq!(c.columns, vec!["a", "b"]);
             }
             _ => panic!(),
