@@ -189,37 +189,53 @@ fn csv_field(s: &str, o: &CopyOptions, delim: char, null: &str, out: &mut String
     }
 }
 
+/// The delimiter and NULL string in effect (defaults depend on the format).
+fn delimiter_and_null(o: &CopyOptions) -> (char, String) {
+    let delim = o.delimiter.unwrap_or(if o.csv { ',' } else { '\t' });
+    let null = o
+        .null
+        .clone()
+        .unwrap_or_else(|| if o.csv { String::new() } else { "\\N".into() });
+    (delim, null)
+}
+
 impl Session {
     pub(crate) async fn copy<C: Client>(
         &mut self,
         c: &CopyStmt,
         client: &mut C,
     ) -> PgResult<(Rows, String)> {
-        let delim = c
-            .options
-            .delimiter
-            .unwrap_or(if c.options.csv { ',' } else { '\t' });
-        let null = c.options.null.clone().unwrap_or_else(|| {
-            if c.options.csv {
-                String::new()
-            } else {
-                "\\N".into()
-            }
-        });
         if c.from {
-            self.copy_from(c, delim, &null, client).await
+            self.copy_from(c, client).await
         } else {
-            self.copy_to(c, delim, &null, client).await
+            self.copy_to(c, client).await
         }
     }
 
     async fn copy_to<C: Client>(
         &mut self,
         c: &CopyStmt,
-        delim: char,
-        null: &str,
         client: &mut C,
     ) -> PgResult<(Rows, String)> {
+        // PostgreSQL checks the table and column list before the options, the options
+        // before the query.
+        if c.query.is_some() {
+            c.options()?;
+        }
+        if let Some(dup) = c
+            .columns
+            .iter()
+            .enumerate()
+            .find(|(i, x)| c.columns[..*i].contains(x))
+        {
+            if let Some(t) = &c.table {
+                self.catalog().table(t)?;
+            }
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_COLUMN,
+                format!("column \"{}\" specified more than once", dup.1),
+            ));
+        }
         let sql = match (&c.query, &c.table) {
             (Some(q), _) => q.clone(),
             (None, Some(t)) => {
@@ -237,6 +253,9 @@ impl Session {
             _ => return Err(PgError::internal("COPY without source")),
         };
         let prep = Arc::new(self.prepare(&sql, 0, &[])?);
+        let o = c.options()?;
+        let (delim, null) = delimiter_and_null(&o);
+        let null = null.as_str();
         if !matches!(prep.stmt, Stmt::Query(_)) {
             return Err(PgError::unsupported("COPY of this statement"));
         }
@@ -245,12 +264,16 @@ impl Session {
         let rows = self.query_rows(&prep)?;
         client.copy_out_start(false, cols.len());
         let mut line = String::new();
-        if c.options.csv && c.options.header {
+        if o.header {
             for (i, col) in cols.iter().enumerate() {
                 if i > 0 {
                     line.push(delim);
                 }
-                csv_field(&col.name, &c.options, delim, null, &mut line);
+                if o.csv {
+                    csv_field(&col.name, &o, delim, null, &mut line);
+                } else {
+                    escape_text(&col.name, delim, &mut line);
+                }
             }
             line.push('\n');
             client.copy_out_data(line.as_bytes());
@@ -268,8 +291,8 @@ impl Session {
                 }
                 val.clear();
                 keel_types::io::format_text(d, cols[i].ty, &mut val);
-                if c.options.csv {
-                    csv_field(&val, &c.options, delim, null, &mut line);
+                if o.csv {
+                    csv_field(&val, &o, delim, null, &mut line);
                 } else {
                     escape_text(&val, delim, &mut line);
                 }
@@ -284,8 +307,6 @@ impl Session {
     async fn copy_from<C: Client>(
         &mut self,
         c: &CopyStmt,
-        delim: char,
-        null: &str,
         client: &mut C,
     ) -> PgResult<(Rows, String)> {
         let table = c
@@ -313,6 +334,9 @@ impl Session {
         let ModifyKind::Insert { row: row_exprs, .. } = &plan.kind else {
             return Err(PgError::internal("COPY plan"));
         };
+        let o = c.options()?;
+        let (delim, null) = delimiter_and_null(&o);
+        let null = null.as_str();
         let types: Vec<SqlType> = cols
             .iter()
             .map(|n| {
@@ -332,7 +356,7 @@ impl Session {
         let mut batch: Vec<Vec<Datum>> = Vec::new();
         let mut total = 0u64;
         let mut lineno = 0u64;
-        let mut header_skipped = !c.options.header;
+        let mut header_skipped = !o.header;
         let mut finished = false;
         let mut first_err: Option<PgError> = None;
         while !finished {
@@ -360,16 +384,10 @@ impl Session {
                 continue; // drain the rest of the data after an error
             }
             let mut records: Vec<Vec<Option<String>>> = Vec::new();
-            if c.options.csv {
-                let q = c.options.quote.unwrap_or('"');
-                let (recs, used) = csv_records(
-                    &pending,
-                    delim,
-                    q,
-                    c.options.escape.unwrap_or(q),
-                    null,
-                    at_end,
-                );
+            if o.csv {
+                let q = o.quote.unwrap_or('"');
+                let (recs, used) =
+                    csv_records(&pending, delim, q, o.escape.unwrap_or(q), null, at_end);
                 pending.drain(..used);
                 records = recs;
             } else {
@@ -394,7 +412,7 @@ impl Session {
                     header_skipped = true;
                     continue;
                 }
-                if c.options.csv && rec.len() == 1 && rec[0].as_deref() == Some("\\.") {
+                if o.csv && rec.len() == 1 && rec[0].as_deref() == Some("\\.") {
                     continue;
                 }
                 let r = (|| {

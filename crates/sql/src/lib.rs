@@ -9,6 +9,7 @@
 //! - [`ddl`] runs DDL against the transaction's pending catalog.
 
 pub mod bind;
+mod copy_options;
 pub mod ddl;
 mod ddl_alter;
 mod ddl_sequence;

@@ -92,7 +92,18 @@ pub struct CopyStmt {
     /// The text of the query for `COPY (query) TO STDOUT`.
     pub query: Option<String>,
     pub from: bool,
-    pub options: CopyOptions,
+    /// The options as written, in order; `CopyStmt::options` validates them (after the
+    /// table and column checks, PostgreSQL's order).
+    pub raw_options: Vec<(String, Option<CopyOptValue>)>,
+}
+
+/// The argument of a COPY option.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CopyOptValue {
+    Str(String),
+    Num(String),
+    /// `(a, b)` or `*`.
+    List(Vec<String>),
 }
 
 struct P {
@@ -487,7 +498,7 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
         columns: vec![],
         query: None,
         from: false,
-        options: CopyOptions::default(),
+        raw_options: vec![],
     };
     if p.peek() == Some(&Tok::Punct('(')) {
         // COPY (query) TO ...: take the text between the outer parentheses.
@@ -542,46 +553,30 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
         return Err(syntax_near(Some(&Tok::Word("from".into()))));
     }
     p.eat_word("with");
-    let o = &mut stmt.options;
+    let o = &mut stmt.raw_options;
     if p.eat_punct('(') {
         loop {
             let name = p.ident()?;
             let val = match p.peek() {
                 Some(Tok::Punct(',')) | Some(Tok::Punct(')')) => None,
-                _ => p.next().map(|t| t.text()),
-            };
-            let truthy = |v: &Option<String>| {
-                !matches!(
-                    v.as_deref().map(str::to_lowercase).as_deref(),
-                    Some("off" | "false" | "0")
-                )
-            };
-            match name.as_str() {
-                "format" => match val.as_deref().map(str::to_lowercase).as_deref() {
-                    Some("csv") => o.csv = true,
-                    Some("text") => {}
-                    Some("binary") => o.binary = true,
-                    _ => {
-                        return Err(PgError::new(
-                            keel_common::sqlstate::INVALID_PARAMETER_VALUE,
-                            format!("COPY format \"{}\" not recognized", val.unwrap_or_default()),
-                        ));
+                Some(Tok::Punct('(')) => {
+                    // A column list (FORCE_QUOTE (a, b) ...): kept as its text.
+                    let mut parts = Vec::new();
+                    p.next();
+                    loop {
+                        match p.next() {
+                            Some(Tok::Punct(')')) => break,
+                            Some(Tok::Punct(',')) => {}
+                            Some(t) => parts.push(t.text()),
+                            None => return Err(syntax_near(None)),
+                        }
                     }
-                },
-                "header" => o.header = truthy(&val),
-                "freeze" => o.freeze = truthy(&val),
-                "delimiter" => o.delimiter = single_char(val, "delimiter")?,
-                "quote" => o.quote = single_char(val, "quote")?,
-                "escape" => o.escape = single_char(val, "escape")?,
-                "null" => o.null = val,
-                "encoding" => {}
-                _ => {
-                    return Err(PgError::new(
-                        keel_common::sqlstate::SYNTAX_ERROR,
-                        format!("option \"{name}\" not recognized"),
-                    ));
+                    Some(CopyOptValue::List(parts))
                 }
-            }
+                Some(Tok::Num(_)) => p.next().map(|t| CopyOptValue::Num(t.text())),
+                _ => p.next().map(|t| CopyOptValue::Str(t.text())),
+            };
+            o.push((name, val));
             if p.eat_punct(')') {
                 break;
             }
@@ -590,46 +585,29 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
             }
         }
     } else {
-        // Pre-9.0 syntax: BINARY, CSV, HEADER, DELIMITER [AS] 'x', NULL [AS] 'x'.
+        // Pre-9.0 syntax: BINARY, CSV, HEADER, DELIMITER [AS] 'x', NULL [AS] 'x', ...
+        let s = |t: Option<Tok>| t.map(|t| CopyOptValue::Str(t.text()));
         loop {
             if p.eat_word("binary") {
-                o.binary = true;
+                o.push(("format".into(), Some(CopyOptValue::Str("binary".into()))));
             } else if p.eat_word("csv") {
-                o.csv = true;
+                o.push(("format".into(), Some(CopyOptValue::Str("csv".into()))));
             } else if p.eat_word("header") {
-                o.header = true;
+                o.push(("header".into(), None));
             } else if p.eat_word("freeze") {
-                o.freeze = true;
-            } else if p.eat_word("delimiter") {
+                o.push(("freeze".into(), None));
+            } else if let Some(w) = ["delimiter", "null", "quote", "escape"]
+                .into_iter()
+                .find(|w| p.eat_word(w))
+            {
                 p.eat_word("as");
-                o.delimiter = single_char(p.next().map(|t| t.text()), "delimiter")?;
-            } else if p.eat_word("null") {
-                p.eat_word("as");
-                o.null = p.next().map(|t| t.text());
-            } else if p.eat_word("quote") {
-                p.eat_word("as");
-                o.quote = single_char(p.next().map(|t| t.text()), "quote")?;
+                o.push((w.into(), s(p.next())));
             } else {
                 break;
             }
         }
     }
-    if o.binary {
-        return Err(PgError::unsupported("COPY BINARY"));
-    }
     Ok(stmt)
-}
-
-fn single_char(v: Option<String>, what: &str) -> PgResult<Option<char>> {
-    let v = v.unwrap_or_default();
-    let mut it = v.chars();
-    match (it.next(), it.next()) {
-        (Some(c), None) => Ok(Some(c)),
-        _ => Err(PgError::new(
-            keel_common::sqlstate::FEATURE_NOT_SUPPORTED,
-            format!("COPY {what} must be a single one-byte character"),
-        )),
-    }
 }
 
 #[cfg(test)]
@@ -664,7 +642,7 @@ mod tests {
             .unwrap();
         match c {
             Utility::Copy(c) => {
-                assert!(c.from && c.options.freeze);
+                assert!(c.from && c.options().unwrap().freeze);
                 assert_eq!(c.table.as_deref(), Some("pgbench_accounts"));
             }
             _ => panic!(),
@@ -708,8 +686,9 @@ mod tests {
         .unwrap();
         match c {
             Utility::Copy(c) => {
-                assert!(c.options.csv && c.options.header && !c.from);
-                assert_eq!(c.options.delimiter, Some(';'));
+                let o = c.options().unwrap();
+                assert!(o.csv && o.header && !c.from);
+                assert_eq!(o.delimiter, Some(';'));
                 assert_eq!(c.columns, vec!["a", "b"]);
             }
             _ => panic!(),

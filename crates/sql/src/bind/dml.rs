@@ -235,6 +235,14 @@ impl Binder<'_> {
                 "INSERT has more expressions than target columns",
             ));
         }
+        // Only an explicit column list must be filled completely; without one, missing
+        // trailing values take their defaults.
+        if ins.source.is_some() && !ins.columns.is_empty() && src_types.len() < targets.len() {
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                "INSERT has more target columns than expressions",
+            ));
+        }
         let mut row = Vec::with_capacity(table.columns.len());
         for col in 0..table.columns.len() {
             let e = match targets.iter().position(|&t| t == col) {
