@@ -610,92 +610,6 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
     Ok(stmt)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_pgbench_utilities() {
-        assert_eq!(
-            parse_utility("BEGIN").unwrap(),
-            Some(Utility::Begin(TxnModes {
-                isolation: None,
-                read_only: None
-            }))
-        );
-        assert_eq!(parse_utility("END").unwrap(), Some(Utility::Commit));
-        assert_eq!(parse_utility("select 1").unwrap(), None);
-        let v = parse_utility("vacuum analyze pgbench_branches")
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            v,
-            Utility::Vacuum {
-                verbose: false,
-                analyze: true,
-                full: false,
-                tables: vec!["pgbench_branches".into()]
-            }
-        );
-        let c = parse_utility("copy pgbench_accounts from stdin with (freeze on)")
-            .unwrap()
-            .unwrap();
-        match c {
-            Utility::Copy(c) => {
-                assert!(c.from && c.options().unwrap().freeze);
-                assert_eq!(c.table.as_deref(), Some("pgbench_accounts"));
-            }
-            _ => panic!(),
-        }
-        assert_eq!(
-            parse_utility("checkpoint").unwrap(),
-            Some(Utility::Checkpoint)
-        );
-    }
-
-    #[test]
-    fn parses_set_forms() {
-        assert_eq!(
-            parse_utility("set work_mem to '64MB'").unwrap(),
-            Some(Utility::Set {
-                name: "work_mem".into(),
-                value: Some("64MB".into()),
-                local: false
-            })
-        );
-        assert_eq!(
-            parse_utility("SET search_path = public, x").unwrap(),
-            Some(Utility::Set {
-                name: "search_path".into(),
-                value: Some("public, x".into()),
-                local: false
-            })
-        );
-        assert!(matches!(
-            parse_utility("begin isolation level repeatable read").unwrap(),
-            Some(Utility::Begin(TxnModes {
-                isolation: Some(Isolation::RepeatableRead),
-                ..
-            }))
-        ));
-        assert_eq!(parse_utility("show all").unwrap(), Some(Utility::ShowAll));
-        let c = parse_utility(
-            "copy t (a,b) to stdout with (format csv, header, delimiter ';', null 'x')",
-        )
-        .unwrap()
-        .unwrap();
-        match c {
-            Utility::Copy(c) => {
-                let o = c.options().unwrap();
-                assert!(o.csv && o.header && !c.from);
-                assert_eq!(o.delimiter, Some(';'));
-                assert_eq!(c.columns, vec!["a", "b"]);
-            }
-            _ => panic!(),
-        }
-    }
-}
-
 /// sqlparser accepts CREATE SEQUENCE options only in one fixed order; PostgreSQL takes them in
 /// any order. For a CREATE SEQUENCE, returns the same statement with its options rewritten in
 /// sqlparser's order (each at most once, 42601 "conflicting or redundant options" otherwise).
@@ -795,4 +709,90 @@ pub fn reorder_create_sequence(text: &str) -> PgResult<Option<String>> {
         out.push_str(s);
     }
     Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pgbench_utilities() {
+        assert_eq!(
+            parse_utility("BEGIN").unwrap(),
+            Some(Utility::Begin(TxnModes {
+                isolation: None,
+                read_only: None
+            }))
+        );
+        assert_eq!(parse_utility("END").unwrap(), Some(Utility::Commit));
+        assert_eq!(parse_utility("select 1").unwrap(), None);
+        let v = parse_utility("vacuum analyze pgbench_branches")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            v,
+            Utility::Vacuum {
+                verbose: false,
+                analyze: true,
+                full: false,
+                tables: vec!["pgbench_branches".into()]
+            }
+        );
+        let c = parse_utility("copy pgbench_accounts from stdin with (freeze on)")
+            .unwrap()
+            .unwrap();
+        match c {
+            Utility::Copy(c) => {
+                assert!(c.from && c.options().unwrap().freeze);
+                assert_eq!(c.table.as_deref(), Some("pgbench_accounts"));
+            }
+            _ => panic!(),
+        }
+        assert_eq!(
+            parse_utility("checkpoint").unwrap(),
+            Some(Utility::Checkpoint)
+        );
+    }
+
+    #[test]
+    fn parses_set_forms() {
+        assert_eq!(
+            parse_utility("set work_mem to '64MB'").unwrap(),
+            Some(Utility::Set {
+                name: "work_mem".into(),
+                value: Some("64MB".into()),
+                local: false
+            })
+        );
+        assert_eq!(
+            parse_utility("SET search_path = public, x").unwrap(),
+            Some(Utility::Set {
+                name: "search_path".into(),
+                value: Some("public, x".into()),
+                local: false
+            })
+        );
+        assert!(matches!(
+            parse_utility("begin isolation level repeatable read").unwrap(),
+            Some(Utility::Begin(TxnModes {
+                isolation: Some(Isolation::RepeatableRead),
+                ..
+            }))
+        ));
+        assert_eq!(parse_utility("show all").unwrap(), Some(Utility::ShowAll));
+        let c = parse_utility(
+            "copy t (a,b) to stdout with (format csv, header, delimiter ';', null 'x')",
+        )
+        .unwrap()
+        .unwrap();
+        match c {
+            Utility::Copy(c) => {
+                let o = c.options().unwrap();
+                assert!(o.csv && o.header && !c.from);
+                assert_eq!(o.delimiter, Some(';'));
+                assert_eq!(c.columns, vec!["a", "b"]);
+            }
+            _ => panic!(),
+        }
+    }
 }

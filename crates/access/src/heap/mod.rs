@@ -88,10 +88,12 @@ impl<'a> Heap<'a> {
         };
         let len = HEADER + row.len();
         if len + 64 > PAGE_SIZE {
+            // PostgreSQL would move long values out of line (TOAST); keel cannot yet.
             return Err(PgError::new(
-                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                sqlstate::FEATURE_NOT_SUPPORTED,
                 format!(
-                    "row is too big: size {len}, maximum size {}",
+                    "row of {len} bytes does not fit a page (maximum {}): out-of-line storage \
+                     of long values (TOAST) is not supported",
                     PAGE_SIZE - 64
                 ),
             ));

@@ -47,6 +47,42 @@ pub fn type_from_name(name: &str) -> PgResult<SqlType> {
         "timestamptz" | "timestamp with time zone" => TypeId::TimestampTz,
         "interval" => TypeId::Interval,
         "oid" | "regclass" => TypeId::Oid,
+        // PostgreSQL types keel does not have yet: unsupported, not unknown.
+        "time"
+        | "time without time zone"
+        | "timetz"
+        | "time with time zone"
+        | "json"
+        | "jsonb"
+        | "uuid"
+        | "money"
+        | "inet"
+        | "cidr"
+        | "macaddr"
+        | "macaddr8"
+        | "point"
+        | "line"
+        | "lseg"
+        | "box"
+        | "path"
+        | "polygon"
+        | "circle"
+        | "tsvector"
+        | "tsquery"
+        | "xml"
+        | "bit"
+        | "varbit"
+        | "bit varying"
+        | "int4range"
+        | "int8range"
+        | "numrange"
+        | "tsrange"
+        | "tstzrange"
+        | "daterange"
+        | "regtype"
+        | "regproc" => {
+            return Err(PgError::unsupported(format!("type {}", name.trim())));
+        }
         _ => {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_OBJECT,
