@@ -337,45 +337,33 @@ fn parse_iso8601(s: &str) -> Option<PgResult<Interval>> {
             }
             (true, Some(b'T' | b'-') | None) if !havefield => {
                 // Alternative format, extended: Y[-M[-D]] up to the end or the `T`.
-                let mut unit = unit;
-                for worth in [YEAR, MONTH, DAY] {
-                    if worth != YEAR {
-                        add(iso_number(b, &mut i)?, worth);
-                        unit = b.get(i).copied();
-                        i += 1;
-                    } else {
-                        add(value, worth);
-                    }
-                    match unit {
-                        None => break,
-                        Some(b'T') => {
-                            datepart = false;
-                            break;
-                        }
-                        Some(b'-') if worth != DAY => {}
-                        _ => return None,
-                    }
+                if iso_extended(
+                    b,
+                    &mut i,
+                    value,
+                    unit,
+                    [YEAR, MONTH, DAY],
+                    b'-',
+                    Some(b'T'),
+                    &mut add,
+                )? {
+                    datepart = false;
                 }
                 havefield = false;
                 continue;
             }
             (false, Some(b':') | None) if !havefield => {
                 // Alternative format, extended: H[:M[:S]] up to the end.
-                let mut unit = unit;
-                for worth in [HOUR, MINUTE, SECOND] {
-                    if worth != HOUR {
-                        add(iso_number(b, &mut i)?, worth);
-                        unit = b.get(i).copied();
-                        i += 1;
-                    } else {
-                        add(value, worth);
-                    }
-                    match unit {
-                        None => break,
-                        Some(b':') if worth != SECOND => {}
-                        _ => return None,
-                    }
-                }
+                iso_extended(
+                    b,
+                    &mut i,
+                    value,
+                    unit,
+                    [HOUR, MINUTE, SECOND],
+                    b':',
+                    None,
+                    &mut add,
+                )?;
                 break;
             }
             _ => return None,
@@ -383,6 +371,39 @@ fn parse_iso8601(s: &str) -> Option<PgResult<Interval>> {
         havefield = true;
     }
     Some(from_parts(acc.0, acc.1, acc.2))
+}
+
+/// The rest of an extended alternative-format group (`Y-M-D` or `H:M:S`) whose first number
+/// `value`, ended by `unit`, was just read: each number is worth the next of `worths`, numbers
+/// are separated by `sep`, and the group ends at the end of input or at `stop`. Some(true) when
+/// it ended at `stop`, None on a syntax error.
+#[allow(clippy::too_many_arguments)]
+fn iso_extended(
+    b: &[u8],
+    i: &mut usize,
+    value: f64,
+    mut unit: Option<u8>,
+    worths: [(f64, f64, f64); 3],
+    sep: u8,
+    stop: Option<u8>,
+    add: &mut impl FnMut(f64, (f64, f64, f64)),
+) -> Option<bool> {
+    for (k, worth) in worths.into_iter().enumerate() {
+        if k == 0 {
+            add(value, worth);
+        } else {
+            add(iso_number(b, i)?, worth);
+            unit = b.get(*i).copied();
+            *i += 1;
+        }
+        match unit {
+            None => return Some(false),
+            u if u == stop => return Some(true),
+            Some(c) if c == sep && k < 2 => {}
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// A number as C's strtod reads it (sign `-` only, digits, fraction, exponent), advancing `i`.
