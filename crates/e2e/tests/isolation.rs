@@ -1,5 +1,5 @@
-//! Isolation specs: the classic anomalies (dirty write, dirty read, lost update via
-//! SELECT FOR UPDATE, read skew, write skew, anti-dependency cycle, update after a concurrent
+//! Isolation specs: the classic anomalies (dirty write, dirty read, lost update with plain
+//! read-modify-write and via SELECT FOR UPDATE, read skew, write skew, anti-dependency cycle, update after a concurrent
 //! delete) under READ COMMITTED and REPEATABLE READ, each run against keel and against
 //! PostgreSQL 15 with the same assertions, so what is asserted is PostgreSQL's behaviour:
 //! which statement blocks, which fails with which SQLSTATE, and what each session sees.
@@ -188,6 +188,48 @@ async fn lost_update_for_update(conn: String) {
 #[ignore = "keel: 0A000 SELECT ... FOR UPDATE is not supported yet"]
 fn lost_update_select_for_update_waits_rc_sees_new_value_rr_fails_40001() {
     on_both(lost_update_for_update);
+}
+
+async fn lost_update(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(
+        &a,
+        "create table lp (id int primary key, v int not null); insert into lp values (1, 10)",
+    )
+    .await;
+    // Hermitage P4, read-modify-write with values computed by the client: both read 10 and
+    // write 11. B's UPDATE blocks on A's row lock. READ COMMITTED then applies it to A's
+    // committed version (A's increment is lost, as in PostgreSQL); REPEATABLE READ fails
+    // B with 40001 and A's value stays.
+    for level in LEVELS {
+        exec(&a, "update lp set v = 10").await;
+        exec(&a, &format!("begin isolation level {level}")).await;
+        exec(&b, &format!("begin isolation level {level}")).await;
+        assert_eq!(value(&a, "select v from lp where id = 1").await, "10");
+        assert_eq!(value(&b, "select v from lp where id = 1").await, "10");
+        assert_eq!(affected(&a, "update lp set v = 11 where id = 1").await, 1);
+        let upd = Box::pin(try_affected(&b, "update lp set v = 11 where id = 1"));
+        let upd = assert_blocked("second writer of the row", upd, BLOCKED).await;
+        exec(&a, "commit").await;
+        let outcome = within("second writer after commit", upd).await;
+        if level == "read committed" {
+            assert_eq!(outcome.map_err(|e| format!("{e:?}")), Ok(1), "{level}");
+            exec(&b, "commit").await;
+        } else {
+            match outcome {
+                Err(e) => assert_eq!(sqlstate(&e), "40001", "{e:?}"),
+                Ok(n) => panic!("RR lost update: second writer updated {n} rows"),
+            }
+            exec(&b, "rollback").await;
+        }
+        assert_eq!(value(&a, "select v from lp").await, "11", "{level}");
+    }
+    exec(&a, "drop table lp").await;
+}
+
+#[test]
+fn lost_update_rc_overwrites_rr_fails_40001() {
+    on_both(lost_update);
 }
 
 async fn read_skew(conn: String) {
