@@ -419,6 +419,11 @@ impl Settings {
 
     /// The canonical stored value (base units, no suffix).
     pub fn raw(&self, name: &str) -> &str {
+        // Callers in the server pass canonical names: one map lookup, no scan over the
+        // definitions (this runs several times per statement).
+        if let Some(v) = self.values.get(name) {
+            return v;
+        }
         find_def(name)
             .and_then(|d| self.values.get(d.name))
             .map(String::as_str)

@@ -67,7 +67,14 @@ impl Session {
     }
 
     /// ParameterStatus for reported settings that a transaction end changed back.
-    fn report_changed<C: Client>(&self, before: &keel_common::Settings, client: &mut C) {
+    /// Settings as they are now, when ending the transaction may change them (it ran SET):
+    /// compare with `report_changed` afterwards. None (nothing to compare) otherwise.
+    fn settings_before_end(&self) -> Option<keel_common::Settings> {
+        self.guc_rollback.is_some().then(|| self.settings.clone())
+    }
+
+    fn report_changed<C: Client>(&self, before: &Option<keel_common::Settings>, client: &mut C) {
+        let Some(before) = before else { return };
         for (def, v) in self.settings.iter() {
             if def.reported && before.raw(def.name) != v {
                 self.report(def.name, client);
@@ -113,7 +120,7 @@ impl Session {
                 })
             }
             Utility::Commit => {
-                let before = self.settings.clone();
+                let before = self.settings_before_end();
                 let r = self.end_block_commit(client).await;
                 self.report_changed(&before, client);
                 r
@@ -125,7 +132,7 @@ impl Session {
                         "there is no transaction in progress",
                     ));
                 }
-                let before = self.settings.clone();
+                let before = self.settings_before_end();
                 self.block = Block::Idle;
                 self.rollback_txn();
                 self.report_changed(&before, client);
