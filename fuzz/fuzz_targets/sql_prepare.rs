@@ -31,6 +31,8 @@ fn table(c: &mut Catalog, name: &str, columns: Vec<ColumnDef>, relfile: u32) -> 
             persistence: Persistence::Permanent,
             fillfactor: 100,
             foreign_keys: vec![],
+            checks: vec![],
+            identity_always: vec![],
         }),
     );
     oid
