@@ -160,7 +160,10 @@ pub fn prepare(
                 Ok(s) => s,
                 Err(e) => syntax::trim_without_characters(&rewritten)
                     .and_then(|t| sqlparser::parser::Parser::parse_sql(&dialect, &t).ok())
-                    .ok_or_else(|| parse_error(e, text, char_offset))?,
+                    .ok_or_else(|| {
+                        syntax::unsupported_statement(text)
+                            .unwrap_or_else(|| parse_error(e, text, char_offset))
+                    })?,
             }
         }
     };

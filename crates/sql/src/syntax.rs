@@ -3,6 +3,7 @@
 //! without BY), so it can fail later than PostgreSQL or at a different token. This scan finds
 //! the spots where PostgreSQL's parser stops; when it finds one, that is what is reported.
 
+use keel_common::PgError;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
@@ -257,4 +258,30 @@ pub fn trim_without_characters(text: &str) -> Option<String> {
         toks.insert(at, Token::SingleQuotedString(" ".into()));
     }
     Some(toks.iter().map(|t| t.to_string()).collect())
+}
+
+/// After a parse failure: a well-formed PostgreSQL statement keel does not implement, which
+/// must answer 0A000 rather than a syntax error. `ALTER INDEX [IF EXISTS] name SET|RESET (...)`
+/// (index storage parameters such as gin_pending_list_limit, used by the seeds).
+pub fn unsupported_statement(text: &str) -> Option<PgError> {
+    let dialect = PostgreSqlDialect {};
+    let toks = Tokenizer::new(&dialect, text).tokenize().ok()?;
+    let words: Vec<String> = toks
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .take(6)
+        .map(|t| word(t).unwrap_or_default())
+        .collect();
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    let rest = match w.as_slice() {
+        ["alter", "index", "if", "exists", _, rest @ ..] => rest,
+        ["alter", "index", _, rest @ ..] => rest,
+        _ => return None,
+    };
+    match rest.first() {
+        Some(&"set") | Some(&"reset") => Some(PgError::unsupported(
+            "ALTER INDEX ... SET/RESET (index storage parameters)",
+        )),
+        _ => None,
+    }
 }

@@ -314,3 +314,21 @@ fn trim_side_without_characters_trims_spaces() {
         None
     );
 }
+
+#[test]
+fn alter_index_storage_parameters_are_unsupported_not_a_syntax_error() {
+    use crate::syntax::unsupported_statement;
+    for sql in [
+        "alter index idx_test_info set (gin_pending_list_limit = 4096)",
+        "ALTER INDEX IF EXISTS i RESET (fillfactor)",
+    ] {
+        let e = unsupported_statement(sql).expect(sql);
+        assert_eq!(
+            e.code,
+            keel_common::sqlstate::FEATURE_NOT_SUPPORTED,
+            "{sql}"
+        );
+    }
+    assert!(unsupported_statement("alter index i blah").is_none());
+    assert!(unsupported_statement("alter table t set (fillfactor = 50)").is_none());
+}
