@@ -119,6 +119,24 @@ fn push_stmt<'a>(sql: &'a str, start: usize, end: usize, out: &mut Vec<RawStmt<'
     });
 }
 
+/// The statement's first word (leading whitespace and comments skipped), as written.
+pub fn first_word(text: &str) -> &str {
+    strip_comments_ws(text)
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .next()
+        .unwrap_or("")
+}
+
+/// Whether `text` contains `needle` (ASCII), ignoring ASCII case, without allocating.
+pub fn contains_ignore_case(text: &str, needle: &str) -> bool {
+    let n = needle.as_bytes();
+    !n.is_empty()
+        && text
+            .as_bytes()
+            .windows(n.len())
+            .any(|w| w.eq_ignore_ascii_case(n))
+}
+
 /// The text with leading whitespace and comments removed.
 pub fn strip_comments_ws(mut s: &str) -> &str {
     loop {

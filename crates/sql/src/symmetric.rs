@@ -66,8 +66,7 @@ fn offset(text: &str, loc: Location) -> usize {
 /// The statement with `BETWEEN [A]SYMMETRIC` rewritten; borrowed unchanged when there is none
 /// (or the text does not tokenize: the parser then reports the error).
 pub fn rewrite(text: &str) -> Cow<'_, str> {
-    let lower = text.to_ascii_lowercase();
-    if !lower.contains("symmetric") {
+    if !crate::split::contains_ignore_case(text, "symmetric") {
         return Cow::Borrowed(text);
     }
     let dialect = PostgreSqlDialect {};

@@ -161,11 +161,7 @@ impl P {
 /// Tries to parse `text` as a utility statement. `Ok(None)` = not a utility statement (hand it
 /// to sqlparser).
 pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
-    let first = crate::split::strip_comments_ws(text)
-        .split(|c: char| !c.is_alphanumeric() && c != '_')
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let first = crate::split::first_word(text).to_ascii_lowercase();
     let known = [
         "begin",
         "start",
@@ -614,6 +610,12 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
 /// any order. For a CREATE SEQUENCE, returns the same statement with its options rewritten in
 /// sqlparser's order (each at most once, 42601 "conflicting or redundant options" otherwise).
 pub fn reorder_create_sequence(text: &str) -> PgResult<Option<String>> {
+    // Runs before every statement's parse: tokenize only what can be a CREATE SEQUENCE.
+    if !crate::split::first_word(text).eq_ignore_ascii_case("create")
+        || !crate::split::contains_ignore_case(text, "sequence")
+    {
+        return Ok(None);
+    }
     let toks = tokenize_stmt(text)?;
     let mut p = P { toks, pos: 0 };
     if !p.eat_word("create") {

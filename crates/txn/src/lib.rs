@@ -116,24 +116,6 @@ impl TxnManager {
         self.clog.status(xid)
     }
 
-    /// Whether `xid` committed or is pre-committed (its commit record is in the WAL, not yet
-    /// flushed). Row writers may build on a pre-committed version (early lock release): their
-    /// own commit record comes later in the WAL, so neither survives a crash without the other.
-    #[inline]
-    pub fn committed_or_logged(&self, xid: u64) -> bool {
-        match self.clog.status(xid) {
-            XidStatus::Committed(_) => true,
-            XidStatus::Aborted => false,
-            XidStatus::InProgress => self.clog.is_logged(xid),
-        }
-    }
-
-    /// Whether `xid` is pre-committed: logged, not yet visible.
-    #[inline]
-    pub fn is_precommitted(&self, xid: u64) -> bool {
-        matches!(self.clog.status(xid), XidStatus::InProgress) && self.clog.is_logged(xid)
-    }
-
     /// Whether the effects of `xid` (made by command `cid` when it is the snapshot's own
     /// transaction) are visible to `snap`.
     #[inline]
@@ -176,8 +158,8 @@ impl TxnManager {
     }
 
     /// Awaits the end of transaction `xid`, or only its pre-commit when `precommit_enough`
-    /// (row-lock waits: see `committed_or_logged`). `me` is the waiting session's slot (its
-    /// `xid` must be published there). Runs deadlock detection after `deadlock_timeout`; fails
+    /// (row-lock waits: early lock release, see crates/access/README.md). `me` is the waiting
+    /// session's slot (its `xid` must be published there). Runs deadlock detection after `deadlock_timeout`; fails
     /// with 40P01 if this wait closes a cycle and 57014 if `cancelled` resolves first.
     pub async fn wait_for(
         &self,

@@ -319,14 +319,17 @@ impl<'a> Heap<'a> {
         match self.txns.status(xid) {
             XidStatus::Committed(_) => true,
             XidStatus::Aborted => false,
-            XidStatus::InProgress => {
-                let logged = self.txns.clog.is_logged(xid);
-                if logged {
-                    self.built_on_precommit.set(true);
-                }
-                logged
-            }
+            XidStatus::InProgress => self.precommitted(xid),
         }
+    }
+
+    /// Whether in-progress `xid` is pre-committed; if so, notes that the caller builds on it.
+    fn precommitted(&self, xid: u64) -> bool {
+        let logged = self.txns.clog.is_logged(xid);
+        if logged {
+            self.built_on_precommit.set(true);
+        }
+        logged
     }
 
     /// The newest version of row `root` whose creator committed or pre-committed (or is
@@ -380,7 +383,7 @@ impl<'a> Heap<'a> {
                 return Ok(LockOutcome::Deleted);
             }
             match self.txns.status(h.xmax) {
-                XidStatus::InProgress if !self.committed_for_writer(h.xmax) => {
+                XidStatus::InProgress if !self.precommitted(h.xmax) => {
                     return Ok(LockOutcome::Wait(h.xmax));
                 }
                 XidStatus::InProgress | XidStatus::Committed(_) => {
