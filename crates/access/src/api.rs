@@ -26,6 +26,8 @@ pub struct RowRef {
 /// [`Engine::wait`] and then repeat the same call with the same [`WriteState`].
 #[derive(Clone, Debug)]
 pub struct RowWait {
+    /// The transaction to wait for; `Xid(0)` when the row is free but others queue for it,
+    /// so only a place in its queue is awaited.
     pub xid: Xid,
     /// The row waited for (relation file, root), to queue on its tuple lock first.
     pub(crate) tuple: Option<(u32, Tid)>,
@@ -98,11 +100,20 @@ impl Transaction {
             .unwrap_or_else(|| engine.catalog())
     }
 
-    /// A write that did not have to wait ends any tuple-lock queueing for its row.
+    /// A write that went through, failed, or found the row gone ends any tuple-lock queueing
+    /// for its row. `Wait` and `Updated` keep the place in line: a retry on the same row (its
+    /// newer version, under READ COMMITTED) follows, and giving the lock up there would send
+    /// this writer to the back of the queue and wake the next waiter for nothing.
     fn after_write<T>(&self, r: &PgResult<Write<T>>) {
-        if !matches!(r, Ok(Write::Wait(_))) {
+        if !matches!(r, Ok(Write::Wait(_) | Write::Updated(_))) {
             self.inner.release_tuple_lock();
         }
+    }
+
+    /// Leaves the queue of the row this transaction last waited for; the end of every
+    /// writing statement calls it, since a row re-checked after `Updated` may be skipped.
+    pub fn leave_row_queue(&self) {
+        self.inner.release_tuple_lock();
     }
 
     /// Whether the transaction has written anything (has an xid).
@@ -162,8 +173,9 @@ impl Engine {
         self.inner.rollback(txn)
     }
 
-    /// Awaits the end of the transaction in `wait`. Fails with 40P01 on deadlock and 57014 when
-    /// `cancelled` resolves first.
+    /// Awaits the end of the transaction in `wait` (or, for a row others queue for, this
+    /// writer's turn in that queue). Fails with 40P01 on deadlock and 57014 when `cancelled`
+    /// resolves first.
     pub fn wait<'a>(
         &'a self,
         txn: &'a Transaction,

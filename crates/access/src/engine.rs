@@ -445,6 +445,10 @@ impl EngineInner {
                 *txn.inner.tuple_guard.lock() = Some(g);
             }
         }
+        if wait.xid.0 == 0 {
+            // Only a place in the row's queue was awaited (`Rows::queue_first`).
+            return Ok(());
+        }
         self.txns
             .wait_for(
                 slot,

@@ -239,6 +239,7 @@ impl EngineInner {
                     cid,
                     has_indexes,
                     horizon,
+                    &|| self.others_queue(txn, &rel, target.root),
                 )?;
                 match out {
                     LockOutcome::Locked => {}
@@ -290,7 +291,8 @@ impl EngineInner {
         let cid = txn.inner.cid;
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
-        match heap.delete(target.version, target.root, xid, cid)? {
+        let must_queue = || self.others_queue(txn, &rel, target.root);
+        match heap.delete(target.version, target.root, xid, cid, &must_queue)? {
             LockOutcome::Locked => {
                 rel.changes
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -302,6 +304,17 @@ impl EngineInner {
                 _ => Ok(Write::Deleted),
             },
         }
+    }
+
+    /// Fair row locking: whether writers other than `txn` hold or wait for row `root`'s tuple
+    /// lock. A writer that finds the row free then joins the end of that queue
+    /// (`LockOutcome::Queue`) rather than taking the row: otherwise one arriving just after
+    /// the row's holder pre-commits takes it ahead of the woken head of the queue, which must
+    /// wait again (at 256 pgbench clients on 10 branch rows, again and again).
+    fn others_queue(&self, txn: &Transaction, rel: &crate::relstate::RelState, root: Tid) -> bool {
+        let key = (rel.file.id, root.to_u64());
+        let mine = txn.inner.tuple_guard.lock().as_ref().map(|g| g.key());
+        mine != Some(key) && self.txns.tuple_locks.is_queued(key)
     }
 
     fn lock_failure(
@@ -316,6 +329,11 @@ impl EngineInner {
         let outcome = match out {
             LockOutcome::Wait(x) => Write::Wait(RowWait {
                 xid: Xid(x),
+                tuple: Some((heap.rel.file.id, root)),
+            }),
+            // Only a turn in the row's queue is awaited.
+            LockOutcome::Queue => Write::Wait(RowWait {
+                xid: Xid(0),
                 tuple: Some((heap.rel.file.id, root)),
             }),
             // Walk on from the version we targeted (our snapshot keeps it from being pruned)

@@ -261,3 +261,71 @@ fn unique_index_lookups_and_violations() {
     assert_eq!(lookup(&eng, 80000).len(), 1);
     eng.shutdown();
 }
+
+/// Fair row locking: a writer that arrives when a row is free but another writer is queued
+/// for it goes behind that writer instead of taking the row first.
+#[test]
+fn a_writer_arriving_after_a_queued_one_waits_behind_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let eng = Engine::open(dir.path(), &settings()).unwrap();
+    let (table, _) = create_table(&eng, false);
+    insert_rows(&eng, &table, 0..1);
+    let rt = rt();
+    let _in_runtime = rt.enter();
+    let value = |s: &str| [Datum::Int4(0), Datum::Text(s.into())];
+    let target = all_rows(&eng, &table)[0].0;
+    let update = |txn: &mut keel_access::Transaction, at: RowRef, s: &str| {
+        eng.update(txn, &table, at, &value(s), &mut WriteState::default())
+            .unwrap()
+    };
+
+    let mut t1 = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&mut t1);
+    assert!(matches!(update(&mut t1, target, "t1"), Write::Done(_)));
+
+    // t2 finds the row held by t1: it takes its place in the row's queue and waits.
+    let mut t2 = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&mut t2);
+    let Write::Wait(w2) = update(&mut t2, target, "t2") else {
+        panic!("t2 should wait for t1");
+    };
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut wait2 = Box::pin(eng.wait(&t2, w2, std::future::pending()));
+    assert!(wait2.as_mut().poll(&mut cx).is_pending());
+    rt.block_on(eng.commit(t1, true)).unwrap();
+
+    // The row is free now, but t3 arrived after t2 and must queue behind it.
+    let mut t3 = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&mut t3);
+    let t3_target = all_rows(&eng, &table)[0].0;
+    let Write::Wait(w3) = update(&mut t3, t3_target, "t3") else {
+        panic!("t3 took the row ahead of t2, which was queued for it");
+    };
+
+    // t2's wait ends with t1; it updates t1's version (READ COMMITTED) and commits.
+    assert!(matches!(
+        wait2.as_mut().poll(&mut cx),
+        std::task::Poll::Ready(Ok(()))
+    ));
+    drop(wait2);
+    let Write::Updated(newest) = update(&mut t2, target, "t2") else {
+        panic!("t2 should find t1's newer version");
+    };
+    assert!(matches!(update(&mut t2, newest, "t2"), Write::Done(_)));
+    rt.block_on(eng.commit(t2, true)).unwrap();
+
+    // Then t3's turn comes, and it builds on t2's version.
+    rt.block_on(eng.wait(&t3, w3, std::future::pending()))
+        .unwrap();
+    let mut at = t3_target;
+    loop {
+        match update(&mut t3, at, "t3") {
+            Write::Done(_) => break,
+            Write::Updated(r) => at = r,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    rt.block_on(eng.commit(t3, true)).unwrap();
+    assert_eq!(all_rows(&eng, &table)[0].1, value("t3").to_vec());
+    eng.shutdown();
+}

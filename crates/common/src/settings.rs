@@ -359,16 +359,20 @@ pub fn find_def(name: &str) -> Option<&'static Def> {
 #[derive(Clone, Debug)]
 pub struct Settings {
     values: BTreeMap<&'static str, String>,
+    /// `statement_timeout` in ms, kept parsed: every statement step reads it.
+    statement_timeout_ms: i64,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings {
-            values: DEFS
-                .iter()
-                .map(|d| (d.name, d.default.to_string()))
-                .collect(),
+        let mut s = Settings {
+            values: BTreeMap::new(),
+            statement_timeout_ms: 0,
+        };
+        for d in DEFS {
+            s.store(d.name, d.default.to_string());
         }
+        s
     }
 }
 
@@ -401,7 +405,7 @@ impl Settings {
             _ => {}
         }
         let canonical = canonicalize(def, value)?;
-        self.values.insert(def.name, canonical);
+        self.store(def.name, canonical);
         Ok(def)
     }
 
@@ -413,8 +417,20 @@ impl Settings {
             )
         })?;
         let v = boot.raw(def.name).to_string();
-        self.values.insert(def.name, v);
+        self.store(def.name, v);
         Ok(def)
+    }
+
+    fn store(&mut self, name: &'static str, canonical: String) {
+        if name == "statement_timeout" {
+            self.statement_timeout_ms = canonical.parse().unwrap_or(0);
+        }
+        self.values.insert(name, canonical);
+    }
+
+    /// `statement_timeout` in milliseconds (0: none), without a map lookup.
+    pub fn statement_timeout_ms(&self) -> i64 {
+        self.statement_timeout_ms
     }
 
     /// The canonical stored value (base units, no suffix).

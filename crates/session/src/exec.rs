@@ -40,7 +40,7 @@ pub(crate) fn eval_cx<'a>(
 /// When the current statement must stop (statement_timeout, ms; 0 = never). Computed when
 /// a statement's evaluation context is made, which is at its start.
 pub(crate) fn statement_deadline(settings: &Settings) -> Option<std::time::Instant> {
-    let ms = settings.int("statement_timeout");
+    let ms = settings.statement_timeout_ms();
     (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms as u64))
 }
 
@@ -231,6 +231,20 @@ impl Session {
 
     /// Runs a ModifyExec to completion, awaiting row locks without blocking the thread.
     pub(crate) async fn drive_modify<C: Client>(
+        &mut self,
+        m: &ModifyPlan,
+        exec: &mut ModifyExec,
+        params: &[Datum],
+        client: &mut C,
+    ) -> PgResult<()> {
+        let r = self.drive_modify_steps(m, exec, params, client).await;
+        if let Some(txn) = self.txn.as_ref() {
+            txn.leave_row_queue();
+        }
+        r
+    }
+
+    async fn drive_modify_steps<C: Client>(
         &mut self,
         m: &ModifyPlan,
         exec: &mut ModifyExec,

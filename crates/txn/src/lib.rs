@@ -221,15 +221,18 @@ impl TxnManager {
         let acquire = self.tuple_locks.acquire(key, lock.clone(), my_xid);
         tokio::pin!(acquire);
         tokio::pin!(cancelled);
-        let mut checked = false;
+        // The holder changes as the line moves (and is 0 while the lock passes from one to
+        // the next), so the published edge is refreshed and the check repeated every
+        // deadlock_timeout rather than done once.
         let result = loop {
             me.waiting_for
                 .store(lock.holder.load(Ordering::SeqCst), Ordering::SeqCst);
             tokio::select! {
                 g = &mut acquire => break Ok(g),
                 _ = &mut cancelled => break Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request")),
-                _ = tokio::time::sleep(deadlock_timeout), if !checked => {
-                    checked = true;
+                _ = tokio::time::sleep(deadlock_timeout) => {
+                    me.waiting_for
+                        .store(lock.holder.load(Ordering::SeqCst), Ordering::SeqCst);
                     if self.closes_cycle(me) {
                         break Err(PgError::new(sqlstate::DEADLOCK_DETECTED, "deadlock detected")
                             .with_detail(format!("Process {} waits for ExclusiveLock on tuple of relation {}; blocked by another process.", me.pid, key.0))

@@ -9,7 +9,7 @@
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// A row: (relation file, root tid as u64).
 pub type TupleKey = (u32, u64);
@@ -23,6 +23,8 @@ pub struct TupleLock {
 #[derive(Default)]
 pub struct TupleLocks {
     map: Mutex<HashMap<TupleKey, Arc<TupleLock>>>,
+    /// Entries in `map`, readable without its mutex (zero on an uncontended server).
+    len: AtomicUsize,
 }
 
 /// A held tuple lock; releasing it lets the next waiter in.
@@ -40,8 +42,8 @@ impl TupleGuard {
 
 impl TupleLocks {
     pub(crate) fn entry(&self, key: TupleKey) -> Arc<TupleLock> {
-        self.map
-            .lock()
+        let mut map = self.map.lock();
+        let lock = map
             .entry(key)
             .or_insert_with(|| {
                 Arc::new(TupleLock {
@@ -49,7 +51,15 @@ impl TupleLocks {
                     holder: AtomicU64::new(0),
                 })
             })
-            .clone()
+            .clone();
+        self.len.store(map.len(), Ordering::Relaxed);
+        lock
+    }
+
+    /// Whether some writer holds or waits for row `key`'s tuple lock. A writer that finds
+    /// such a row free must still queue (fairness: see `Engine::wait`).
+    pub fn is_queued(&self, key: TupleKey) -> bool {
+        self.len.load(Ordering::Relaxed) != 0 && self.map.lock().contains_key(&key)
     }
 
     pub(crate) async fn acquire(
@@ -75,6 +85,7 @@ impl TupleLocks {
         // One reference in the map, one in `g`: nobody waits.
         if Arc::strong_count(&g.lock) == 2 {
             map.remove(&g.key);
+            self.len.store(map.len(), Ordering::Relaxed);
         }
     }
 }

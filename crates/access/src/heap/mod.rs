@@ -29,6 +29,8 @@ pub enum LockOutcome {
     Deleted,
     /// Already updated or deleted by this very command.
     SelfModified,
+    /// Free, but other writers queue for it: join the queue first (fair row locking).
+    Queue,
 }
 
 /// The new version's tid and the replaced version's row bytes.
@@ -360,6 +362,8 @@ impl<'a> Heap<'a> {
     }
 
     /// Locks `version` for update or delete by (`xid`, `cid`), on a page latched by the caller.
+    /// A free row is answered with `Queue` instead when `must_queue` says other writers wait
+    /// for it, unless `version` is this transaction's own (then it holds the row already).
     fn lock_on_page(
         &self,
         page: &mut PageMut<'_>,
@@ -367,6 +371,7 @@ impl<'a> Heap<'a> {
         root: Tid,
         xid: u64,
         cid: u32,
+        must_queue: &dyn Fn() -> bool,
     ) -> PgResult<LockOutcome> {
         let h = match page.lp(version.slot) {
             LinePointer::Normal { .. } => Header::read(page.item(version.slot)),
@@ -395,6 +400,9 @@ impl<'a> Heap<'a> {
                 XidStatus::Aborted => {}
             }
         }
+        if h.xmin != xid && must_queue() {
+            return Ok(LockOutcome::Queue);
+        }
         page.write_in_item(version.slot, XMAX, &xid.to_le_bytes());
         page.write_in_item(version.slot, CMAX, &cid.to_le_bytes());
         page.write_in_item(version.slot, FLAGS, &(h.flags & !HAS_NEXT).to_le_bytes());
@@ -402,9 +410,16 @@ impl<'a> Heap<'a> {
     }
 
     /// Deletes `version` of row `root`.
-    pub fn delete(&self, version: Tid, root: Tid, xid: u64, cid: u32) -> PgResult<LockOutcome> {
+    pub fn delete(
+        &self,
+        version: Tid,
+        root: Tid,
+        xid: u64,
+        cid: u32,
+        must_queue: &dyn Fn() -> bool,
+    ) -> PgResult<LockOutcome> {
         let mut page = self.pool.write(&self.rel.file, version.block)?;
-        let out = self.lock_on_page(&mut page, version, root, xid, cid)?;
+        let out = self.lock_on_page(&mut page, version, root, xid, cid, must_queue)?;
         if matches!(out, LockOutcome::Locked) {
             self.pool.wal.log_pages(xid, &mut [&mut page]);
         }
@@ -423,9 +438,10 @@ impl<'a> Heap<'a> {
         cid: u32,
         want_old: bool,
         horizon: impl Fn() -> u64,
+        must_queue: &dyn Fn() -> bool,
     ) -> PgResult<(LockOutcome, Option<NewVersion>)> {
         let mut page = self.pool.write(&self.rel.file, version.block)?;
-        let out = self.lock_on_page(&mut page, version, root, xid, cid)?;
+        let out = self.lock_on_page(&mut page, version, root, xid, cid, must_queue)?;
         if !matches!(out, LockOutcome::Locked) {
             return Ok((out, None));
         }
