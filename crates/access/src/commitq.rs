@@ -38,6 +38,15 @@ impl CommitQueue {
         wal.on_durable(Box::new(move |flushed| q.release(flushed, &txns)));
     }
 
+    /// Commit record end of `xid` while it waits here (logged, not yet durable).
+    pub(crate) fn lsn_of(&self, xid: u64) -> Option<u64> {
+        let q = self.queue.lock();
+        q.iter()
+            .rev()
+            .find(|&&(_, x)| x == xid)
+            .map(|&(lsn, _)| lsn)
+    }
+
     fn release(&self, flushed: u64, txns: &TxnManager) {
         let mut q = self.queue.lock();
         while let Some(&(lsn, xid)) = q.front() {

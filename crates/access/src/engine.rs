@@ -347,10 +347,12 @@ impl EngineInner {
             let lsn = self
                 .wal
                 .log_then(RecordKind::Commit, xid, &rec.encode(), |end| {
-                    self.txns.clog.set_logged(xid);
+                    // Queued before the logged bit is set: whoever sees the bit finds the
+                    // entry (or, once durable, the commit) in `note_precommitted_dependency`.
                     if sync {
                         self.commits.push(end, xid);
                     }
+                    self.txns.clog.set_logged(xid);
                 });
             if let Some(c) = pending {
                 *self.catalog.write() = c;
@@ -387,10 +389,26 @@ impl EngineInner {
         Ok(())
     }
 
-    /// Notes that `txn` just built on a pre-committed transaction: everything logged so far
-    /// (which includes that commit record) must be visible before its next snapshot.
-    pub(crate) fn note_precommitted_dependency(&self, txn: &Transaction) {
-        let at = self.wal.insert_lsn();
+    /// Notes that `txn` just built on pre-committed transactions, the last of which (in chain
+    /// order) is `precommitted`: the log up to that commit record, which follows the commit
+    /// records of everything that one built on in turn, must be durable (and so visible)
+    /// before `txn`'s next snapshot. Waiting for exactly that record rather than the end of
+    /// the log lets a flush already under way cover it more often. Once the
+    /// commit is durable (gone from the queue and marked committed) there is nothing to wait
+    /// for; an asynchronous commit between its logged bit and its CSN falls back to the log's
+    /// end.
+    pub(crate) fn note_precommitted_dependency(&self, txn: &Transaction, precommitted: u64) {
+        let at = match self.commits.lsn_of(precommitted) {
+            Some(lsn) => lsn,
+            None if matches!(
+                self.txns.status(precommitted),
+                keel_txn::XidStatus::Committed(_)
+            ) =>
+            {
+                return;
+            }
+            None => self.wal.insert_lsn(),
+        };
         txn.inner
             .depends_on_lsn
             .fetch_max(at, std::sync::atomic::Ordering::AcqRel);

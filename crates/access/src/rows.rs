@@ -352,8 +352,8 @@ impl EngineInner {
                 Write::Deleted
             }
         };
-        if heap.built_on_precommit.get() {
-            self.note_precommitted_dependency(txn);
+        if heap.built_on_precommit.get() != 0 {
+            self.note_precommitted_dependency(txn, heap.built_on_precommit.get());
         }
         Ok(outcome)
     }
@@ -383,8 +383,8 @@ impl EngineInner {
             _ => root,
         };
         let newest = heap.fetch_newest(root, start, own)?;
-        if heap.built_on_precommit.get() {
-            self.note_precommitted_dependency(txn);
+        if heap.built_on_precommit.get() != 0 {
+            self.note_precommitted_dependency(txn, heap.built_on_precommit.get());
         }
         match newest {
             Some(v) => Ok(Some((

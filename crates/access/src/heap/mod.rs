@@ -47,9 +47,10 @@ pub struct Heap<'a> {
     pub pool: &'a BufferPool,
     pub txns: &'a TxnManager,
     pub rel: &'a RelState,
-    /// Set when a write path treated a pre-committed transaction as committed (early lock
-    /// release): the caller must then `note_precommitted_dependency`.
-    pub built_on_precommit: std::cell::Cell<bool>,
+    /// The last pre-committed transaction a write path treated as committed (early lock
+    /// release), 0 if none: the caller must then `note_precommitted_dependency`. Versions are
+    /// met in chain order, so the last one's commit record is the latest of those relied on.
+    pub built_on_precommit: std::cell::Cell<u64>,
 }
 
 fn corrupt(what: &str, tid: Tid) -> PgError {
@@ -68,7 +69,7 @@ impl<'a> Heap<'a> {
             pool,
             txns,
             rel,
-            built_on_precommit: std::cell::Cell::new(false),
+            built_on_precommit: std::cell::Cell::new(0),
         }
     }
 
@@ -329,7 +330,7 @@ impl<'a> Heap<'a> {
     fn precommitted(&self, xid: u64) -> bool {
         let logged = self.txns.clog.is_logged(xid);
         if logged {
-            self.built_on_precommit.set(true);
+            self.built_on_precommit.set(xid);
         }
         logged
     }
