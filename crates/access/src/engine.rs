@@ -396,8 +396,11 @@ impl EngineInner {
     /// the log lets a flush already under way cover it more often. Once the
     /// commit is durable (gone from the queue and marked committed) there is nothing to wait
     /// for; an asynchronous commit between its logged bit and its CSN falls back to the log's
-    /// end.
+    /// end. `precommitted` 0 (nothing pre-committed was relied on) notes nothing.
     pub(crate) fn note_precommitted_dependency(&self, txn: &Transaction, precommitted: u64) {
+        if precommitted == 0 {
+            return;
+        }
         let at = match self.commits.lsn_of(precommitted) {
             Some(lsn) => lsn,
             None if matches!(

@@ -313,8 +313,9 @@ impl EngineInner {
     /// wait again (at 256 pgbench clients on 10 branch rows, again and again).
     fn others_queue(&self, txn: &Transaction, rel: &crate::relstate::RelState, root: Tid) -> bool {
         let key = (rel.file.id, root.to_u64());
-        let mine = txn.inner.tuple_guard.lock().as_ref().map(|g| g.key());
-        mine != Some(key) && self.txns.tuple_locks.is_queued(key)
+        // The shared map first: without contention it answers from an atomic, no lock taken.
+        self.txns.tuple_locks.is_queued(key)
+            && txn.inner.tuple_guard.lock().as_ref().map(|g| g.key()) != Some(key)
     }
 
     fn lock_failure(
@@ -352,9 +353,7 @@ impl EngineInner {
                 Write::Deleted
             }
         };
-        if heap.built_on_precommit.get() != 0 {
-            self.note_precommitted_dependency(txn, heap.built_on_precommit.get());
-        }
+        self.note_precommitted_dependency(txn, heap.built_on_precommit.get());
         Ok(outcome)
     }
 
@@ -383,9 +382,7 @@ impl EngineInner {
             _ => root,
         };
         let newest = heap.fetch_newest(root, start, own)?;
-        if heap.built_on_precommit.get() != 0 {
-            self.note_precommitted_dependency(txn, heap.built_on_precommit.get());
-        }
+        self.note_precommitted_dependency(txn, heap.built_on_precommit.get());
         match newest {
             Some(v) => Ok(Some((
                 RowRef {
