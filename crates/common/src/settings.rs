@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 pub enum Context {
     /// Only at server start (postgres's `postmaster` context).
     Postmaster,
+    /// From the command line or keel.conf only; `SET` says it "cannot be changed now"
+    /// (postgres's `sighup` context; keel reads these at start-up).
+    Sighup,
     /// Any session may `SET` it.
     User,
     /// Reported but never changed.
@@ -40,6 +43,8 @@ pub enum Unit {
     Kb,
     /// 8 kB blocks.
     Blocks,
+    /// Megabytes.
+    Mb,
     Ms,
     S,
 }
@@ -77,7 +82,7 @@ pub static DEFS: &[Def] = &[
             min: 30,
             max: 86400,
         },
-        Context::User,
+        Context::Sighup,
         false,
     ),
     d("DateStyle", "ISO, MDY", Kind::Str, Context::User, true),
@@ -122,7 +127,7 @@ pub static DEFS: &[Def] = &[
         Context::User,
         false,
     ),
-    d("fsync", "on", Kind::Bool, Context::Postmaster, false),
+    d("fsync", "on", Kind::Bool, Context::Sighup, false),
     d(
         "gin_pending_list_limit",
         "4096",
@@ -198,11 +203,11 @@ pub static DEFS: &[Def] = &[
         "max_wal_size",
         "1024",
         Kind::Int {
-            unit: Unit::Kb,
+            unit: Unit::Mb,
             min: 2,
-            max: I64MAX,
+            max: i32::MAX as i64,
         },
-        Context::User,
+        Context::Sighup,
         false,
     ),
     d(
@@ -386,23 +391,8 @@ impl Settings {
                 format!("unrecognized configuration parameter \"{name}\""),
             )
         })?;
-        match def.context {
-            Context::Postmaster if !at_startup => {
-                return Err(PgError::new(
-                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
-                    format!(
-                        "parameter \"{}\" cannot be changed without restarting the server",
-                        def.name
-                    ),
-                ));
-            }
-            Context::Internal if !at_startup => {
-                return Err(PgError::new(
-                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
-                    format!("parameter \"{}\" cannot be changed", def.name),
-                ));
-            }
-            _ => {}
+        if !at_startup {
+            check_changeable(def)?;
         }
         let canonical = canonicalize(def, value)?;
         self.store(def.name, canonical);
@@ -416,6 +406,7 @@ impl Settings {
                 format!("unrecognized configuration parameter \"{name}\""),
             )
         })?;
+        check_changeable(def)?;
         let v = boot.raw(def.name).to_string();
         self.store(def.name, v);
         Ok(def)
@@ -462,6 +453,7 @@ impl Settings {
             Some(Kind::Int {
                 unit: Unit::Blocks, ..
             }) => v * 8192,
+            Some(Kind::Int { unit: Unit::Mb, .. }) => v << 20,
             _ => v,
         }
     }
@@ -542,6 +534,28 @@ fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
     }
 }
 
+/// Whether a session may change `def` now (SET, RESET), with postgres's error when not.
+fn check_changeable(def: &Def) -> PgResult<()> {
+    match def.context {
+        Context::Postmaster => Err(PgError::new(
+            sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+            format!(
+                "parameter \"{}\" cannot be changed without restarting the server",
+                def.name
+            ),
+        )),
+        Context::Internal => Err(PgError::new(
+            sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+            format!("parameter \"{}\" cannot be changed", def.name),
+        )),
+        Context::Sighup => Err(PgError::new(
+            sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+            format!("parameter \"{}\" cannot be changed now", def.name),
+        )),
+        Context::User => Ok(()),
+    }
+}
+
 /// Parses `64MB`, `8kB`, `1GB`, `100ms`, `5s`, `1min` or a bare number into `unit`.
 fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
     let split = v
@@ -558,6 +572,7 @@ fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
         match unit {
             Unit::Kb => Some(bytes / 1024),
             Unit::Blocks => Some(bytes / 8192),
+            Unit::Mb => Some(bytes >> 20),
             _ => None,
         }
     };
@@ -592,6 +607,7 @@ fn display(def: &Def, raw: &str) -> String {
             match unit {
                 Unit::Kb => show_memory(n * 1024),
                 Unit::Blocks => show_memory(n * 8192),
+                Unit::Mb => show_memory(n << 20),
                 Unit::Ms => show_time_ms(n),
                 Unit::S => show_time_ms(n * 1000),
                 Unit::None => n.to_string(),

@@ -398,8 +398,14 @@ pub struct PageMut<'a> {
     guard: Option<RwLockWriteGuard<'a, PageBuf>>,
     pub(crate) rel: Arc<RelFile>,
     block: BlockNo,
-    /// Byte ranges changed since the last WAL record, as (offset, length).
+    /// Byte ranges changed since the last WAL record or compaction, as (offset, length); their
+    /// bytes are read from the page when the record is built.
     pub(crate) changes: Vec<(u16, u16)>,
+    /// Changes up to and including the latest compaction, already encoded as WAL ranges
+    /// (`[off][len][bytes]`, a compaction as `[COMPACT][0]`), and how many there are. The
+    /// bytes of ranges before a compaction are taken at compaction time, because it moves them.
+    pub(crate) settled: Vec<u8>,
+    pub(crate) settled_ops: u16,
     /// The page was (re)initialized since the last WAL record: redo starts from zeros.
     pub(crate) fresh: bool,
 }
@@ -419,6 +425,8 @@ impl<'a> PageMut<'a> {
             rel,
             block,
             changes: Vec::new(),
+            settled: Vec::new(),
+            settled_ops: 0,
             fresh: false,
         }
     }
@@ -433,7 +441,31 @@ impl<'a> PageMut<'a> {
 
     /// Whether changes were made that are not yet WAL-logged.
     pub fn changed(&self) -> bool {
-        !self.changes.is_empty()
+        !self.changes.is_empty() || self.settled_ops > 0
+    }
+
+    /// Forgets the recorded changes (they were logged, or the relation is unlogged).
+    pub(crate) fn clear_changes(&mut self) {
+        self.changes.clear();
+        self.settled.clear();
+        self.settled_ops = 0;
+        self.fresh = false;
+    }
+
+    /// Encodes the pending ranges, with their current bytes, after the settled ones.
+    fn settle_changes(&mut self) {
+        let page: &[u8; PAGE_SIZE] = match &self.guard {
+            Some(g) => g,
+            None => unreachable!("guard is only taken in drop"),
+        };
+        for &(off, len) in &self.changes {
+            self.settled.extend_from_slice(&off.to_le_bytes());
+            self.settled.extend_from_slice(&len.to_le_bytes());
+            self.settled
+                .extend_from_slice(&page[off as usize..off as usize + len as usize]);
+        }
+        self.settled_ops += self.changes.len() as u16;
+        self.changes.clear();
     }
 
     pub fn is_unlogged(&self) -> bool {
@@ -476,7 +508,7 @@ impl<'a> PageMut<'a> {
 
     fn zero(&mut self) {
         self.buf().fill(0);
-        self.changes.clear();
+        self.clear_changes();
         self.fresh = true;
     }
 
@@ -636,31 +668,42 @@ impl<'a> PageMut<'a> {
         false
     }
 
-    /// Defragments items so all free space is contiguous. Slot numbers do not change.
+    /// Defragments items so all free space is contiguous. Slot numbers do not change. Logged
+    /// as an operation, not as bytes: redo runs [`PageMut::compact_in_place`] on the same
+    /// page state and gets the same layout.
     pub fn compact(&mut self) {
+        self.settle_changes();
+        self.settled.extend_from_slice(&crate::wal::record::COMPACT.to_le_bytes());
+        self.settled.extend_from_slice(&0u16.to_le_bytes());
+        self.settled_ops += 1;
+        self.compact_in_place();
+    }
+
+    /// The compaction itself, unrecorded: items are placed from the special space down, in
+    /// slot order, and the gap between line pointers and items is zeroed.
+    pub(crate) fn compact_in_place(&mut self) {
         let special = self.special_offset();
         let n = self.slot_count();
-        let mut items: Vec<(u16, Vec<u8>)> = Vec::new();
+        let lower = self.lower();
+        let before: [u8; PAGE_SIZE] = *self.data();
+        let b = self.buf();
+        let mut upper = special;
         for s in 0..n {
-            if let LinePointer::Normal { .. } = self.lp(s) {
-                items.push((s, self.item(s).to_vec()));
+            let at = page::HEADER_SIZE + s as usize * page::LP_SIZE;
+            let lp = page::decode_lp(&before[at..at + page::LP_SIZE]);
+            if let LinePointer::Normal { off, len } = lp {
+                let (off, len) = (off as usize, len as usize);
+                upper -= len;
+                b[upper..upper + len].copy_from_slice(&before[off..off + len]);
+                let lp = page::encode_lp(LinePointer::Normal {
+                    off: upper as u16,
+                    len: len as u16,
+                });
+                b[at..at + page::LP_SIZE].copy_from_slice(&lp);
             }
         }
-        let mut upper = special;
-        for (s, bytes) in &items {
-            upper -= bytes.len();
-            self.buf()[upper..upper + bytes.len()].copy_from_slice(bytes);
-            let lp = page::encode_lp(LinePointer::Normal {
-                off: upper as u16,
-                len: bytes.len() as u16,
-            });
-            let at = page::HEADER_SIZE + *s as usize * page::LP_SIZE;
-            self.buf()[at..at + page::LP_SIZE].copy_from_slice(&lp);
-        }
-        let lower = self.lower();
-        self.buf()[lower..upper].fill(0);
-        self.set_upper(upper);
-        self.touch(page::HEADER_SIZE, special - page::HEADER_SIZE);
+        b[lower..upper].fill(0);
+        b[layout::UPPER..layout::UPPER + 2].copy_from_slice(&(upper as u16).to_le_bytes());
     }
 
     /// Removes trailing unused line pointers.
@@ -710,7 +753,7 @@ impl PageRead for PageMut<'_> {
 
 impl Drop for PageMut<'_> {
     fn drop(&mut self) {
-        if !self.changes.is_empty() || self.fresh {
+        if self.changed() || self.fresh {
             // Unlogged relations and error paths: the change stays in memory and reaches
             // disk with the page; only WAL-logged changes survive a crash.
             self.pool.mark_dirty(self.frame);

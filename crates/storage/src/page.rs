@@ -61,7 +61,7 @@ pub fn encode_lp(lp: LinePointer) -> [u8; LP_SIZE] {
     b
 }
 
-fn decode_lp(b: &[u8]) -> LinePointer {
+pub(crate) fn decode_lp(b: &[u8]) -> LinePointer {
     let u16at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
     if u16at(6) == LP_REDIRECT {
         return LinePointer::Redirect {

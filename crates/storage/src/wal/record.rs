@@ -55,6 +55,8 @@ pub struct PageImage<'a> {
 }
 
 pub(crate) const PAGE_FULL: u8 = 1;
+/// A range with this offset (and no bytes) stands for a page compaction, which redo re-runs.
+pub const COMPACT: u16 = u16::MAX;
 pub(crate) const PAGE_INIT: u8 = 2;
 
 fn corrupt() -> PgError {
@@ -95,6 +97,10 @@ pub fn parse_pages(payload: &[u8]) -> PgResult<Vec<PageImage<'_>>> {
         for _ in 0..n {
             let off = u16_at(take(&mut at, 2)?);
             let len = u16_at(take(&mut at, 2)?) as usize;
+            if off == COMPACT && len == 0 {
+                ranges.push((off, &[][..]));
+                continue;
+            }
             if off as usize + len > crate::PAGE_SIZE {
                 return Err(corrupt());
             }

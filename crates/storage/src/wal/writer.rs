@@ -185,8 +185,7 @@ impl Wal {
             .filter(|&i| !pages[i].is_unlogged())
             .collect();
         for p in pages.iter_mut().filter(|p| p.is_unlogged()) {
-            p.changes.clear();
-            p.fresh = false;
+            p.clear_changes();
             p.mark_dirty();
         }
         if logged.is_empty() {
@@ -210,8 +209,9 @@ impl Wal {
                 ins.buf.extend_from_slice(&p.raw()[..]);
             } else {
                 ins.buf.push(if p.fresh { PAGE_INIT } else { 0 });
-                ins.buf
-                    .extend_from_slice(&(p.changes.len() as u16).to_le_bytes());
+                let ops = p.settled_ops + p.changes.len() as u16;
+                ins.buf.extend_from_slice(&ops.to_le_bytes());
+                ins.buf.extend_from_slice(&p.settled);
                 for &(off, len) in &p.changes {
                     ins.buf.extend_from_slice(&off.to_le_bytes());
                     ins.buf.extend_from_slice(&len.to_le_bytes());
@@ -225,8 +225,7 @@ impl Wal {
         drop(ins);
         for &i in &logged {
             let p = &mut *pages[i];
-            p.changes.clear();
-            p.fresh = false;
+            p.clear_changes();
             p.set_lsn(end);
             p.mark_dirty();
         }
