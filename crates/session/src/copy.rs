@@ -449,7 +449,7 @@ impl Session {
             if first_err.is_none() && (batch.len() >= BATCH || finished) && !batch.is_empty() {
                 let full = self.complete_rows(row_exprs, std::mem::take(&mut batch))?;
                 let mut exec = ModifyExec::with_rows(full);
-                if let Err(e) = self.drive_modify(plan, &mut exec, &[], client).await {
+                if let Err(e) = self.drive_modify(plan, &mut exec, &[]).await {
                     first_err = Some(e);
                 } else {
                     total += exec.count;

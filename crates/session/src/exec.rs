@@ -162,7 +162,7 @@ impl Session {
                     }
                     Stmt::Modify(m) => {
                         let mut exec = ModifyExec::new();
-                        self.drive_modify(m, &mut exec, params, client).await?;
+                        self.drive_modify(m, &mut exec, params).await?;
                         let tag = keel_sql::command_tag(&prep.stmt, exec.count);
                         Ok((std::mem::take(&mut exec.returned), tag))
                     }
@@ -230,26 +230,24 @@ impl Session {
     }
 
     /// Runs a ModifyExec to completion, awaiting row locks without blocking the thread.
-    pub(crate) async fn drive_modify<C: Client>(
+    pub(crate) async fn drive_modify(
         &mut self,
         m: &ModifyPlan,
         exec: &mut ModifyExec,
         params: &[Datum],
-        client: &mut C,
     ) -> PgResult<()> {
-        let r = self.drive_modify_steps(m, exec, params, client).await;
+        let r = self.drive_modify_steps(m, exec, params).await;
         if let Some(txn) = self.txn.as_ref() {
             txn.leave_row_queue();
         }
         r
     }
 
-    async fn drive_modify_steps<C: Client>(
+    async fn drive_modify_steps(
         &mut self,
         m: &ModifyPlan,
         exec: &mut ModifyExec,
         params: &[Datum],
-        client: &mut C,
     ) -> PgResult<()> {
         if self.txn.as_ref().is_some_and(|t| t.read_only) {
             return Err(keel_common::PgError::new(
@@ -291,7 +289,8 @@ impl Session {
             match step {
                 Step::Done => return Ok(()),
                 Step::Wait(w) => {
-                    client.flush().await?;
+                    // Output stays buffered across the wait, as in PostgreSQL: a flush here
+                    // cost every waiting statement an extra send and an extra client wake-up.
                     let Some(txn) = self.txn.as_ref() else {
                         return Err(keel_common::PgError::internal("no transaction"));
                     };
