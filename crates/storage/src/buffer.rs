@@ -673,7 +673,8 @@ impl<'a> PageMut<'a> {
     /// page state and gets the same layout.
     pub fn compact(&mut self) {
         self.settle_changes();
-        self.settled.extend_from_slice(&crate::wal::record::COMPACT.to_le_bytes());
+        self.settled
+            .extend_from_slice(&crate::wal::record::COMPACT.to_le_bytes());
         self.settled.extend_from_slice(&0u16.to_le_bytes());
         self.settled_ops += 1;
         self.compact_in_place();

@@ -10,6 +10,7 @@
 //! See README.md for the buffering rules and invariants.
 
 pub mod backend;
+mod busy;
 pub mod codec;
 mod conn;
 mod protocol;

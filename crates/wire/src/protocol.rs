@@ -224,9 +224,9 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
     cancel: &crate::CancelToken,
 ) {
     let mut ignore_till_sync = false;
-    // True between ReadyForQuery and the first message of the next command cycle: a cancel
+    // Idle between ReadyForQuery and the first message of the next command cycle: a cancel
     // that arrives while idle is discarded then, as PostgreSQL does.
-    let mut idle = true;
+    let mut cycle = crate::busy::Cycle::new(&shared.busy);
     let mut stop = shared.shutdown.clone();
     loop {
         if conn.broken {
@@ -252,9 +252,9 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
         if ignore_till_sync && tag != b'S' && tag != b'X' {
             continue;
         }
-        if idle && tag != b'S' && tag != b'H' {
+        if cycle.idle() && tag != b'S' && tag != b'H' {
             cancel.reset();
-            idle = false;
+            cycle.start();
         }
         let msg = match codec::decode(tag, &body) {
             Ok(m) => m,
@@ -265,8 +265,8 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                     ignore_till_sync = true;
                 } else {
                     codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                    cycle.finish().await;
                     conn.flush_out().await;
-                    idle = true;
                 }
                 continue;
             }
@@ -282,11 +282,11 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                     conn.error(&e);
                 }
                 codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                cycle.finish().await;
                 conn.flush_out().await;
                 if failed {
                     backend.error_reported();
                 }
-                idle = true;
                 Ok(())
             }
             FrontendMessage::Parse {
@@ -346,8 +346,8 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                     conn.error(&e);
                 }
                 codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                cycle.finish().await;
                 conn.flush_out().await;
-                idle = true;
                 Ok(())
             }
             FrontendMessage::Flush => {
@@ -364,8 +364,8 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                     "the fastpath function call interface",
                 ));
                 codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                cycle.finish().await;
                 conn.flush_out().await;
-                idle = true;
                 Ok(())
             }
             FrontendMessage::Password(_) => {

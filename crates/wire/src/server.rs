@@ -64,6 +64,8 @@ pub(crate) struct Shared<F> {
     registry: Mutex<HashMap<i32, Registered>>,
     next_pid: AtomicI32,
     live: AtomicUsize,
+    /// Sessions in a command cycle, for response batching under load.
+    pub busy: crate::busy::Busy,
     pub verifiers: VerifierCache,
     /// Flips to true when the server shuts down; idle connections then end.
     pub shutdown: watch::Receiver<bool>,
@@ -197,6 +199,7 @@ pub async fn serve_listeners<F: BackendFactory>(
         registry: Mutex::new(HashMap::new()),
         next_pid: AtomicI32::new(std::process::id().max(1000) as i32),
         live: AtomicUsize::new(0),
+        busy: crate::busy::Busy::new(),
         verifiers: VerifierCache::default(),
         shutdown: stop_rx.clone(),
     });
