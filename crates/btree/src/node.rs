@@ -83,13 +83,30 @@ impl Target<'_> {
     #[inline]
     pub fn cmp_entry(&self, entry: &[u8]) -> Ordering {
         let (k, t) = entry.split_at(entry.len() - TID_LEN);
-        match self.key.cmp(k) {
+        match cmp_bytes(self.key, k) {
             Ordering::Equal => match &self.tid {
                 None => Ordering::Less,
-                Some(mine) => mine[..].cmp(t),
+                Some(mine) => cmp_bytes(mine, t),
             },
             o => o,
         }
+    }
+}
+
+/// Lexicographic byte order, as `<[u8]>::cmp`. Keys of up to 8 bytes (integers, dates, tids)
+/// are compared as two big-endian words instead of through a `memcmp` call: zero padding
+/// keeps the order, and on equal words the shorter (a prefix of the other) sorts first.
+#[inline]
+pub fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    if a.len() <= 8 && b.len() <= 8 {
+        let word = |s: &[u8]| {
+            let mut w = [0u8; 8];
+            w[..s.len()].copy_from_slice(s);
+            u64::from_be_bytes(w)
+        };
+        word(a).cmp(&word(b)).then(a.len().cmp(&b.len()))
+    } else {
+        a.cmp(b)
     }
 }
 

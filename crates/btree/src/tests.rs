@@ -427,3 +427,31 @@ fn bench_point_lookups() {
         look / n as u32
     );
 }
+
+#[test]
+fn short_key_compare_matches_byte_order() {
+    let samples: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0],
+        vec![0, 0],
+        vec![0, 1],
+        vec![1],
+        vec![0x80, 0, 0, 1],
+        vec![0x80, 0, 0, 1, 0],
+        vec![0x7f, 0xff, 0xff, 0xff],
+        vec![0xff; 8],
+        vec![0xff; 9],
+        vec![1, 2, 3, 4, 5, 6, 7, 8],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 0],
+        vec![1, 2, 3, 4, 5, 6, 7],
+    ];
+    for a in &samples {
+        for b in &samples {
+            assert_eq!(
+                crate::node::cmp_bytes(a, b),
+                a[..].cmp(&b[..]),
+                "{a:?} vs {b:?}"
+            );
+        }
+    }
+}

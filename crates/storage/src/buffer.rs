@@ -17,7 +17,7 @@ use crate::smgr::{RelFile, Smgr};
 use crate::wal::Wal;
 use keel_common::{BlockNo, PgError, PgResult, RelFileId, sqlstate};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -47,7 +47,7 @@ struct Frame {
 
 pub struct BufferPool {
     frames: Box<[Frame]>,
-    shards: Box<[Mutex<HashMap<u64, u32>>]>,
+    shards: Box<[Mutex<FxHashMap<u64, u32>>]>,
     hand: AtomicUsize,
     pub smgr: Arc<Smgr>,
     pub wal: Arc<Wal>,
@@ -69,7 +69,9 @@ impl BufferPool {
                 valid: AtomicBool::new(false),
             })
             .collect();
-        let shards = (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect();
+        let shards = (0..SHARDS)
+            .map(|_| Mutex::new(FxHashMap::default()))
+            .collect();
         BufferPool {
             frames,
             shards,
