@@ -536,24 +536,16 @@ fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
 
 /// Whether a session may change `def` now (SET, RESET), with postgres's error when not.
 fn check_changeable(def: &Def) -> PgResult<()> {
-    match def.context {
-        Context::Postmaster => Err(PgError::new(
-            sqlstate::CANT_CHANGE_RUNTIME_PARAM,
-            format!(
-                "parameter \"{}\" cannot be changed without restarting the server",
-                def.name
-            ),
-        )),
-        Context::Internal => Err(PgError::new(
-            sqlstate::CANT_CHANGE_RUNTIME_PARAM,
-            format!("parameter \"{}\" cannot be changed", def.name),
-        )),
-        Context::Sighup => Err(PgError::new(
-            sqlstate::CANT_CHANGE_RUNTIME_PARAM,
-            format!("parameter \"{}\" cannot be changed now", def.name),
-        )),
-        Context::User => Ok(()),
-    }
+    let when = match def.context {
+        Context::User => return Ok(()),
+        Context::Postmaster => " without restarting the server",
+        Context::Sighup => " now",
+        Context::Internal => "",
+    };
+    Err(PgError::new(
+        sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+        format!("parameter \"{}\" cannot be changed{when}", def.name),
+    ))
 }
 
 /// Parses `64MB`, `8kB`, `1GB`, `100ms`, `5s`, `1min` or a bare number into `unit`.

@@ -460,12 +460,7 @@ impl<'a> PageMut<'a> {
             Some(g) => g,
             None => unreachable!("guard is only taken in drop"),
         };
-        for &(off, len) in &self.changes {
-            self.settled.extend_from_slice(&off.to_le_bytes());
-            self.settled.extend_from_slice(&len.to_le_bytes());
-            self.settled
-                .extend_from_slice(&page[off as usize..off as usize + len as usize]);
-        }
+        encode_ranges(page, &self.changes, &mut self.settled);
         self.settled_ops += self.changes.len() as u16;
         self.changes.clear();
     }
@@ -742,6 +737,16 @@ impl<'a> PageMut<'a> {
 
     pub(crate) fn mark_dirty(&self) {
         self.pool.mark_dirty(self.frame);
+    }
+}
+
+/// Appends `changes` as WAL ranges, `[off: u16][len: u16][bytes]` each, with their bytes from
+/// `page`.
+pub(crate) fn encode_ranges(page: &[u8; PAGE_SIZE], changes: &[(u16, u16)], out: &mut Vec<u8>) {
+    for &(off, len) in changes {
+        out.extend_from_slice(&off.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&page[off as usize..off as usize + len as usize]);
     }
 }
 

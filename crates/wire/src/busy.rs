@@ -5,8 +5,8 @@
 //! queueing for the server anyway; a session that has its response ready then yields once to
 //! the other runnable sessions before it sends. Responses leave in bursts, so a client that
 //! multiplexes many connections (pgbench with 128 per thread) finds several ready per poll
-//! instead of one, which halves its polling cost per transaction. With few busy sessions
-//! responses go out at once: there, the added latency would cost throughput.
+//! instead of one (pgbench at 256 clients: 0.23 polls per request instead of 0.32). With few
+//! busy sessions responses go out at once: there, the added latency would cost throughput.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -212,13 +212,7 @@ impl Wal {
                 let ops = p.settled_ops + p.changes.len() as u16;
                 ins.buf.extend_from_slice(&ops.to_le_bytes());
                 ins.buf.extend_from_slice(&p.settled);
-                for &(off, len) in &p.changes {
-                    ins.buf.extend_from_slice(&off.to_le_bytes());
-                    ins.buf.extend_from_slice(&len.to_le_bytes());
-                    let raw = p.raw();
-                    let bytes = &raw[off as usize..off as usize + len as usize];
-                    ins.buf.extend_from_slice(bytes);
-                }
+                crate::buffer::encode_ranges(p.raw(), &p.changes, &mut ins.buf);
             }
         }
         let end = finish_record(&mut ins, at, start, xid, RecordKind::Pages);
