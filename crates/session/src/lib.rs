@@ -5,9 +5,11 @@
 mod copy;
 mod describe;
 mod exec;
+mod plan_cache;
 mod session;
 mod utility;
 
+pub use plan_cache::PlanCache;
 pub use session::Session;
 
 use keel_access::Engine;
@@ -19,13 +21,18 @@ use std::sync::Arc;
 pub struct SessionFactory {
     engine: Arc<Engine>,
     settings: Settings,
+    plans: Arc<PlanCache>,
 }
 
 impl SessionFactory {
     /// `settings` are the server's boot values (defaults + keel.conf + -c flags); each session
     /// starts from them.
     pub fn new(engine: Arc<Engine>, settings: Settings) -> SessionFactory {
-        SessionFactory { engine, settings }
+        SessionFactory {
+            engine,
+            settings,
+            plans: Arc::default(),
+        }
     }
 }
 
@@ -81,6 +88,7 @@ impl BackendFactory for SessionFactory {
             cancel,
             pid,
             startup,
+            self.plans.clone(),
         ))
     }
 

@@ -6,6 +6,7 @@
 //! simple Query message (all of its statements) or the extended-protocol messages up to Sync.
 
 use crate::describe::{decode_param, fields};
+use crate::plan_cache::PlanCache;
 use keel_access::{Engine, Isolation, Transaction};
 use keel_common::{PgError, PgResult, Settings, sqlstate};
 use keel_sql::{Prepared, SessionFuncs, Stmt};
@@ -59,6 +60,8 @@ pub struct Session {
     pub(crate) guc_rollback: Option<Settings>,
     /// Session-level values while SET LOCAL is in effect (become current at commit).
     pub(crate) guc_session: Option<Settings>,
+    /// Plans shared with every other session (see plan_cache.rs).
+    pub(crate) plans: Arc<PlanCache>,
 }
 
 impl Session {
@@ -69,6 +72,7 @@ impl Session {
         cancel: Arc<CancelToken>,
         pid: i32,
         startup: &StartupInfo,
+        plans: Arc<PlanCache>,
     ) -> Session {
         Session {
             engine,
@@ -92,6 +96,7 @@ impl Session {
             ext_error: false,
             guc_rollback: None,
             guc_session: None,
+            plans,
         }
     }
 
@@ -227,12 +232,8 @@ impl Session {
         if Arc::ptr_eq(&cat, &prep.catalog) {
             return Ok(prep.clone());
         }
-        Ok(Arc::new(keel_sql::prepare(
-            cat,
-            &prep.text,
-            prep.char_offset,
-            declared,
-        )?))
+        self.plans
+            .prepare(cat, &prep.text, prep.char_offset, declared)
     }
 
     fn failed_block_check(&self, prep: &Prepared) -> PgResult<()> {
@@ -333,17 +334,12 @@ impl keel_wire::Backend for Session {
             let (text, off) = parts
                 .first()
                 .map_or((sql, 0), |p| (p.text, sql[..p.offset].chars().count()));
-            let prep = self.prepare(text, off, &declared)?;
+            let prep = self.plans.prepare(self.catalog(), text, off, &declared)?;
             if self.block == Block::Failed {
                 self.failed_block_check(&prep)?;
             }
-            self.stmts.insert(
-                name.to_string(),
-                StmtEntry {
-                    prep: Arc::new(prep),
-                    declared,
-                },
-            );
+            self.stmts
+                .insert(name.to_string(), StmtEntry { prep, declared });
             Ok(())
         })();
         if r.is_err() {

@@ -1,0 +1,110 @@
+//! Plans shared by all sessions: a statement parsed with the same text, offset and declared
+//! parameter types against the same catalog yields the same plan (`keel_sql::prepare` is a pure
+//! function of those), so every session can hold one `Arc` to it.
+//!
+//! Why: with hundreds of connections each session's private copy of the same few plans no
+//! longer fits the per-core cache, and every Bind/Execute walks a plan tree from memory. One
+//! shared copy stays cached however many sessions run it.
+//!
+//! Only Parse (and re-planning after DDL) goes through here, once per statement per session;
+//! the mutex is never on the per-execution path. An entry planned against an older catalog is
+//! replaced on the next lookup; the map is cleared when it reaches `CAPACITY` entries (a plan
+//! is then simply made again).
+
+use keel_catalog::Catalog;
+use keel_common::PgResult;
+use keel_sql::Prepared;
+use keel_types::TypeId;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const CAPACITY: usize = 4096;
+
+#[derive(PartialEq, Eq, Hash)]
+struct PlanKey {
+    text: String,
+    char_offset: usize,
+    declared: Vec<TypeId>,
+}
+
+#[derive(Default)]
+pub struct PlanCache {
+    plans: Mutex<HashMap<PlanKey, Arc<Prepared>>>,
+}
+
+impl PlanCache {
+    /// The plan of `text` against `catalog`: the shared one when it exists, else a new one.
+    pub(crate) fn prepare(
+        &self,
+        catalog: Arc<Catalog>,
+        text: &str,
+        char_offset: usize,
+        declared: &[TypeId],
+    ) -> PgResult<Arc<Prepared>> {
+        let key = PlanKey {
+            text: text.to_string(),
+            char_offset,
+            declared: declared.to_vec(),
+        };
+        if let Some(p) = self.plans.lock().get(&key)
+            && Arc::ptr_eq(&p.catalog, &catalog)
+        {
+            return Ok(p.clone());
+        }
+        // Planned outside the mutex: two sessions may plan the same text at once; the later
+        // insert wins and both plans are equally valid.
+        let plan = Arc::new(keel_sql::prepare(catalog, text, char_offset, declared)?);
+        let mut plans = self.plans.lock();
+        if plans.len() >= CAPACITY {
+            plans.clear();
+        }
+        plans.insert(key, plan.clone());
+        Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_a_plan_until_the_catalog_or_the_key_changes() {
+        let cache = PlanCache::default();
+        let old = Arc::new(Catalog::default());
+        let sql = "SELECT $1 + 1";
+        let a = cache.prepare(old.clone(), sql, 0, &[TypeId::Int4]).unwrap();
+        let b = cache.prepare(old.clone(), sql, 0, &[TypeId::Int4]).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "same key and catalog: one shared plan");
+
+        let c = cache.prepare(old.clone(), sql, 0, &[TypeId::Int8]).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c), "other declared types: another plan");
+        assert_eq!(c.params, vec![TypeId::Int8]);
+        let d = cache.prepare(old.clone(), sql, 3, &[TypeId::Int4]).unwrap();
+        assert!(
+            !Arc::ptr_eq(&a, &d),
+            "other offset (error positions): another plan"
+        );
+
+        let new = Arc::new(Catalog::default());
+        let e = cache.prepare(new.clone(), sql, 0, &[TypeId::Int4]).unwrap();
+        assert!(!Arc::ptr_eq(&a, &e), "a newer catalog is planned again");
+        assert!(Arc::ptr_eq(&e.catalog, &new));
+        let f = cache.prepare(new, sql, 0, &[TypeId::Int4]).unwrap();
+        assert!(Arc::ptr_eq(&e, &f), "and then shared");
+    }
+
+    #[test]
+    fn errors_are_not_cached_and_the_map_stays_bounded() {
+        let cache = PlanCache::default();
+        let cat = Arc::new(Catalog::default());
+        assert!(cache.prepare(cat.clone(), "SELEC 1", 0, &[]).is_err());
+        assert!(cache.plans.lock().is_empty());
+        for i in 0..CAPACITY + 10 {
+            cache
+                .prepare(cat.clone(), &format!("SELECT {i}"), 0, &[])
+                .unwrap();
+        }
+        assert!(cache.plans.lock().len() <= CAPACITY);
+    }
+}
