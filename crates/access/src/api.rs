@@ -100,6 +100,14 @@ impl Transaction {
             .unwrap_or_else(|| engine.catalog())
     }
 
+    /// Whether `c` is the catalog this transaction sees (without cloning either).
+    pub fn catalog_is(&self, engine: &Engine, c: &Arc<Catalog>) -> bool {
+        match &self.pending_catalog {
+            Some(p) => Arc::ptr_eq(p, c),
+            None => engine.catalog_is(c),
+        }
+    }
+
     /// A write that went through, failed, or found the row gone ends any tuple-lock queueing
     /// for its row. `Wait` and `Updated` keep the place in line: a retry on the same row (its
     /// newer version, under READ COMMITTED) follows, and giving the lock up there would send
@@ -136,6 +144,11 @@ impl Engine {
     /// The current committed catalog.
     pub fn catalog(&self) -> Arc<Catalog> {
         self.inner.catalog()
+    }
+
+    /// Whether `c` is the current committed catalog (see `EngineInner::catalog_is`).
+    pub fn catalog_is(&self, c: &Arc<Catalog>) -> bool {
+        self.inner.catalog_is(c)
     }
 
     pub fn begin(&self, isolation: Isolation, read_only: bool) -> Transaction {

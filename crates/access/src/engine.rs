@@ -14,7 +14,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 pub struct EngineInner {
@@ -24,6 +24,9 @@ pub struct EngineInner {
     pub(crate) smgr: Arc<Smgr>,
     pub(crate) txns: Arc<TxnManager>,
     catalog: RwLock<Arc<Catalog>>,
+    /// Address of the catalog in `catalog`, for `catalog_is` (no lock, no reference count).
+    /// Always the address of a live catalog: it changes before the old one can be freed.
+    catalog_addr: AtomicUsize,
     catalog_install: Mutex<()>,
     rels: RwLock<HashMap<RelFileId, Arc<RelState>>>,
     pub(crate) seqs: Sequences,
@@ -141,13 +144,15 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
             }
         }
     }
+    let catalog = Arc::new(catalog);
     let inner = EngineInner {
         data_dir: data_dir.to_path_buf(),
         pool,
         wal,
         smgr,
         txns,
-        catalog: RwLock::new(Arc::new(catalog)),
+        catalog_addr: AtomicUsize::new(Arc::as_ptr(&catalog) as usize),
+        catalog: RwLock::new(catalog),
         catalog_install: Mutex::new(()),
         rels: RwLock::new(HashMap::new()),
         seqs,
@@ -201,6 +206,25 @@ fn replay(
 impl EngineInner {
     pub fn catalog(&self) -> Arc<Catalog> {
         self.catalog.read().clone()
+    }
+
+    /// Whether `c` is the current catalog. Every Bind and Execute asks; unlike `catalog()` it
+    /// writes no shared cache line (no lock word, no reference count). Sound because `c` is
+    /// alive (the caller holds it) and `catalog_addr` only ever holds a live catalog's address,
+    /// so equal addresses are the same catalog.
+    pub fn catalog_is(&self, c: &Arc<Catalog>) -> bool {
+        self.catalog_addr.load(Ordering::Acquire) == Arc::as_ptr(c) as usize
+    }
+
+    /// Installs `c` as the current catalog (caller holds `catalog_install`).
+    fn set_catalog(&self, c: Arc<Catalog>) {
+        let mut cur = self.catalog.write();
+        self.catalog_addr
+            .store(Arc::as_ptr(&c) as usize, Ordering::Release);
+        let old = std::mem::replace(&mut *cur, c);
+        drop(cur);
+        // Freed (if this was the last reference) only after `catalog_addr` moved on.
+        drop(old);
     }
 
     pub(crate) fn rel(&self, id: RelFileId) -> PgResult<Arc<RelState>> {
@@ -355,7 +379,7 @@ impl EngineInner {
                     self.txns.clog.set_logged(xid);
                 });
             if let Some(c) = pending {
-                *self.catalog.write() = c;
+                self.set_catalog(c);
             }
             lsn
         };
@@ -431,7 +455,7 @@ impl EngineInner {
             drops: Vec::new(),
         };
         self.wal.log(RecordKind::Commit, 0, &rec.encode());
-        *self.catalog.write() = c;
+        self.set_catalog(c);
         Ok(())
     }
 

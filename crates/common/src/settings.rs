@@ -364,15 +364,24 @@ pub fn find_def(name: &str) -> Option<&'static Def> {
 #[derive(Clone, Debug)]
 pub struct Settings {
     values: BTreeMap<&'static str, String>,
-    /// `statement_timeout` in ms, kept parsed: every statement step reads it.
+    /// Values every transaction or statement reads, kept parsed beside the map: a map lookup
+    /// walks a per-session tree, which with hundreds of sessions is a cache miss per node.
+    hot: Hot,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Hot {
     statement_timeout_ms: i64,
+    repeatable_read: bool,
+    read_only: bool,
+    synchronous_commit: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         let mut s = Settings {
             values: BTreeMap::new(),
-            statement_timeout_ms: 0,
+            hot: Hot::default(),
         };
         for d in DEFS {
             s.store(d.name, d.default.to_string());
@@ -413,15 +422,39 @@ impl Settings {
     }
 
     fn store(&mut self, name: &'static str, canonical: String) {
-        if name == "statement_timeout" {
-            self.statement_timeout_ms = canonical.parse().unwrap_or(0);
+        let hot = &mut self.hot;
+        match name {
+            "statement_timeout" => hot.statement_timeout_ms = canonical.parse().unwrap_or(0),
+            "default_transaction_isolation" => {
+                hot.repeatable_read = matches!(&*canonical, "repeatable read" | "serializable")
+            }
+            "default_transaction_read_only" => hot.read_only = canonical == "on",
+            "synchronous_commit" => hot.synchronous_commit = canonical != "off",
+            _ => {}
         }
         self.values.insert(name, canonical);
     }
 
     /// `statement_timeout` in milliseconds (0: none), without a map lookup.
     pub fn statement_timeout_ms(&self) -> i64 {
-        self.statement_timeout_ms
+        self.hot.statement_timeout_ms
+    }
+
+    /// Whether `default_transaction_isolation` asks for snapshot isolation (`repeatable read`
+    /// or `serializable`, which Keel runs as repeatable read), without a map lookup.
+    pub fn default_repeatable_read(&self) -> bool {
+        self.hot.repeatable_read
+    }
+
+    /// `default_transaction_read_only`, without a map lookup.
+    pub fn default_read_only(&self) -> bool {
+        self.hot.read_only
+    }
+
+    /// Whether commits wait for their WAL flush (`synchronous_commit` is not `off`), without
+    /// a map lookup.
+    pub fn synchronous_commit(&self) -> bool {
+        self.hot.synchronous_commit
     }
 
     /// The canonical stored value (base units, no suffix).
@@ -657,6 +690,31 @@ mod tests {
         assert_eq!(s.int("shared_buffers"), 131072);
         assert!(s.set("shared_buffers", "1GB", false).is_err());
         assert_eq!(s.set("nope", "1", false).unwrap_err().code, "42704");
+    }
+
+    #[test]
+    fn parsed_values_follow_set_and_reset() {
+        let boot = Settings::default();
+        let mut s = boot.clone();
+        assert!(s.synchronous_commit() && !s.default_read_only() && !s.default_repeatable_read());
+        s.set("synchronous_commit", "false", false).unwrap();
+        s.set("default_transaction_read_only", "yes", false)
+            .unwrap();
+        s.set("default_transaction_isolation", "SERIALIZABLE", false)
+            .unwrap();
+        s.set("statement_timeout", "2s", false).unwrap();
+        assert!(!s.synchronous_commit() && s.default_read_only() && s.default_repeatable_read());
+        assert_eq!(s.statement_timeout_ms(), 2000);
+        s.set("synchronous_commit", "local", false).unwrap();
+        assert!(s.synchronous_commit());
+        s.set("default_transaction_isolation", "read uncommitted", false)
+            .unwrap();
+        assert!(!s.default_repeatable_read());
+        for name in ["default_transaction_read_only", "statement_timeout"] {
+            s.reset(name, &boot).unwrap();
+        }
+        assert!(!s.default_read_only());
+        assert_eq!(s.statement_timeout_ms(), 0);
     }
 
     #[test]

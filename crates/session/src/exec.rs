@@ -124,7 +124,8 @@ impl Session {
             Stmt::Utility(u) => self.utility(u, client).await,
             Stmt::Query(_) | Stmt::Modify(_) => {
                 // The catalog may have changed since the statement was bound (DDL).
-                let prep = self.fresh(prep, &prep.params)?;
+                let newer = self.replanned(prep, &prep.params)?;
+                let prep = newer.as_ref().unwrap_or(prep);
                 let reads = match &prep.stmt {
                     Stmt::Modify(m) => m.reads_tables(),
                     _ => true,

@@ -12,7 +12,8 @@ use keel_common::{PgError, PgResult, Settings, sqlstate};
 use keel_sql::{Prepared, SessionFuncs, Stmt};
 use keel_types::{Datum, TypeId};
 use keel_wire::{CancelToken, Client, ExecuteOutcome, FieldDescription, StartupInfo};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,8 +53,10 @@ pub struct Session {
     pub(crate) next_isolation: Option<Isolation>,
     pub(crate) next_read_only: Option<bool>,
     pub(crate) funcs: SessionFuncs,
-    pub(crate) stmts: HashMap<String, StmtEntry>,
-    pub(crate) portals: HashMap<String, Portal>,
+    /// Keyed by client-chosen names, hashed with FxHash: a lookup runs per Bind and Execute
+    /// and only this session's own client picks the keys.
+    pub(crate) stmts: FxHashMap<String, StmtEntry>,
+    pub(crate) portals: FxHashMap<String, Portal>,
     /// Extended protocol: an error happened since the last Sync.
     pub(crate) ext_error: bool,
     /// Settings as they were before the current transaction's first SET (restored on rollback).
@@ -91,8 +94,8 @@ impl Session {
             next_isolation: None,
             next_read_only: None,
             funcs: SessionFuncs::new((pid as u64) << 32 ^ keel_sql::expr::now_micros() as u64),
-            stmts: HashMap::new(),
-            portals: HashMap::new(),
+            stmts: FxHashMap::default(),
+            portals: FxHashMap::default(),
             ext_error: false,
             guc_rollback: None,
             guc_session: None,
@@ -136,9 +139,10 @@ impl Session {
     }
 
     pub(crate) fn default_isolation(&self) -> Isolation {
-        match self.settings.raw("default_transaction_isolation") {
-            "repeatable read" | "serializable" => Isolation::RepeatableRead,
-            _ => Isolation::ReadCommitted,
+        if self.settings.default_repeatable_read() {
+            Isolation::RepeatableRead
+        } else {
+            Isolation::ReadCommitted
         }
     }
 
@@ -150,7 +154,7 @@ impl Session {
                 .unwrap_or_else(|| self.default_isolation());
             let ro = self
                 .next_read_only
-                .unwrap_or_else(|| self.settings.bool("default_transaction_read_only"));
+                .unwrap_or_else(|| self.settings.default_read_only());
             self.funcs.txn_ts = keel_sql::expr::now_micros();
             self.txn = Some(self.engine.begin(iso, ro));
         }
@@ -170,7 +174,7 @@ impl Session {
         self.next_isolation = None;
         self.next_read_only = None;
         if let Some(t) = self.txn.take() {
-            let sync = self.settings.raw("synchronous_commit") != "off";
+            let sync = self.settings.synchronous_commit();
             self.engine.commit(t, sync).await?;
         }
         Ok(())
@@ -219,39 +223,47 @@ impl Session {
         keel_sql::prepare(self.catalog(), sql, char_offset, declared)
     }
 
-    /// Re-plans a statement whose catalog is no longer the session's (DDL happened since).
-    pub(crate) fn fresh(
+    /// A new plan for a statement whose catalog is no longer the session's (DDL happened
+    /// since), or None when its plan is current. The check touches no shared cache line
+    /// (`Engine::catalog_is`): it runs at every Bind and Execute.
+    pub(crate) fn replanned(
         &self,
         prep: &Arc<Prepared>,
         declared: &[TypeId],
-    ) -> PgResult<Arc<Prepared>> {
+    ) -> PgResult<Option<Arc<Prepared>>> {
         if matches!(prep.stmt, Stmt::Utility(_) | Stmt::Empty | Stmt::Ddl(_)) {
-            return Ok(prep.clone());
+            return Ok(None);
         }
-        let cat = self.catalog();
-        if Arc::ptr_eq(&cat, &prep.catalog) {
-            return Ok(prep.clone());
+        let current = match &self.txn {
+            Some(t) => t.catalog_is(&self.engine, &prep.catalog),
+            None => self.engine.catalog_is(&prep.catalog),
+        };
+        if current {
+            return Ok(None);
         }
-        self.plans
-            .prepare(cat, &prep.text, prep.char_offset, declared)
+        let p = self
+            .plans
+            .prepare(self.catalog(), &prep.text, prep.char_offset, declared)?;
+        Ok(Some(p))
     }
+}
 
-    fn failed_block_check(&self, prep: &Prepared) -> PgResult<()> {
-        if self.block == Block::Failed
-            && !matches!(
-                prep.stmt,
-                Stmt::Utility(
-                    keel_sql::utility::Utility::Commit | keel_sql::utility::Utility::Rollback
-                )
+/// In a failed block, only COMMIT and ROLLBACK run (25P02 otherwise).
+fn failed_block_check(block: Block, prep: &Prepared) -> PgResult<()> {
+    if block == Block::Failed
+        && !matches!(
+            prep.stmt,
+            Stmt::Utility(
+                keel_sql::utility::Utility::Commit | keel_sql::utility::Utility::Rollback
             )
-        {
-            return Err(PgError::new(
-                sqlstate::IN_FAILED_SQL_TRANSACTION,
-                "current transaction is aborted, commands ignored until end of transaction block",
-            ));
-        }
-        Ok(())
+        )
+    {
+        return Err(PgError::new(
+            sqlstate::IN_FAILED_SQL_TRANSACTION,
+            "current transaction is aborted, commands ignored until end of transaction block",
+        ));
     }
+    Ok(())
 }
 
 fn unreachable_txn() -> Transaction {
@@ -283,7 +295,7 @@ impl keel_wire::Backend for Session {
             let char_offset = sql[..raw.offset].chars().count();
             let r = async {
                 let prep = Arc::new(self.prepare(raw.text, char_offset, &[])?);
-                self.failed_block_check(&prep)?;
+                failed_block_check(self.block, &prep)?;
                 self.run_to_client(&prep, &[], &[], client, true).await
             }
             .await;
@@ -336,7 +348,7 @@ impl keel_wire::Backend for Session {
                 .map_or((sql, 0), |p| (p.text, sql[..p.offset].chars().count()));
             let prep = self.plans.prepare(self.catalog(), text, off, &declared)?;
             if self.block == Block::Failed {
-                self.failed_block_check(&prep)?;
+                failed_block_check(self.block, &prep)?;
             }
             self.stmts
                 .insert(name.to_string(), StmtEntry { prep, declared });
@@ -364,8 +376,11 @@ impl keel_wire::Backend for Session {
                     format!("prepared statement \"{statement}\" does not exist"),
                 )
             })?;
-            let prep = self.fresh(&entry.prep, &entry.declared)?;
-            self.failed_block_check(&prep)?;
+            let prep = match self.replanned(&entry.prep, &entry.declared)? {
+                Some(p) => p,
+                None => entry.prep.clone(),
+            };
+            failed_block_check(self.block, &prep)?;
             if params.len() != prep.params.len() {
                 return Err(PgError::new(
                     sqlstate::PROTOCOL_VIOLATION,
@@ -496,39 +511,45 @@ impl Session {
             )
         })?;
         if p.pending.is_none() {
-            let (prep, params, formats) = (p.prep.clone(), p.params.clone(), p.formats.clone());
-            self.failed_block_check(&prep)?;
-            if matches!(prep.stmt, Stmt::Empty) {
+            // The parameters and formats are lent to the run and put back (no copies).
+            failed_block_check(self.block, &p.prep)?;
+            if matches!(p.prep.stmt, Stmt::Empty) {
                 return Ok(ExecuteOutcome::Empty);
             }
-            let (rows, tag) = self.run_collect(&prep, &params, &formats, client).await?;
+            let prep = p.prep.clone();
+            let params = std::mem::take(&mut p.params);
+            let formats = std::mem::take(&mut p.formats);
+            let r = self.run_collect(&prep, &params, &formats, client).await;
+            // The statement may have removed the portal (DISCARD ALL).
             let Some(p) = self.portals.get_mut(portal) else {
-                return Ok(ExecuteOutcome::Complete(tag));
+                return r.map(|(_, tag)| ExecuteOutcome::Complete(tag));
             };
+            p.params = params;
+            p.formats = formats;
+            let (rows, tag) = r?;
             p.pending = Some((rows.into(), tag));
         }
-        let Some(p) = self.portals.get_mut(portal) else {
-            return Err(PgError::internal("portal vanished"));
-        };
-        let cols = p.prep.columns().map(|c| c.to_vec()).unwrap_or_default();
-        let formats = p.formats.clone();
-        let Some((rows, tag)) = p.pending.as_mut() else {
+        let Some(Portal {
+            prep,
+            formats,
+            pending: Some((rows, tag)),
+            ..
+        }) = self.portals.get_mut(portal)
+        else {
             return Err(PgError::internal("portal has no result"));
         };
+        let cols = prep.columns().unwrap_or_default();
         let mut w = crate::describe::RowWriter::new();
         let mut sent = 0u32;
         while let Some(r) = rows.pop_front() {
-            w.send(client, &r, &cols, &formats);
+            w.send(client, &r, cols, formats);
             sent += 1;
             if max_rows > 0 && sent >= max_rows && !rows.is_empty() {
                 return Ok(ExecuteOutcome::Suspended);
             }
         }
-        let tag = tag.clone();
-        if let Some(p) = self.portals.get_mut(portal) {
-            // A re-execute of a completed portal returns no more rows, as PostgreSQL does.
-            p.pending = Some((VecDeque::new(), tag.clone()));
-        }
-        Ok(ExecuteOutcome::Complete(tag))
+        // A re-execute of a completed portal returns no more rows, as PostgreSQL does: the
+        // portal keeps its (now empty) row queue and its tag.
+        Ok(ExecuteOutcome::Complete(tag.clone()))
     }
 }
