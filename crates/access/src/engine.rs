@@ -167,6 +167,9 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         commits: Arc::default(),
     };
     inner.commits.attach(&inner.wal, inner.txns.clone());
+    // Group commit waits in proportion to the transactions still writing (wal/gather.rs).
+    let txns = inner.txns.clone();
+    inner.wal.on_load(Box::new(move || txns.writing()));
     if crashed {
         inner.reinit_unlogged_indexes()?;
     }
@@ -344,7 +347,7 @@ impl EngineInner {
             if let Some(c) = pending {
                 self.install_catalog(c)?;
             }
-            txn.inner.finished = true;
+            txn.inner.finish();
             return Ok(());
         };
         if !sync {
@@ -384,7 +387,7 @@ impl EngineInner {
             lsn
         };
         // Logged: from here on it commits (or the server crashes); never mark it aborted.
-        txn.inner.finished = true;
+        txn.inner.finish();
         if sync {
             // Early lock release: row writers queued behind us go on now; the WAL writer makes
             // us visible once durable, before `flush` returns (see commitq).
@@ -463,7 +466,7 @@ impl EngineInner {
         if let Some(xid) = txn.inner.xid {
             self.txns.mark_aborted(xid);
         }
-        txn.inner.finished = true;
+        txn.inner.finish();
         for id in std::mem::take(&mut txn.inner.created) {
             self.forget_rel(id);
             let _ = self.smgr.remove(id);

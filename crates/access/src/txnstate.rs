@@ -36,6 +36,16 @@ pub struct TxnState {
 }
 
 impl TxnState {
+    /// Its outcome is decided (commit logged, or aborted): it no longer counts as writing.
+    pub(crate) fn finish(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            if self.xid.is_some() {
+                self.txns.done_writing();
+            }
+        }
+    }
+
     /// Lets the next waiter for the row in line.
     pub(crate) fn release_tuple_lock(&self) {
         if let Some(g) = self.tuple_guard.lock().take() {
@@ -51,6 +61,7 @@ impl Drop for TxnState {
             && let Some(xid) = self.xid
         {
             self.txns.mark_aborted(xid);
+            self.txns.done_writing();
         }
         self.slot.release_snapshot();
         self.slot.xid.store(0, std::sync::atomic::Ordering::SeqCst);

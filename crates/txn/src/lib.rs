@@ -47,6 +47,9 @@ struct Padded(AtomicU64);
 pub struct TxnManager {
     next_xid: Padded,
     latest_csn: Padded,
+    /// Transactions holding an xid whose commit (or abort) is not yet logged: the load the
+    /// WAL writer's group commit reads (`writing`).
+    writing: Padded,
     pub clog: CommitLog,
     pub slots: SlotRegistry,
     waiters: Mutex<HashMap<u64, tokio::sync::watch::Sender<u8>>>,
@@ -69,6 +72,7 @@ impl TxnManager {
         TxnManager {
             next_xid: Padded(AtomicU64::new(next_xid.max(3))),
             latest_csn: Padded(AtomicU64::new(CSN_FROZEN + 1)),
+            writing: Padded(AtomicU64::new(0)),
             clog,
             slots: SlotRegistry::default(),
             waiters: Mutex::new(HashMap::new()),
@@ -80,10 +84,23 @@ impl TxnManager {
         self.next_xid.0.load(Ordering::Acquire)
     }
 
+    /// A new xid; the caller now counts as writing until it calls `done_writing` (once).
     pub fn assign_xid(&self) -> u64 {
         let xid = self.next_xid.0.fetch_add(1, Ordering::AcqRel);
         self.clog.ensure(xid);
+        self.writing.0.fetch_add(1, Ordering::Relaxed);
         xid
+    }
+
+    /// The transaction that got an xid has logged its commit, or aborted.
+    pub fn done_writing(&self) {
+        self.writing.0.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// How many transactions hold an xid and have not finished: a load estimate, read
+    /// without ordering.
+    pub fn writing(&self) -> usize {
+        self.writing.0.load(Ordering::Relaxed) as usize
     }
 
     /// Takes a snapshot and publishes it in `slot` for the vacuum horizon.

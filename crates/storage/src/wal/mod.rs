@@ -10,16 +10,19 @@
 //! Inserting a record assigns its LSN under the insert lock and appends it to an in-memory
 //! buffer. A dedicated writer thread writes the buffer out and `fdatasync`s it, waking every
 //! committer whose record it covered (group commit): committers await a `watch` channel and
-//! never block the async runtime. Background writes also happen when the buffer grows.
+//! never block the async runtime. Under load the writer first gathers commits for a moment
+//! (gather.rs). Background writes also happen when the buffer grows.
 //!
 //! Page records carry, for each page, either a full-page image (the first change after a
 //! checkpoint's redo point: this is what repairs torn pages) or the changed byte ranges.
 //! Redo applies a page's part only if the page's LSN is older than the record.
 
+mod gather;
 mod reader;
 pub(crate) mod record;
 mod writer;
 
+pub use gather::LoadGauge;
 pub use reader::WalReader;
 pub use record::{PageImage, RecordKind, WalRecord};
 pub use writer::{DurableHook, Wal};

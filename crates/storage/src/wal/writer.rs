@@ -1,5 +1,6 @@
 //! Record insertion, the group-commit writer thread, and flush waits.
 
+use super::gather::{Gather, LoadGauge};
 use super::record::{PAGE_FULL, PAGE_INIT, RecordKind};
 use super::{RECORD_HEADER, SEGMENT_SIZE};
 use crate::buffer::PageMut;
@@ -45,6 +46,7 @@ pub struct Wal {
     /// Called by the writer thread with the new flushed LSN after each flush, before any flush
     /// waiter can see it (commits become visible there, in log order).
     durable_hook: std::sync::OnceLock<DurableHook>,
+    gather: Gather,
 }
 
 /// See `Wal::on_durable`.
@@ -96,6 +98,7 @@ impl Wal {
             shutdown: AtomicBool::new(false),
             writer: Mutex::new(None),
             durable_hook: std::sync::OnceLock::new(),
+            gather: Gather::default(),
         });
         let w = wal.clone();
         let handle = std::thread::Builder::new()
@@ -131,6 +134,7 @@ impl Wal {
             shutdown: AtomicBool::new(true),
             writer: Mutex::new(None),
             durable_hook: std::sync::OnceLock::new(),
+            gather: Gather::default(),
         })
     }
 
@@ -138,6 +142,12 @@ impl Wal {
     /// `flush` callers are released (set once, at engine start).
     pub fn on_durable(&self, hook: DurableHook) {
         let _ = self.durable_hook.set(hook);
+    }
+
+    /// Installs the gauge of writing transactions that group commit waits in proportion to
+    /// (set once, at engine start; without it the writer never waits).
+    pub fn on_load(&self, gauge: LoadGauge) {
+        self.gather.set_gauge(gauge);
     }
 
     /// Removes segment files wholly before `lsn` (after a checkpoint with that redo point).
@@ -293,6 +303,7 @@ impl Wal {
             return Ok(());
         }
         self.request_flush(lsn);
+        self.gather.hurry(&self.request);
         let mut g = self.flushed_mx.lock();
         while self.flushed.load(Ordering::Acquire) < lsn {
             if self.shutdown.load(Ordering::Acquire) && self.writer.lock().is_none() {
@@ -338,6 +349,10 @@ impl Wal {
                         .wait_for(&mut r, Duration::from_millis(100));
                 }
             }
+            if *self.request.lock() > self.flushed.load(Ordering::Acquire) {
+                self.gather.wait(&self.request, &self.shutdown);
+            }
+            self.gather.taken();
             let (start, mut data) = {
                 let mut ins = self.insert.lock();
                 let start = ins.buf_start;
