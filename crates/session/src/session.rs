@@ -377,7 +377,13 @@ impl keel_wire::Backend for Session {
                 )
             })?;
             let prep = match self.replanned(&entry.prep, &entry.declared)? {
-                Some(p) => p,
+                // Kept, so the next Bind does not re-plan again.
+                Some(p) => {
+                    if let Some(e) = self.stmts.get_mut(statement) {
+                        e.prep = p.clone();
+                    }
+                    p
+                }
                 None => entry.prep.clone(),
             };
             failed_block_check(self.block, &prep)?;
@@ -511,11 +517,11 @@ impl Session {
             )
         })?;
         if p.pending.is_none() {
-            // The parameters and formats are lent to the run and put back (no copies).
             failed_block_check(self.block, &p.prep)?;
             if matches!(p.prep.stmt, Stmt::Empty) {
                 return Ok(ExecuteOutcome::Empty);
             }
+            // The parameters and formats are lent to the run and put back (no copies).
             let prep = p.prep.clone();
             let params = std::mem::take(&mut p.params);
             let formats = std::mem::take(&mut p.formats);

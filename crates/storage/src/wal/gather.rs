@@ -51,17 +51,21 @@ impl Gather {
         let _ = self.load.set(gauge);
     }
 
-    /// Called by the writer thread once a flush was requested, before it takes the buffer.
-    pub(super) fn wait(&self, request: &Mutex<u64>, shutdown: &AtomicBool) {
+    /// Called by the writer thread before it takes the buffer: waits only when a flush past
+    /// `flushed` was requested (not for a periodic background write).
+    pub(super) fn wait(&self, request: &Mutex<u64>, flushed: u64, shutdown: &AtomicBool) {
         let Some(load) = self.load.get() else {
             return;
         };
+        let mut r = request.lock();
+        if *r <= flushed {
+            return;
+        }
         let time = gather_time(load());
         if time.is_zero() {
             return;
         }
         let deadline = Instant::now() + time;
-        let mut r = request.lock();
         while !self.urgent.load(Ordering::Acquire) && !shutdown.load(Ordering::Acquire) {
             if self.cv.wait_until(&mut r, deadline).timed_out() {
                 break;

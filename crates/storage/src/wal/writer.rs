@@ -349,9 +349,11 @@ impl Wal {
                         .wait_for(&mut r, Duration::from_millis(100));
                 }
             }
-            if *self.request.lock() > self.flushed.load(Ordering::Acquire) {
-                self.gather.wait(&self.request, &self.shutdown);
-            }
+            self.gather.wait(
+                &self.request,
+                self.flushed.load(Ordering::Acquire),
+                &self.shutdown,
+            );
             self.gather.taken();
             let (start, mut data) = {
                 let mut ins = self.insert.lock();
