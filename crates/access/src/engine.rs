@@ -39,6 +39,8 @@ pub struct EngineInner {
     stopping: AtomicBool,
     next_pid: std::sync::atomic::AtomicI32,
     commits: Arc<crate::commitq::CommitQueue>,
+    /// Ownership of the data directory (postmaster.pid); given up by `shutdown`.
+    dir_lock: Mutex<Option<crate::dirlock::DirLock>>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -67,6 +69,11 @@ fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> PgResult<()> {
 
 pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
     std::fs::create_dir_all(data_dir).map_err(io("could not create data directory"))?;
+    let dir_lock = crate::dirlock::DirLock::acquire(
+        data_dir,
+        settings.int("port"),
+        settings.raw("listen_addresses"),
+    )?;
     let control: Control = match std::fs::read(data_dir.join("keel.control")) {
         Ok(b) => serde_json::from_slice(&b).map_err(|e| {
             PgError::new(
@@ -165,6 +172,7 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         stopping: AtomicBool::new(false),
         next_pid: std::sync::atomic::AtomicI32::new(1),
         commits: Arc::default(),
+        dir_lock: Mutex::new(Some(dir_lock)),
     };
     inner.commits.attach(&inner.wal, inner.txns.clone());
     // Group commit waits in proportion to the transactions still writing (wal/gather.rs).
@@ -571,5 +579,8 @@ impl EngineInner {
             eprintln!("WARNING:  shutdown checkpoint failed: {e}");
         }
         self.wal.shutdown();
+        if let Some(lock) = self.dir_lock.lock().take() {
+            lock.release();
+        }
     }
 }

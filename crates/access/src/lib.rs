@@ -11,6 +11,7 @@ mod background;
 mod commitq;
 mod commitrec;
 mod ddl;
+mod dirlock;
 mod engine;
 mod heap;
 mod index;

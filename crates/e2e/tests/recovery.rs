@@ -152,3 +152,50 @@ fn corrupt_page_after_clean_shutdown_is_xx001_and_server_stays_up() {
     });
     assert!(srv.is_running(), "keel died on a corrupt page");
 }
+
+/// A second keel on a live data directory must refuse to start: were it to run recovery and
+/// write its own WAL there, both servers would lose committed rows. Keel-only: the check is of
+/// the keel binary's start-up (PostgreSQL's postmaster.pid check behaves the same way).
+#[test]
+fn a_second_server_on_a_live_data_directory_refuses_to_start() {
+    let srv = Server::start(&[]);
+    if srv.engine != keel_e2e::Engine::Keel {
+        return;
+    }
+    srv.query(
+        "create table kept (id int primary key); insert into kept select generate_series(1, 100)",
+    );
+    let mut child = std::process::Command::new(keel_e2e::keel_bin())
+        .arg("--data-dir")
+        .arg(srv.data_dir())
+        .arg("--port")
+        .arg(keel_e2e::free_port().to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run a second keel");
+    // A second keel that (wrongly) starts never exits on its own: give it the start timeout.
+    let deadline = std::time::Instant::now() + keel_e2e::server::start_timeout();
+    while child.try_wait().expect("wait for keel").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = child.wait_with_output().expect("second keel's output");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "second keel started: {stderr}");
+    assert!(
+        stderr.contains("FATAL:  lock file \"postmaster.pid\" already exists"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("HINT:  Is another keel (PID "), "{stderr}");
+    assert!(
+        !stderr.contains("redo"),
+        "second keel replayed the WAL: {stderr}"
+    );
+    // The first server is undisturbed.
+    srv.query("insert into kept values (101)");
+    assert_eq!(srv.query("select count(*), sum(id) from kept"), "101|5151");
+}

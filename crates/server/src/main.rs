@@ -106,7 +106,11 @@ async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), Str
         tokio::task::spawn_blocking(move || Engine::open(&dir, &settings))
             .await
             .map_err(|e| format!("engine start-up failed: {e}"))?
-            .map_err(|e| e.message)?
+            .map_err(|e| match e.hint {
+                // main prints "FATAL:  {msg}"; the hint goes on its own line, as postgres's.
+                Some(h) => format!("{}\nHINT:  {h}", e.message),
+                None => e.message,
+            })?
     };
     let auth = if settings.raw("auth_method") == "scram-sha-256" {
         AuthMethod::ScramSha256
