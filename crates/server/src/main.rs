@@ -53,11 +53,10 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    // Sessions run on per-core shards (keel_wire::ServeConfig::shards); this runtime only
+    // accepts connections and runs start-up, shutdown and signal handling.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
+        .worker_threads(1)
         .enable_all()
         .build()
     {
@@ -128,6 +127,7 @@ async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), Str
     let config = ServeConfig {
         max_connections: settings.int("max_connections").max(1) as usize,
         auth,
+        shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
         ..ServeConfig::default()
     };
     eprintln!("LOG:  database system is ready to accept connections");

@@ -16,6 +16,7 @@ mod conn;
 mod protocol;
 pub mod scram;
 mod server;
+mod shards;
 
 pub use backend::{
     Backend, BackendFactory, CancelToken, Client, ExecuteOutcome, FieldDescription, StartupInfo,

@@ -4,12 +4,13 @@
 use crate::backend::{BackendFactory, CancelToken};
 use crate::protocol;
 use crate::scram::VerifierCache;
+use crate::shards::Shards;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 /// How clients authenticate.
@@ -41,6 +42,9 @@ pub struct ServeConfig {
     pub auth: AuthMethod,
     /// How long a shutdown waits for connections to end before `serve_until` returns anyway.
     pub shutdown_grace: Duration,
+    /// Session shards (single-worker runtimes, see shards.rs); 0 runs sessions on the
+    /// caller's runtime.
+    pub shards: usize,
 }
 
 impl Default for ServeConfig {
@@ -49,6 +53,7 @@ impl Default for ServeConfig {
             max_connections: 100,
             auth: AuthMethod::Trust,
             shutdown_grace: Duration::from_secs(5),
+            shards: 0,
         }
     }
 }
@@ -203,9 +208,14 @@ pub async fn serve_listeners<F: BackendFactory>(
         verifiers: VerifierCache::default(),
         shutdown: stop_rx.clone(),
     });
+    let shards = match shared.config.shards {
+        0 => None,
+        n => Some(Arc::new(Shards::new(n)?)),
+    };
     let mut acceptors = Vec::new();
     for listener in listeners {
         let shared = shared.clone();
+        let shards = shards.clone();
         let mut stop = stop_rx.clone();
         acceptors.push(tokio::spawn(async move {
             loop {
@@ -217,10 +227,7 @@ pub async fn serve_listeners<F: BackendFactory>(
                     Ok((stream, _addr)) => {
                         let _ = stream.set_nodelay(true);
                         let slot = shared.slot();
-                        let shared = shared.clone();
-                        tokio::spawn(async move {
-                            protocol::run(stream, shared, slot).await;
-                        });
+                        start_session(stream, shared.clone(), slot, shards.as_deref());
                     }
                     Err(e) => {
                         // EMFILE and friends: back off instead of spinning.
@@ -245,5 +252,37 @@ pub async fn serve_listeners<F: BackendFactory>(
     while shared.live_connections() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    if let Some(shards) = shards.and_then(Arc::into_inner) {
+        shards.shutdown();
+    }
     Ok(())
+}
+
+/// Runs a connection on the least loaded shard, or on this runtime when there are none.
+fn start_session<F: BackendFactory>(
+    stream: TcpStream,
+    shared: Arc<Shared<F>>,
+    slot: Slot<F>,
+    shards: Option<&Shards>,
+) {
+    let Some(shards) = shards else {
+        tokio::spawn(protocol::run(stream, shared, slot));
+        return;
+    };
+    // The socket moves to the shard's event loop: deregistered here, registered there.
+    let socket = match stream.into_std() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("LOG:  could not hand over connection: {e}");
+            return;
+        }
+    };
+    let (shard, placement) = shards.place();
+    shard.spawn(async move {
+        let _placement = placement;
+        match TcpStream::from_std(socket) {
+            Ok(stream) => protocol::run(stream, shared, slot).await,
+            Err(e) => eprintln!("LOG:  could not hand over connection: {e}"),
+        }
+    });
 }
