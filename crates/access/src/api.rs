@@ -320,8 +320,15 @@ impl Engine {
         self.inner.checkpoint()
     }
 
-    /// Clean shutdown: checkpoint and stop background workers.
+    /// Clean shutdown: checkpoint and stop background workers. The data directory stays locked
+    /// (see `release_data_dir`).
     pub fn shutdown(&self) {
         self.inner.shutdown()
+    }
+
+    /// Gives up the data directory after `shutdown`, once nothing in this process writes to
+    /// it: another server may open it from then on.
+    pub fn release_data_dir(&self) {
+        self.inner.release_data_dir()
     }
 }

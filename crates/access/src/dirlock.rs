@@ -4,7 +4,8 @@
 //! writing and interleave its own log records with the first's; both lose committed rows.
 //! PostgreSQL guards against this with `postmaster.pid`; keel uses the same file name and
 //! the same first lines (PID, data directory, start time, port, socket directory, listen
-//! address), and holds an exclusive `flock(2)` on it for its lifetime.
+//! address), and holds an exclusive `flock(2)` on it until `Engine::release_data_dir` (the
+//! keel binary's last step) or process exit.
 //!
 //! A lock rather than a PID check: the kernel drops it when the process dies, SIGKILL
 //! included, so a stale file never blocks a restart and a recycled PID never fools it.
@@ -15,8 +16,7 @@
 use keel_common::error::{PgError, PgResult};
 use keel_common::sqlstate;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::Write;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 pub(crate) const LOCK_FILE: &str = "postmaster.pid";
@@ -52,7 +52,7 @@ impl DirLock {
             if !same {
                 continue;
             }
-            let mut lock = DirLock { file, path };
+            let lock = DirLock { file, path };
             lock.describe(data_dir, port, listen).map_err(io)?;
             return Ok(lock);
         }
@@ -63,7 +63,7 @@ impl DirLock {
     }
 
     /// Writes PostgreSQL's first six postmaster.pid lines.
-    fn describe(&mut self, data_dir: &Path, port: i64, listen: &str) -> std::io::Result<()> {
+    fn describe(&self, data_dir: &Path, port: i64, listen: &str) -> std::io::Result<()> {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -73,8 +73,9 @@ impl DirLock {
             std::process::id(),
             dir.display()
         );
-        self.file.set_len(0)?;
-        self.file.write_all(text.as_bytes())
+        // Overwrite, then cut: a reader never finds the file empty.
+        self.file.write_all_at(text.as_bytes(), 0)?;
+        self.file.set_len(text.len() as u64)
     }
 
     /// Ends ownership at a clean shutdown: deletes the file, then unlocks it.

@@ -579,6 +579,11 @@ impl EngineInner {
             eprintln!("WARNING:  shutdown checkpoint failed: {e}");
         }
         self.wal.shutdown();
+    }
+
+    /// Deletes postmaster.pid, then unlocks it. Dropping the engine only unlocks, and so does
+    /// process exit, SIGKILL included.
+    pub(crate) fn release_data_dir(&self) {
         if let Some(lock) = self.dir_lock.lock().take() {
             lock.release();
         }

@@ -182,6 +182,7 @@ fn rows_survive_updates_and_a_crash_image() {
     assert!(stats.removed_versions >= 2000, "{stats:?}");
     assert_eq!(all_rows(&eng, &table).len(), 2000);
     eng.shutdown();
+    eng.release_data_dir();
     let eng3 = Engine::open(dir.path(), &settings()).unwrap();
     let table3 = eng3.catalog().table("t").unwrap().clone();
     assert_eq!(all_rows(&eng3, &table3).len(), 2000);

@@ -131,12 +131,16 @@ async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), Str
         ..ServeConfig::default()
     };
     eprintln!("LOG:  database system is ready to accept connections");
-    keel_wire::serve_listeners(listeners, factory, config, shutdown_signal())
-        .await
-        .map_err(|e| format!("server failed: {e}"))?;
-    tokio::task::spawn_blocking(move || engine.shutdown())
-        .await
-        .map_err(|e| format!("shutdown checkpoint failed: {e}"))?;
+    let served = keel_wire::serve_listeners(listeners, factory, config, shutdown_signal()).await;
+    // Sessions have ended (or been stopped) by now, whether serving ended well or not: write
+    // the shutdown checkpoint, then give the data directory up.
+    tokio::task::spawn_blocking(move || {
+        engine.shutdown();
+        engine.release_data_dir();
+    })
+    .await
+    .map_err(|e| format!("shutdown checkpoint failed: {e}"))?;
+    served.map_err(|e| format!("server failed: {e}"))?;
     eprintln!("LOG:  database system is shut down");
     Ok(())
 }

@@ -252,8 +252,11 @@ pub async fn serve_listeners<F: BackendFactory>(
     while shared.live_connections() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // Sessions still running after the grace period are dropped with their shard; the shard
+    // threads are waited for (another grace period at most) so that, when this returns, no
+    // session is left writing while the caller shuts the engine down.
     if let Some(shards) = shards.and_then(Arc::into_inner) {
-        shards.shutdown();
+        let _ = tokio::task::spawn_blocking(move || shards.stop(grace)).await;
     }
     Ok(())
 }

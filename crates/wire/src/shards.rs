@@ -26,7 +26,9 @@ pub(crate) struct Shards {
 }
 
 struct Shard {
-    runtime: Runtime,
+    /// None once stopped. Dropping a runtime waits for its threads, which tokio forbids in
+    /// async code, so `Drop` stops without waiting (`shutdown_background`).
+    runtime: Option<Runtime>,
     sessions: Arc<AtomicUsize>,
 }
 
@@ -51,7 +53,7 @@ impl Shards {
                     .enable_all()
                     .build()?;
                 Ok(Shard {
-                    runtime,
+                    runtime: Some(runtime),
                     sessions: Arc::default(),
                 })
             })
@@ -61,24 +63,40 @@ impl Shards {
 
     /// The least loaded shard, with the new session counted against it.
     pub(crate) fn place(&self) -> (Handle, Placement) {
-        let shard = self
+        let (shard, runtime) = self
             .shards
             .iter()
-            .min_by_key(|s| s.sessions.load(Ordering::Relaxed))
-            .expect("at least one shard");
+            .filter_map(|s| Some((s, s.runtime.as_ref()?)))
+            .min_by_key(|(s, _)| s.sessions.load(Ordering::Relaxed))
+            .expect("shards run until stopped");
         shard.sessions.fetch_add(1, Ordering::Relaxed);
         (
-            shard.runtime.handle().clone(),
+            runtime.handle().clone(),
             Placement {
                 sessions: shard.sessions.clone(),
             },
         )
     }
 
-    /// Stops the shards without waiting for their tasks (callable from async code).
-    pub(crate) fn shutdown(self) {
-        for s in self.shards {
-            s.runtime.shutdown_background();
+    /// Stops the shards: their sessions' tasks are dropped, and the worker threads are waited
+    /// for up to `wait` (a statement running synchronously ends its thread only when it
+    /// returns). Blocks: call it from a blocking thread.
+    pub(crate) fn stop(mut self, wait: std::time::Duration) {
+        let deadline = std::time::Instant::now() + wait;
+        for s in &mut self.shards {
+            if let Some(rt) = s.runtime.take() {
+                rt.shutdown_timeout(deadline.saturating_duration_since(std::time::Instant::now()));
+            }
+        }
+    }
+}
+
+impl Drop for Shards {
+    fn drop(&mut self) {
+        for s in &mut self.shards {
+            if let Some(rt) = s.runtime.take() {
+                rt.shutdown_background();
+            }
         }
     }
 }
@@ -99,6 +117,6 @@ mod tests {
         let (h, _d) = shards.place();
         assert_eq!(h.block_on(async { 7 }), 7);
         drop((b, c));
-        shards.shutdown();
+        shards.stop(std::time::Duration::from_secs(5));
     }
 }
