@@ -39,7 +39,7 @@ pub struct EngineInner {
     stopping: AtomicBool,
     next_pid: std::sync::atomic::AtomicI32,
     commits: Arc<crate::commitq::CommitQueue>,
-    /// Ownership of the data directory (postmaster.pid); given up by `shutdown`.
+    /// Ownership of the data directory (postmaster.pid); given up by `release_data_dir`.
     dir_lock: Mutex<Option<crate::dirlock::DirLock>>,
 }
 

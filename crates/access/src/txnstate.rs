@@ -57,11 +57,11 @@ impl TxnState {
 impl Drop for TxnState {
     fn drop(&mut self) {
         self.release_tuple_lock();
-        if !self.finished
-            && let Some(xid) = self.xid
-        {
-            self.txns.mark_aborted(xid);
-            self.txns.done_writing();
+        if !self.finished {
+            if let Some(xid) = self.xid {
+                self.txns.mark_aborted(xid);
+            }
+            self.finish();
         }
         self.slot.release_snapshot();
         self.slot.xid.store(0, std::sync::atomic::Ordering::SeqCst);
