@@ -1,8 +1,8 @@
 //! Row locks between concurrent sessions, each scenario run against keel and against
 //! PostgreSQL 15 with the same assertions (so what is asserted is PostgreSQL's behaviour):
 //! READ COMMITTED re-evaluation after a concurrent update, REPEATABLE READ serialization
-//! failures, deadlock detection, cancelling a lock wait, hundreds of waiters on one row, and a
-//! session that disconnects while holding a row lock.
+//! failures, deadlock detection, cancelling a lock wait or a pg_sleep, hundreds of waiters on
+//! one row, and a session that disconnects while holding a row lock.
 
 use keel_e2e::Server;
 use keel_e2e::client::{
@@ -269,6 +269,44 @@ async fn cancel_lock_wait(conn: String) {
 #[test]
 fn cancel_of_a_lock_wait_gives_57014_and_the_transaction_rolls_back() {
     on_both(&[], cancel_lock_wait);
+}
+
+async fn cancel_sleep(conn: String) {
+    let sleeper = connect(&conn).await;
+    // More sessions than shards: some share the sleeper's worker and must still be served.
+    let mut others = Vec::new();
+    for _ in 0..4 {
+        others.push(connect(&conn).await);
+    }
+    let sleep = Box::pin(try_affected(&sleeper, "select pg_sleep(600)"));
+    let sleep = assert_blocked("pg_sleep", sleep, BLOCKED).await;
+    for (i, c) in others.iter().enumerate() {
+        for _ in 0..20 {
+            assert_eq!(
+                value(c, &format!("select {i} + 1")).await,
+                (i + 1).to_string()
+            );
+        }
+    }
+    let started = Instant::now();
+    if let Err(e) = within("cancel request", sleeper.cancel_token().cancel_query(NoTls)).await {
+        panic!("cancel_query: {e:?}");
+    }
+    match within("cancelled pg_sleep", sleep).await {
+        Err(e) => assert_eq!(sqlstate(&e), "57014", "{e:?}"),
+        Ok(n) => panic!("cancelled pg_sleep finished normally ({n} rows)"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(value(&sleeper, "select 1").await, "1");
+}
+
+#[test]
+fn cancel_of_pg_sleep_gives_57014_and_other_sessions_run_meanwhile() {
+    on_both(&[], cancel_sleep);
 }
 
 async fn disconnect_releases(conn: String) {

@@ -34,7 +34,14 @@ pub(crate) fn eval_cx<'a>(
         outer: &[],
         subq: Default::default(),
         deadline: statement_deadline(settings),
+        blocking: run_blocking,
     }
+}
+
+/// [`EvalCx::blocking`]: the closure blocks its thread, so the shard's other sessions move to
+/// another worker first (nothing to do when the statement already runs that way).
+fn run_blocking(f: &mut dyn FnMut()) {
+    maybe_blocking(false, f)
 }
 
 /// When the current statement must stop (statement_timeout, ms; 0 = never). Computed when

@@ -135,6 +135,7 @@ pub(crate) fn add_checks(
             outer: &[],
             subq: Default::default(),
             deadline: None,
+            blocking: crate::expr::run_inline,
         };
         for item in engine.scan(txn, &table) {
             let (_, row) = item?;

@@ -28,6 +28,8 @@ pub enum Special {
     RelationSize(Vec<u32>),
     CurrentSetting(String),
     PgBackendPid,
+    /// pg_sleep(seconds float8): waits, polling for cancel and statement_timeout.
+    Sleep(Box<Expr>),
 }
 
 #[derive(Clone)]
@@ -153,6 +155,14 @@ pub struct EvalCx<'a> {
     pub subq: std::collections::HashMap<u32, SubResult>,
     /// statement_timeout: past this instant, `check_cancel` fails with 57014.
     pub deadline: Option<std::time::Instant>,
+    /// Runs a closure that blocks its thread (pg_sleep). The session hands the async worker's
+    /// other sessions to another thread first; [`run_inline`] where nothing else shares it.
+    pub blocking: fn(&mut dyn FnMut()),
+}
+
+/// [`EvalCx::blocking`] for contexts that own their thread.
+pub fn run_inline(f: &mut dyn FnMut()) {
+    f()
 }
 
 impl EvalCx<'_> {
@@ -174,6 +184,7 @@ impl EvalCx<'_> {
             outer,
             subq: std::mem::take(&mut self.subq),
             deadline: self.deadline,
+            blocking: self.blocking,
         }
     }
 
@@ -230,6 +241,7 @@ impl Expr {
         match self {
             Expr::SubPlan(_) => true,
             Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
+            Expr::Special(Special::Sleep(arg), _) => arg.has_subplan(),
             Expr::Special(..) => false,
             Expr::Bin { l, r, .. }
             | Expr::And(l, r)
@@ -258,7 +270,10 @@ impl Expr {
             Expr::Col(..) => false,
             Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => true,
             Expr::SubPlan(_) => false,
-            Expr::Special(s, _) => !matches!(s, Special::Nextval(_) | Special::Setval(..)),
+            Expr::Special(s, _) => !matches!(
+                s,
+                Special::Nextval(_) | Special::Setval(..) | Special::Sleep(_)
+            ),
             Expr::Bin { l, r, .. }
             | Expr::And(l, r)
             | Expr::Or(l, r)
@@ -416,6 +431,40 @@ pub fn statement_timeout() -> PgError {
     )
 }
 
+/// pg_sleep: sleeps in slices of at most 10 ms so that a cancel request or statement_timeout
+/// ends it promptly, as PostgreSQL's latch wait does. Zero, negative and NaN return at once;
+/// an infinite or huge duration sleeps until cancelled.
+fn sleep(secs: f64, cx: &EvalCx<'_>) -> PgResult<()> {
+    if secs.is_nan() || secs <= 0.0 {
+        return Ok(());
+    }
+    let end = std::time::Duration::try_from_secs_f64(secs)
+        .ok()
+        .and_then(|d| std::time::Instant::now().checked_add(d));
+    let mut result = Ok(());
+    (cx.blocking)(&mut || {
+        loop {
+            if let Err(e) = cx.check_cancel() {
+                result = Err(e);
+                return;
+            }
+            let slice = std::time::Duration::from_millis(10);
+            let nap = match end {
+                Some(end) => {
+                    let left = end.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return;
+                    }
+                    left.min(slice)
+                }
+                None => slice,
+            };
+            std::thread::sleep(nap);
+        }
+    });
+    result
+}
+
 pub fn version_string() -> String {
     let v = keel_common::settings::find_def("server_version").map_or("15", |d| d.default);
     format!(
@@ -474,6 +523,14 @@ fn eval_special(s: &Special, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Dat
         ),
         Special::CurrentSetting(name) => Datum::Text(cx.settings.show(name)?.1),
         Special::PgBackendPid => Datum::Int4(cx.pid),
+        Special::Sleep(arg) => match arg.eval(row, cx)? {
+            Datum::Float8(secs) => {
+                sleep(secs, cx)?;
+                // void's output is the empty string, not NULL.
+                Datum::Text(String::new())
+            }
+            _ => Datum::Null,
+        },
     })
 }
 

@@ -58,6 +58,7 @@ impl Db {
             outer: &[],
             subq: Default::default(),
             deadline: None,
+            blocking: keel_sql::expr::run_inline,
         };
         match &prep.stmt {
             Stmt::Query(q) => {

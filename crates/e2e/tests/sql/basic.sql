@@ -103,6 +103,18 @@ select string_agg(s, ',' order by s) from (values ('b'), ('a'), ('c')) v(s);
 select abs(-5), mod(17, 5), 'a' || null, concat('a', null, 'b'), repeat('ab', 3), replace('hello', 'l', 'L');
 select case when 1 > 2 then 'yes' else 'no' end, position('c' in 'abcd'), trim('  x  ');
 
+-- case: pg_sleep
+\pset null (null)
+select pg_sleep(0.05);
+select pg_sleep(null) is null as strict, pg_typeof(pg_sleep(0));
+select pg_sleep('0.01'), pg_sleep(-1), pg_sleep('NaN'), pg_sleep(0.01::numeric);
+select pg_sleep('a'::text);
+select pg_sleep(1, 2);
+set statement_timeout = 50;
+select pg_sleep(30);
+reset statement_timeout;
+select count(*) from generate_series(1, 3) g where pg_sleep(0.01) is not null;
+
 -- case: errors_verbose
 select * from nosuch_table;
 select nosuch_col from (select 1 as a) s;

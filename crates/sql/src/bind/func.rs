@@ -191,6 +191,22 @@ impl Binder<'_> {
                     TypeId::Text,
                 ));
             }
+            ("pg_sleep", 1) => {
+                let arg = args.into_iter().next().expect("one argument");
+                // Only what casts to float8 implicitly: numbers and untyped literals.
+                use TypeId::*;
+                let ty = arg.ty();
+                if !matches!(ty, Int2 | Int4 | Int8 | Float4 | Float8 | Numeric | Unknown) {
+                    return Err(no_function(name, &[ty]));
+                }
+                let secs = super::types::coerce(
+                    arg,
+                    SqlType::new(TypeId::Float8),
+                    CastContext::Implicit,
+                    &mut self.params,
+                )?;
+                return Ok(Expr::Special(Special::Sleep(Box::new(secs)), TypeId::Void));
+            }
             ("pg_backend_pid", 0) => return Ok(Expr::Special(Special::PgBackendPid, TypeId::Int4)),
             ("current_setting", 1) => {
                 if let Expr::Const(Datum::Text(s), _) = &args[0] {
