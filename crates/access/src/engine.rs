@@ -175,9 +175,12 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         dir_lock: Mutex::new(Some(dir_lock)),
     };
     inner.commits.attach(&inner.wal, inner.txns.clone());
-    // Group commit waits in proportion to the transactions still writing (wal/gather.rs).
+    // Group commit waits in proportion to the transactions still writing (wal/gather.rs),
+    // leaving out those idle in their transaction block for IDLE_WRITER_MS.
     let txns = inner.txns.clone();
-    inner.wal.on_load(Box::new(move || txns.writing()));
+    inner
+        .wal
+        .on_load(Box::new(move || txns.writing_soon(IDLE_WRITER_MS)));
     if crashed {
         inner.reinit_unlogged_indexes()?;
     }
@@ -309,6 +312,9 @@ impl EngineInner {
 
     pub fn start_statement(&self, txn: &mut Transaction) {
         let st = &mut txn.inner;
+        st.slot
+            .idle_since
+            .store(0, std::sync::atomic::Ordering::Relaxed);
         if st.statements > 0 {
             st.cid += 1;
         }

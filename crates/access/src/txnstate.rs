@@ -40,6 +40,9 @@ impl TxnState {
     pub(crate) fn finish(&mut self) {
         if !self.finished {
             self.finished = true;
+            self.slot
+                .idle_since
+                .store(0, std::sync::atomic::Ordering::Relaxed);
             if self.xid.is_some() {
                 self.txns.done_writing();
             }

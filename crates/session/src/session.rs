@@ -485,7 +485,10 @@ impl keel_wire::Backend for Session {
         Ok(())
     }
 
-    fn transaction_status(&self) -> u8 {
+    fn ready_for_query(&mut self) -> u8 {
+        if let (Block::Open | Block::Failed, Some(txn)) = (&self.block, &self.txn) {
+            self.engine.idle_in_transaction(txn);
+        }
         match self.block {
             Block::Idle => b'I',
             Block::Open => b'T',

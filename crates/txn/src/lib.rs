@@ -19,6 +19,16 @@ mod tuplelock;
 mod xidmap;
 
 pub use slots::{Slot, SlotRegistry};
+
+/// Milliseconds on a monotonic clock that starts at the first call; never 0.
+pub fn clock_ms() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
+        + 1
+}
 pub use tuplelock::{TupleGuard, TupleKey, TupleLocks};
 pub use xidmap::{CommitLog, XidStatus};
 
@@ -101,6 +111,29 @@ impl TxnManager {
     /// without ordering.
     pub fn writing(&self) -> usize {
         self.writing.0.load(Ordering::Relaxed) as usize
+    }
+
+    /// Writing transactions that may commit soon: [`Self::writing`] less those whose session
+    /// has sat idle in its transaction block for `idle_limit_ms` or longer. A client holding a
+    /// transaction open is not about to commit; counted, it made every other commit wait for
+    /// it in group commit. Scans the sessions' slots (once per gathered flush).
+    pub fn writing_soon(&self, idle_limit_ms: u64) -> usize {
+        let writing = self.writing();
+        if writing <= 1 {
+            return writing;
+        }
+        let now = clock_ms();
+        let mut idle = 0;
+        self.slots.for_each(|s| {
+            let since = s.idle_since.load(Ordering::Relaxed);
+            if since != 0
+                && now.saturating_sub(since) >= idle_limit_ms
+                && s.xid.load(Ordering::Relaxed) != 0
+            {
+                idle += 1;
+            }
+        });
+        writing.saturating_sub(idle)
     }
 
     /// Takes a snapshot and publishes it in `slot` for the vacuum horizon.
@@ -291,4 +324,29 @@ impl TxnManager {
 /// Registers a session's slot for its lifetime.
 pub fn register_slot(mgr: &Arc<TxnManager>, pid: i32) -> Arc<Slot> {
     mgr.slots.register(pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writing_soon_leaves_out_transactions_idle_past_the_limit() {
+        let txns = TxnManager::new(10, CommitLog::new(10));
+        let slots: Vec<_> = (0..3).map(|pid| txns.slots.register(pid)).collect();
+        for s in &slots {
+            s.xid.store(txns.assign_xid(), Ordering::Relaxed);
+        }
+        assert_eq!(txns.writing_soon(0), 3);
+        slots[0].idle_since.store(clock_ms(), Ordering::Relaxed);
+        slots[1].idle_since.store(clock_ms(), Ordering::Relaxed);
+        // Idle, but not yet for the limit: still expected to commit soon.
+        assert_eq!(txns.writing_soon(60_000), 3);
+        assert_eq!(txns.writing_soon(0), 1);
+        // A slot without an xid (its transaction ended) is not subtracted.
+        slots[1].xid.store(0, Ordering::Relaxed);
+        txns.done_writing();
+        assert_eq!(txns.writing(), 2);
+        assert_eq!(txns.writing_soon(0), 1);
+    }
 }

@@ -17,6 +17,9 @@ pub struct Slot {
     pub xid: AtomicU64,
     /// The xid this session waits for, 0 if none.
     pub waiting_for: AtomicU64,
+    /// When the session, holding an xid, last went idle inside its transaction block
+    /// ([`crate::clock_ms`]); 0 while a statement runs, and once the transaction is decided.
+    pub idle_since: AtomicU64,
 }
 
 impl Slot {

@@ -174,8 +174,9 @@ pub trait Backend: Send + 'static {
     /// as PostgreSQL reports an error before it aborts the transaction.
     fn error_reported(&mut self) {}
 
-    /// 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.
-    fn transaction_status(&self) -> u8;
+    /// ReadyForQuery is being written: the session now waits for its client. Returns the
+    /// status it carries: 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.
+    fn ready_for_query(&mut self) -> u8;
 
     /// The client is gone (Terminate or EOF): roll back whatever is open.
     fn terminate(&mut self) -> impl Future<Output = ()> + Send;

@@ -4,7 +4,7 @@
 //!
 //! Protocol state owned here:
 //! - after an error in the extended protocol, messages are skipped until Sync;
-//! - ReadyForQuery carries [`Backend::transaction_status`];
+//! - ReadyForQuery carries [`Backend::ready_for_query`];
 //! - output is buffered and flushed on Sync, Flush, ReadyForQuery, or when the buffer is large.
 //!
 //! See README.md for the buffering rules and invariants.

@@ -63,7 +63,7 @@ pub(crate) async fn run<F: BackendFactory, S: Transport>(
         codec::parameter_status(&mut conn.wbuf, &name, &value);
     }
     codec::backend_key_data(&mut conn.wbuf, registration.pid, registration.secret);
-    codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+    codec::ready_for_query(&mut conn.wbuf, backend.ready_for_query());
     conn.flush_out().await;
     query_loop(&mut conn, &mut backend, &shared, &registration.token).await;
     backend.terminate().await;
@@ -264,7 +264,7 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                 if is_extended(tag) {
                     ignore_till_sync = true;
                 } else {
-                    codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                    codec::ready_for_query(&mut conn.wbuf, backend.ready_for_query());
                     cycle.finish().await;
                     conn.flush_out().await;
                 }
@@ -281,7 +281,7 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                     }
                     conn.error(&e);
                 }
-                codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                codec::ready_for_query(&mut conn.wbuf, backend.ready_for_query());
                 cycle.finish().await;
                 conn.flush_out().await;
                 if failed {
@@ -345,7 +345,7 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                     }
                     conn.error(&e);
                 }
-                codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                codec::ready_for_query(&mut conn.wbuf, backend.ready_for_query());
                 cycle.finish().await;
                 conn.flush_out().await;
                 Ok(())
@@ -363,7 +363,7 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                 conn.error(&PgError::unsupported(
                     "the fastpath function call interface",
                 ));
-                codec::ready_for_query(&mut conn.wbuf, backend.transaction_status());
+                codec::ready_for_query(&mut conn.wbuf, backend.ready_for_query());
                 cycle.finish().await;
                 conn.flush_out().await;
                 Ok(())

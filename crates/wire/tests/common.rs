@@ -357,7 +357,7 @@ impl Backend for TestBackend {
         Ok(())
     }
 
-    fn transaction_status(&self) -> u8 {
+    fn ready_for_query(&mut self) -> u8 {
         self.status
     }
 
