@@ -103,6 +103,21 @@ select string_agg(s, ',' order by s) from (values ('b'), ('a'), ('c')) v(s);
 select abs(-5), mod(17, 5), 'a' || null, concat('a', null, 'b'), repeat('ab', 3), replace('hello', 'l', 'L');
 select case when 1 > 2 then 'yes' else 'no' end, position('c' in 'abcd'), trim('  x  ');
 
+-- case: join_keys_of_every_expression_shape
+create temp table ja (x int, pad int);
+create temp table jb (pad1 int, pad2 int, y int);
+insert into ja values (1, 10), (0, 20);
+insert into jb values (100, 200, 5), (100, 200, -5), (100, 200, null);
+select x, pad, y from ja join jb on ja.x = case when jb.y > 0 then 1 else 0 end order by x, y;
+select x, y from ja join jb on ja.x = (jb.y is null)::int order by x, y;
+select x, y from ja join jb on ja.x = (not (jb.y > 0))::int order by x, y;
+select x, y from ja join jb on ja.x = ((jb.y > 0) is true)::int order by x, y;
+select x, y from ja join jb on ja.x = (jb.y is not distinct from 5)::int order by x, y;
+select x, y from ja join jb on ja.x + 4 = greatest(jb.y, 0) order by x, y;
+select x, y from ja join jb on ja.x = coalesce(jb.y, 1) order by x, y;
+select x, y from ja join jb on ja.x = (jb.y > 0 and jb.y < 10)::int order by x, y;
+select x, y from ja join jb on ja.x = (select max(x) from ja) and jb.y = 5 order by x, y;
+
 -- case: pg_sleep
 \pset null (null)
 select pg_sleep(0.05);

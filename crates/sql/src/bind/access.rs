@@ -85,13 +85,17 @@ pub fn choose_access(catalog: &Catalog, table: &Arc<TableDef>, pred: Expr) -> (A
     (best.map_or(Access::Seq, |b| b.1), pred)
 }
 
+/// Widens `lo..hi` to the columns `e` references. What it does not look into (subqueries,
+/// functions with special evaluation) counts as referencing every column, so such an
+/// expression is never taken as one side's join key ([`shift`] could not re-base it).
 fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
     match e {
         Expr::Col(i, _) => {
             *lo = (*lo).min(*i);
             *hi = (*hi).max(*i + 1);
         }
-        Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) => {
+        Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => {}
+        Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) | Expr::Distinct { l, r, .. } => {
             col_range(l, lo, hi);
             col_range(r, lo, hi);
         }
@@ -100,7 +104,7 @@ fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
         | Expr::IsNull(arg, _)
         | Expr::IsBool { arg, .. }
         | Expr::Cast { arg, .. } => col_range(arg, lo, hi),
-        Expr::Func { args, .. } | Expr::Coalesce(args, _) => {
+        Expr::Func { args, .. } | Expr::Coalesce(args, _) | Expr::MinMax { args, .. } => {
             args.iter().for_each(|a| col_range(a, lo, hi))
         }
         Expr::Case { whens, default, .. } => {
@@ -110,7 +114,10 @@ fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
             }
             col_range(default, lo, hi);
         }
-        _ => {}
+        Expr::Special(..) | Expr::SubPlan(_) => {
+            *lo = 0;
+            *hi = usize::MAX;
+        }
     }
 }
 
@@ -151,34 +158,69 @@ pub fn equi_keys(on: &Expr, left_width: usize) -> Option<(Vec<Expr>, Vec<Expr>)>
     if lk.is_empty() { None } else { Some((lk, rk)) }
 }
 
+/// Re-bases the column references of a key expression that [`col_range`] placed on the right
+/// side: every variant `col_range` descends into is rebuilt here.
 fn shift(e: Expr, by: usize) -> Expr {
+    let sh = |e: Box<Expr>| Box::new(shift(*e, by));
+    let all = |v: Vec<Expr>| v.into_iter().map(|a| shift(a, by)).collect::<Vec<_>>();
     match e {
         Expr::Col(i, t) => Expr::Col(i - by, t),
         Expr::Bin { op, f, l, r, ty } => Expr::Bin {
             op,
             f,
-            l: Box::new(shift(*l, by)),
-            r: Box::new(shift(*r, by)),
+            l: sh(l),
+            r: sh(r),
             ty,
+        },
+        Expr::And(l, r) => Expr::And(sh(l), sh(r)),
+        Expr::Or(l, r) => Expr::Or(sh(l), sh(r)),
+        Expr::Distinct { l, r, eq, negated } => Expr::Distinct {
+            l: sh(l),
+            r: sh(r),
+            eq,
+            negated,
         },
         Expr::Un { f, arg, ty } => Expr::Un {
             f,
-            arg: Box::new(shift(*arg, by)),
+            arg: sh(arg),
             ty,
         },
+        Expr::Not(arg) => Expr::Not(sh(arg)),
+        Expr::IsNull(arg, negated) => Expr::IsNull(sh(arg), negated),
+        Expr::IsBool {
+            arg,
+            value,
+            negated,
+        } => Expr::IsBool {
+            arg: sh(arg),
+            value,
+            negated,
+        },
         Expr::Cast { arg, from, to, ctx } => Expr::Cast {
-            arg: Box::new(shift(*arg, by)),
+            arg: sh(arg),
             from,
             to,
             ctx,
         },
-        Expr::Func { f, args } => Expr::Func {
-            f,
-            args: args.into_iter().map(|a| shift(a, by)).collect(),
+        Expr::Func { f, args } => Expr::Func { f, args: all(args) },
+        Expr::Coalesce(args, t) => Expr::Coalesce(all(args), t),
+        Expr::MinMax { args, greatest, ty } => Expr::MinMax {
+            args: all(args),
+            greatest,
+            ty,
         },
-        Expr::Coalesce(args, t) => {
-            Expr::Coalesce(args.into_iter().map(|a| shift(a, by)).collect(), t)
-        }
-        other => other,
+        Expr::Case { whens, default, ty } => Expr::Case {
+            whens: whens
+                .into_iter()
+                .map(|(a, b)| (shift(a, by), shift(b, by)))
+                .collect(),
+            default: sh(default),
+            ty,
+        },
+        other @ (Expr::Const(..)
+        | Expr::Param(..)
+        | Expr::Outer(..)
+        | Expr::Special(..)
+        | Expr::SubPlan(_)) => other,
     }
 }
