@@ -61,13 +61,13 @@ impl WriteState {
     }
 }
 
-/// One transaction. Created by [`Engine::begin`], ended by [`Engine::commit`] or
-/// [`Engine::rollback`].
 /// How long a writing transaction may sit idle in its block (waiting for its client) and still
 /// count as about to commit for group commit. Far above a client's round trip under load
 /// (pgbench at 256 clients: a few milliseconds), far below a human's or a pooled connection's.
 pub const IDLE_WRITER_MS: u64 = 100;
 
+/// One transaction. Created by [`Engine::begin`], ended by [`Engine::commit`] or
+/// [`Engine::rollback`].
 pub struct Transaction {
     pub isolation: Isolation,
     pub read_only: bool,
@@ -165,16 +165,20 @@ impl Engine {
         self.inner.start_statement(txn)
     }
 
-    /// The session now waits for its client inside the transaction block. Once it has waited
-    /// [`IDLE_WRITER_MS`], group commit stops expecting this transaction's commit; the next
-    /// `start_statement` or its end undoes this.
-    pub fn idle_in_transaction(&self, txn: &Transaction) {
+    /// The session now waits for its client inside the transaction block (`idle` true), or
+    /// its client has sent the next command (false). Once it has waited [`IDLE_WRITER_MS`],
+    /// group commit stops expecting this transaction's commit. `start_statement` and the
+    /// transaction's end also clear the mark.
+    pub fn idle_in_transaction(&self, txn: &Transaction, idle: bool) {
         let st = &txn.inner;
-        if st.xid.is_some() && !st.finished {
-            st.slot
-                .idle_since
-                .store(keel_txn::clock_ms(), std::sync::atomic::Ordering::Relaxed);
-        }
+        let since = if idle && st.xid.is_some() && !st.finished {
+            keel_txn::clock_ms()
+        } else {
+            0
+        };
+        st.slot
+            .idle_since
+            .store(since, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Before a statement that reads through its snapshot: waits until the pre-committed

@@ -190,7 +190,16 @@ impl Session {
                     return Err(keel_common::PgError::internal("no transaction"));
                 };
                 self.engine.start_statement(txn);
-                let out = keel_sql::ddl::execute_ddl(stmt, &self.engine, txn)?;
+                let cancel = self.cancel.clone();
+                let cf = move || cancel.is_cancelled();
+                let interrupt = keel_sql::ddl::Interrupt {
+                    cancel: &cf,
+                    deadline: statement_deadline(&self.settings),
+                };
+                // Off the async worker: validating a CHECK scans and evaluates every row.
+                let out = maybe_blocking(false, || {
+                    keel_sql::ddl::execute_ddl(stmt, &self.engine, txn, &interrupt)
+                })?;
                 for n in &out.notices {
                     client.notice(n);
                 }

@@ -485,9 +485,15 @@ impl keel_wire::Backend for Session {
         Ok(())
     }
 
+    fn command_started(&mut self) {
+        if let Some(txn) = &self.txn {
+            self.engine.idle_in_transaction(txn, false);
+        }
+    }
+
     fn ready_for_query(&mut self) -> u8 {
         if let (Block::Open | Block::Failed, Some(txn)) = (&self.block, &self.txn) {
-            self.engine.idle_in_transaction(txn);
+            self.engine.idle_in_transaction(txn, true);
         }
         match self.block {
             Block::Idle => b'I',

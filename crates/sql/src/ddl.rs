@@ -37,10 +37,18 @@ pub(crate) fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
     }
 }
 
+/// What stops a DDL statement that evaluates expressions over existing rows (ALTER TABLE ...
+/// ADD CHECK validates every row): the session's cancel flag and statement_timeout.
+pub struct Interrupt<'a> {
+    pub cancel: &'a (dyn Fn() -> bool + Sync),
+    pub deadline: Option<std::time::Instant>,
+}
+
 pub fn execute_ddl(
     stmt: &ast::Statement,
     engine: &Engine,
     txn: &mut Transaction,
+    interrupt: &Interrupt<'_>,
 ) -> PgResult<DdlOutcome> {
     let mut cat: Catalog = (*txn.catalog(engine)).clone();
     if txn.pending_catalog.is_none() {
@@ -67,7 +75,9 @@ pub fn execute_ddl(
             &mut notices,
         )?,
         ast::Statement::CreateIndex(ci) => create_index(ci, engine, txn, &mut cat, &mut notices)?,
-        ast::Statement::AlterTable(at) => alter_table(at, engine, txn, &mut cat, &mut notices)?,
+        ast::Statement::AlterTable(at) => {
+            alter_table(at, engine, txn, &mut cat, &mut notices, interrupt)?
+        }
         ast::Statement::CreateSequence { .. } => {
             crate::ddl_sequence::create_sequence(stmt, &mut cat, &mut notices)?
         }
@@ -745,6 +755,7 @@ fn alter_table(
     txn: &mut Transaction,
     cat: &mut Catalog,
     notices: &mut Vec<PgError>,
+    interrupt: &Interrupt<'_>,
 ) -> PgResult<String> {
     let tname = plain_name(&at.name)?;
     let table = match cat.table_by_name(&tname) {
@@ -810,7 +821,9 @@ fn alter_table(
                     validate_fk(cat, table.oid, engine, txn)?;
                 }
                 ast::TableConstraint::Check(_) => {
-                    crate::ddl_alter::alter_op(op, table.oid, engine, txn, cat, notices)?;
+                    crate::ddl_alter::alter_op(
+                        op, table.oid, engine, txn, cat, notices, interrupt,
+                    )?;
                 }
                 other => return Err(PgError::unsupported(format!("ALTER TABLE ADD {other}"))),
             },
@@ -859,7 +872,9 @@ fn alter_table(
                 });
                 cat.tables.insert(nt.oid, Arc::new(nt));
             }
-            other => crate::ddl_alter::alter_op(other, table.oid, engine, txn, cat, notices)?,
+            other => {
+                crate::ddl_alter::alter_op(other, table.oid, engine, txn, cat, notices, interrupt)?
+            }
         }
     }
     Ok("ALTER TABLE".into())

@@ -66,7 +66,7 @@ pub(crate) fn add_checks(
     cat: &mut Catalog,
     oid: u32,
     pending: Vec<PendingCheck>,
-    validate: Option<(&Engine, &Transaction)>,
+    validate: Option<(&Engine, &Transaction, &crate::ddl::Interrupt<'_>)>,
 ) -> PgResult<()> {
     if pending.is_empty() {
         return Ok(());
@@ -120,25 +120,26 @@ pub(crate) fn add_checks(
         ..nt.clone()
     };
     let bound = Binder::new(cat, &[], "", 0).check_exprs(&added)?;
-    if let Some((engine, txn)) = validate {
+    if let Some((engine, txn, interrupt)) = validate {
         let mut funcs = SessionFuncs::new(1);
         let settings = Settings::default();
-        let cancel = || false;
         let mut ev = EvalCx {
             params: &[],
             fctx: &mut funcs,
             engine,
             settings: &settings,
             pid: 0,
-            cancel: &cancel,
+            cancel: interrupt.cancel,
             txn: Some(txn),
             outer: &[],
             subq: Default::default(),
-            deadline: None,
+            deadline: interrupt.deadline,
+            // The session runs DDL off its async worker (block_in_place).
             blocking: crate::expr::run_inline,
         };
         for item in engine.scan(txn, &table) {
             let (_, row) = item?;
+            ev.check_cancel()?;
             for (name, e) in &bound {
                 if let Datum::Bool(false) = e.eval(&row, &mut ev)? {
                     return Err(PgError::new(
@@ -166,6 +167,7 @@ pub(crate) fn alter_op(
     txn: &Transaction,
     cat: &mut Catalog,
     notices: &mut Vec<PgError>,
+    interrupt: &crate::ddl::Interrupt<'_>,
 ) -> PgResult<()> {
     let table = cat
         .tables
@@ -182,7 +184,7 @@ pub(crate) fn alter_op(
                 cat,
                 oid,
                 vec![PendingCheck::from_ast(c, None)],
-                Some((engine, txn)),
+                Some((engine, txn, interrupt)),
             );
         }
         ast::AlterTableOperation::DropColumn {

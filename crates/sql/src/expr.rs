@@ -160,7 +160,7 @@ pub struct EvalCx<'a> {
     pub blocking: fn(&mut dyn FnMut()),
 }
 
-/// [`EvalCx::blocking`] for contexts that own their thread.
+/// [`EvalCx::blocking`] for contexts already off the async workers (DDL validation, tests).
 pub fn run_inline(f: &mut dyn FnMut()) {
     f()
 }
@@ -435,6 +435,7 @@ pub fn statement_timeout() -> PgError {
 /// ends it promptly, as PostgreSQL's latch wait does. Zero, negative and NaN return at once;
 /// an infinite or huge duration sleeps until cancelled.
 fn sleep(secs: f64, cx: &EvalCx<'_>) -> PgResult<()> {
+    cx.check_cancel()?;
     if secs.is_nan() || secs <= 0.0 {
         return Ok(());
     }

@@ -90,7 +90,12 @@ impl Db {
                 }
             }
             Stmt::Ddl(s) => {
-                keel_sql::ddl::execute_ddl(s, &self.engine, txn)?;
+                let no_cancel = || false;
+                let interrupt = keel_sql::ddl::Interrupt {
+                    cancel: &no_cancel,
+                    deadline: None,
+                };
+                keel_sql::ddl::execute_ddl(s, &self.engine, txn, &interrupt)?;
                 Ok(vec![])
             }
             _ => Ok(vec![]),

@@ -174,6 +174,10 @@ pub trait Backend: Send + 'static {
     /// as PostgreSQL reports an error before it aborts the transaction.
     fn error_reported(&mut self) {}
 
+    /// The first message of a command cycle arrived (the session is no longer waiting for its
+    /// client).
+    fn command_started(&mut self) {}
+
     /// ReadyForQuery is being written: the session now waits for its client. Returns the
     /// status it carries: 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.
     fn ready_for_query(&mut self) -> u8;

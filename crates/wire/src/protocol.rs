@@ -255,6 +255,7 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
         if cycle.idle() && tag != b'S' && tag != b'H' {
             cancel.reset();
             cycle.start();
+            backend.command_started();
         }
         let msg = match codec::decode(tag, &body) {
             Ok(m) => m,

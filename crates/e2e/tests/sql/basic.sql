@@ -127,6 +127,9 @@ select pg_sleep('a'::text);
 select pg_sleep(1, 2);
 set statement_timeout = 50;
 select pg_sleep(30);
+create temp table ck (a int);
+insert into ck select generate_series(1, 100);
+alter table ck add check (pg_sleep(0.01) is not null);
 reset statement_timeout;
 select count(*) from generate_series(1, 3) g where pg_sleep(0.01) is not null;
 

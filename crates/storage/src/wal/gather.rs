@@ -57,15 +57,17 @@ impl Gather {
         let Some(load) = self.load.get() else {
             return;
         };
-        let mut r = request.lock();
-        if *r <= flushed {
+        if *request.lock() <= flushed {
             return;
         }
+        // The gauge may scan the sessions; committers queue on the request lock, so it is
+        // read outside it.
         let time = gather_time(load());
         if time.is_zero() {
             return;
         }
         let deadline = Instant::now() + time;
+        let mut r = request.lock();
         while !self.urgent.load(Ordering::Acquire) && !shutdown.load(Ordering::Acquire) {
             if self.cv.wait_until(&mut r, deadline).timed_out() {
                 break;
