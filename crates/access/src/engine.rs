@@ -7,7 +7,7 @@ use crate::txnstate::{SlotPool, TxnState};
 use keel_catalog::{Catalog, Persistence};
 use keel_common::{PgError, PgResult, RelFileId, Settings, sqlstate};
 use keel_storage::smgr::Smgr;
-use keel_storage::wal::{FIRST_LSN, RecordKind, WalReader};
+use keel_storage::wal::{FIRST_LSN, RecordKind, SEGMENT_SIZE, WalReader};
 use keel_storage::{BufferPool, Wal};
 use keel_txn::{CommitLog, Snapshot, TxnManager};
 use parking_lot::{Mutex, RwLock};
@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+/// Retired WAL segments always kept for reuse: PostgreSQL's min_wal_size default, 80 MB.
+const MIN_RECYCLED: u64 = 5;
 
 pub struct EngineInner {
     pub(crate) data_dir: PathBuf,
@@ -561,9 +564,19 @@ impl EngineInner {
         let bytes = serde_json::to_vec(&control).map_err(|e| PgError::internal(e.to_string()))?;
         write_atomic(&self.data_dir, "keel.control", &bytes)?;
         self.wal.log(RecordKind::Checkpoint, 0, &redo.to_le_bytes());
-        self.wal.remove_segments_before(redo);
+        let (prev_redo, _) = *self.last_redo.lock();
+        self.wal
+            .recycle_segments_before(redo, self.segments_to_recycle(redo - prev_redo.min(redo)));
         *self.last_redo.lock() = (redo, Instant::now());
         Ok(())
+    }
+
+    /// How many retired WAL segments to keep for reuse: enough for another checkpoint cycle as
+    /// long as the last (`cycle` bytes of WAL), at least PostgreSQL's min_wal_size (80 MB, 5
+    /// segments), at most max_wal_size.
+    fn segments_to_recycle(&self, cycle: u64) -> u64 {
+        let most = (self.max_wal_size / SEGMENT_SIZE).max(MIN_RECYCLED);
+        (cycle.div_ceil(SEGMENT_SIZE) + 1).clamp(MIN_RECYCLED, most)
     }
 
     /// Whether enough time or WAL passed since the last checkpoint.

@@ -22,9 +22,12 @@ mod reader;
 pub(crate) mod record;
 mod writer;
 
+#[cfg(test)]
+mod tests;
+
 pub use gather::LoadGauge;
 pub use reader::WalReader;
-pub use record::{PageImage, RecordKind, WalRecord};
+pub use record::{PageImage, RecordKind, WalRecord, parse_pages};
 pub use writer::{DurableHook, Wal};
 
 pub const SEGMENT_SIZE: u64 = 16 * 1024 * 1024;
