@@ -145,6 +145,19 @@ select 1 +;
 selec 1;
 select count(*) from errs;
 
+-- case: operator_error_positions
+select 1 = true;
+select 1 +  'a';
+select (1) = true;
+select ( 1 ) <> true;
+select 'x'::text - 1;
+select 2 * 3 = 'b';
+select 1 + 2 + 'c';
+select * from (select 1 as a) s where a
+  = 'q';
+select -true;
+select 1 = any (select true);
+
 -- case: constraints_defaults
 create table cd (id int primary key, a int not null default 7, b text default 'dflt', c boolean default true);
 insert into cd (id) values (1);

@@ -5,6 +5,7 @@ pub mod access;
 pub mod dml;
 pub mod func;
 pub mod join;
+mod position;
 pub mod query;
 mod row;
 pub mod setop;
@@ -148,7 +149,8 @@ impl<'a> Binder<'a> {
                 i -= 1;
             }
         } else {
-            while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+            // A parenthesized operand's span may end before its closing parenthesis.
+            while chars.get(i).is_some_and(|c| c.is_whitespace() || *c == ')') {
                 i += 1;
             }
         }
@@ -336,7 +338,7 @@ impl<'a> Binder<'a> {
                         }
                         let l = self.expr(left, scope, agg)?;
                         let r = self.expr(right, scope, agg)?;
-                        self.binary(name, l, r)
+                        self.binary_at(name, l, r, Some((left, right)))
                     }
                 }
             }
@@ -356,6 +358,7 @@ impl<'a> Binder<'a> {
                         }
                         let a = self.expr(expr, scope, agg)?;
                         self.unary("-", a)
+                            .map_err(|err| self.at_prefix_operator(err, expr))
                     }
                     U::Plus => self.expr(expr, scope, agg),
                     U::PGAbs | U::BitwiseNot | U::PGSquareRoot | U::PGCubeRoot => {
@@ -369,6 +372,7 @@ impl<'a> Binder<'a> {
                             },
                             a,
                         )
+                        .map_err(|err| self.at_prefix_operator(err, expr))
                     }
                     other => Err(PgError::unsupported(format!("operator {other}"))),
                 }
@@ -760,6 +764,19 @@ impl<'a> Binder<'a> {
 
     /// Resolves a binary operator, giving unknown-typed operands the other side's type.
     pub fn binary(&mut self, op: &'static str, l: Expr, r: Expr) -> PgResult<Expr> {
+        self.binary_at(op, l, r, None)
+    }
+
+    /// `binary` for operands written as `left op right` in the query: as in PostgreSQL, an
+    /// operator that does not exist is reported at the operator, and an operand that does not
+    /// convert (`1 + 'a'`) at that operand.
+    fn binary_at(
+        &mut self,
+        op: &'static str,
+        l: Expr,
+        r: Expr,
+        src: Option<(&ast::Expr, &ast::Expr)>,
+    ) -> PgResult<Expr> {
         let (mut lt, mut rt) = (l.ty(), r.ty());
         // String operators resolve untyped literals themselves ('l' || 1 is text || anynonarray).
         let string_op = matches!(op, "||" | "~~" | "!~~" | "~~*" | "!~~*");
@@ -779,19 +796,35 @@ impl<'a> Binder<'a> {
                 format!("operator does not exist: {} {op} {}", l.ty().name(), r.ty().name()),
             )
             .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-        })?;
+        });
+        let o = match (o, src) {
+            (Ok(o), _) => o,
+            (Err(err), Some((left, right))) => {
+                return Err(match self.operator_position(left, right) {
+                    Some(p) => err.or_position(p),
+                    None => err,
+                });
+            }
+            (Err(err), None) => return Err(err),
+        };
+        let at = |b: &Self, err: PgError, operand: Option<&ast::Expr>| match operand {
+            Some(e) => b.at(err, e.span()),
+            None => err,
+        };
         let l = coerce(
             l,
             SqlType::new(o.left),
             CastContext::Implicit,
             &mut self.params,
-        )?;
+        )
+        .map_err(|err| at(self, err, src.map(|s| s.0)))?;
         let r = coerce(
             r,
             SqlType::new(o.right),
             CastContext::Implicit,
             &mut self.params,
-        )?;
+        )
+        .map_err(|err| at(self, err, src.map(|s| s.1)))?;
         Ok(Expr::Bin {
             op,
             f: o.func,
@@ -812,6 +845,7 @@ impl<'a> Binder<'a> {
                 sqlstate::UNDEFINED_FUNCTION,
                 format!("operator does not exist: {op} {}", a.ty().name()),
             )
+            .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
         })?;
         let a = coerce(
             a,

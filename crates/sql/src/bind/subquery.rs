@@ -223,7 +223,14 @@ impl Binder<'_> {
                 &mut self.params,
             )?;
         }
-        let cmp = self.binary(op, Expr::Col(0, l.ty()), Expr::Col(1, sub_ty))?;
+        let cmp = self
+            .binary(op, Expr::Col(0, l.ty()), Expr::Col(1, sub_ty))
+            .map_err(
+                |err| match self.operator_position_between(lhs, q.span().start) {
+                    Some(p) if err.code == sqlstate::UNDEFINED_FUNCTION => err.or_position(p),
+                    _ => err,
+                },
+            )?;
         if cmp.ty() != TypeId::Bool {
             return Err(PgError::new(
                 sqlstate::DATATYPE_MISMATCH,

@@ -1,0 +1,89 @@
+//! Where PostgreSQL points in the query text for errors about an operator.
+//!
+//! sqlparser's `BinaryOp` carries no span for the operator itself, and the spans of some
+//! operands stop short (a cast's span ends before its `::type`, a unary minus's starts after
+//! the sign), so the operator is found by re-tokenizing the text between the operands.
+
+use super::Binder;
+use sqlparser::ast::{self, Spanned};
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::tokenizer::{Location, Token, Tokenizer};
+
+/// Characters PostgreSQL operators are made of.
+fn is_operator(t: &Token) -> bool {
+    let s = t.to_string();
+    !s.is_empty() && s.chars().all(|c| "+-*/<>=~!@#%^&|`?".contains(c))
+}
+
+impl Binder<'_> {
+    /// Positions an error about the prefix operator applied to `operand` (for analysis
+    /// errors, as `at` does) at the operator: the last operator token before the operand.
+    pub(super) fn at_prefix_operator(
+        &self,
+        err: keel_common::PgError,
+        operand: &ast::Expr,
+    ) -> keel_common::PgError {
+        let to = operand.span().start;
+        let op = Tokenizer::new(&PostgreSqlDialect {}, self.text)
+            .tokenize_with_location()
+            .ok()
+            .and_then(|toks| {
+                toks.iter()
+                    .take_while(|t| (t.span.start.line, t.span.start.column) < (to.line, to.column))
+                    .filter(|t| is_operator(&t.token))
+                    .last()
+                    .map(|t| t.span)
+            });
+        self.at(err, op.unwrap_or_else(|| operand.span()))
+    }
+
+    /// The 1-based position of the operator of `left op right`: the last operator token at
+    /// the outer parenthesis level between the operands' starts that follows an operand (so
+    /// not the sign in `a - -1`). Falls back to the first non-blank after `left`.
+    pub(super) fn operator_position(&self, left: &ast::Expr, right: &ast::Expr) -> Option<u32> {
+        self.operator_position_between(left, right.span().start)
+    }
+
+    /// `operator_position` where the right side starts at `to` (`x = any (subquery)`).
+    pub(super) fn operator_position_between(&self, left: &ast::Expr, to: Location) -> Option<u32> {
+        let from = left.span().start;
+        let found = Tokenizer::new(&PostgreSqlDialect {}, self.text)
+            .tokenize_with_location()
+            .ok()
+            .and_then(|toks| {
+                let before = |l: Location| (l.line, l.column) < (to.line, to.column);
+                let mut depth = 0i32;
+                let mut prev: Option<&Token> = None;
+                let mut at = None;
+                for t in toks
+                    .iter()
+                    .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+                {
+                    let start = t.span.start;
+                    if (start.line, start.column) < (from.line, from.column) {
+                        continue;
+                    }
+                    if !before(start) {
+                        break;
+                    }
+                    match t.token {
+                        Token::LParen | Token::LBracket => depth += 1,
+                        Token::RParen | Token::RBracket => depth -= 1,
+                        _ => {}
+                    }
+                    let after_operand = prev.is_some_and(|p| {
+                        !is_operator(p) && !matches!(p, Token::LParen | Token::Comma)
+                    });
+                    if depth == 0 && is_operator(&t.token) && after_operand {
+                        at = Some(start);
+                    }
+                    prev = Some(&t.token);
+                }
+                at
+            });
+        match found {
+            Some(loc) => self.position(sqlparser::tokenizer::Span::new(loc, loc)),
+            None => self.position_near(left.span().end, false),
+        }
+    }
+}
