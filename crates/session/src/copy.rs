@@ -468,8 +468,7 @@ impl Session {
         row_exprs: &[keel_sql::expr::Expr],
         rows: Vec<Vec<Datum>>,
     ) -> PgResult<Vec<Vec<Datum>>> {
-        let cancel = self.cancel.clone();
-        let cf = move || cancel.is_cancelled();
+        let cf = self.cancel_check();
         let mut ev = crate::exec::eval_cx(
             &self.engine,
             &[],

@@ -1,7 +1,7 @@
 //! Running one bound statement inside the session's transaction.
 
 use crate::describe::{RowWriter, fields, text_column};
-use crate::session::{Block, Session};
+use crate::session::{Block, Session, cancel_check};
 use keel_common::{PgResult, Settings};
 use keel_sql::exec::{ModifyExec, Step, run_query};
 use keel_sql::expr::{EvalCx, SessionFuncs};
@@ -147,8 +147,7 @@ impl Session {
                 self.engine.start_statement(txn);
                 match &prep.stmt {
                     Stmt::Query(q) => {
-                        let cancel = self.cancel.clone();
-                        let cf = move || cancel.is_cancelled();
+                        let cf = self.cancel_check();
                         let txn = self
                             .txn
                             .as_ref()
@@ -190,8 +189,7 @@ impl Session {
                     return Err(keel_common::PgError::internal("no transaction"));
                 };
                 self.engine.start_statement(txn);
-                let cancel = self.cancel.clone();
-                let cf = move || cancel.is_cancelled();
+                let cf = cancel_check(&self.cancel);
                 let interrupt = keel_sql::ddl::Interrupt {
                     cancel: &cf,
                     deadline: statement_deadline(&self.settings),
@@ -228,8 +226,7 @@ impl Session {
             return Err(keel_common::PgError::internal("no transaction"));
         };
         self.engine.start_statement(txn);
-        let cancel = self.cancel.clone();
-        let cf = move || cancel.is_cancelled();
+        let cf = self.cancel_check();
         let txn = self
             .txn
             .as_ref()
@@ -284,10 +281,7 @@ impl Session {
         let deadline = statement_deadline(&self.settings);
         loop {
             let step = {
-                let cf = {
-                    let c = cancel.clone();
-                    move || c.is_cancelled()
-                };
+                let cf = cancel_check(&cancel);
                 let Some(txn) = self.txn.as_mut() else {
                     return Err(keel_common::PgError::internal("no transaction"));
                 };

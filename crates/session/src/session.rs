@@ -67,7 +67,18 @@ pub struct Session {
     pub(crate) plans: Arc<PlanCache>,
 }
 
+/// A cancel-request check for evaluation contexts and long operations (owns its token, so it
+/// outlives borrows of the session).
+pub(crate) fn cancel_check(cancel: &Arc<CancelToken>) -> impl Fn() -> bool + use<> {
+    let cancel = cancel.clone();
+    move || cancel.is_cancelled()
+}
+
 impl Session {
+    pub(crate) fn cancel_check(&self) -> impl Fn() -> bool + use<> {
+        cancel_check(&self.cancel)
+    }
+
     pub fn new(
         engine: Arc<Engine>,
         boot: Settings,
