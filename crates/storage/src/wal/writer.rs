@@ -69,7 +69,9 @@ impl Wal {
         zero_range(&file, from, SEGMENT_SIZE - from)?;
         file.sync_data()
             .map_err(|e| PgError::io("could not fsync wal segment", e))?;
-        sync_dir(&dir)?;
+        if fsync {
+            sync_dir(&dir)?;
+        }
         let (flushed_tx, _) = tokio::sync::watch::channel(end);
         let wal = Arc::new(Wal {
             dir,
@@ -148,9 +150,10 @@ impl Wal {
     /// recycled file still holds its old records, whose LSN fields name their old positions, so
     /// none of them can be read as a record at its new position.
     ///
-    /// A rename is a hard link then an unlink: the link fails rather than replace a file that
-    /// exists under the new name, which the writer or the zero-filling thread may have created
-    /// meanwhile (the old file is then removed instead).
+    /// The rename never replaces a file (`RENAME_NOREPLACE`): the writer or the zero-filling
+    /// thread may have created that segment meanwhile, and then the next number is tried. It is
+    /// atomic, so a crash never leaves one file under two names (a later recycling of the old
+    /// name would then overwrite live WAL).
     pub fn recycle_segments_before(&self, lsn: u64, ahead: u64) {
         let keep_from = lsn / SEGMENT_SIZE;
         let Ok(mut segs) = list_segments(&self.dir) else {
@@ -162,15 +165,21 @@ impl Wal {
         let mut changed = false;
         for &old in segs.iter().take_while(|&&n| n < keep_from) {
             let from = segment_path(&self.dir, old);
-            if top - current < ahead
-                && std::fs::hard_link(&from, segment_path(&self.dir, top + 1)).is_ok()
-            {
+            let mut recycled = false;
+            while !recycled && top - current < ahead {
                 top += 1;
+                match rename_noreplace(&from, &segment_path(&self.dir, top)) {
+                    Ok(()) => recycled = true,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                    Err(_) => break,
+                }
             }
-            let _ = std::fs::remove_file(&from);
+            if !recycled {
+                let _ = std::fs::remove_file(&from);
+            }
             changed = true;
         }
-        if changed {
+        if changed && self.fsync {
             let _ = sync_dir(&self.dir);
         }
     }
@@ -434,7 +443,9 @@ impl Wal {
                 }
                 // The file may be new, or recycled a moment ago: its directory entry must be
                 // durable before a commit in it is acknowledged (fdatasync does not cover it).
-                sync_dir(&self.dir)?;
+                if self.fsync {
+                    sync_dir(&self.dir)?;
+                }
                 *seg = s;
             }
             let off = pos % SEGMENT_SIZE;
@@ -490,6 +501,29 @@ fn list_segments(dir: &Path) -> PgResult<Vec<u64>> {
         .flatten()
         .filter_map(|e| u64::from_str_radix(e.file_name().to_str()?, 16).ok())
         .collect())
+}
+
+/// `rename` that fails with `AlreadyExists` instead of replacing `to` (Linux renameat2).
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c =
+        |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: both paths are valid NUL-terminated strings for the duration of the call.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Makes the WAL directory's entries (created, linked, removed files) durable.
