@@ -156,7 +156,18 @@ select 1 + 2 + 'c';
 select * from (select 1 as a) s where a
   = 'q';
 select -true;
+select - /* sign */ true;
+select -'x';
+select @ '1';
+select |/ '16', @ '-2.5';
+select -'1'::int;
 select 1 = any (select true);
+select (1 + 2) = true;
+select ('a' || 'b') = 1;
+select cast(1 as int) = true;
+select (select 1 + 1) = true;
+select 1 /* c */ = true;
+select (2 - -1) * true;
 
 -- case: constraints_defaults
 create table cd (id int primary key, a int not null default 7, b text default 'dflt', c boolean default true);

@@ -835,10 +835,19 @@ impl<'a> Binder<'a> {
     }
 
     fn unary(&mut self, op: &str, a: Expr) -> PgResult<Expr> {
-        let t = if a.ty() == TypeId::Unknown {
-            TypeId::Numeric
-        } else {
-            a.ty()
+        // An untyped literal: where every candidate is numeric (@, |/, ||/) PostgreSQL takes
+        // the category's preferred type, float8; - and ~ also have interval, bit or inet
+        // candidates, and it refuses to choose.
+        let t = match a.ty() {
+            TypeId::Unknown if matches!(op, "@" | "|/" | "||/") => TypeId::Float8,
+            TypeId::Unknown => {
+                return Err(PgError::new(
+                    sqlstate::AMBIGUOUS_FUNCTION,
+                    format!("operator is not unique: {op} unknown"),
+                )
+                .with_hint("Could not choose a best candidate operator. You might need to add explicit type casts."));
+            }
+            t => t,
         };
         let (arg_ty, res, f) = keel_types::ops::resolve_unary(op, t).ok_or_else(|| {
             PgError::new(

@@ -16,19 +16,25 @@ fn is_operator(t: &Token) -> bool {
 }
 
 impl Binder<'_> {
-    /// Positions an error about the prefix operator applied to `operand` (for analysis
-    /// errors, as `at` does) at the operator: the last operator token before the operand.
+    /// Positions an error from the prefix operator applied to `operand` as PostgreSQL does:
+    /// an operator that does not exist or is not unique at the operator (the last operator token before the
+    /// operand), anything else (a literal that does not convert) at the operand.
     pub(super) fn at_prefix_operator(
         &self,
         err: keel_common::PgError,
         operand: &ast::Expr,
     ) -> keel_common::PgError {
+        use keel_common::sqlstate::{AMBIGUOUS_FUNCTION, UNDEFINED_FUNCTION};
+        if err.code != UNDEFINED_FUNCTION && err.code != AMBIGUOUS_FUNCTION {
+            return self.at(err, operand.span());
+        }
         let to = operand.span().start;
         let op = Tokenizer::new(&PostgreSqlDialect {}, self.text)
             .tokenize_with_location()
             .ok()
             .and_then(|toks| {
                 toks.iter()
+                    .filter(|t| !matches!(t.token, Token::Whitespace(_)))
                     .take_while(|t| (t.span.start.line, t.span.start.column) < (to.line, to.column))
                     .filter(|t| is_operator(&t.token))
                     .last()
@@ -68,6 +74,11 @@ impl Binder<'_> {
                     }
                     match t.token {
                         Token::LParen | Token::LBracket => depth += 1,
+                        Token::RParen | Token::RBracket if depth == 0 => {
+                            // The left operand's span began inside its parentheses
+                            // (`(1 + 2) = x`): all so far was the left operand.
+                            at = None;
+                        }
                         Token::RParen | Token::RBracket => depth -= 1,
                         _ => {}
                     }
