@@ -19,6 +19,8 @@ mod tuplelock;
 mod xidmap;
 
 pub use slots::{Slot, SlotRegistry};
+pub use tuplelock::{TupleGuard, TupleKey, TupleLocks};
+pub use xidmap::{CommitLog, XidStatus};
 
 /// Milliseconds on a monotonic clock that starts at the first call; never 0.
 pub fn clock_ms() -> u64 {
@@ -29,8 +31,6 @@ pub fn clock_ms() -> u64 {
         .as_millis() as u64
         + 1
 }
-pub use tuplelock::{TupleGuard, TupleKey, TupleLocks};
-pub use xidmap::{CommitLog, XidStatus};
 
 use keel_common::{PgError, PgResult, sqlstate};
 use parking_lot::Mutex;

@@ -5,9 +5,11 @@
 //! the sign), so the operator is found by re-tokenizing the text between the operands.
 
 use super::Binder;
+use keel_common::PgError;
+use keel_common::sqlstate::{AMBIGUOUS_FUNCTION, UNDEFINED_FUNCTION};
 use sqlparser::ast::{self, Spanned};
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::tokenizer::{Location, Token, Tokenizer};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 
 /// Characters PostgreSQL operators are made of.
 fn is_operator(t: &Token) -> bool {
@@ -15,31 +17,36 @@ fn is_operator(t: &Token) -> bool {
     !s.is_empty() && s.chars().all(|c| "+-*/<>=~!@#%^&|`?".contains(c))
 }
 
+fn precedes(a: Location, b: Location) -> bool {
+    (a.line, a.column) < (b.line, b.column)
+}
+
 impl Binder<'_> {
+    /// The statement's tokens without whitespace and comments, starting before `to` (None if
+    /// the text does not tokenize).
+    fn tokens_before(&self, to: Location) -> Option<Vec<TokenWithSpan>> {
+        let toks = Tokenizer::new(&PostgreSqlDialect {}, self.text)
+            .tokenize_with_location()
+            .ok()?;
+        Some(
+            toks.into_iter()
+                .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+                .take_while(|t| precedes(t.span.start, to))
+                .collect(),
+        )
+    }
+
     /// Positions an error from the prefix operator applied to `operand` as PostgreSQL does:
-    /// an operator that does not exist or is not unique at the operator (the last operator token before the
-    /// operand), anything else (a literal that does not convert) at the operand.
-    pub(super) fn at_prefix_operator(
-        &self,
-        err: keel_common::PgError,
-        operand: &ast::Expr,
-    ) -> keel_common::PgError {
-        use keel_common::sqlstate::{AMBIGUOUS_FUNCTION, UNDEFINED_FUNCTION};
+    /// an operator that does not exist or is not unique at the operator (the last operator
+    /// token before the operand), anything else (a literal that does not convert) at the
+    /// operand.
+    pub(super) fn at_prefix_operator(&self, err: PgError, operand: &ast::Expr) -> PgError {
         if err.code != UNDEFINED_FUNCTION && err.code != AMBIGUOUS_FUNCTION {
             return self.at(err, operand.span());
         }
-        let to = operand.span().start;
-        let op = Tokenizer::new(&PostgreSqlDialect {}, self.text)
-            .tokenize_with_location()
-            .ok()
-            .and_then(|toks| {
-                toks.iter()
-                    .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-                    .take_while(|t| (t.span.start.line, t.span.start.column) < (to.line, to.column))
-                    .filter(|t| is_operator(&t.token))
-                    .last()
-                    .map(|t| t.span)
-            });
+        let op = self
+            .tokens_before(operand.span().start)
+            .and_then(|toks| toks.iter().rfind(|t| is_operator(&t.token)).map(|t| t.span));
         self.at(err, op.unwrap_or_else(|| operand.span()))
     }
 
@@ -53,47 +60,32 @@ impl Binder<'_> {
     /// `operator_position` where the right side starts at `to` (`x = any (subquery)`).
     pub(super) fn operator_position_between(&self, left: &ast::Expr, to: Location) -> Option<u32> {
         let from = left.span().start;
-        let found = Tokenizer::new(&PostgreSqlDialect {}, self.text)
-            .tokenize_with_location()
-            .ok()
-            .and_then(|toks| {
-                let before = |l: Location| (l.line, l.column) < (to.line, to.column);
-                let mut depth = 0i32;
-                let mut prev: Option<&Token> = None;
-                let mut at = None;
-                for t in toks
-                    .iter()
-                    .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-                {
-                    let start = t.span.start;
-                    if (start.line, start.column) < (from.line, from.column) {
-                        continue;
+        let found = self.tokens_before(to).and_then(|toks| {
+            let mut depth = 0i32;
+            let mut prev: Option<&Token> = None;
+            let mut at = None;
+            for t in toks.iter().filter(|t| !precedes(t.span.start, from)) {
+                match t.token {
+                    Token::LParen | Token::LBracket => depth += 1,
+                    Token::RParen | Token::RBracket if depth == 0 => {
+                        // The left operand's span began inside its parentheses
+                        // (`(1 + 2) = x`): all so far was the left operand.
+                        at = None;
                     }
-                    if !before(start) {
-                        break;
-                    }
-                    match t.token {
-                        Token::LParen | Token::LBracket => depth += 1,
-                        Token::RParen | Token::RBracket if depth == 0 => {
-                            // The left operand's span began inside its parentheses
-                            // (`(1 + 2) = x`): all so far was the left operand.
-                            at = None;
-                        }
-                        Token::RParen | Token::RBracket => depth -= 1,
-                        _ => {}
-                    }
-                    let after_operand = prev.is_some_and(|p| {
-                        !is_operator(p) && !matches!(p, Token::LParen | Token::Comma)
-                    });
-                    if depth == 0 && is_operator(&t.token) && after_operand {
-                        at = Some(start);
-                    }
-                    prev = Some(&t.token);
+                    Token::RParen | Token::RBracket => depth -= 1,
+                    _ => {}
                 }
-                at
-            });
+                let after_operand = prev
+                    .is_some_and(|p| !is_operator(p) && !matches!(p, Token::LParen | Token::Comma));
+                if depth == 0 && is_operator(&t.token) && after_operand {
+                    at = Some(t.span.start);
+                }
+                prev = Some(&t.token);
+            }
+            at
+        });
         match found {
-            Some(loc) => self.position(sqlparser::tokenizer::Span::new(loc, loc)),
+            Some(loc) => self.position(Span::new(loc, loc)),
             None => self.position_near(left.span().end, false),
         }
     }

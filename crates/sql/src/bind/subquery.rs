@@ -225,12 +225,15 @@ impl Binder<'_> {
         }
         let cmp = self
             .binary(op, Expr::Col(0, l.ty()), Expr::Col(1, sub_ty))
-            .map_err(
-                |err| match self.operator_position_between(lhs, q.span().start) {
-                    Some(p) if err.code == sqlstate::UNDEFINED_FUNCTION => err.or_position(p),
-                    _ => err,
-                },
-            )?;
+            .map_err(|err| {
+                let at = (err.code == sqlstate::UNDEFINED_FUNCTION)
+                    .then(|| self.operator_position_between(lhs, q.span().start))
+                    .flatten();
+                match at {
+                    Some(p) => err.or_position(p),
+                    None => err,
+                }
+            })?;
         if cmp.ty() != TypeId::Bool {
             return Err(PgError::new(
                 sqlstate::DATATYPE_MISMATCH,
