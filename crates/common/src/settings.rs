@@ -338,6 +338,19 @@ pub static DEFS: &[Def] = &[
         false,
     ),
     d("keel_password", "", Kind::Str, Context::Postmaster, false),
+    // Keel's own: microseconds an idle session shard polls its sockets before it sleeps,
+    // when the machine has a core to spare (crates/wire/src/spin.rs); 0 turns it off.
+    d(
+        "keel_idle_spin_us",
+        "200",
+        Kind::Int {
+            unit: Unit::None,
+            min: 0,
+            max: 10_000,
+        },
+        Context::Postmaster,
+        false,
+    ),
 ];
 
 const fn d(

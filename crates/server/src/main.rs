@@ -128,6 +128,7 @@ async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), Str
         max_connections: settings.int("max_connections").max(1) as usize,
         auth,
         shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        idle_spin: std::time::Duration::from_micros(settings.int("keel_idle_spin_us") as u64),
         ..ServeConfig::default()
     };
     eprintln!("LOG:  database system is ready to accept connections");

@@ -17,6 +17,7 @@ mod protocol;
 pub mod scram;
 mod server;
 mod shards;
+mod spin;
 
 pub use backend::{
     Backend, BackendFactory, CancelToken, Client, ExecuteOutcome, FieldDescription, StartupInfo,

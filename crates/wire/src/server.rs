@@ -45,6 +45,8 @@ pub struct ServeConfig {
     /// Session shards (single-worker runtimes, see shards.rs); 0 runs sessions on the
     /// caller's runtime.
     pub shards: usize,
+    /// How long an idle shard polls its sockets before it sleeps (see spin.rs); zero never.
+    pub idle_spin: Duration,
 }
 
 impl Default for ServeConfig {
@@ -54,6 +56,7 @@ impl Default for ServeConfig {
             auth: AuthMethod::Trust,
             shutdown_grace: Duration::from_secs(5),
             shards: 0,
+            idle_spin: Duration::ZERO,
         }
     }
 }
@@ -210,7 +213,7 @@ pub async fn serve_listeners<F: BackendFactory>(
     });
     let shards = match shared.config.shards {
         0 => None,
-        n => Some(Arc::new(Shards::new(n)?)),
+        n => Some(Arc::new(Shards::new(n, shared.config.idle_spin)?)),
     };
     let mut acceptors = Vec::new();
     for listener in listeners {
@@ -281,6 +284,7 @@ fn start_session<F: BackendFactory>(
         }
     };
     let (shard, placement) = shards.place();
+    placement.watch(std::os::fd::AsRawFd::as_raw_fd(&socket));
     shard.spawn(async move {
         let _placement = placement;
         match TcpStream::from_std(socket) {

@@ -15,17 +15,22 @@
 //! - `block_in_place` works, so a long scan hands the shard's other sessions to a fresh
 //!   worker instead of stalling them.
 //!
-//! Connections go to the shard with the fewest live sessions.
+//! Connections go to the shard with the fewest live sessions. A shard with nothing to run
+//! spins briefly before it sleeps when the machine has a core to spare (spin.rs).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 use tokio::runtime::{Builder, Handle, Runtime};
+
+use crate::spin::{Governor, IdleSpin};
 
 pub(crate) struct Shards {
     shards: Vec<Shard>,
 }
 
 struct Shard {
+    spin: Arc<IdleSpin>,
     /// None once stopped. Dropping a runtime waits for its threads, which tokio forbids in
     /// async code, so `Drop` stops without waiting (`shutdown_background`).
     runtime: Option<Runtime>,
@@ -35,6 +40,14 @@ struct Shard {
 /// Counts a session against its shard until dropped.
 pub(crate) struct Placement {
     sessions: Arc<AtomicUsize>,
+    spin: Arc<IdleSpin>,
+}
+
+impl Placement {
+    /// Lets the session's socket end its shard's idle spin.
+    pub(crate) fn watch(&self, socket: std::os::fd::RawFd) {
+        self.spin.watch(socket);
+    }
 }
 
 impl Drop for Placement {
@@ -44,15 +57,31 @@ impl Drop for Placement {
 }
 
 impl Shards {
-    pub(crate) fn new(n: usize) -> std::io::Result<Shards> {
+    /// `n` shards, each spinning for up to `idle_spin` before it sleeps (see spin.rs).
+    pub(crate) fn new(n: usize, idle_spin: Duration) -> std::io::Result<Shards> {
+        let governor = Arc::new(Governor::new());
         let shards = (0..n)
             .map(|i| {
+                let spin = Arc::new(IdleSpin::new(idle_spin)?);
+                // The hooks need the runtime's handle, which exists only once it is built.
+                let handle = Arc::new(OnceLock::<Handle>::new());
+                let (park, unpark, gov, h) =
+                    (spin.clone(), spin.clone(), governor.clone(), handle.clone());
                 let runtime = Builder::new_multi_thread()
                     .worker_threads(1)
                     .thread_name(format!("keel-shard-{i}"))
+                    .on_thread_park(move || {
+                        park.before_park(&gov, || {
+                            h.get()
+                                .is_some_and(|h| h.metrics().global_queue_depth() > 0)
+                        })
+                    })
+                    .on_thread_unpark(move || unpark.after_unpark())
                     .enable_all()
                     .build()?;
+                let _ = handle.set(runtime.handle().clone());
                 Ok(Shard {
+                    spin,
                     runtime: Some(runtime),
                     sessions: Arc::default(),
                 })
@@ -74,6 +103,7 @@ impl Shards {
             runtime.handle().clone(),
             Placement {
                 sessions: shard.sessions.clone(),
+                spin: shard.spin.clone(),
             },
         )
     }
@@ -107,7 +137,7 @@ mod tests {
 
     #[test]
     fn sessions_go_to_the_least_loaded_shard() {
-        let shards = Shards::new(2).unwrap();
+        let shards = Shards::new(2, Duration::ZERO).unwrap();
         let (_, a) = shards.place();
         let (_, b) = shards.place();
         assert!(!Arc::ptr_eq(&a.sessions, &b.sessions));
