@@ -42,7 +42,14 @@ pub(crate) struct Governor {
     allowed: AtomicBool,
     /// Time spent spinning since the last sample.
     spun_ns: AtomicU64,
-    last: Mutex<Option<Sample>>,
+    last: Mutex<Sampling>,
+}
+
+#[derive(Clone, Copy)]
+enum Sampling {
+    NotYet,
+    Last(Sample),
+    Unavailable,
 }
 
 #[derive(Clone, Copy)]
@@ -59,22 +66,30 @@ impl Governor {
         Governor {
             allowed: AtomicBool::new(false),
             spun_ns: AtomicU64::new(0),
-            last: Mutex::new(None),
+            last: Mutex::new(Sampling::NotYet),
         }
     }
 
     /// Whether spinning is allowed; re-samples the machine when the last sample is old.
     fn allowed(&self) -> bool {
         if let Ok(mut last) = self.last.try_lock() {
-            let stale = last.is_none_or(|s| s.at.elapsed() >= PERIOD);
-            if stale {
-                let now = Sample::read();
-                if let (Some(prev), Some(now)) = (*last, now) {
-                    let spun = self.spun_ns.swap(0, Ordering::Relaxed);
-                    self.allowed
-                        .store(spare(&prev, &now, spun), Ordering::Relaxed);
+            match *last {
+                Sampling::Unavailable => {}
+                Sampling::Last(prev) if prev.at.elapsed() < PERIOD => {}
+                before => {
+                    *last = match Sample::read() {
+                        Some(now) => {
+                            if let Sampling::Last(prev) = before {
+                                let spun = self.spun_ns.swap(0, Ordering::Relaxed);
+                                self.allowed
+                                    .store(spare(&prev, &now, spun), Ordering::Relaxed);
+                            }
+                            Sampling::Last(now)
+                        }
+                        // No /proc/stat: never spin, and do not try again.
+                        None => Sampling::Unavailable,
+                    };
                 }
-                *last = now;
             }
         }
         self.allowed.load(Ordering::Relaxed)
@@ -104,7 +119,7 @@ fn clock_ticks() -> f64 {
 }
 
 impl Sample {
-    /// None when /proc/stat cannot be read: then nobody spins.
+    /// None when /proc/stat cannot be read.
     fn read() -> Option<Sample> {
         let at = Instant::now();
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
