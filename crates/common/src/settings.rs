@@ -346,7 +346,7 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::None,
             min: 0,
-            max: 10_000,
+            max: 1_000,
         },
         Context::Postmaster,
         false,

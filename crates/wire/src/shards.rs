@@ -18,8 +18,8 @@
 //! Connections go to the shard with the fewest live sessions. A shard with nothing to run
 //! spins briefly before it sleeps when the machine has a core to spare (spin.rs).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::runtime::{Builder, Handle, Runtime};
 
@@ -63,23 +63,7 @@ impl Shards {
         let shards = (0..n)
             .map(|i| {
                 let spin = Arc::new(IdleSpin::new(idle_spin)?);
-                // The hooks need the runtime's handle, which exists only once it is built.
-                let handle = Arc::new(OnceLock::<Handle>::new());
-                let (park, unpark, gov, h) =
-                    (spin.clone(), spin.clone(), governor.clone(), handle.clone());
-                let runtime = Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .thread_name(format!("keel-shard-{i}"))
-                    .on_thread_park(move || {
-                        park.before_park(&gov, || {
-                            h.get()
-                                .is_some_and(|h| h.metrics().global_queue_depth() > 0)
-                        })
-                    })
-                    .on_thread_unpark(move || unpark.after_unpark())
-                    .enable_all()
-                    .build()?;
-                let _ = handle.set(runtime.handle().clone());
+                let runtime = shard_runtime(i, spin.clone(), governor.clone())?;
                 Ok(Shard {
                     spin,
                     runtime: Some(runtime),
@@ -121,6 +105,29 @@ impl Shards {
     }
 }
 
+/// One shard's runtime, its park hooks spinning with `spin`.
+fn shard_runtime(
+    i: usize,
+    spin: Arc<IdleSpin>,
+    governor: Arc<Governor>,
+) -> std::io::Result<Runtime> {
+    let unpark = spin.clone();
+    Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name(format!("keel-shard-{i}"))
+        .on_thread_park(move || {
+            // The hooks run on the worker, inside the runtime's context. (Keeping the handle
+            // in the hook instead would be a cycle: the handle owns its hooks.)
+            let metrics = Handle::try_current().ok().map(|h| h.metrics());
+            spin.before_park(&governor, || {
+                metrics.as_ref().is_some_and(|m| m.global_queue_depth() > 0)
+            })
+        })
+        .on_thread_unpark(move || unpark.after_unpark())
+        .enable_all()
+        .build()
+}
+
 impl Drop for Shards {
     fn drop(&mut self) {
         for s in &mut self.shards {
@@ -148,5 +155,27 @@ mod tests {
         assert_eq!(h.block_on(async { 7 }), 7);
         drop((b, c));
         shards.stop(std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_task_woken_from_another_thread_ends_the_spin() {
+        let spin = Arc::new(IdleSpin::new(Duration::from_millis(400)).unwrap());
+        let rt = shard_runtime(0, spin.clone(), Arc::new(Governor::always())).unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<std::time::Instant>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        rt.spawn(async move {
+            let sent = rx.await.unwrap();
+            done_tx.send(sent.elapsed()).unwrap();
+        });
+        // The worker has nothing to run now: it spins (armed from the start).
+        std::thread::sleep(Duration::from_millis(50));
+        tx.send(std::time::Instant::now()).unwrap();
+        let latency = done_rx.recv().unwrap();
+        // Had the spin missed the hand-over, it would have run out (and disarmed) first.
+        assert!(
+            latency < Duration::from_millis(200),
+            "woken after {latency:?}"
+        );
+        assert!(spin.armed());
     }
 }
