@@ -117,10 +117,14 @@ fn shard_runtime(
         .thread_name(format!("keel-shard-{i}"))
         .on_thread_park(move || {
             // The hooks run on the worker, inside the runtime's context. (Keeping the handle
-            // in the hook instead would be a cycle: the handle owns its hooks.)
-            let metrics = Handle::try_current().ok().map(|h| h.metrics());
+            // in the hook instead would be a cycle: the handle owns its hooks.) Looked up at
+            // the first poll of a spin, so a park that does not spin pays nothing.
+            let metrics = std::cell::OnceCell::new();
             spin.before_park(&governor, || {
-                metrics.as_ref().is_some_and(|m| m.global_queue_depth() > 0)
+                metrics
+                    .get_or_init(|| Handle::try_current().ok().map(|h| h.metrics()))
+                    .as_ref()
+                    .is_some_and(|m| m.global_queue_depth() > 0)
             })
         })
         .on_thread_unpark(move || unpark.after_unpark())

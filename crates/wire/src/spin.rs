@@ -38,11 +38,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often the governor re-reads the machine's load.
-pub(crate) const PERIOD: Duration = Duration::from_millis(100);
+const PERIOD: Duration = Duration::from_millis(100);
 /// Above this share of time with a task waiting for a CPU, nobody spins.
-pub(crate) const MAX_PRESSURE: f64 = 0.25;
+const MAX_PRESSURE: f64 = 0.25;
 /// Idle plus spinning time, in cores, below which nobody spins.
-pub(crate) const MIN_SPARE_CORES: f64 = 0.5;
+const MIN_SPARE_CORES: f64 = 0.5;
 
 /// Decides, for all shards, whether spinning is allowed now.
 pub(crate) struct Governor {
