@@ -341,6 +341,12 @@ impl Engine {
         self.inner.checkpoint()
     }
 
+    /// A checkpoint spread over checkpoint_completion_target of the interval, as the
+    /// checkpointer runs it when one is due.
+    pub fn checkpoint_spread(&self) -> PgResult<()> {
+        self.inner.checkpoint_paced(crate::checkpoint::Cause::Time)
+    }
+
     /// Clean shutdown: checkpoint and stop background workers. The data directory stays locked
     /// (see `release_data_dir`).
     pub fn shutdown(&self) {

@@ -24,8 +24,8 @@ fn checkpointer(engine: Weak<Engine>) {
         if e.inner.is_stopping() {
             return;
         }
-        if e.inner.checkpoint_due()
-            && let Err(err) = e.inner.checkpoint()
+        if let Some(cause) = e.inner.checkpoint_due()
+            && let Err(err) = e.inner.checkpoint_paced(cause)
         {
             eprintln!("LOG:  checkpoint failed: {err}");
         }

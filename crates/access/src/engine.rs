@@ -7,7 +7,7 @@ use crate::txnstate::{SlotPool, TxnState};
 use keel_catalog::{Catalog, Persistence};
 use keel_common::{PgError, PgResult, RelFileId, Settings, sqlstate};
 use keel_storage::smgr::Smgr;
-use keel_storage::wal::{FIRST_LSN, RecordKind, SEGMENT_SIZE, WalReader};
+use keel_storage::wal::{FIRST_LSN, RecordKind, WalReader};
 use keel_storage::{BufferPool, Wal};
 use keel_txn::{CommitLog, Snapshot, TxnManager};
 use parking_lot::{Mutex, RwLock};
@@ -16,9 +16,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-/// Retired WAL segments always kept for reuse: PostgreSQL's min_wal_size default, 80 MB.
-const MIN_RECYCLED: u64 = 5;
 
 pub struct EngineInner {
     pub(crate) data_dir: PathBuf,
@@ -34,11 +31,13 @@ pub struct EngineInner {
     rels: RwLock<HashMap<RelFileId, Arc<RelState>>>,
     pub(crate) seqs: Sequences,
     slot_pool: Arc<SlotPool>,
-    checkpoint_lock: Mutex<()>,
-    last_redo: Mutex<(u64, Instant)>,
+    pub(crate) checkpoint_lock: Mutex<()>,
+    /// The redo point of the last completed checkpoint, and when that checkpoint started.
+    pub(crate) last_redo: Mutex<(u64, Instant)>,
     pub(crate) deadlock_timeout: Duration,
-    checkpoint_timeout: Duration,
-    max_wal_size: u64,
+    pub(crate) checkpoint: crate::checkpoint::CheckpointSettings,
+    /// Set by a CHECKPOINT command: the checkpoint in progress stops pacing its writes.
+    pub(crate) checkpoint_hurry: AtomicBool,
     stopping: AtomicBool,
     next_pid: std::sync::atomic::AtomicI32,
     commits: Arc<crate::commitq::CommitQueue>,
@@ -47,10 +46,10 @@ pub struct EngineInner {
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Control {
-    redo: u64,
-    next_xid: u64,
-    clean: bool,
+pub(crate) struct Control {
+    pub(crate) redo: u64,
+    pub(crate) next_xid: u64,
+    pub(crate) clean: bool,
 }
 
 fn io(ctx: &str) -> impl FnOnce(std::io::Error) -> PgError + '_ {
@@ -58,7 +57,7 @@ fn io(ctx: &str) -> impl FnOnce(std::io::Error) -> PgError + '_ {
 }
 
 /// Writes a file atomically: temp file, fsync, rename, fsync the directory.
-fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> PgResult<()> {
+pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> PgResult<()> {
     use std::io::Write;
     let tmp = dir.join(format!("{name}.tmp"));
     let mut f = std::fs::File::create(&tmp).map_err(io("could not create file"))?;
@@ -170,8 +169,8 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         checkpoint_lock: Mutex::new(()),
         last_redo: Mutex::new((end, Instant::now())),
         deadlock_timeout: Duration::from_millis(settings.int("deadlock_timeout").max(1) as u64),
-        checkpoint_timeout: Duration::from_secs(settings.int("checkpoint_timeout").max(30) as u64),
-        max_wal_size: settings.bytes("max_wal_size").max(64 << 20),
+        checkpoint: crate::checkpoint::CheckpointSettings::from(settings),
+        checkpoint_hurry: AtomicBool::new(false),
         stopping: AtomicBool::new(false),
         next_pid: std::sync::atomic::AtomicI32::new(1),
         commits: Arc::default(),
@@ -187,7 +186,7 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
     if crashed {
         inner.reinit_unlogged_indexes()?;
     }
-    inner.checkpoint_inner(false)?;
+    inner.checkpoint_inner(crate::checkpoint::Cause::Startup)?;
     let engine = Arc::new(Engine { inner });
     crate::background::start(&engine);
     Ok(engine)
@@ -532,60 +531,6 @@ impl EngineInner {
             .unwrap_or(0)
     }
 
-    pub fn checkpoint(&self) -> PgResult<()> {
-        self.checkpoint_inner(false)
-    }
-
-    /// Flushes every dirty page and persists the commit log, catalog and sequences, so the
-    /// log before the redo point is no longer needed.
-    pub(crate) fn checkpoint_inner(&self, clean: bool) -> PgResult<()> {
-        let _g = self.checkpoint_lock.lock();
-        let redo = self.wal.begin_checkpoint();
-        self.pool.flush_all()?;
-        for f in self.smgr.open_files() {
-            f.sync()?;
-        }
-        self.smgr.sync_dir()?;
-        // Everything logged so far must be durable before metadata claims it.
-        self.wal.flush_blocking(self.wal.insert_lsn())?;
-        let next_xid = self.txns.next_xid();
-        write_atomic(
-            &self.data_dir,
-            "xact",
-            &self.txns.clog.logged_bitmap(next_xid),
-        )?;
-        write_atomic(&self.data_dir, "catalog.json", &self.catalog().to_bytes())?;
-        self.seqs.persist(&self.data_dir)?;
-        let control = Control {
-            redo,
-            next_xid,
-            clean,
-        };
-        let bytes = serde_json::to_vec(&control).map_err(|e| PgError::internal(e.to_string()))?;
-        write_atomic(&self.data_dir, "keel.control", &bytes)?;
-        self.wal.log(RecordKind::Checkpoint, 0, &redo.to_le_bytes());
-        let (prev_redo, _) = *self.last_redo.lock();
-        self.wal
-            .recycle_segments_before(redo, self.segments_to_recycle(redo - prev_redo.min(redo)));
-        *self.last_redo.lock() = (redo, Instant::now());
-        Ok(())
-    }
-
-    /// How many retired WAL segments to keep for reuse: enough for another checkpoint cycle as
-    /// long as the last (`cycle` bytes of WAL), at least PostgreSQL's min_wal_size (80 MB, 5
-    /// segments), at most max_wal_size.
-    fn segments_to_recycle(&self, cycle: u64) -> u64 {
-        let most = (self.max_wal_size / SEGMENT_SIZE).max(MIN_RECYCLED);
-        (cycle.div_ceil(SEGMENT_SIZE) + 1).clamp(MIN_RECYCLED, most)
-    }
-
-    /// Whether enough time or WAL passed since the last checkpoint.
-    pub(crate) fn checkpoint_due(&self) -> bool {
-        let (redo, at) = *self.last_redo.lock();
-        at.elapsed() >= self.checkpoint_timeout
-            || self.wal.insert_lsn().saturating_sub(redo) >= self.max_wal_size / 2
-    }
-
     pub(crate) fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
     }
@@ -594,7 +539,7 @@ impl EngineInner {
         if self.stopping.swap(true, Ordering::AcqRel) {
             return;
         }
-        if let Err(e) = self.checkpoint_inner(true) {
+        if let Err(e) = self.checkpoint_inner(crate::checkpoint::Cause::Shutdown) {
             eprintln!("WARNING:  shutdown checkpoint failed: {e}");
         }
         self.wal.shutdown();

@@ -8,6 +8,7 @@
 
 mod api;
 mod background;
+mod checkpoint;
 mod commitq;
 mod commitrec;
 mod ddl;

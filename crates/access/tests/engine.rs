@@ -330,3 +330,58 @@ fn a_writer_arriving_after_a_queued_one_waits_behind_it() {
     assert_eq!(all_rows(&eng, &table)[0].1, value("t3").to_vec());
     eng.shutdown();
 }
+
+#[test]
+fn a_spread_checkpoint_paces_its_writes_and_a_checkpoint_command_hurries_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let eng = Engine::open(dir.path(), &settings()).unwrap();
+    let (table, _) = create_table(&eng, false);
+    insert_rows(&eng, &table, 0..3000);
+
+    // checkpoint_timeout is 5 min: the spread checkpoint aims to write its pages over 4.5 min.
+    let spread = {
+        let eng = eng.clone();
+        std::thread::spawn(move || {
+            let t = std::time::Instant::now();
+            eng.checkpoint_spread().unwrap();
+            t.elapsed()
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        !spread.is_finished(),
+        "a spread checkpoint wrote everything at once"
+    );
+
+    // CHECKPOINT waits for it, hurrying it, then runs its own.
+    let t = std::time::Instant::now();
+    eng.checkpoint().unwrap();
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t.elapsed()
+    );
+    let took = spread.join().unwrap();
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+
+    // Shutdown hurries one too, and what it wrote survives a restart.
+    insert_rows(&eng, &table, 3000..4000);
+    let spread = {
+        let eng = eng.clone();
+        std::thread::spawn(move || eng.checkpoint_spread())
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let t = std::time::Instant::now();
+    eng.shutdown();
+    spread.join().unwrap().unwrap();
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t.elapsed()
+    );
+    eng.release_data_dir();
+    let eng2 = Engine::open(dir.path(), &settings()).unwrap();
+    let table2 = eng2.catalog().table("t").unwrap().clone();
+    assert_eq!(all_rows(&eng2, &table2).len(), 4000);
+    eng2.shutdown();
+}

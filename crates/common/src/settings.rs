@@ -22,7 +22,7 @@ pub enum Context {
     Internal,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
     Bool,
     /// An integer in the given base unit.
@@ -31,7 +31,11 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
-    Real,
+    /// A floating-point value within `[min, max]`.
+    Real {
+        min: f64,
+        max: f64,
+    },
     Str,
     Enum(&'static [&'static str]),
 }
@@ -59,7 +63,8 @@ pub struct Def {
     pub reported: bool,
 }
 
-const I64MAX: i64 = i64::MAX;
+/// PostgreSQL's integer settings are C ints: INT_MAX is the usual upper bound.
+const INT_MAX: i64 = i32::MAX as i64;
 
 /// All settings Keel knows. Unknown names are rejected with 42704, as in PostgreSQL.
 pub static DEFS: &[Def] = &[
@@ -85,6 +90,24 @@ pub static DEFS: &[Def] = &[
         Context::Sighup,
         false,
     ),
+    d(
+        "checkpoint_completion_target",
+        "0.9",
+        Kind::Real { min: 0.0, max: 1.0 },
+        Context::Sighup,
+        false,
+    ),
+    d(
+        "checkpoint_flush_after",
+        "32",
+        Kind::Int {
+            unit: Unit::Blocks,
+            min: 0,
+            max: 256,
+        },
+        Context::Sighup,
+        false,
+    ),
     d("DateStyle", "ISO, MDY", Kind::Str, Context::User, true),
     d(
         "deadlock_timeout",
@@ -92,7 +115,7 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::Ms,
             min: 1,
-            max: I64MAX,
+            max: INT_MAX,
         },
         Context::User,
         false,
@@ -134,7 +157,7 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::Kb,
             min: 64,
-            max: I64MAX,
+            max: INT_MAX,
         },
         Context::User,
         false,
@@ -145,7 +168,7 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::Ms,
             min: 0,
-            max: I64MAX,
+            max: INT_MAX,
         },
         Context::User,
         false,
@@ -172,18 +195,19 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::Ms,
             min: 0,
-            max: I64MAX,
+            max: INT_MAX,
         },
         Context::User,
         false,
     ),
+    d("log_checkpoints", "on", Kind::Bool, Context::Sighup, false),
     d(
         "maintenance_work_mem",
         "65536",
         Kind::Int {
             unit: Unit::Kb,
             min: 1024,
-            max: I64MAX,
+            max: INT_MAX,
         },
         Context::User,
         false,
@@ -205,7 +229,7 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::Mb,
             min: 2,
-            max: i32::MAX as i64,
+            max: INT_MAX,
         },
         Context::Sighup,
         false,
@@ -269,7 +293,7 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::Blocks,
             min: 16,
-            max: 1 << 30,
+            max: INT_MAX / 2,
         },
         Context::Postmaster,
         false,
@@ -287,7 +311,7 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::Ms,
             min: 0,
-            max: I64MAX,
+            max: INT_MAX,
         },
         Context::User,
         false,
@@ -325,7 +349,7 @@ pub static DEFS: &[Def] = &[
         Kind::Int {
             unit: Unit::Kb,
             min: 64,
-            max: I64MAX,
+            max: INT_MAX,
         },
         Context::User,
         false,
@@ -487,6 +511,10 @@ impl Settings {
         self.raw(name).parse().unwrap_or(0)
     }
 
+    pub fn real(&self, name: &str) -> f64 {
+        self.raw(name).parse().unwrap_or(0.0)
+    }
+
     pub fn bool(&self, name: &str) -> bool {
         self.raw(name) == "on"
     }
@@ -545,20 +573,21 @@ fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
         Kind::Int { unit, min, max } => {
             let n = parse_with_unit(v, unit).ok_or_else(|| invalid(def, value))?;
             if n < min || n > max {
-                return Err(PgError::new(
-                    sqlstate::INVALID_PARAMETER_VALUE,
-                    format!(
-                        "{} is outside the valid range for parameter \"{}\" ({} .. {})",
-                        n, def.name, min, max
-                    ),
-                ));
+                let shown = match unit_name(unit) {
+                    "" => n.to_string(),
+                    u => format!("{n} {u}"),
+                };
+                return Err(out_of_range(def, &shown, min, max));
             }
             Ok(n.to_string())
         }
-        Kind::Real => v
-            .parse::<f64>()
-            .map(|_| v.to_string())
-            .map_err(|_| invalid(def, value)),
+        Kind::Real { min, max } => {
+            let x: f64 = v.parse().map_err(|_| invalid(def, value))?;
+            if !(min..=max).contains(&x) {
+                return Err(out_of_range(def, &x.to_string(), min, max));
+            }
+            Ok(x.to_string())
+        }
         Kind::Str => Ok(v.to_string()),
         Kind::Enum(options) => {
             let lower = v.to_ascii_lowercase();
@@ -577,6 +606,35 @@ fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
                 Err(invalid(def, value))
             }
         }
+    }
+}
+
+/// PostgreSQL's range error: the value as given, in the setting's unit (`10 kB is outside the
+/// valid range for parameter "work_mem" (64 .. 2147483647)`).
+fn out_of_range(
+    def: &Def,
+    shown: &str,
+    min: impl std::fmt::Display,
+    max: impl std::fmt::Display,
+) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_PARAMETER_VALUE,
+        format!(
+            "{shown} is outside the valid range for parameter \"{}\" ({min} .. {max})",
+            def.name
+        ),
+    )
+}
+
+/// The unit as pg_settings.unit names it.
+fn unit_name(unit: Unit) -> &'static str {
+    match unit {
+        Unit::None => "",
+        Unit::Kb => "kB",
+        Unit::Blocks => "8kB",
+        Unit::Mb => "MB",
+        Unit::Ms => "ms",
+        Unit::S => "s",
     }
 }
 
@@ -728,6 +786,39 @@ mod tests {
         }
         assert!(!s.default_read_only());
         assert_eq!(s.statement_timeout_ms(), 0);
+    }
+
+    #[test]
+    fn range_errors_name_the_unit_as_postgres_does() {
+        let mut s = Settings::default();
+        let msg = |s: &mut Settings, n: &str, v: &str| s.set(n, v, true).unwrap_err().message;
+        assert_eq!(
+            msg(&mut s, "work_mem", "10"),
+            "10 kB is outside the valid range for parameter \"work_mem\" (64 .. 2147483647)"
+        );
+        assert_eq!(
+            msg(&mut s, "checkpoint_flush_after", "3MB"),
+            "384 8kB is outside the valid range for parameter \"checkpoint_flush_after\" (0 .. 256)"
+        );
+        assert_eq!(
+            msg(&mut s, "extra_float_digits", "5"),
+            "5 is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)"
+        );
+        assert_eq!(
+            msg(&mut s, "checkpoint_completion_target", "1.5"),
+            "1.5 is outside the valid range for parameter \"checkpoint_completion_target\" (0 .. 1)"
+        );
+        assert_eq!(s.show("checkpoint_completion_target").unwrap().1, "0.9");
+        assert_eq!(s.show("checkpoint_flush_after").unwrap().1, "256kB");
+        s.set("checkpoint_completion_target", " 0.25 ", true)
+            .unwrap();
+        assert_eq!(s.real("checkpoint_completion_target"), 0.25);
+        assert_eq!(
+            s.set("checkpoint_completion_target", "0.5", false)
+                .unwrap_err()
+                .code,
+            "55P02"
+        );
     }
 
     #[test]

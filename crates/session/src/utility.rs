@@ -317,7 +317,8 @@ impl Session {
                 tag("ANALYZE")
             }
             Utility::Checkpoint => {
-                self.engine.checkpoint()?;
+                // Writes and fsyncs every dirty page: off this shard's worker.
+                crate::exec::maybe_blocking(false, || self.engine.checkpoint())?;
                 tag("CHECKPOINT")
             }
             Utility::Discard => {

@@ -305,31 +305,49 @@ impl BufferPool {
         r.map(|_| true)
     }
 
-    /// Writes every dirty page (checkpoint). Returns the number written.
+    /// Writes every dirty page at once. Returns the number written.
     pub fn flush_all(&self) -> PgResult<usize> {
         let mut written = 0;
-        for i in 0..self.frames.len() {
-            let f = &self.frames[i];
-            if !f.dirty.load(Ordering::Acquire) {
-                continue;
-            }
-            let tag = f.tag.load(Ordering::Acquire);
-            if tag == EMPTY {
-                continue;
-            }
-            {
-                let map = self.shards[shard_of(tag)].lock();
-                if map.get(&tag) != Some(&(i as u32)) {
-                    continue;
-                }
-                f.pin.fetch_add(1, Ordering::AcqRel);
-            }
-            let r = self.write_out(i, true);
-            f.pin.fetch_sub(1, Ordering::AcqRel);
-            r?;
-            written += 1;
+        for page in self.dirty_pages() {
+            written += self.write_dirty(page)? as usize;
         }
         Ok(written)
+    }
+
+    /// The pages dirty now, in file and block order, so that writing them in turn writes
+    /// each file sequentially. A checkpoint takes this list right after its redo point: every
+    /// change before the redo point is on one of these pages.
+    pub fn dirty_pages(&self) -> Vec<DirtyPage> {
+        let mut pages: Vec<DirtyPage> = (0..self.frames.len())
+            .filter_map(|i| {
+                let f = &self.frames[i];
+                let tag = f.tag.load(Ordering::Acquire);
+                (f.dirty.load(Ordering::Acquire) && tag != EMPTY).then_some(DirtyPage {
+                    tag,
+                    frame: i as u32,
+                })
+            })
+            .collect();
+        pages.sort_unstable_by_key(|p| p.tag);
+        pages
+    }
+
+    /// Writes `page` (WAL first) if its frame still holds that page and it is still dirty;
+    /// returns whether it wrote. A page written meanwhile by replacement, or replaced, needs
+    /// nothing more: its changes up to then reached the file.
+    pub fn write_dirty(&self, page: DirtyPage) -> PgResult<bool> {
+        let i = page.frame as usize;
+        let f = &self.frames[i];
+        {
+            let map = self.shards[shard_of(page.tag)].lock();
+            if map.get(&page.tag) != Some(&page.frame) || !f.dirty.load(Ordering::Acquire) {
+                return Ok(false);
+            }
+            f.pin.fetch_add(1, Ordering::AcqRel);
+        }
+        let r = self.write_out(i, true);
+        f.pin.fetch_sub(1, Ordering::AcqRel);
+        r
     }
 
     /// Forgets every buffered page of a relation (before its file is removed or truncated).
@@ -359,6 +377,23 @@ impl BufferPool {
 
     pub fn nframes(&self) -> usize {
         self.frames.len()
+    }
+}
+
+/// A page that was dirty when [`BufferPool::dirty_pages`] looked: its frame and its tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirtyPage {
+    tag: u64,
+    frame: u32,
+}
+
+impl DirtyPage {
+    pub fn rel(&self) -> RelFileId {
+        (self.tag >> 32) as RelFileId
+    }
+
+    pub fn block(&self) -> BlockNo {
+        self.tag as BlockNo
     }
 }
 

@@ -7,6 +7,7 @@ pub mod page;
 pub mod redo;
 pub mod smgr;
 pub mod wal;
+pub mod writeback;
 
 pub use buffer::{BufferPool, PageMut, PageRef};
 pub use page::{PAGE_SIZE, PageRead};

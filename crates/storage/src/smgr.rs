@@ -80,6 +80,19 @@ impl RelFile {
             .map_err(|e| PgError::io(format!("could not fsync relation {}", self.id), e))
     }
 
+    /// Asks the kernel to start writing `nblocks` blocks from `block` to the device, without
+    /// waiting (PostgreSQL's checkpoint_flush_after). Only a hint: errors are ignored, and the
+    /// fsync that follows is what makes the blocks durable and reports failures.
+    pub fn start_writeback(&self, block: BlockNo, nblocks: u32) {
+        use std::os::fd::AsRawFd;
+        let off = block as i64 * PAGE_SIZE as i64;
+        let len = nblocks as i64 * PAGE_SIZE as i64;
+        // SAFETY: a plain syscall on a descriptor this RelFile owns; no memory is passed.
+        unsafe {
+            libc::sync_file_range(self.file.as_raw_fd(), off, len, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+
     /// Size in bytes as pg_relation_size reports it.
     pub fn size_bytes(&self) -> u64 {
         self.nblocks() as u64 * PAGE_SIZE as u64
