@@ -160,9 +160,10 @@ impl EngineInner {
             if page.is_new() {
                 continue;
             }
-            let (freed, mut remote) =
-                prune::prune_page(&mut page, &self.txns, horizon, &|t| heap.peek(t));
-            garbage.append(&mut remote);
+            let pruned = prune::prune_page(&mut page, &self.txns, horizon, &|t| heap.peek(t));
+            page.set_prune_after(pruned.next_at);
+            let freed = pruned.reclaimed;
+            garbage.extend(pruned.garbage);
             if freed > 0 || page.changed() {
                 self.pool.wal.log_pages(0, &mut [&mut page]);
                 stats.removed_versions += freed as u64;

@@ -791,23 +791,18 @@ mod tests {
     #[test]
     fn range_errors_name_the_unit_as_postgres_does() {
         let mut s = Settings::default();
-        let msg = |s: &mut Settings, n: &str, v: &str| s.set(n, v, true).unwrap_err().message;
-        assert_eq!(
-            msg(&mut s, "work_mem", "10"),
-            "10 kB is outside the valid range for parameter \"work_mem\" (64 .. 2147483647)"
-        );
-        assert_eq!(
-            msg(&mut s, "checkpoint_flush_after", "3MB"),
-            "384 8kB is outside the valid range for parameter \"checkpoint_flush_after\" (0 .. 256)"
-        );
-        assert_eq!(
-            msg(&mut s, "extra_float_digits", "5"),
-            "5 is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)"
-        );
-        assert_eq!(
-            msg(&mut s, "checkpoint_completion_target", "1.5"),
-            "1.5 is outside the valid range for parameter \"checkpoint_completion_target\" (0 .. 1)"
-        );
+        let cases = [
+            ("work_mem", "10", "10 kB", "(64 .. 2147483647)"),
+            ("checkpoint_flush_after", "3MB", "384 8kB", "(0 .. 256)"),
+            ("extra_float_digits", "5", "5", "(-15 .. 3)"),
+            ("checkpoint_completion_target", "1.5", "1.5", "(0 .. 1)"),
+        ];
+        for (name, value, shown, range) in cases {
+            assert_eq!(
+                s.set(name, value, true).unwrap_err().message,
+                format!("{shown} is outside the valid range for parameter \"{name}\" {range}")
+            );
+        }
         assert_eq!(s.show("checkpoint_completion_target").unwrap().1, "0.9");
         assert_eq!(s.show("checkpoint_flush_after").unwrap().1, "256kB");
         s.set("checkpoint_completion_target", " 0.25 ", true)

@@ -43,6 +43,9 @@ struct Frame {
     dirty: AtomicBool,
     /// False while the page is being read in, or after that read failed.
     valid: AtomicBool,
+    /// The heap's pruning hint for the page in this frame (see `PageMut::prune_after`); 0,
+    /// "may prune", whenever a page is read in.
+    prune_after: AtomicU64,
 }
 
 pub struct BufferPool {
@@ -67,6 +70,7 @@ impl BufferPool {
                 usage: AtomicU8::new(0),
                 dirty: AtomicBool::new(false),
                 valid: AtomicBool::new(false),
+                prune_after: AtomicU64::new(0),
             })
             .collect();
         let shards = (0..SHARDS)
@@ -178,6 +182,7 @@ impl BufferPool {
             }
             frame.usage.store(1, Ordering::Relaxed);
             frame.dirty.store(false, Ordering::Release);
+            frame.prune_after.store(0, Ordering::Relaxed);
             let loaded = self.load(rel, block, &mut guard);
             if let Err(e) = loaded {
                 let mut map = shard.lock();
@@ -474,6 +479,22 @@ impl<'a> PageMut<'a> {
 
     pub fn rel_id(&self) -> RelFileId {
         self.rel.id
+    }
+
+    /// A hint the heap keeps with the buffered page: a prune finds nothing to reclaim while
+    /// the vacuum horizon is below this CSN. Kept in memory only (it is a CSN, and CSNs are
+    /// not comparable across restarts); 0 when the page is read in.
+    pub fn prune_after(&self) -> u64 {
+        self.pool.frames[self.frame]
+            .prune_after
+            .load(Ordering::Relaxed)
+    }
+
+    /// Sets the hint; the caller holds the page's exclusive latch, as every reader of it does.
+    pub fn set_prune_after(&self, csn: u64) {
+        self.pool.frames[self.frame]
+            .prune_after
+            .store(csn, Ordering::Relaxed);
     }
 
     /// Whether changes were made that are not yet WAL-logged.

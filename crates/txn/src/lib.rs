@@ -144,6 +144,11 @@ impl TxnManager {
         Snapshot { csn, xid, cid }
     }
 
+    /// The newest CSN drawn: a transaction that has not committed yet will get a greater one.
+    pub fn latest_csn(&self) -> u64 {
+        self.latest_csn.0.load(Ordering::SeqCst)
+    }
+
     /// The oldest CSN any snapshot may still use.
     pub fn horizon(&self) -> u64 {
         let mut h = self.latest_csn.0.load(Ordering::SeqCst);

@@ -455,7 +455,14 @@ impl<'a> Heap<'a> {
         let item = tuple::build(xid, cid, root, version, row);
         let mut garbage = Vec::new();
         if !page.fits(item.len()) {
-            garbage = prune::prune_page(&mut page, self.txns, horizon(), &|t| self.peek(t)).1;
+            // A page that stays full while old snapshots keep its versions would otherwise be
+            // pruned in vain by every update that lands on it.
+            let horizon = horizon();
+            if horizon >= page.prune_after() {
+                let pruned = prune::prune_page(&mut page, self.txns, horizon, &|t| self.peek(t));
+                page.set_prune_after(pruned.next_at);
+                garbage = pruned.garbage;
+            }
         }
         if page.fits(item.len())
             && let Some(slot) = page.add_item(&item)

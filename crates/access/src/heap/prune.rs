@@ -14,14 +14,36 @@ use keel_storage::PageMut;
 use keel_storage::page::{LinePointer, PageRead};
 use keel_txn::{TxnManager, XidStatus};
 
-fn dead_to_all(txns: &TxnManager, h: &Header, horizon: u64) -> bool {
+/// The smallest vacuum horizon at which version `h` is dead to every snapshot: 0 when its
+/// creator aborted, its deleter's CSN when that committed, and otherwise `latest + 1`, since a
+/// deleter that has not committed (or a deleter still to come) gets a CSN above `latest`, the
+/// newest CSN drawn before the caller looked. A version is dead to all at `horizon` exactly
+/// when this is at most `horizon` (a horizon never exceeds the newest CSN).
+fn dead_from(txns: &TxnManager, h: &Header, latest: u64) -> u64 {
     if matches!(txns.status(h.xmin), XidStatus::Aborted) {
-        return true;
+        return 0;
     }
     if h.xmax == 0 {
-        return false;
+        return latest + 1;
     }
-    matches!(txns.status(h.xmax), XidStatus::Committed(c) if c <= horizon)
+    match txns.status(h.xmax) {
+        XidStatus::Committed(c) => c,
+        _ => latest + 1,
+    }
+}
+
+/// What a prune did, and when the next one can do anything.
+pub struct Pruned {
+    /// Versions reclaimed on this page.
+    pub reclaimed: usize,
+    /// Unlinked versions on other pages, for [`free_garbage`].
+    pub garbage: Vec<Garbage>,
+    /// Until the horizon reaches this CSN, pruning the page again reclaims nothing: every
+    /// chain on it starts with a version that is not dead before then. New versions and new
+    /// deletions on the page do not lower it, since their CSNs will be above the newest one
+    /// drawn before this prune looked. (A row inserted by a transaction that then aborts waits
+    /// until then too; VACUUM does not.) 0 when some chain could not be followed.
+    pub next_at: u64,
 }
 
 /// A dead version on another page, unlinked by a prune; free it with [`free_garbage`] once
@@ -35,14 +57,16 @@ pub struct Garbage {
 
 /// Prunes `page` (latched exclusively by the caller) and WAL-logs nothing itself: the caller
 /// logs the page with its own change. `other` reads a version's header on another page
-/// without waiting (None if that page is busy). Returns the number of versions reclaimed on
-/// this page and the unlinked versions elsewhere.
+/// without waiting (None if that page is busy).
 pub fn prune_page(
     page: &mut PageMut<'_>,
     txns: &TxnManager,
     horizon: u64,
     other: &dyn Fn(Tid) -> Option<Header>,
-) -> (usize, Vec<Garbage>) {
+) -> Pruned {
+    // Read before any status: see `dead_from`.
+    let latest = txns.latest_csn();
+    let mut next_at = u64::MAX;
     let mut garbage = Vec::new();
     let block = page.block();
     let n = page.slot_count();
@@ -68,7 +92,10 @@ pub fn prune_page(
             let h = if cur.block != block {
                 match other(cur) {
                     Some(h) => h,
-                    None => break Some(cur),
+                    None => {
+                        next_at = 0; // not looked at: try again next time
+                        break Some(cur);
+                    }
                 }
             } else {
                 match page.lp(cur.slot) {
@@ -76,6 +103,7 @@ pub fn prune_page(
                     _ => {
                         passed.clear();
                         remote.clear();
+                        next_at = 0;
                         break None;
                     }
                 }
@@ -84,9 +112,12 @@ pub fn prune_page(
                 // Not a chain we can vouch for: leave it alone.
                 passed.clear();
                 remote.clear();
+                next_at = 0;
                 break None;
             }
-            if !dead_to_all(txns, &h, horizon) {
+            let dead_at = dead_from(txns, &h, latest);
+            if dead_at > horizon {
+                next_at = next_at.min(dead_at);
                 break Some(cur);
             }
             if cur.block == block {
@@ -130,7 +161,11 @@ pub fn prune_page(
         page.trim_slots();
         page.compact();
     }
-    (reclaimed, garbage)
+    Pruned {
+        reclaimed,
+        garbage,
+        next_at,
+    }
 }
 
 /// Frees unlinked versions on other pages, one page latch at a time, checking each slot still
@@ -168,4 +203,59 @@ pub fn free_garbage(
         }
     }
     Ok(freed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heap::Heap;
+    use crate::relstate::RelState;
+    use keel_storage::BufferPool;
+    use keel_storage::smgr::Smgr;
+    use keel_storage::wal::{FIRST_LSN, Wal};
+    use keel_txn::CommitLog;
+    use std::sync::Arc;
+
+    #[test]
+    fn next_at_is_the_first_csn_at_which_a_chain_head_dies() {
+        let dir = tempfile::tempdir().unwrap();
+        let smgr = Arc::new(Smgr::new(dir.path()).unwrap());
+        let wal = Wal::open(dir.path(), FIRST_LSN, FIRST_LSN, false).unwrap();
+        let pool = BufferPool::new(smgr.clone(), wal, 64);
+        let txns = TxnManager::new(10, CommitLog::new(10));
+        let rel = RelState::new(smgr.open(1, true).unwrap());
+        let heap = Heap::new(&pool, &txns, &rel);
+
+        // Row a: three versions (a0 -> a1 -> a2); row b: never updated.
+        let xa = txns.assign_xid();
+        let root = heap.insert(b"a0", xa, 0, None, 0, None).unwrap();
+        let xb = txns.assign_xid();
+        heap.insert(b"b0", xb, 0, None, 0, None).unwrap();
+        txns.mark_committed(xa);
+        txns.mark_committed(xb);
+        let mut version = root;
+        let mut csns = Vec::new();
+        for row in [b"a1", b"a2"] {
+            let xid = txns.assign_xid();
+            let (_, new) = heap
+                .update(version, root, row, xid, 0, false, || 0, &|| false)
+                .unwrap();
+            version = new.unwrap().0;
+            txns.mark_committed(xid);
+            csns.push(txns.latest_csn());
+        }
+        let other = |_| None;
+        let mut page = pool.write(&rel.file, root.block).unwrap();
+
+        // Before a0's deleter committed in every snapshot's eyes: nothing to reclaim, and
+        // nothing until the horizon reaches that deleter's CSN.
+        let p = prune_page(&mut page, &txns, csns[0] - 1, &other);
+        assert_eq!((p.reclaimed, p.next_at), (0, csns[0]));
+        // At it, a0 goes; a1 dies at the next deleter's CSN.
+        let p = prune_page(&mut page, &txns, csns[0], &other);
+        assert_eq!((p.reclaimed, p.next_at), (1, csns[1]));
+        // Then a1 goes; a2 and b0 have no deleter: a future one commits above the newest CSN.
+        let p = prune_page(&mut page, &txns, csns[1], &other);
+        assert_eq!((p.reclaimed, p.next_at), (1, txns.latest_csn() + 1));
+    }
 }
