@@ -344,7 +344,7 @@ impl Engine {
     /// A checkpoint spread over checkpoint_completion_target of the interval, as the
     /// checkpointer runs it when one is due.
     pub fn checkpoint_spread(&self) -> PgResult<()> {
-        self.inner.checkpoint_paced(crate::checkpoint::Cause::Time)
+        self.inner.checkpoint_inner(crate::checkpoint::Cause::Time)
     }
 
     /// Clean shutdown: checkpoint and stop background workers. The data directory stays locked

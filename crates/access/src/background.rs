@@ -25,7 +25,7 @@ fn checkpointer(engine: Weak<Engine>) {
             return;
         }
         if let Some(cause) = e.inner.checkpoint_due()
-            && let Err(err) = e.inner.checkpoint_paced(cause)
+            && let Err(err) = e.inner.checkpoint_inner(cause)
         {
             eprintln!("LOG:  checkpoint failed: {err}");
         }

@@ -135,11 +135,6 @@ impl EngineInner {
         self.checkpoint_inner(Cause::Command)
     }
 
-    /// The checkpointer's checkpoint, spread out; `cause` is what `checkpoint_due` said.
-    pub(crate) fn checkpoint_paced(&self, cause: Cause) -> PgResult<()> {
-        self.checkpoint_inner(cause)
-    }
-
     /// Flushes every page dirtied before the redo point and persists the commit log, catalog
     /// and sequences, so the log before the redo point is no longer needed. A shutdown
     /// checkpoint marks the control file clean; the checkpointer's are spread out (see the
