@@ -11,7 +11,7 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isolation {
     ReadCommitted,
-    /// REPEATABLE READ; SERIALIZABLE is accepted and run as REPEATABLE READ for now.
+    /// REPEATABLE READ (snapshot isolation). SERIALIZABLE is refused with 0A000: no SSI yet.
     RepeatableRead,
 }
 
@@ -230,6 +230,17 @@ impl Engine {
         unlogged: bool,
     ) -> PgResult<()> {
         self.inner.create_relfile(txn, relfile, unlogged)
+    }
+
+    /// Schedules `seq` to restart at its start value once `txn` commits (TRUNCATE ... RESTART
+    /// IDENTITY). Until then every session, `txn` included, goes on with the old values, so
+    /// the caller must keep `txn` from using the sequence itself (see the session's check).
+    pub fn restart_sequence_at_commit(
+        &self,
+        txn: &mut Transaction,
+        seq: std::sync::Arc<keel_catalog::SequenceDef>,
+    ) {
+        txn.inner.restart_at_commit.push(seq);
     }
 
     /// Schedules a relation file for removal once `txn` commits (DROP, TRUNCATE).

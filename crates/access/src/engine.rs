@@ -302,6 +302,7 @@ impl EngineInner {
                 slot,
                 created: Vec::new(),
                 drop_at_commit: Vec::new(),
+                restart_at_commit: Vec::new(),
                 txns: self.txns.clone(),
                 pool: self.slot_pool.clone(),
                 finished: false,
@@ -415,6 +416,11 @@ impl EngineInner {
         for id in std::mem::take(&mut txn.inner.drop_at_commit) {
             self.forget_rel(id);
             self.smgr.remove(id)?;
+        }
+        // Logged after the commit record: a crash in between keeps the old position, which
+        // only skips values; logged before it, a lost commit would restart a full table.
+        for seq in std::mem::take(&mut txn.inner.restart_at_commit) {
+            self.setval(&seq, seq.start, false)?;
         }
         Ok(())
     }

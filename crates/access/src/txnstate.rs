@@ -22,6 +22,8 @@ pub struct TxnState {
     pub created: Vec<RelFileId>,
     /// Relation files to remove once it commits.
     pub drop_at_commit: Vec<RelFileId>,
+    /// Sequences to restart once it commits (TRUNCATE ... RESTART IDENTITY).
+    pub restart_at_commit: Vec<std::sync::Arc<keel_catalog::SequenceDef>>,
     pub(crate) txns: Arc<TxnManager>,
     pub(crate) pool: Arc<SlotPool>,
     pub(crate) finished: bool,

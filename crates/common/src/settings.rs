@@ -393,6 +393,14 @@ const fn d(
     }
 }
 
+/// SERIALIZABLE, wherever it is asked for (BEGIN, SET TRANSACTION, the isolation settings):
+/// keel has snapshot isolation but no detection of serialization anomalies (write skew), so
+/// running it as REPEATABLE READ would silently allow what PostgreSQL's SSI forbids.
+pub fn serializable_unsupported() -> PgError {
+    PgError::unsupported("SERIALIZABLE isolation level")
+        .with_hint("Keel does not detect serialization anomalies yet; REPEATABLE READ gives snapshot isolation.")
+}
+
 pub fn find_def(name: &str) -> Option<&'static Def> {
     DEFS.iter().find(|d| d.name.eq_ignore_ascii_case(name))
 }
@@ -441,6 +449,9 @@ impl Settings {
             check_changeable(def)?;
         }
         let canonical = canonicalize(def, value)?;
+        if canonical == "serializable" {
+            return Err(serializable_unsupported());
+        }
         self.store(def.name, canonical);
         Ok(def)
     }
@@ -462,9 +473,7 @@ impl Settings {
         let hot = &mut self.hot;
         match name {
             "statement_timeout" => hot.statement_timeout_ms = canonical.parse().unwrap_or(0),
-            "default_transaction_isolation" => {
-                hot.repeatable_read = matches!(&*canonical, "repeatable read" | "serializable")
-            }
+            "default_transaction_isolation" => hot.repeatable_read = canonical == "repeatable read",
             "default_transaction_read_only" => hot.read_only = canonical == "on",
             "synchronous_commit" => hot.synchronous_commit = canonical != "off",
             _ => {}
@@ -477,8 +486,7 @@ impl Settings {
         self.hot.statement_timeout_ms
     }
 
-    /// Whether `default_transaction_isolation` asks for snapshot isolation (`repeatable read`
-    /// or `serializable`, which Keel runs as repeatable read), without a map lookup.
+    /// Whether `default_transaction_isolation` is `repeatable read`, without a map lookup.
     pub fn default_repeatable_read(&self) -> bool {
         self.hot.repeatable_read
     }
@@ -771,7 +779,11 @@ mod tests {
         s.set("synchronous_commit", "false", false).unwrap();
         s.set("default_transaction_read_only", "yes", false)
             .unwrap();
-        s.set("default_transaction_isolation", "SERIALIZABLE", false)
+        let err = s
+            .set("default_transaction_isolation", "SERIALIZABLE", false)
+            .unwrap_err();
+        assert_eq!(err.code, sqlstate::FEATURE_NOT_SUPPORTED);
+        s.set("default_transaction_isolation", "Repeatable Read", false)
             .unwrap();
         s.set("statement_timeout", "2s", false).unwrap();
         assert!(!s.synchronous_commit() && s.default_read_only() && s.default_repeatable_read());

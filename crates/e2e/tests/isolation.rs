@@ -423,3 +423,33 @@ async fn update_after_delete(conn: String) {
 fn update_after_concurrent_delete_rc_updates_nothing_rr_fails_40001() {
     on_both(update_after_delete);
 }
+
+/// Keel has no serializable snapshot isolation, so it must refuse SERIALIZABLE (0A000) rather
+/// than run it as REPEATABLE READ, which would let the write skew above commit where
+/// PostgreSQL aborts one side with 40001. Keel only: PostgreSQL accepts every form.
+#[test]
+fn serializable_is_refused_not_run_as_repeatable_read() {
+    let srv = Server::start_engine(keel_e2e::Engine::Keel, &[]);
+    runtime().block_on(async {
+        let a = connect(&srv.conn_str()).await;
+        for sql in [
+            "begin isolation level serializable",
+            "start transaction isolation level serializable, read write",
+            "set session characteristics as transaction isolation level serializable",
+            "set default_transaction_isolation = 'serializable'",
+            "set transaction_isolation = serializable",
+        ] {
+            match a.batch_execute(sql).await {
+                Err(e) => assert_eq!(sqlstate(&e), "0A000", "{sql}: {e:?}"),
+                Ok(()) => panic!("{sql}: accepted"),
+            }
+            exec(&a, "rollback").await;
+        }
+        exec(&a, "begin; set transaction isolation level repeatable read").await;
+        assert_eq!(
+            value(&a, "show transaction_isolation").await,
+            "repeatable read"
+        );
+        exec(&a, "commit").await;
+    });
+}

@@ -183,6 +183,14 @@ impl Session {
                         "cannot execute DDL in a read-only transaction",
                     ));
                 }
+                if self.in_block() && keel_sql::ddl::restarts_identity(stmt) {
+                    // The sequences restart when the TRUNCATE commits (the engine's
+                    // restart_sequence_at_commit): later statements of the same block would
+                    // still draw old values, which the restart would then hand out again.
+                    return Err(keel_common::PgError::unsupported(
+                        "TRUNCATE ... RESTART IDENTITY inside a transaction block",
+                    ));
+                }
                 self.settle().await?;
                 self.ensure_txn();
                 let Some(txn) = self.txn.as_mut() else {

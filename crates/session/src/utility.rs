@@ -167,7 +167,10 @@ impl Session {
             Utility::Set { name, value, local } => {
                 if name == "transaction_isolation" {
                     let iso = match value.as_deref().map(str::to_lowercase).as_deref() {
-                        Some("repeatable read" | "serializable") => Some(Isolation::RepeatableRead),
+                        Some("repeatable read") => Some(Isolation::RepeatableRead),
+                        Some("serializable") => {
+                            return Err(keel_common::settings::serializable_unsupported());
+                        }
                         _ => Some(Isolation::ReadCommitted),
                     };
                     self.apply_modes(&TxnModes {

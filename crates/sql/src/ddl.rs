@@ -22,6 +22,12 @@ pub struct DdlOutcome {
     pub notices: Vec<PgError>,
 }
 
+/// Whether `stmt` is a TRUNCATE ... RESTART IDENTITY.
+pub fn restarts_identity(stmt: &ast::Statement) -> bool {
+    matches!(stmt, ast::Statement::Truncate(t)
+        if matches!(t.identity, Some(ast::TruncateIdentityOption::Restart)))
+}
+
 pub(crate) fn notice(msg: String) -> PgError {
     PgError::notice(Severity::Notice, sqlstate::SUCCESSFUL_COMPLETION, msg)
 }
@@ -105,6 +111,17 @@ pub fn execute_ddl(
                     // The new file needs an empty tree (meta page and root).
                     engine.build_index(txn, &nt, &ni)?;
                     cat.indexes.insert(ni.oid, Arc::new(ni));
+                }
+                if matches!(t.identity, Some(ast::TruncateIdentityOption::Restart)) {
+                    let owned: Vec<_> = cat
+                        .sequences
+                        .values()
+                        .filter(|s| s.owned_by.is_some_and(|(o, _)| o == table.oid))
+                        .cloned()
+                        .collect();
+                    for seq in owned {
+                        engine.restart_sequence_at_commit(txn, seq);
+                    }
                 }
                 cat.tables.insert(nt.oid, Arc::new(nt));
             }
@@ -430,9 +447,12 @@ fn add_index(
         }
     };
     if primary {
-        // PRIMARY KEY implies NOT NULL on its columns.
+        // PRIMARY KEY implies NOT NULL on its columns, checked first as PostgreSQL does.
         let mut nt = (*table).clone();
         for &c in &cols {
+            if !nt.columns[c].not_null {
+                crate::ddl_alter::ensure_no_nulls(engine, txn, &table, c)?;
+            }
             nt.columns[c].not_null = true;
         }
         cat.tables.insert(table_oid, Arc::new(nt));

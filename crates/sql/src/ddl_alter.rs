@@ -273,20 +273,7 @@ pub(crate) fn alter_op(
                     nt.columns[i].not_null = false;
                 }
                 ast::AlterColumnOperation::SetNotNull => {
-                    for item in engine.scan(txn, &table) {
-                        let (_, row) = item?;
-                        if row.get(i).is_none_or(Datum::is_null) {
-                            return Err(PgError::new(
-                                sqlstate::NOT_NULL_VIOLATION,
-                                format!(
-                                    "column \"{n}\" of relation \"{}\" contains null values",
-                                    nt.name
-                                ),
-                            )
-                            .with_table(nt.name.clone())
-                            .with_column(n.clone()));
-                        }
-                    }
+                    ensure_no_nulls(engine, txn, &table, i)?;
                     nt.columns[i].not_null = true;
                 }
                 other => return Err(PgError::unsupported(format!("ALTER COLUMN {other}"))),
@@ -295,5 +282,31 @@ pub(crate) fn alter_op(
         other => return Err(PgError::unsupported(format!("ALTER TABLE {other}"))),
     }
     cat.tables.insert(oid, Arc::new(nt));
+    Ok(())
+}
+
+/// Fails with PostgreSQL's 23502 when a visible row of `table` has NULL in column `col`: what
+/// SET NOT NULL and ADD PRIMARY KEY check before they mark the column NOT NULL.
+pub(crate) fn ensure_no_nulls(
+    engine: &Engine,
+    txn: &Transaction,
+    table: &TableDef,
+    col: usize,
+) -> PgResult<()> {
+    for item in engine.scan(txn, table) {
+        let (_, row) = item?;
+        if row.get(col).is_none_or(Datum::is_null) {
+            let name = &table.columns[col].name;
+            return Err(PgError::new(
+                sqlstate::NOT_NULL_VIOLATION,
+                format!(
+                    "column \"{name}\" of relation \"{}\" contains null values",
+                    table.name
+                ),
+            )
+            .with_table(table.name.clone())
+            .with_column(name.clone()));
+        }
+    }
     Ok(())
 }

@@ -391,7 +391,7 @@ fn txn_modes(p: &mut P) -> PgResult<TxnModes> {
         if p.eat_word("isolation") {
             p.expect_word("level")?;
             m.isolation = Some(if p.eat_word("serializable") {
-                Isolation::RepeatableRead
+                return Err(keel_common::settings::serializable_unsupported());
             } else if p.eat_word("repeatable") {
                 p.expect_word("read")?;
                 Isolation::RepeatableRead
