@@ -80,6 +80,12 @@ fn values() {
     );
     assert_eq!(c("ab  ", Bpchar, s(Text), Implicit).unwrap(), "ab");
     assert_eq!(c("1", Int4, s(Bool), Explicit).unwrap(), "t");
+    // int4 -> bool is `value <> 0`; smallint and bigint have no cast to boolean (42846).
+    for (v, b) in [("10", "t"), ("2", "t"), ("-1", "t"), ("0", "f")] {
+        assert_eq!(c(v, Int4, s(Bool), Explicit).unwrap(), b);
+    }
+    assert!(!can_cast(Int2, Bool, Explicit));
+    assert!(!can_cast(Int8, Bool, Explicit));
     assert_eq!(c("t", Bool, s(Int4), Explicit).unwrap(), "1");
     assert_eq!(
         c("2020-01-01 10:00", Timestamp, s(Date), Assignment).unwrap(),

@@ -22,6 +22,8 @@ pub enum Numeric {
 /// PostgreSQL's NUMERIC_MIN_SIG_DIGITS: a quotient keeps at least this many significant digits.
 const MIN_SIG_DIGITS: i64 = 16;
 const MAX_DISPLAY_SCALE: i64 = 1000;
+/// PostgreSQL's NUMERIC_DSCALE_MAX: the largest display scale a stored numeric can carry.
+const DSCALE_MAX: i64 = 0x3FFF;
 
 /// Builds a finite numeric from an unscaled integer and a scale, normalizing negative scales.
 pub fn finite(digits: BigInt, scale: i64) -> Numeric {
@@ -31,6 +33,11 @@ pub fn finite(digits: BigInt, scale: i64) -> Numeric {
     } else {
         Numeric::Finite(BigDecimal::new(digits, scale))
     }
+}
+
+/// `n * 10^k` for `k > 0`.
+fn shift_left(n: BigInt, k: i64) -> BigInt {
+    n * BigInt::from(10u8).pow(k as u32)
 }
 
 impl Numeric {
@@ -326,7 +333,19 @@ impl Numeric {
     pub fn add(&self, other: &Numeric) -> Numeric {
         use Numeric::*;
         match (self, other) {
-            (Finite(a), Finite(b)) => Finite(a + b),
+            // Aligned on the integer digits: bigdecimal's `+` caps the scale it keeps when one
+            // side is zero, while PostgreSQL's add_var keeps max(dscale1, dscale2).
+            (Finite(a), Finite(b)) => {
+                let (na, sa) = a.as_bigint_and_scale();
+                let (nb, sb) = b.as_bigint_and_scale();
+                let s = sa.max(sb);
+                let sum = match sa.cmp(&sb) {
+                    Ordering::Equal => na.as_ref() + nb.as_ref(),
+                    Ordering::Less => shift_left(na.into_owned(), sb - sa) + nb.as_ref(),
+                    Ordering::Greater => na.as_ref() + shift_left(nb.into_owned(), sa - sb),
+                };
+                finite(sum, s)
+            }
             (NaN, _) | (_, NaN) => NaN,
             (PosInf, NegInf) | (NegInf, PosInf) => NaN,
             (PosInf, _) | (_, PosInf) => PosInf,
@@ -341,7 +360,19 @@ impl Numeric {
     pub fn mul(&self, other: &Numeric) -> Numeric {
         use Numeric::*;
         match (self, other) {
-            (Finite(a), Finite(b)) => Finite(a * b),
+            // The exact product at scale dscale1 + dscale2 (PostgreSQL's numeric_mul), rounded
+            // only past NUMERIC_DSCALE_MAX. bigdecimal's `*` returns the other operand normalized
+            // when one side equals 1, which would print 1.00 * 2 as 2.
+            (Finite(a), Finite(b)) => {
+                let (na, sa) = a.as_bigint_and_scale();
+                let (nb, sb) = b.as_bigint_and_scale();
+                let product = finite(na.as_ref() * nb.as_ref(), sa + sb);
+                if sa + sb > DSCALE_MAX {
+                    product.round(DSCALE_MAX)
+                } else {
+                    product
+                }
+            }
             (NaN, _) | (_, NaN) => NaN,
             _ => {
                 let s = self.signum().unwrap_or(0) * other.signum().unwrap_or(0);

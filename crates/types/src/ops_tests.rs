@@ -107,6 +107,36 @@ fn arithmetic() {
 }
 
 #[test]
+fn numeric_display_scale() {
+    // The product's scale is the sum of the operands' display scales, also when one side is 1;
+    // a sum keeps the larger scale, also when one side is zero.
+    for (l, lt, r, rt, want) in [
+        ("1.00", Numeric, "2", Int4, "2.00"),
+        ("1.0", Numeric, "1.0", Numeric, "1.00"),
+        ("3.000", Numeric, "1", Int4, "3.000"),
+        ("1", Int4, "3.000", Numeric, "3.000"),
+        ("0.00", Numeric, "5", Int4, "0.00"),
+        ("-1.0", Numeric, "1", Numeric, "-1.0"),
+        ("12.50", Numeric, "2", Int4, "25.00"),
+    ] {
+        assert_eq!(eval(l, lt, "*", r, rt).unwrap(), want, "{l} * {r}");
+    }
+    assert_eq!(
+        eval("0.0000000000000000000000", Numeric, "+", "1", Int4).unwrap(),
+        "1.0000000000000000000000"
+    );
+    assert_eq!(
+        eval("1", Int4, "-", "0.0000000000000000000000", Numeric).unwrap(),
+        "1.0000000000000000000000"
+    );
+    assert_eq!(eval("1", Int4, "+", "0.00", Numeric).unwrap(), "1.00");
+    assert_eq!(
+        eval("0.000", Numeric, "-", "0.0", Numeric).unwrap(),
+        "0.000"
+    );
+}
+
+#[test]
 fn unary() {
     let (_, _, neg) = resolve_unary("-", Int4).unwrap();
     assert_eq!(neg(&Datum::Int4(-5)).unwrap(), Datum::Int4(5));
