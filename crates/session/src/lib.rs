@@ -81,9 +81,11 @@ impl BackendFactory for SessionFactory {
                 format!("database \"{}\" does not exist", startup.database),
             ));
         }
+        // RESET goes back to the session's defaults, startup parameters included (as
+        // PostgreSQL's reset values: `options` and application_name from the client count).
         Ok(Session::new(
             self.engine.clone(),
-            self.settings.clone(),
+            settings.clone(),
             settings,
             cancel,
             pid,

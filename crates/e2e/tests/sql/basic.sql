@@ -84,6 +84,16 @@ set search_path to public;
 show search_path;
 set no_such_setting = 1;
 
+-- case: reset_keeps_startup_values
+-- psql sends application_name in its startup packet: RESET returns to it, not to empty.
+set application_name = 'changed';
+show application_name;
+reset application_name;
+show application_name;
+set application_name = 'changed';
+reset all;
+show application_name;
+
 -- case: casts_and_arithmetic
 select '12'::int, 3.7::int, -3.5::int, 10 / 3, 10 % 3, 10.0 / 3, 2 ^ 10;
 select 1::text || 'x', 'true'::bool, 't'::boolean, 1::bigint * 3000000000;
