@@ -104,6 +104,21 @@ select 2147483647 + 1;
 select 1 / 0;
 select null::int is null, coalesce(null, 5), nullif(3, 3), greatest(1, 7, 3), least(4, 2);
 
+-- case: generate_series_timestamps
+-- Timestamps stepped by an interval: each value is the previous one plus the step (31 Jan +
+-- 1 month -> 29 Feb -> 29 Mar), dates and untyped literals resolve to timestamptz.
+select * from generate_series('2024-01-01'::timestamp, '2024-01-03', '1 day');
+select generate_series('2024-01-31'::timestamp, '2024-05-01', '1 month') as m;
+select pg_typeof(g)::text, g from generate_series('2024-01-01'::date, '2024-01-02'::date, '12 hours') g;
+select * from generate_series('2024-01-03 00:00'::timestamptz, '2024-01-01', '-1 day');
+select count(*) from generate_series('2024-01-01'::timestamp, '2024-01-01', '1 hour');
+select count(*) from generate_series('2024-01-01'::timestamp, '2023-01-03', '1 day');
+select count(*) from generate_series('2024-01-01'::timestamp, null, '1 day');
+select * from generate_series('2024-01-01', '2024-01-03', '1 day'::interval);
+select * from generate_series('2024-01-01'::timestamp, '2024-01-03', '0 day');
+select * from generate_series('2024-01-01'::timestamp, '2024-01-03');
+select * from generate_series('294276-12-31 00:00'::timestamp, 'infinity', '1 day');
+
 -- case: functions
 select md5('abc'), md5(''), length('hello'), upper('hi'), lower('HI'), substr('abcdef', 2, 3);
 select g, g * g from generate_series(1, 5) g;

@@ -358,7 +358,7 @@ impl Binder<'_> {
     }
 }
 
-fn no_function(name: &str, tys: &[TypeId]) -> PgError {
+pub(super) fn no_function(name: &str, tys: &[TypeId]) -> PgError {
     let list: Vec<&str> = tys.iter().map(|t| t.name()).collect();
     PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", list.join(", ")))
         .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")

@@ -180,7 +180,8 @@ impl Binder<'_> {
                             }
                         }
                     }
-                    let (start, stop, step, ty) = self.series_args(a)?;
+                    let (start, stop, step, ty) =
+                        self.series_args(a).map_err(|e| self.at(e, name.span()))?;
                     let colname = match alias {
                         Some(al) if !al.columns.is_empty() => fold(&al.columns[0].name),
                         Some(al) => fold(&al.name),
@@ -289,29 +290,48 @@ impl Binder<'_> {
         &mut self,
         mut a: Vec<Expr>,
     ) -> PgResult<(Expr, Expr, Option<Expr>, TypeId)> {
+        let no_function = |a: &[Expr]| {
+            let tys: Vec<TypeId> = a.iter().map(Expr::ty).collect();
+            super::func::no_function("generate_series", &tys)
+        };
         if a.len() < 2 || a.len() > 3 {
-            return Err(PgError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                "function generate_series does not exist",
-            ));
+            return Err(no_function(&a));
         }
+        let temporal = a.iter().any(|e| {
+            matches!(
+                e.ty(),
+                TypeId::Timestamp | TypeId::TimestampTz | TypeId::Date
+            )
+        }) || a.get(2).is_some_and(|e| e.ty() == TypeId::Interval);
         let ty = if a.iter().any(|e| e.ty() == TypeId::Numeric) {
             return Err(PgError::unsupported("generate_series(numeric)"));
+        } else if temporal {
+            if a.len() != 3 {
+                return Err(no_function(&a));
+            }
+            // PostgreSQL's resolution: timestamp only when an argument is one and none is
+            // timestamptz; dates and untyped literals go to timestamptz (its preferred type).
+            let has = |t: TypeId| a.iter().any(|e| e.ty() == t);
+            if has(TypeId::Timestamp) && !has(TypeId::TimestampTz) {
+                TypeId::Timestamp
+            } else {
+                TypeId::TimestampTz
+            }
         } else if a.iter().any(|e| e.ty() == TypeId::Int8) {
             TypeId::Int8
-        } else if a
-            .iter()
-            .any(|e| matches!(e.ty(), TypeId::Timestamp | TypeId::TimestampTz))
-        {
-            return Err(PgError::unsupported("generate_series(timestamp)"));
         } else {
             TypeId::Int4
         };
         let mut out = Vec::new();
-        for e in a.drain(..) {
+        for (i, e) in a.drain(..).enumerate() {
+            let target = if temporal && i == 2 {
+                TypeId::Interval
+            } else {
+                ty
+            };
             out.push(super::types::coerce(
                 e,
-                SqlType::new(ty),
+                SqlType::new(target),
                 CastContext::Implicit,
                 &mut self.params,
             )?);

@@ -4,7 +4,6 @@ use super::values::SeriesState;
 use super::{BoxNode, Node, Row};
 use crate::expr::{EvalCx, Expr};
 use keel_common::PgResult;
-use keel_types::TypeId;
 
 pub struct Project<'a> {
     input: BoxNode<'a>,
@@ -42,7 +41,7 @@ impl<'a> Node<'a> for Project<'a> {
         };
         loop {
             if let Some((row, st)) = self.current.as_mut() {
-                if let Some(v) = st.next() {
+                if let Some(v) = st.next()? {
                     let mut out = Vec::with_capacity(self.exprs.len());
                     for (i, e) in self.exprs.iter().enumerate() {
                         out.push(if i == srf.0 {
@@ -59,11 +58,6 @@ impl<'a> Node<'a> for Project<'a> {
                 return Ok(None);
             };
             let ty = self.exprs[srf.0].ty();
-            let ty = if ty == TypeId::Int8 {
-                TypeId::Int8
-            } else {
-                TypeId::Int4
-            };
             if let Some(st) = SeriesState::open(&srf.1, &srf.2, srf.3.as_ref(), ty, &r, ev)? {
                 self.current = Some((r, st));
             }
