@@ -11,152 +11,24 @@ use keel_types::{Datum, SqlType};
 use keel_wire::Client;
 use std::sync::Arc;
 
+mod parse;
+
+use parse::{BAD_COPY_FILE_FORMAT, InputFormat, LineReader};
+
 const BATCH: usize = 10_000;
 
-fn bad_copy(msg: String) -> PgError {
-    PgError::new("22P04", msg)
-}
-
-/// Splits one text-format line into fields (None = NULL), undoing backslash escapes.
-fn text_fields(line: &str, delim: char, null: &str) -> Vec<Option<String>> {
-    let mut out = Vec::new();
-    for raw in line.split(delim) {
-        if raw == null {
-            out.push(None);
-            continue;
-        }
-        if !raw.contains('\\') {
-            out.push(Some(raw.to_string()));
-            continue;
-        }
-        let mut s = String::with_capacity(raw.len());
-        let mut it = raw.chars().peekable();
-        while let Some(c) = it.next() {
-            if c != '\\' {
-                s.push(c);
-                continue;
-            }
-            match it.next() {
-                Some('n') => s.push('\n'),
-                Some('t') => s.push('\t'),
-                Some('r') => s.push('\r'),
-                Some('b') => s.push('\x08'),
-                Some('f') => s.push('\x0c'),
-                Some('v') => s.push('\x0b'),
-                Some(d) if d.is_digit(8) => {
-                    let mut v = d.to_digit(8).unwrap_or(0);
-                    for _ in 0..2 {
-                        match it.peek().and_then(|c| c.to_digit(8)) {
-                            Some(x) => {
-                                v = v * 8 + x;
-                                it.next();
-                            }
-                            None => break,
-                        }
-                    }
-                    s.push(char::from_u32(v).unwrap_or('?'));
-                }
-                Some(o) => s.push(o),
-                None => {}
-            }
-        }
-        out.push(Some(s));
-    }
-    out
-}
-
-/// Parses CSV records from `buf` (complete records only); returns them and the bytes consumed.
-fn csv_records(
-    buf: &str,
-    delim: char,
-    quote: char,
-    escape: char,
-    null: &str,
-    at_end: bool,
-) -> (Vec<Vec<Option<String>>>, usize) {
-    let mut recs = Vec::new();
-    let mut consumed = 0;
-    let chars: Vec<(usize, char)> = buf.char_indices().collect();
-    let mut i = 0;
-    'outer: while i < chars.len() {
-        let mut rec = Vec::new();
-        let mut field = String::new();
-        let mut quoted = false;
-        let mut was_quoted = false;
-        loop {
-            if i >= chars.len() {
-                if !at_end || quoted {
-                    break 'outer;
-                }
-                rec.push(if !was_quoted && field == null {
-                    None
-                } else {
-                    Some(std::mem::take(&mut field))
-                });
-                recs.push(rec);
-                consumed = buf.len();
-                break 'outer;
-            }
-            let c = chars[i].1;
-            if quoted {
-                if c == escape && i + 1 < chars.len() && chars[i + 1].1 == quote {
-                    field.push(quote);
-                    i += 2;
-                    continue;
-                }
-                if c == quote {
-                    quoted = false;
-                } else {
-                    field.push(c);
-                }
-                i += 1;
-                continue;
-            }
-            if c == quote {
-                quoted = true;
-                was_quoted = true;
-                i += 1;
-            } else if c == delim {
-                rec.push(if !was_quoted && field == null {
-                    None
-                } else {
-                    Some(std::mem::take(&mut field))
-                });
-                was_quoted = false;
-                i += 1;
-            } else if c == '\n' || c == '\r' {
-                rec.push(if !was_quoted && field == null {
-                    None
-                } else {
-                    Some(std::mem::take(&mut field))
-                });
-                i += 1;
-                if c == '\r' && i < chars.len() && chars[i].1 == '\n' {
-                    i += 1;
-                }
-                recs.push(rec);
-                consumed = if i < chars.len() {
-                    chars[i].0
-                } else {
-                    buf.len()
-                };
-                continue 'outer;
-            } else {
-                field.push(c);
-                i += 1;
-            }
-        }
-    }
-    (recs, consumed)
-}
-
+/// PostgreSQL's `CopyAttributeOutText`: backslash, the delimiter and the control characters
+/// that have a letter escape are escaped whatever the delimiter; other bytes go out as they are.
 fn escape_text(s: &str, delim: char, out: &mut String) {
     for c in s.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
-            '\t' if delim == '\t' => out.push_str("\\t"),
+            '\t' => out.push_str("\\t"),
+            '\x08' => out.push_str("\\b"),
+            '\x0b' => out.push_str("\\v"),
+            '\x0c' => out.push_str("\\f"),
             c if c == delim => {
                 out.push('\\');
                 out.push(c);
@@ -166,10 +38,12 @@ fn escape_text(s: &str, delim: char, out: &mut String) {
     }
 }
 
-fn csv_field(s: &str, o: &CopyOptions, delim: char, null: &str, out: &mut String) {
+/// PostgreSQL's `CopyAttributeOutCSV`. `single` (a one-column COPY) also quotes `\.`, which
+/// alone on a line would read back as the end-of-data marker.
+fn csv_field(s: &str, o: &CopyOptions, delim: char, null: &str, single: bool, out: &mut String) {
     let quote = o.quote.unwrap_or('"');
-    let needs = s.is_empty() && null.is_empty()
-        || s == null
+    let needs = s == null
+        || single && s == "\\."
         || s.contains(delim)
         || s.contains(quote)
         || s.contains('\n')
@@ -197,6 +71,35 @@ fn delimiter_and_null(o: &CopyOptions) -> (char, String) {
         .clone()
         .unwrap_or_else(|| if o.csv { String::new() } else { "\\N".into() });
     (delim, null)
+}
+
+/// One row's values from its fields, checked as PostgreSQL's `NextCopyFrom` checks them:
+/// too many fields first, then column by column a missing field or the type's input error.
+fn row_values(
+    fields: &[Option<String>],
+    cols: &[String],
+    types: &[SqlType],
+) -> PgResult<Vec<Datum>> {
+    if !cols.is_empty() && fields.len() > cols.len() {
+        return Err(PgError::new(
+            BAD_COPY_FILE_FORMAT,
+            "extra data after last expected column",
+        ));
+    }
+    let mut vals = Vec::with_capacity(cols.len());
+    for (i, (col, ty)) in cols.iter().zip(types).enumerate() {
+        vals.push(match fields.get(i) {
+            None => {
+                return Err(PgError::new(
+                    BAD_COPY_FILE_FORMAT,
+                    format!("missing data for column \"{col}\""),
+                ));
+            }
+            Some(None) => Datum::Null,
+            Some(Some(s)) => keel_types::io::parse_text(s, *ty)?,
+        });
+    }
+    Ok(vals)
 }
 
 impl Session {
@@ -270,7 +173,7 @@ impl Session {
                     line.push(delim);
                 }
                 if o.csv {
-                    csv_field(&col.name, &o, delim, null, &mut line);
+                    csv_field(&col.name, &o, delim, null, cols.len() == 1, &mut line);
                 } else {
                     escape_text(&col.name, delim, &mut line);
                 }
@@ -292,7 +195,7 @@ impl Session {
                 val.clear();
                 keel_types::io::format_text(d, cols[i].ty, &mut val);
                 if o.csv {
-                    csv_field(&val, &o, delim, null, &mut line);
+                    csv_field(&val, &o, delim, null, r.len() == 1, &mut line);
                 } else {
                     escape_text(&val, delim, &mut line);
                 }
@@ -351,115 +254,63 @@ impl Session {
             self.engine.start_statement(txn);
         }
         client.copy_in_start(false, cols.len()).await?;
-        let mut pending = String::new();
-        let mut raw_tail: Vec<u8> = Vec::new();
+        let quote = o.quote.unwrap_or('"');
+        let mut reader = LineReader::new(InputFormat {
+            csv: o.csv,
+            // The options allow only one-byte (ASCII) delimiter, quote and escape.
+            delim: delim as u8,
+            quote: quote as u8,
+            escape: o.escape.unwrap_or(quote) as u8,
+            null: null.as_bytes().to_vec(),
+        });
         let mut batch: Vec<Vec<Datum>> = Vec::new();
         let mut total = 0u64;
-        let mut lineno = 0u64;
-        let mut header_skipped = !o.header;
-        let mut finished = false;
-        let mut first_err: Option<PgError> = None;
-        while !finished {
+        let mut header_pending = o.header;
+        // The first error ends the COPY at once, as in PostgreSQL: the protocol loop drops the
+        // CopyData the client still sends, and the statement's rows are rolled back.
+        loop {
             let chunk = client.copy_in_next().await?;
             let at_end = chunk.is_none();
-            if let Some(b) = chunk {
-                raw_tail.extend_from_slice(&b);
-                // Keep incomplete UTF-8 sequences for the next chunk.
-                let valid = match std::str::from_utf8(&raw_tail) {
-                    Ok(_) => raw_tail.len(),
-                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                    Err(_) => {
-                        return Err(PgError::new(
-                            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
-                            "invalid byte sequence for encoding \"UTF8\"",
-                        ));
-                    }
-                };
-                pending.push_str(std::str::from_utf8(&raw_tail[..valid]).unwrap_or_default());
-                raw_tail.drain(..valid);
-            } else {
-                finished = true;
+            if let Some(b) = &chunk {
+                reader.feed(b);
             }
-            if first_err.is_some() {
-                continue; // drain the rest of the data after an error
-            }
-            let mut records: Vec<Vec<Option<String>>> = Vec::new();
-            if o.csv {
-                let q = o.quote.unwrap_or('"');
-                let (recs, used) =
-                    csv_records(&pending, delim, q, o.escape.unwrap_or(q), null, at_end);
-                pending.drain(..used);
-                records = recs;
-            } else {
-                while let Some(nl) = pending.find('\n') {
-                    let line: String = pending.drain(..=nl).collect();
-                    let line = line.trim_end_matches('\n').trim_end_matches('\r');
-                    if line == "\\." {
-                        continue;
-                    }
-                    records.push(text_fields(line, delim, null));
-                }
-                if at_end && !pending.is_empty() {
-                    let line = std::mem::take(&mut pending);
-                    if line != "\\." {
-                        records.push(text_fields(&line, delim, null));
-                    }
-                }
-            }
-            for rec in records {
-                lineno += 1;
-                if !header_skipped {
-                    header_skipped = true;
+            // PostgreSQL adds a CONTEXT naming the line (`COPY t, line 3: "..."`); keel's
+            // errors have no context field yet, and no other field should stand in for it.
+            while let Some(range) = reader.next_line(at_end)? {
+                if header_pending {
+                    header_pending = false;
                     continue;
                 }
-                if o.csv && rec.len() == 1 && rec[0].as_deref() == Some("\\.") {
-                    continue;
-                }
-                let r = (|| {
-                    if rec.len() < cols.len() {
-                        return Err(bad_copy(format!(
-                            "missing data for column \"{}\"",
-                            cols[rec.len()]
-                        )));
-                    }
-                    if rec.len() > cols.len() {
-                        return Err(bad_copy("extra data after last expected column".into()));
-                    }
-                    let mut vals = Vec::with_capacity(rec.len());
-                    for (i, f) in rec.iter().enumerate() {
-                        vals.push(match f {
-                            None => Datum::Null,
-                            Some(s) => keel_types::io::parse_text(s, types[i])?,
-                        });
-                    }
-                    Ok(vals)
-                })();
-                match r {
-                    Ok(vals) => batch.push(vals),
-                    Err(e) => {
-                        let e = PgError {
-                            message: e.message.clone(),
-                            ..e
-                        };
-                        first_err = Some(e.with_detail(format!("COPY {table}, line {lineno}")));
-                        break;
-                    }
+                let row = reader
+                    .fields(reader.line(range))
+                    .and_then(|fields| row_values(&fields, &cols, &types))?;
+                batch.push(row);
+                if batch.len() >= BATCH {
+                    total += self.insert_batch(plan, row_exprs, &mut batch).await?;
                 }
             }
-            if first_err.is_none() && (batch.len() >= BATCH || finished) && !batch.is_empty() {
-                let full = self.complete_rows(row_exprs, std::mem::take(&mut batch))?;
-                let mut exec = ModifyExec::with_rows(full);
-                if let Err(e) = self.drive_modify(plan, &mut exec, &[]).await {
-                    first_err = Some(e);
-                } else {
-                    total += exec.count;
-                }
+            if at_end {
+                break;
             }
         }
-        if let Some(e) = first_err {
-            return Err(e);
-        }
+        total += self.insert_batch(plan, row_exprs, &mut batch).await?;
         Ok((vec![], format!("COPY {total}")))
+    }
+
+    /// Inserts and empties `batch`; returns the number of rows inserted.
+    async fn insert_batch(
+        &mut self,
+        plan: &keel_sql::plan::ModifyPlan,
+        row_exprs: &[keel_sql::expr::Expr],
+        batch: &mut Vec<Vec<Datum>>,
+    ) -> PgResult<u64> {
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        let full = self.complete_rows(row_exprs, std::mem::take(batch))?;
+        let mut exec = ModifyExec::with_rows(full);
+        self.drive_modify(plan, &mut exec, &[]).await?;
+        Ok(exec.count)
     }
 
     /// Applies the INSERT plan's column expressions (defaults, casts) to parsed COPY rows.
@@ -494,27 +345,34 @@ impl Session {
 mod tests {
     use super::*;
 
-    #[test]
-    fn text_format_fields() {
-        assert_eq!(
-            text_fields("1\t\\N\ta\\tb", '\t', "\\N"),
-            vec![Some("1".into()), None, Some("a\tb".into())]
-        );
+    fn text(s: &str, delim: char) -> String {
+        let mut out = String::new();
+        escape_text(s, delim, &mut out);
+        out
     }
 
     #[test]
-    fn csv_format_records() {
-        let (r, used) = csv_records(
-            "1,\"a,b\",\n2,\"x\"\"y\",z\npartial",
-            ',',
-            '"',
-            '"',
-            "",
-            false,
-        );
-        assert_eq!(r.len(), 2);
-        assert_eq!(r[0], vec![Some("1".into()), Some("a,b".into()), None]);
-        assert_eq!(r[1][1].as_deref(), Some("x\"y"));
-        assert_eq!(&"1,\"a,b\",\n2,\"x\"\"y\",z\npartial"[used..], "partial");
+    fn text_output_escapes_as_postgres_whatever_the_delimiter() {
+        let data = "a\\b\tc\nd\re\x08f\x0bg\x0ch|i\x01j";
+        assert_eq!(text(data, '|'), "a\\\\b\\tc\\nd\\re\\bf\\vg\\fh\\|i\x01j");
+        assert_eq!(text(data, '\t'), "a\\\\b\\tc\\nd\\re\\bf\\vg\\fh|i\x01j");
+        assert_eq!(text("a\x01b", '\x01'), "a\\\x01b");
+    }
+
+    #[test]
+    fn csv_output_quotes_end_marker_in_one_column() {
+        let o = CopyOptions {
+            csv: true,
+            ..Default::default()
+        };
+        let field = |s: &str, single: bool| {
+            let mut out = String::new();
+            csv_field(s, &o, ',', "", single, &mut out);
+            out
+        };
+        assert_eq!(field("\\.", true), "\"\\.\"");
+        assert_eq!(field("\\.", false), "\\.");
+        assert_eq!(field("", false), "\"\"");
+        assert_eq!(field("a\"b", false), "\"a\"\"b\"");
     }
 }

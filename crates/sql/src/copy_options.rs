@@ -133,22 +133,25 @@ impl CopyStmt {
         if o.binary && o.null.is_some() {
             return Err(syntax("cannot specify NULL in BINARY mode".into()));
         }
-        if let Some(d) = &delim {
-            let c = one_char(d, "delimiter")?;
-            if c == '\n' || c == '\r' {
-                return Err(invalid(
-                    "COPY delimiter cannot be newline or carriage return".into(),
-                ));
-            }
-            if !o.csv && "\\.abcdefghijklmnopqrstuvwxyz0123456789".contains(c) {
-                return Err(invalid(format!("COPY delimiter cannot be \"{c}\"")));
-            }
-            o.delimiter = Some(c);
+        let delim = delim
+            .as_deref()
+            .map(|d| one_char(d, "delimiter"))
+            .transpose()?;
+        if delim.is_some_and(|c| c == '\n' || c == '\r') {
+            return Err(invalid(
+                "COPY delimiter cannot be newline or carriage return".into(),
+            ));
         }
         if o.null.as_deref().is_some_and(|n| n.contains(['\n', '\r'])) {
             return Err(invalid(
                 "COPY null representation cannot use newline or carriage return".into(),
             ));
+        }
+        if let Some(c) = delim {
+            if !o.csv && "\\.abcdefghijklmnopqrstuvwxyz0123456789".contains(c) {
+                return Err(invalid(format!("COPY delimiter cannot be \"{c}\"")));
+            }
+            o.delimiter = Some(c);
         }
         if o.binary && o.header {
             return Err(unsupported("cannot specify HEADER in BINARY mode"));
@@ -179,18 +182,18 @@ impl CopyStmt {
                 return Err(unsupported(&format!("COPY {}", f.to_uppercase())));
             }
         }
-        if o.csv {
-            let null = o.null.as_deref().unwrap_or("");
-            if null.contains(o.delimiter.unwrap_or(',')) {
-                return Err(unsupported(
-                    "COPY delimiter must not appear in the NULL specification",
-                ));
-            }
-            if null.contains(o.quote.unwrap_or('"')) {
-                return Err(unsupported(
-                    "CSV quote character must not appear in the NULL specification",
-                ));
-            }
+        // The defaults count too: text's `\N` rules out DELIMITER 'N'.
+        let null = o.null.as_deref().unwrap_or(if o.csv { "" } else { "\\N" });
+        let default_delim = if o.csv { ',' } else { '\t' };
+        if !o.binary && null.contains(o.delimiter.unwrap_or(default_delim)) {
+            return Err(unsupported(
+                "COPY delimiter must not appear in the NULL specification",
+            ));
+        }
+        if o.csv && null.contains(o.quote.unwrap_or('"')) {
+            return Err(unsupported(
+                "CSV quote character must not appear in the NULL specification",
+            ));
         }
         if header_match && !self.from {
             return Err(unsupported("cannot use \"match\" with HEADER in COPY TO"));
@@ -251,6 +254,11 @@ mod tests {
             code("copy t to stdout with (format csv, null 'x,')"),
             "0A000"
         );
+        assert_eq!(
+            code("copy t to stdout with (delimiter '|', null 'x|')"),
+            "0A000"
+        );
+        assert_eq!(code("copy t from stdin with (delimiter 'N')"), "0A000");
     }
 
     #[test]
