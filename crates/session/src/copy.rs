@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 mod parse;
 
-use parse::{BAD_COPY_FILE_FORMAT, InputFormat, LineReader};
+use parse::{InputFormat, LineReader};
 
 const BATCH: usize = 10_000;
 
@@ -82,7 +82,7 @@ fn row_values(
 ) -> PgResult<Vec<Datum>> {
     if !cols.is_empty() && fields.len() > cols.len() {
         return Err(PgError::new(
-            BAD_COPY_FILE_FORMAT,
+            sqlstate::BAD_COPY_FILE_FORMAT,
             "extra data after last expected column",
         ));
     }
@@ -91,7 +91,7 @@ fn row_values(
         vals.push(match fields.get(i) {
             None => {
                 return Err(PgError::new(
-                    BAD_COPY_FILE_FORMAT,
+                    sqlstate::BAD_COPY_FILE_FORMAT,
                     format!("missing data for column \"{col}\""),
                 ));
             }

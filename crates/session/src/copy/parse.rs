@@ -7,11 +7,8 @@
 use keel_common::{PgError, PgResult, sqlstate};
 use std::ops::Range;
 
-/// PostgreSQL's `ERRCODE_BAD_COPY_FILE_FORMAT`.
-pub(super) const BAD_COPY_FILE_FORMAT: &str = "22P04";
-
 fn bad_format(msg: &str) -> PgError {
-    PgError::new(BAD_COPY_FILE_FORMAT, msg)
+    PgError::new(sqlstate::BAD_COPY_FILE_FORMAT, msg)
 }
 
 /// PostgreSQL's `report_invalid_encoding`: the bytes of the first bad character (as many
