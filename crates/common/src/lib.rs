@@ -8,6 +8,7 @@ pub mod error;
 pub mod ids;
 pub mod settings;
 pub mod sqlstate;
+pub mod stack;
 
 pub use error::{ErrorObjects, PgError, PgResult, Severity};
 pub use ids::{BlockNo, Csn, Lsn, Oid, RelFileId, Tid, Xid};

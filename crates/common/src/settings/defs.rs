@@ -1,0 +1,385 @@
+//! The table of every setting Keel knows: name, default, kind and unit, context.
+
+use super::{Context, Def, Kind, Unit};
+
+/// PostgreSQL's integer settings are C ints: INT_MAX is the usual upper bound.
+pub(super) const INT_MAX: i64 = i32::MAX as i64;
+
+/// All settings Keel knows. Unknown names are rejected with 42704, as in PostgreSQL.
+pub static DEFS: &[Def] = &[
+    d("application_name", "", Kind::Str, Context::User, true),
+    // Seconds a connection may take from accept to the end of authentication (PostgreSQL's
+    // default); a connection holds no max_connections slot before it authenticates.
+    d(
+        "authentication_timeout",
+        "60",
+        Kind::Int {
+            unit: Unit::S,
+            min: 1,
+            max: 600,
+        },
+        Context::Sighup,
+        false,
+    ),
+    d("client_encoding", "UTF8", Kind::Str, Context::User, true),
+    // How often a running statement checks that its client is still connected (PostgreSQL's
+    // setting, off there by default). Keel checks every second by default: the check is a
+    // poll(POLLRDHUP) of the socket from the interrupt check, so it costs nothing between.
+    d(
+        "client_connection_check_interval",
+        "1000",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 0,
+            max: INT_MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "client_min_messages",
+        "notice",
+        Kind::Enum(&[
+            "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error",
+        ]),
+        Context::User,
+        false,
+    ),
+    d(
+        "checkpoint_timeout",
+        "300",
+        Kind::Int {
+            unit: Unit::S,
+            min: 30,
+            max: 86400,
+        },
+        Context::Sighup,
+        false,
+    ),
+    d(
+        "checkpoint_completion_target",
+        "0.9",
+        Kind::Real { min: 0.0, max: 1.0 },
+        Context::Sighup,
+        false,
+    ),
+    d(
+        "checkpoint_flush_after",
+        "32",
+        Kind::Int {
+            unit: Unit::Blocks,
+            min: 0,
+            max: 256,
+        },
+        Context::Sighup,
+        false,
+    ),
+    d("DateStyle", "ISO, MDY", Kind::Str, Context::User, true),
+    d(
+        "deadlock_timeout",
+        "1000",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 1,
+            max: INT_MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "default_transaction_isolation",
+        "read committed",
+        Kind::Enum(&[
+            "serializable",
+            "repeatable read",
+            "read committed",
+            "read uncommitted",
+        ]),
+        Context::User,
+        false,
+    ),
+    d(
+        "default_transaction_read_only",
+        "off",
+        Kind::Bool,
+        Context::User,
+        true,
+    ),
+    d(
+        "extra_float_digits",
+        "1",
+        Kind::Int {
+            unit: Unit::None,
+            min: -15,
+            max: 3,
+        },
+        Context::User,
+        false,
+    ),
+    d("fsync", "on", Kind::Bool, Context::Sighup, false),
+    d(
+        "gin_pending_list_limit",
+        "4096",
+        Kind::Int {
+            unit: Unit::Kb,
+            min: 64,
+            max: INT_MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "idle_in_transaction_session_timeout",
+        "0",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 0,
+            max: INT_MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "integer_datetimes",
+        "on",
+        Kind::Bool,
+        Context::Internal,
+        true,
+    ),
+    d("IntervalStyle", "postgres", Kind::Str, Context::User, true),
+    d("is_superuser", "on", Kind::Bool, Context::Internal, true),
+    d(
+        "listen_addresses",
+        "127.0.0.1",
+        Kind::Str,
+        Context::Postmaster,
+        false,
+    ),
+    // Hash-based operations may use this multiple of work_mem (PostgreSQL's setting).
+    d(
+        "hash_mem_multiplier",
+        "2",
+        Kind::Real {
+            min: 1.0,
+            max: 1000.0,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "lock_timeout",
+        "0",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 0,
+            max: INT_MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d("log_checkpoints", "on", Kind::Bool, Context::Sighup, false),
+    d(
+        "maintenance_work_mem",
+        "65536",
+        Kind::Int {
+            unit: Unit::Kb,
+            min: 1024,
+            max: INT_MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "max_connections",
+        "100",
+        Kind::Int {
+            unit: Unit::None,
+            min: 1,
+            max: 262143,
+        },
+        Context::Postmaster,
+        false,
+    ),
+    // The deepest stack a statement may use, in kB, before it fails with 54001 (PostgreSQL's
+    // setting and default). Session threads have SESSION_STACK_BYTES of stack, so the limit
+    // can be raised to that minus a margin.
+    d(
+        "max_stack_depth",
+        "2048",
+        Kind::Int {
+            unit: Unit::Kb,
+            min: 100,
+            max: crate::stack::MAX_STACK_DEPTH_KB,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "max_wal_size",
+        "1024",
+        Kind::Int {
+            unit: Unit::Mb,
+            min: 2,
+            max: INT_MAX,
+        },
+        Context::Sighup,
+        false,
+    ),
+    d(
+        "password_encryption",
+        "scram-sha-256",
+        Kind::Str,
+        Context::User,
+        false,
+    ),
+    d(
+        "port",
+        "5433",
+        Kind::Int {
+            unit: Unit::None,
+            min: 1,
+            max: 65535,
+        },
+        Context::Postmaster,
+        false,
+    ),
+    d(
+        "search_path",
+        "\"$user\", public",
+        Kind::Str,
+        Context::User,
+        false,
+    ),
+    d(
+        "server_encoding",
+        "UTF8",
+        Kind::Str,
+        Context::Internal,
+        true,
+    ),
+    d(
+        "server_version",
+        "15.18",
+        Kind::Str,
+        Context::Internal,
+        true,
+    ),
+    d(
+        "server_version_num",
+        "150018",
+        Kind::Str,
+        Context::Internal,
+        false,
+    ),
+    d(
+        "session_authorization",
+        "postgres",
+        Kind::Str,
+        Context::Internal,
+        true,
+    ),
+    d(
+        "shared_buffers",
+        "16384",
+        Kind::Int {
+            unit: Unit::Blocks,
+            min: 16,
+            max: INT_MAX / 2,
+        },
+        Context::Postmaster,
+        false,
+    ),
+    d(
+        "standard_conforming_strings",
+        "on",
+        Kind::Bool,
+        Context::User,
+        true,
+    ),
+    d(
+        "statement_timeout",
+        "0",
+        Kind::Int {
+            unit: Unit::Ms,
+            min: 0,
+            max: INT_MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "synchronous_commit",
+        "on",
+        Kind::Enum(&["local", "remote_write", "remote_apply", "on", "off"]),
+        Context::User,
+        false,
+    ),
+    d("TimeZone", "UTC", Kind::Str, Context::User, true),
+    d(
+        "transaction_isolation",
+        "read committed",
+        Kind::Enum(&[
+            "serializable",
+            "repeatable read",
+            "read committed",
+            "read uncommitted",
+        ]),
+        Context::User,
+        false,
+    ),
+    d(
+        "transaction_read_only",
+        "off",
+        Kind::Bool,
+        Context::User,
+        false,
+    ),
+    d(
+        "work_mem",
+        "4096",
+        Kind::Int {
+            unit: Unit::Kb,
+            min: 64,
+            max: INT_MAX,
+        },
+        Context::User,
+        false,
+    ),
+    d(
+        "auth_method",
+        "trust",
+        Kind::Enum(&["trust", "scram-sha-256"]),
+        Context::Postmaster,
+        false,
+    ),
+    d("keel_password", "", Kind::Str, Context::Postmaster, false),
+    // Keel's own: microseconds an idle session shard polls its sockets before it sleeps,
+    // when the machine has a core to spare (crates/wire/src/spin.rs); 0 turns it off.
+    d(
+        "keel_idle_spin_us",
+        "200",
+        Kind::Int {
+            unit: Unit::None,
+            min: 0,
+            max: 1_000,
+        },
+        Context::Postmaster,
+        false,
+    ),
+];
+
+const fn d(
+    name: &'static str,
+    default: &'static str,
+    kind: Kind,
+    context: Context,
+    reported: bool,
+) -> Def {
+    Def {
+        name,
+        default,
+        kind,
+        context,
+        reported,
+    }
+}
