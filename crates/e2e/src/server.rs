@@ -238,6 +238,23 @@ impl Server {
         }
     }
 
+    /// The keel process id (None for the PostgreSQL oracle or a stopped server).
+    pub fn pid(&self) -> Option<u32> {
+        match self.engine {
+            Engine::Keel => self.child.as_ref().map(Child::id),
+            Engine::Pg => None,
+        }
+    }
+
+    /// A line of /proc/<pid>/status in kB (`VmHWM`, `VmRSS`) of the keel process.
+    pub fn proc_status_kb(&self, field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+
     /// Is the server process still alive?
     pub fn is_running(&mut self) -> bool {
         match self.engine {

@@ -104,6 +104,9 @@ impl Session {
             client.empty_query();
             return Ok(());
         }
+        if let Stmt::Query(_) = &prep.stmt {
+            return self.stream_query(prep, params, formats, client).await;
+        }
         let (rows, tag) = self.run_collect(prep, params, formats, client).await?;
         if let Some(cols) = self.columns_of(prep) {
             client.row_description(&fields(&cols, formats));
@@ -113,6 +116,74 @@ impl Session {
             }
         }
         client.command_complete(&tag);
+        Ok(())
+    }
+
+    /// Runs a query and sends its rows to the client as they are produced: the result is never
+    /// held whole, and the output buffer stays near its flush threshold, because whenever the
+    /// socket has not taken what was written the executor stops between rows and the session
+    /// awaits the flush (a client that reads slowly slows the query down, as in PostgreSQL).
+    /// RowDescription goes out before the first row, so an error raised by a later row
+    /// follows the rows already sent, as PostgreSQL's does.
+    async fn stream_query<C: Client>(
+        &mut self,
+        prep: &Arc<Prepared>,
+        params: &[Datum],
+        formats: &[i16],
+        client: &mut C,
+    ) -> PgResult<()> {
+        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        let newer = self.replanned(prep, &prep.params)?;
+        let prep = newer.as_ref().unwrap_or(prep);
+        let Stmt::Query(q) = &prep.stmt else {
+            return Err(keel_common::PgError::internal("not a query"));
+        };
+        let cols = self.columns_of(prep).unwrap_or_default();
+        self.settle().await?;
+        self.ensure_txn();
+        let Some(txn) = self.txn.as_mut() else {
+            return Err(keel_common::PgError::internal("no transaction"));
+        };
+        self.engine.start_statement(txn);
+        let cf = self.cancel_check();
+        let txn = self
+            .txn
+            .as_ref()
+            .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
+        let mut ev = eval_cx(
+            &self.engine,
+            params,
+            &mut self.funcs,
+            &self.settings,
+            self.pid,
+            &cf,
+            Some(txn),
+        );
+        let cheap = q.root.is_cheap();
+        let mut root = keel_sql::exec::build(&q.root, &self.engine, txn);
+        client.row_description(&fields(&cols, formats));
+        let mut w = RowWriter::new();
+        let mut n = 0u64;
+        loop {
+            let done = maybe_blocking(cheap, || -> PgResult<bool> {
+                while let Some(r) = root.next(&mut ev)? {
+                    w.send(client, &r, &cols, formats);
+                    n += 1;
+                    if n.is_multiple_of(4096) {
+                        ev.check_cancel()?;
+                    }
+                    if client.wants_flush() {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            })?;
+            if done {
+                break;
+            }
+            client.flush().await?;
+        }
+        client.command_complete(&format!("SELECT {n}"));
         Ok(())
     }
 

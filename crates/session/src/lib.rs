@@ -5,6 +5,7 @@
 mod copy;
 mod describe;
 mod exec;
+mod panic_guard;
 mod plan_cache;
 mod session;
 mod utility;

@@ -6,6 +6,7 @@
 //! simple Query message (all of its statements) or the extended-protocol messages up to Sync.
 
 use crate::describe::{decode_param, fields};
+use crate::panic_guard::{guard, guard_async};
 use crate::plan_cache::PlanCache;
 use keel_access::{Engine, Isolation, Transaction};
 use keel_common::{PgError, PgResult, Settings, sqlstate};
@@ -304,11 +305,11 @@ impl keel_wire::Backend for Session {
         }
         for raw in &stmts {
             let char_offset = sql[..raw.offset].chars().count();
-            let r = async {
+            let r = guard_async(async {
                 let prep = Arc::new(self.prepare(raw.text, char_offset, &[])?);
                 failed_block_check(self.block, &prep)?;
                 self.run_to_client(&prep, &[], &[], client, true).await
-            }
+            })
             .await;
             if let Err(e) = r {
                 self.on_error();
@@ -318,7 +319,7 @@ impl keel_wire::Backend for Session {
         // One implicit transaction for the whole string.
         if self.block == Block::Idle
             && self.txn.is_some()
-            && let Err(e) = self.commit_txn().await
+            && let Err(e) = guard_async(self.commit_txn()).await
         {
             self.on_error();
             return Err(e);
@@ -330,7 +331,7 @@ impl keel_wire::Backend for Session {
     }
 
     fn parse(&mut self, name: &str, sql: &str, param_types: &[u32]) -> PgResult<()> {
-        let r = (|| {
+        let r = guard(|| {
             if !name.is_empty() && self.stmts.contains_key(name) {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_PREPARED_STATEMENT,
@@ -364,7 +365,7 @@ impl keel_wire::Backend for Session {
             self.stmts
                 .insert(name.to_string(), StmtEntry { prep, declared });
             Ok(())
-        })();
+        });
         if r.is_err() {
             self.ext_error = true;
             self.on_error();
@@ -380,7 +381,7 @@ impl keel_wire::Backend for Session {
         params: &[Option<bytes::Bytes>],
         result_formats: &[i16],
     ) -> PgResult<()> {
-        let r = (|| {
+        let r = guard(|| {
             let entry = self.stmts.get(statement).ok_or_else(|| {
                 PgError::new(
                     sqlstate::INVALID_SQL_STATEMENT_NAME,
@@ -423,7 +424,7 @@ impl keel_wire::Backend for Session {
                 },
             );
             Ok(())
-        })();
+        });
         if r.is_err() {
             self.ext_error = true;
             self.on_error();
@@ -464,7 +465,7 @@ impl keel_wire::Backend for Session {
         client: &mut C,
     ) -> PgResult<ExecuteOutcome> {
         self.cancel.reset();
-        let r = self.execute_portal(portal, max_rows, client).await;
+        let r = guard_async(self.execute_portal(portal, max_rows, client)).await;
         if r.is_err() {
             self.ext_error = true;
             self.on_error();
@@ -485,7 +486,7 @@ impl keel_wire::Backend for Session {
         self.portals.remove("");
         if self.block == Block::Idle
             && self.txn.is_some()
-            && let Err(e) = self.commit_txn().await
+            && let Err(e) = guard_async(self.commit_txn()).await
         {
             self.on_error();
             return Err(e);

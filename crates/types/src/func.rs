@@ -21,7 +21,7 @@ pub enum Volatility {
 
 /// What a function may need from its caller: the statement/transaction start time for now(),
 /// and a random generator seeded per session.
-pub trait FuncContext {
+pub trait FuncContext: Send {
     /// Transaction start time, microseconds since 2000-01-01 UTC (now(), CURRENT_TIMESTAMP).
     fn transaction_timestamp(&self) -> i64;
     /// Statement start time (statement_timestamp()).

@@ -311,8 +311,27 @@ pub(super) fn num_power_fn(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Dat
     )?))
 }
 
-/// numeric ^ numeric (the operator and power()).
+/// numeric ^ numeric (the operator and power()), within PostgreSQL's numeric range: at most
+/// 131072 digits before the decimal point (22003 beyond).
 pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> {
+    let r = numeric_power_unchecked(base, exp)?;
+    if let Numeric::Finite(d) = &r {
+        let (m, scale) = d.as_bigint_and_exponent();
+        // Bits give an upper bound on the digits; count exactly only near the limit.
+        let approx = (m.bits() as f64 * std::f64::consts::LOG10_2).ceil() as i64;
+        if approx - scale > NUMERIC_MAX_INT_DIGITS
+            && m.magnitude().to_string().len() as i64 - scale > NUMERIC_MAX_INT_DIGITS
+        {
+            return Err(overflow());
+        }
+    }
+    Ok(r)
+}
+
+/// PostgreSQL's numeric holds at most this many digits before the decimal point.
+const NUMERIC_MAX_INT_DIGITS: i64 = 131072;
+
+fn numeric_power_unchecked(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> {
     if base.is_zero() && exp.signum() == Some(-1) {
         return Err(PgError::new(
             INVALID_ARGUMENT_FOR_POWER,
@@ -342,6 +361,11 @@ pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> 
     if b.is_zero() {
         return Ok(finite(BigInt::zero(), MIN_SIG_DIGITS));
     }
+    // A negative base with an integer exponent outside int32: |b| ^ e, negated when e is odd
+    // (PostgreSQL's power_var); ln is taken of |b| only.
+    let negate = b.sign() == bigdecimal::num_bigint::Sign::Minus && is_odd_integer(e);
+    let abs_b = b.abs();
+    let b = &abs_b;
     // result = exp(e * ln(b)); choose the scale from a low-precision estimate of its weight.
     let est = e.to_f64().unwrap_or(0.0) * log10_approx(b) * std::f64::consts::LN_10;
     if est.abs() > 3.01 * 2000.0 {
@@ -362,7 +386,14 @@ pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> 
     let lp = sig + GUARD + dweight(e).max(0) + 1;
     let t = ln_fixed(b, lp) * to_fixed(e, lp) / pow10(lp);
     let t = BigDecimal::new(t, lp);
-    exp_rounded(&t, rscale)
+    let r = exp_rounded(&t, rscale)?;
+    Ok(if negate { r.neg() } else { r })
+}
+
+/// Whether the integral value `e` is odd.
+fn is_odd_integer(e: &BigDecimal) -> bool {
+    let (m, _) = e.with_scale(0).as_bigint_and_exponent();
+    m.bit(0)
 }
 
 /// base ^ k for an int32 k, rounded to `rscale`: exact while the exact power stays small,
