@@ -223,7 +223,15 @@ fn parse_ymd(c: &mut Cur, ty: &str, s: &str) -> PgResult<(i64, u32, u32)> {
 }
 
 fn check_ymd(y: i64, m: u32, d: u32, s: &str) -> PgResult<()> {
-    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+    // A month or day no calendar has suggests the fields were read in the wrong order
+    // (PostgreSQL's DTERR_MD_FIELD_OVERFLOW, with its hint); a day past the month's end is a
+    // plain overflow.
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(
+            field_overflow(s).with_hint("Perhaps you need a different \"datestyle\" setting.")
+        );
+    }
+    if d > days_in_month(y, m) {
         return Err(field_overflow(s));
     }
     Ok(())
@@ -246,6 +254,12 @@ fn parse_era(c: &mut Cur, y: i64) -> i64 {
     y
 }
 
+/// The first valid date (4714-11-24 BC, Julian day 0) in days since 2000-01-01.
+pub const DATE_MIN_DAYS: i64 = -2_451_545;
+/// The first date past the range (5874898-01-01, PostgreSQL's DATE_END_JULIAN), in days since
+/// 2000-01-01: the last valid date is 5874897-12-31.
+pub const DATE_END_DAYS: i64 = 2_147_483_494 - 2_451_545;
+
 pub fn parse_date(s: &str) -> PgResult<i32> {
     let t = s.trim();
     match t.to_ascii_lowercase().as_str() {
@@ -266,7 +280,7 @@ pub fn parse_date(s: &str) -> PgResult<i32> {
     }
     check_ymd(y, m, d, s)?;
     let days = days_from_ymd(y, m, d);
-    if !(-2_451_545..=2_147_483_494 - 2_451_545).contains(&days) {
+    if !(DATE_MIN_DAYS..DATE_END_DAYS).contains(&days) {
         return Err(PgError::new(
             sqlstate::DATETIME_FIELD_OVERFLOW,
             format!("date out of range: \"{s}\""),

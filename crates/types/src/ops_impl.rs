@@ -441,7 +441,7 @@ fn date_add(d: i32, n: i64) -> PgResult<Datum> {
         return Ok(Datum::Date(d));
     }
     let r = d as i64 + n;
-    if !(-2_451_545..=2_147_483_494 - 2_451_545).contains(&r) {
+    if !(datetime::DATE_MIN_DAYS..datetime::DATE_END_DAYS).contains(&r) {
         return Err(date_out_of_range());
     }
     Ok(Datum::Date(r as i32))

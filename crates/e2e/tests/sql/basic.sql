@@ -201,3 +201,22 @@ insert into cd values (2, 8, null, false);
 insert into cd (id, a) values (3, default);
 select * from cd order by id;
 update cd set a = null where id = 1;
+
+-- case: date_range_edges
+select '5874897-12-31'::date;
+select '5874898-01-01'::date;
+select '5874897-12-31'::date + 1;
+select '5874897-12-30'::date + 1;
+select '4714-11-24 BC'::date;
+select '4714-11-24 BC'::date - 1;
+select '4714-11-23 BC'::date;
+select '2020-13-01'::date;
+select '99999999999'::int;
+select 2147483647 + 1;
+select '1e400'::float8;
+select 32768::int2;
+select '32768'::int2;
+select 1 + '99999999999';
+select '2021-02-30'::date;
+select '2021-01-32'::date;
+select '2021-00-10'::date;

@@ -161,7 +161,9 @@ impl<'a> Binder<'a> {
         // PostgreSQL reports a cursor position for analysis errors and bad literals only.
         if !(err.code.starts_with("42")
             || err.code == sqlstate::INVALID_TEXT_REPRESENTATION
-            || err.code == sqlstate::INVALID_DATETIME_FORMAT)
+            || err.code == sqlstate::INVALID_DATETIME_FORMAT
+            || err.code == sqlstate::DATETIME_FIELD_OVERFLOW
+            || err.code == sqlstate::NUMERIC_VALUE_OUT_OF_RANGE)
         {
             return err;
         }
