@@ -5,6 +5,7 @@
 pub mod client;
 pub mod cmd;
 pub mod files;
+pub mod hostile;
 pub mod pgbench;
 pub mod raw;
 pub mod server;
