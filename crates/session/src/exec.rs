@@ -113,6 +113,9 @@ impl Session {
             let mut w = RowWriter::new();
             for r in &rows {
                 w.send(client, r, &cols, formats);
+                if client.wants_flush() {
+                    client.flush().await?;
+                }
             }
         }
         client.command_complete(&tag);

@@ -571,6 +571,10 @@ impl Session {
         while let Some(r) = rows.pop_front() {
             w.send(client, &r, cols, formats);
             sent += 1;
+            // Bounded output: what the socket has not taken waits in the portal, not twice.
+            if client.wants_flush() {
+                client.flush().await?;
+            }
             if max_rows > 0 && sent >= max_rows && !rows.is_empty() {
                 return Ok(ExecuteOutcome::Suspended);
             }
