@@ -8,15 +8,17 @@ use config::Cli;
 use keel_access::Engine;
 use keel_common::{PgResult, Settings};
 use keel_session::SessionFactory;
+use keel_wire::scram::Verifier;
 use keel_wire::{AuthMethod, BackendFactory, CancelToken, ServeConfig, StartupInfo};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 /// The session factory with the server's authentication policy on top: under scram-sha-256
-/// every user's password is `keel_password` (Keel has no roles catalog with passwords yet).
+/// every user's password is `keel_password` (Keel has no roles catalog with passwords yet),
+/// of which the server keeps only the SCRAM verifier.
 struct ServerFactory {
     sessions: SessionFactory,
-    password: Option<String>,
+    verifier: Option<Arc<Verifier>>,
 }
 
 impl BackendFactory for ServerFactory {
@@ -31,16 +33,16 @@ impl BackendFactory for ServerFactory {
         self.sessions.connect(startup, cancel, pid)
     }
 
-    fn password_for(&self, _user: &str) -> Option<String> {
-        self.password.clone()
+    fn verifier_for(&self, _user: &str) -> Option<Arc<Verifier>> {
+        self.verifier.clone()
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let data_dir = cli.data_dir.clone();
-    let settings = match config::build_settings(&cli, &data_dir) {
-        Ok(s) => s,
+    let boot = match config::build_settings(&cli, &data_dir) {
+        Ok(b) => b,
         Err(msg) => {
             eprintln!("FATAL:  {msg}");
             return ExitCode::FAILURE;
@@ -66,7 +68,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(settings, data_dir)) {
+    match runtime.block_on(run(boot, data_dir)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("FATAL:  {msg}");
@@ -75,7 +77,8 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), String> {
+async fn run(boot: config::Boot, data_dir: std::path::PathBuf) -> Result<(), String> {
+    let settings: Settings = boot.settings;
     let port = settings.int("port") as u16;
     let mut listeners = Vec::new();
     for host in config::listen_hosts(settings.raw("listen_addresses")) {
@@ -116,13 +119,13 @@ async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), Str
     } else {
         AuthMethod::Trust
     };
-    let password = match auth {
-        AuthMethod::ScramSha256 => Some(settings.raw("keel_password").to_string()),
+    let verifier = match auth {
+        AuthMethod::ScramSha256 => boot.verifier,
         AuthMethod::Trust => None,
     };
     let factory = Arc::new(ServerFactory {
         sessions: SessionFactory::new(engine.clone(), settings.clone()),
-        password,
+        verifier,
     });
     let config = ServeConfig {
         max_connections: settings.int("max_connections").max(1) as usize,

@@ -182,22 +182,16 @@ async fn authenticate<F: BackendFactory, S: Transport>(
     };
     // A user without a password still goes through the exchange (against a random verifier),
     // so a client cannot tell "no such password" from "wrong password".
-    let password = shared.factory.password_for(user);
-    let verifier = match &password {
-        Some(p) => shared.verifiers.get(p),
-        None => Arc::new(scram::Verifier::new(
-            &format!("{:x}", rand::random::<u128>()),
-            rand::random(),
-            1,
-        )),
-    };
+    let stored = shared.factory.verifier_for(user);
+    let has_password = stored.is_some();
+    let verifier = stored.unwrap_or_else(|| Arc::new(scram::Verifier::unmatchable()));
     let (exchange, server_first) = Exchange::start(verifier, &client_first)?;
     codec::auth_request(&mut conn.wbuf, AUTH_SASL_CONTINUE, server_first.as_bytes());
     conn.flush_out().await;
 
     let client_final = read_sasl(conn).await?;
     match exchange.finish(&client_final)? {
-        Some(server_final) if password.is_some() => {
+        Some(server_final) if has_password => {
             codec::auth_request(&mut conn.wbuf, AUTH_SASL_FINAL, server_final.as_bytes());
             Ok(())
         }

@@ -3,7 +3,6 @@
 
 use crate::backend::{BackendFactory, CancelToken};
 use crate::protocol;
-use crate::scram::VerifierCache;
 use crate::shards::Shards;
 use std::collections::HashMap;
 use std::future::Future;
@@ -19,7 +18,7 @@ pub enum AuthMethod {
     /// Anyone may connect as anyone (PostgreSQL's `trust`).
     #[default]
     Trust,
-    /// SASL SCRAM-SHA-256 against [`BackendFactory::password_for`]; a user without a password
+    /// SASL SCRAM-SHA-256 against [`BackendFactory::verifier_for`]; a user without a password
     /// cannot log in.
     ScramSha256,
 }
@@ -74,7 +73,6 @@ pub(crate) struct Shared<F> {
     live: AtomicUsize,
     /// Sessions in a command cycle, for response batching under load.
     pub busy: crate::busy::Busy,
-    pub verifiers: VerifierCache,
     /// Flips to true when the server shuts down; idle connections then end.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -208,7 +206,6 @@ pub async fn serve_listeners<F: BackendFactory>(
         next_pid: AtomicI32::new(std::process::id().max(1000) as i32),
         live: AtomicUsize::new(0),
         busy: crate::busy::Busy::new(),
-        verifiers: VerifierCache::default(),
         shutdown: stop_rx.clone(),
     });
     let shards = match shared.config.shards {
