@@ -2,6 +2,7 @@
 //! listens, and serves the PostgreSQL protocol until SIGINT/SIGTERM, then checkpoints and exits.
 
 mod config;
+mod datadir;
 
 use clap::Parser;
 use config::Cli;
@@ -48,11 +49,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = std::fs::create_dir_all(&data_dir) {
-        eprintln!(
-            "FATAL:  could not create data directory \"{}\": {e}",
-            data_dir.display()
-        );
+    if let Err(msg) = datadir::prepare(&data_dir) {
+        eprintln!("FATAL:  {msg}");
         return ExitCode::FAILURE;
     }
     // Sessions run on per-core shards (keel_wire::ServeConfig::shards); this runtime only
