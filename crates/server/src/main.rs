@@ -3,6 +3,7 @@
 
 mod config;
 mod datadir;
+mod limits;
 
 use clap::Parser;
 use config::Cli;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let fd_limit = limits::raise_fd_limit();
     if let Err(msg) = datadir::prepare(&data_dir) {
         eprintln!("FATAL:  {msg}");
         return ExitCode::FAILURE;
@@ -66,7 +68,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(boot, data_dir)) {
+    match runtime.block_on(run(boot, data_dir, fd_limit)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("FATAL:  {msg}");
@@ -75,7 +77,11 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(boot: config::Boot, data_dir: std::path::PathBuf) -> Result<(), String> {
+async fn run(
+    boot: config::Boot,
+    data_dir: std::path::PathBuf,
+    fd_limit: u64,
+) -> Result<(), String> {
     let settings: Settings = boot.settings;
     let port = settings.int("port") as u16;
     let mut listeners = Vec::new();
@@ -125,8 +131,13 @@ async fn run(boot: config::Boot, data_dir: std::path::PathBuf) -> Result<(), Str
         sessions: SessionFactory::new(engine.clone(), settings.clone()),
         verifier,
     });
+    let max_connections = settings.int("max_connections").max(1) as usize;
     let config = ServeConfig {
-        max_connections: settings.int("max_connections").max(1) as usize,
+        max_connections,
+        authentication_timeout: std::time::Duration::from_secs(
+            settings.int("authentication_timeout").max(1) as u64,
+        ),
+        max_pending_startups: limits::max_pending_startups(fd_limit, max_connections as u64),
         auth,
         shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
         idle_spin: std::time::Duration::from_micros(settings.int("keel_idle_spin_us") as u64),
