@@ -3,7 +3,9 @@
 
 use clap::Parser;
 use keel_common::Settings;
+use keel_wire::scram::Verifier;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Parser, Debug, Clone)]
 #[command(
@@ -116,13 +118,36 @@ pub fn parse_conf(text: &str) -> Result<Vec<(usize, String, String)>, String> {
     Ok(out)
 }
 
+/// The name under which keel.conf and `-c` give the server's password (or its SCRAM verifier).
+/// It is not a setting: SQL cannot see it (see [`Boot::verifier`]).
+pub const PASSWORD_NAME: &str = "keel_password";
+
+/// What start-up reads from keel.conf and the command line.
+#[derive(Debug)]
+pub struct Boot {
+    pub settings: Settings,
+    /// The SCRAM verifier of `keel_password`, derived here; the password itself is dropped.
+    /// Only authentication sees it: it is in no `Settings`, so SHOW, `current_setting` and
+    /// SHOW ALL answer as for any unknown name (42704).
+    pub verifier: Option<Arc<Verifier>>,
+}
+
+fn is_password(name: &str) -> bool {
+    name.eq_ignore_ascii_case(PASSWORD_NAME)
+}
+
 /// Defaults, then `keel.conf` in `data_dir` (if present), then the command line.
-pub fn build_settings(cli: &Cli, data_dir: &Path) -> Result<Settings, String> {
+pub fn build_settings(cli: &Cli, data_dir: &Path) -> Result<Boot, String> {
     let mut settings = Settings::default();
+    let mut secret: Option<String> = None;
     let conf = data_dir.join(CONF_FILE);
     match std::fs::read_to_string(&conf) {
         Ok(text) => {
             for (lineno, name, value) in parse_conf(&text)? {
+                if is_password(&name) {
+                    secret = Some(value);
+                    continue;
+                }
                 settings.set(&name, &value, true).map_err(|e| {
                     format!("{} in file \"{}\" line {lineno}", e.message, conf.display())
                 })?;
@@ -142,6 +167,10 @@ pub fn build_settings(cli: &Cli, data_dir: &Path) -> Result<Settings, String> {
             .ok_or_else(|| format!("-c {kv} requires a value"))?;
         // postgres accepts dashes for underscores in -c names.
         let name = name.trim().replace('-', "_");
+        if is_password(&name) {
+            secret = Some(value.to_string());
+            continue;
+        }
         settings.set(&name, value, true).map_err(|e| e.message)?;
     }
     if let Some(port) = cli.port {
@@ -154,10 +183,14 @@ pub fn build_settings(cli: &Cli, data_dir: &Path) -> Result<Settings, String> {
             .set("listen_addresses", listen, true)
             .map_err(|e| e.message)?;
     }
-    if settings.raw("auth_method") == "scram-sha-256" && settings.raw("keel_password").is_empty() {
+    let secret = secret.filter(|s| !s.is_empty());
+    if settings.raw("auth_method") == "scram-sha-256" && secret.is_none() {
         return Err("auth_method = scram-sha-256 requires keel_password to be set".into());
     }
-    Ok(settings)
+    Ok(Boot {
+        settings,
+        verifier: secret.map(|s| Arc::new(Verifier::from_secret(&s))),
+    })
 }
 
 /// `listen_addresses` as host names to bind: `*` means every IPv4 and IPv6 address.
@@ -185,7 +218,9 @@ mod tests {
     fn defaults() {
         let c = cli(&[]);
         assert_eq!(c.data_dir, PathBuf::from("keel-data"));
-        let s = build_settings(&c, Path::new("/nonexistent-keel-dir")).unwrap();
+        let s = build_settings(&c, Path::new("/nonexistent-keel-dir"))
+            .unwrap()
+            .settings;
         assert_eq!(s.raw("port"), "5433");
         assert_eq!(s.raw("listen_addresses"), "127.0.0.1");
     }
@@ -205,7 +240,9 @@ mod tests {
             "*",
         ]);
         assert_eq!(c.data_dir, PathBuf::from("/tmp/x"));
-        let s = build_settings(&c, Path::new("/nonexistent-keel-dir")).unwrap();
+        let s = build_settings(&c, Path::new("/nonexistent-keel-dir"))
+            .unwrap()
+            .settings;
         assert_eq!(s.int("port"), 6000);
         assert_eq!(s.int("max_connections"), 300);
         assert_eq!(s.bytes("work_mem"), 64 << 20);
@@ -258,22 +295,35 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("keel-conf-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(CONF_FILE), "port = 6001\nmax_connections = 50\n").unwrap();
-        let s = build_settings(&cli(&[]), &dir).unwrap();
+        let s = build_settings(&cli(&[]), &dir).unwrap().settings;
         assert_eq!(s.int("port"), 6001);
         assert_eq!(s.int("max_connections"), 50);
-        let s = build_settings(&cli(&["-p", "6002", "-c", "max_connections=60"]), &dir).unwrap();
+        let s = build_settings(&cli(&["-p", "6002", "-c", "max_connections=60"]), &dir)
+            .unwrap()
+            .settings;
         assert_eq!(s.int("port"), 6002);
         assert_eq!(s.int("max_connections"), 60);
         std::fs::write(dir.join(CONF_FILE), "bogus = 1\n").unwrap();
-        let e = build_settings(&cli(&[]), &dir).unwrap_err();
+        let Err(e) = build_settings(&cli(&[]), &dir) else {
+            panic!("bogus setting accepted")
+        };
         assert!(
             e.contains("unrecognized configuration parameter \"bogus\"") && e.contains("line 1"),
             "{e}"
         );
         std::fs::write(dir.join(CONF_FILE), "auth_method = 'scram-sha-256'\n").unwrap();
         assert!(build_settings(&cli(&[]), &dir).is_err());
-        let s = build_settings(&cli(&["-c", "keel_password=pw"]), &dir).unwrap();
-        assert_eq!(s.raw("auth_method"), "scram-sha-256");
+        let b = build_settings(&cli(&["-c", "keel_password=pw"]), &dir).unwrap();
+        assert_eq!(b.settings.raw("auth_method"), "scram-sha-256");
+        assert!(b.verifier.is_some());
+        // The password is in no setting.
+        assert!(b.settings.show("keel_password").is_err());
+        std::fs::write(
+            dir.join(CONF_FILE),
+            "auth_method = 'scram-sha-256'\nKEEL_PASSWORD = 'pw'\n",
+        )
+        .unwrap();
+        assert!(build_settings(&cli(&[]), &dir).unwrap().verifier.is_some());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

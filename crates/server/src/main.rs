@@ -2,21 +2,25 @@
 //! listens, and serves the PostgreSQL protocol until SIGINT/SIGTERM, then checkpoints and exits.
 
 mod config;
+mod datadir;
+mod limits;
 
 use clap::Parser;
 use config::Cli;
 use keel_access::Engine;
 use keel_common::{PgResult, Settings};
 use keel_session::SessionFactory;
+use keel_wire::scram::Verifier;
 use keel_wire::{AuthMethod, BackendFactory, CancelToken, ServeConfig, StartupInfo};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 /// The session factory with the server's authentication policy on top: under scram-sha-256
-/// every user's password is `keel_password` (Keel has no roles catalog with passwords yet).
+/// every user's password is `keel_password` (Keel has no roles catalog with passwords yet),
+/// of which the server keeps only the SCRAM verifier.
 struct ServerFactory {
     sessions: SessionFactory,
-    password: Option<String>,
+    verifier: Option<Arc<Verifier>>,
 }
 
 impl BackendFactory for ServerFactory {
@@ -31,26 +35,24 @@ impl BackendFactory for ServerFactory {
         self.sessions.connect(startup, cancel, pid)
     }
 
-    fn password_for(&self, _user: &str) -> Option<String> {
-        self.password.clone()
+    fn verifier_for(&self, _user: &str) -> Option<Arc<Verifier>> {
+        self.verifier.clone()
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let data_dir = cli.data_dir.clone();
-    let settings = match config::build_settings(&cli, &data_dir) {
-        Ok(s) => s,
+    let boot = match config::build_settings(&cli, &data_dir) {
+        Ok(b) => b,
         Err(msg) => {
             eprintln!("FATAL:  {msg}");
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = std::fs::create_dir_all(&data_dir) {
-        eprintln!(
-            "FATAL:  could not create data directory \"{}\": {e}",
-            data_dir.display()
-        );
+    let fd_limit = limits::raise_fd_limit();
+    if let Err(msg) = datadir::prepare(&data_dir) {
+        eprintln!("FATAL:  {msg}");
         return ExitCode::FAILURE;
     }
     // Sessions run on per-core shards (keel_wire::ServeConfig::shards); this runtime only
@@ -66,7 +68,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(settings, data_dir)) {
+    match runtime.block_on(run(boot, data_dir, fd_limit)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("FATAL:  {msg}");
@@ -75,7 +77,12 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), String> {
+async fn run(
+    boot: config::Boot,
+    data_dir: std::path::PathBuf,
+    fd_limit: u64,
+) -> Result<(), String> {
+    let settings: Settings = boot.settings;
     let port = settings.int("port") as u16;
     let mut listeners = Vec::new();
     for host in config::listen_hosts(settings.raw("listen_addresses")) {
@@ -116,16 +123,21 @@ async fn run(settings: Settings, data_dir: std::path::PathBuf) -> Result<(), Str
     } else {
         AuthMethod::Trust
     };
-    let password = match auth {
-        AuthMethod::ScramSha256 => Some(settings.raw("keel_password").to_string()),
+    let verifier = match auth {
+        AuthMethod::ScramSha256 => boot.verifier,
         AuthMethod::Trust => None,
     };
     let factory = Arc::new(ServerFactory {
         sessions: SessionFactory::new(engine.clone(), settings.clone()),
-        password,
+        verifier,
     });
+    let max_connections = settings.int("max_connections").max(1) as usize;
     let config = ServeConfig {
-        max_connections: settings.int("max_connections").max(1) as usize,
+        max_connections,
+        authentication_timeout: std::time::Duration::from_secs(
+            settings.int("authentication_timeout").max(1) as u64,
+        ),
+        max_pending_startups: limits::max_pending_startups(fd_limit, max_connections as u64),
         auth,
         shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
         idle_spin: std::time::Duration::from_micros(settings.int("keel_idle_spin_us") as u64),

@@ -49,16 +49,20 @@ pub fn decode_param(bytes: Option<&[u8]>, ty: TypeId, format: i16) -> PgResult<D
         return Ok(Datum::Null);
     };
     match format {
-        0 => {
-            let s = std::str::from_utf8(b).map_err(|_| {
-                PgError::new(
-                    sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
-                    "invalid byte sequence for encoding \"UTF8\"",
-                )
-            })?;
-            keel_types::io::parse_text(s, SqlType::new(ty))
+        // PostgreSQL checks a text parameter's encoding before its type's input function
+        // sees it: invalid UTF-8 and NUL bytes are 22021, whatever the type.
+        0 => keel_types::io::parse_text(keel_wire::codec::client_text(b)?, SqlType::new(ty)),
+        1 => {
+            // The binary form of the string types is the text itself (textrecv and friends),
+            // checked the same way.
+            if matches!(
+                ty,
+                TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown
+            ) {
+                keel_wire::codec::client_text(b)?;
+            }
+            keel_types::io::parse_binary(b, SqlType::new(ty))
         }
-        1 => keel_types::io::parse_binary(b, SqlType::new(ty)),
         f => Err(PgError::new(
             sqlstate::PROTOCOL_VIOLATION,
             format!("unsupported format code: {f}"),

@@ -95,11 +95,9 @@ impl BackendFactory for SessionFactory {
         ))
     }
 
-    fn password_for(&self, _user: &str) -> Option<String> {
-        if self.settings.raw("auth_method") == "scram-sha-256" {
-            Some(self.settings.raw("keel_password").to_string())
-        } else {
-            None
-        }
+    /// Sessions know no passwords: the server binary wraps this factory with its
+    /// authentication policy and answers with the verifier it derived at start-up.
+    fn verifier_for(&self, _user: &str) -> Option<std::sync::Arc<keel_wire::scram::Verifier>> {
+        None
     }
 }

@@ -237,11 +237,8 @@ impl Session {
             }
             Utility::ShowAll => {
                 let mut rows = Vec::new();
-                let mut names: Vec<&'static str> = keel_common::settings::DEFS
-                    .iter()
-                    .filter(|d| d.name != "keel_password")
-                    .map(|d| d.name)
-                    .collect();
+                let mut names: Vec<&'static str> =
+                    keel_common::settings::DEFS.iter().map(|d| d.name).collect();
                 names.sort_by_key(|n| n.to_lowercase());
                 for n in names {
                     let v = self.settings.show(n)?.1;

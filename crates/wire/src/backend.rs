@@ -198,6 +198,8 @@ pub trait BackendFactory: Send + Sync + 'static {
         pid: i32,
     ) -> PgResult<Self::Backend>;
 
-    /// The password to check with SCRAM-SHA-256, or None when authentication is `trust`.
-    fn password_for(&self, user: &str) -> Option<String>;
+    /// The SCRAM-SHA-256 verifier of `user`'s password, or None when the user has none (and
+    /// cannot log in under scram-sha-256). Never the password itself: the server keeps only
+    /// verifiers.
+    fn verifier_for(&self, user: &str) -> Option<Arc<crate::scram::Verifier>>;
 }

@@ -165,13 +165,16 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn count(&mut self) -> PgResult<usize> {
-        let n = self.i16()?;
-        // Each counted item needs at least 2 bytes; a negative or oversized count is garbage.
-        if n < 0 || n as usize * 2 > self.remaining() {
+    /// A count of the items that follow, each at least `item` bytes long. Counts are unsigned
+    /// 16-bit, as PostgreSQL reads them (`pq_getmsgint(msg, 2)`): up to 65,535 parameters.
+    /// A count larger than the bytes present is garbage, refused before anything is allocated.
+    fn count(&mut self, item: usize) -> PgResult<usize> {
+        let b = self.take(2)?;
+        let n = u16::from_be_bytes([b[0], b[1]]) as usize;
+        if n * item > self.remaining() {
             return Err(protocol_error("insufficient data left in message"));
         }
-        Ok(n as usize)
+        Ok(n)
     }
 }
 
@@ -193,6 +196,22 @@ pub fn utf8(b: &[u8]) -> PgResult<&str> {
     })
 }
 
+/// Text a client sends as a value (a text-format Bind parameter, a binary string): valid
+/// UTF-8 without NUL bytes, which no PostgreSQL text value can hold. The first bad byte is
+/// reported, as PostgreSQL's encoding check does: `invalid byte sequence for encoding "UTF8":
+/// 0x00` (22021).
+pub fn client_text(b: &[u8]) -> PgResult<&str> {
+    let nul = b.iter().position(|&x| x == 0);
+    let s = utf8(&b[..nul.unwrap_or(b.len())])?;
+    if nul.is_some() {
+        return Err(PgError::new(
+            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+            "invalid byte sequence for encoding \"UTF8\": 0x00",
+        ));
+    }
+    Ok(s)
+}
+
 /// Decodes the body of a message whose header passed [`check_header`]. Errors are ERROR-level
 /// protocol violations: the framing is intact, so the connection can go on.
 pub fn decode(tag: u8, frame: &Bytes) -> PgResult<FrontendMessage<'_>> {
@@ -202,7 +221,7 @@ pub fn decode(tag: u8, frame: &Bytes) -> PgResult<FrontendMessage<'_>> {
         b'P' => {
             let name = r.cstr()?;
             let sql = r.cstr()?;
-            let n = r.count()?;
+            let n = r.count(4)?;
             let mut param_types = Vec::with_capacity(n);
             for _ in 0..n {
                 param_types.push(r.i32()? as u32);
@@ -216,16 +235,12 @@ pub fn decode(tag: u8, frame: &Bytes) -> PgResult<FrontendMessage<'_>> {
         b'B' => {
             let portal = r.cstr()?;
             let statement = r.cstr()?;
-            let nf = r.count()?;
+            let nf = r.count(2)?;
             let mut param_formats = Vec::with_capacity(nf);
             for _ in 0..nf {
                 param_formats.push(r.i16()?);
             }
-            let np = r.i16()?;
-            if np < 0 || np as usize * 4 > r.remaining() {
-                return Err(protocol_error("insufficient data left in message"));
-            }
-            let np = np as usize;
+            let np = r.count(4)?;
             if nf > 1 && nf != np {
                 return Err(protocol_error(format!(
                     "bind message has {nf} parameter formats but {np} parameters"
@@ -242,7 +257,7 @@ pub fn decode(tag: u8, frame: &Bytes) -> PgResult<FrontendMessage<'_>> {
                     params.push(Some(r.bytes(len as usize)?));
                 }
             }
-            let nr = r.count()?;
+            let nr = r.count(2)?;
             let mut result_formats = Vec::with_capacity(nr);
             for _ in 0..nr {
                 result_formats.push(r.i16()?);

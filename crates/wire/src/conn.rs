@@ -17,11 +17,20 @@ pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send + 'static {
     fn try_write_now(&self, _buf: &[u8]) -> io::Result<usize> {
         Err(io::ErrorKind::WouldBlock.into())
     }
+
+    /// The client's address, for the log.
+    fn peer(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
 }
 
 impl Transport for tokio::net::TcpStream {
     fn try_write_now(&self, buf: &[u8]) -> io::Result<usize> {
         self.try_write(buf)
+    }
+
+    fn peer(&self) -> Option<std::net::SocketAddr> {
+        self.peer_addr().ok()
     }
 }
 
@@ -42,16 +51,35 @@ pub struct Conn<S> {
     pub(crate) wbuf: BytesMut,
     /// Set once a write failed or EOF was seen: the client is gone, further output is dropped.
     pub(crate) broken: bool,
+    /// The smallest read: small until the client has authenticated, so that thousands of
+    /// connections idling in startup cost little memory.
+    min_read: usize,
 }
+
+/// Read size during startup and authentication: a startup packet is rarely over 200 bytes.
+const STARTUP_READ: usize = 512;
+/// Read size once authenticated: pipelined messages are parsed from one `read`.
+const SESSION_READ: usize = 8192;
 
 impl<S: Transport> Conn<S> {
     pub fn new(stream: S) -> Self {
         Conn {
             stream,
-            rbuf: BytesMut::with_capacity(8192),
-            wbuf: BytesMut::with_capacity(8192),
+            rbuf: BytesMut::new(),
+            wbuf: BytesMut::new(),
             broken: false,
+            min_read: STARTUP_READ,
         }
+    }
+
+    /// The client has authenticated: buffers of a session's size from now on.
+    pub fn authenticated(&mut self) {
+        self.min_read = SESSION_READ;
+        self.wbuf.reserve(SESSION_READ);
+    }
+
+    pub fn stream(&self) -> &S {
+        &self.stream
     }
 
     async fn fill(&mut self, need: usize) -> Result<(), ReadError> {
@@ -62,7 +90,7 @@ impl<S: Transport> Conn<S> {
             // Grow toward the message size in steps of at most 1 MB: a header claiming 1 GB
             // costs memory only as the bytes actually arrive.
             self.rbuf
-                .reserve((need - self.rbuf.len()).clamp(8192, 1 << 20));
+                .reserve((need - self.rbuf.len()).clamp(self.min_read, 1 << 20));
             match self.stream.read_buf(&mut self.rbuf).await {
                 Ok(0) | Err(_) => {
                     self.broken = true;

@@ -4,10 +4,12 @@ use crate::backend::{Backend, BackendFactory, ExecuteOutcome, StartupInfo};
 use crate::codec::{self, FrontendMessage, StartupPacket};
 use crate::conn::{Conn, ReadError, Transport};
 use crate::scram::{self, Exchange};
-use crate::server::{Shared, Slot};
+use crate::server::{PendingStartup, Shared, Slot};
 use bytes::Bytes;
 use keel_common::{PgError, Severity, sqlstate};
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const AUTH_OK: i32 = 0;
 const AUTH_SASL: i32 = 10;
@@ -21,34 +23,59 @@ async fn fatal<S: Transport>(conn: &mut Conn<S>, e: &PgError) {
     conn.shutdown().await;
 }
 
+/// "host=H port=P" of the client, for the log (PostgreSQL's `connection received` words).
+fn client_address(peer: Option<SocketAddr>) -> String {
+    match peer {
+        Some(a) => format!("host={} port={}", a.ip(), a.port()),
+        None => "host=[local]".to_string(),
+    }
+}
+
 pub(crate) async fn run<F: BackendFactory, S: Transport>(
     stream: S,
     shared: Arc<Shared<F>>,
-    slot: Slot<F>,
+    pending: PendingStartup<F>,
 ) {
     let mut conn = Conn::new(stream);
-    let Some(info) = startup(&mut conn, &shared).await else {
+    let peer = conn.stream().peer();
+    let in_auth = AtomicBool::new(false);
+    let mut stop = shared.shutdown.clone();
+    // Startup and authentication, bounded by authentication_timeout. A connection closed by
+    // the timeout, by a newer connection pushing it out of the pending set, or by shutdown
+    // is sent nothing, as PostgreSQL's backend exits without a word.
+    let admitted = tokio::select! {
+        r = tokio::time::timeout(
+            shared.config.authentication_timeout,
+            admit(&mut conn, &shared, &in_auth, peer),
+        ) => match r {
+            Ok(r) => r,
+            Err(_) => {
+                // PostgreSQL logs a timeout during authentication, not one during startup.
+                if in_auth.load(Ordering::Relaxed) {
+                    eprintln!(
+                        "FATAL:  canceling authentication due to timeout\nDETAIL:  Connection from {}.",
+                        client_address(peer)
+                    );
+                }
+                conn.wbuf.clear();
+                None
+            }
+        },
+        _ = pending.evicted() => {
+            conn.wbuf.clear();
+            None
+        }
+        _ = stop.wait_for(|s| *s) => {
+            conn.wbuf.clear();
+            None
+        }
+    };
+    let Some((info, slot)) = admitted else {
         conn.shutdown().await;
         return;
     };
-    if slot.over_limit {
-        fatal(
-            &mut conn,
-            &PgError::fatal(
-                sqlstate::TOO_MANY_CONNECTIONS,
-                "sorry, too many clients already",
-            ),
-        )
-        .await;
-        return;
-    }
-    if shared.config.auth == crate::AuthMethod::ScramSha256 {
-        match authenticate(&mut conn, &shared, &info.user).await {
-            Ok(()) => {}
-            Err(Some(e)) => return fatal(&mut conn, &e).await,
-            Err(None) => return conn.shutdown().await,
-        }
-    }
+    drop(pending);
+    conn.authenticated();
     codec::auth_request(&mut conn.wbuf, AUTH_OK, &[]);
     let registration = shared.register();
     let mut backend =
@@ -70,6 +97,58 @@ pub(crate) async fn run<F: BackendFactory, S: Transport>(
     conn.shutdown().await;
     drop(registration);
     drop(slot);
+}
+
+fn too_many_clients() -> PgError {
+    PgError::fatal(
+        sqlstate::TOO_MANY_CONNECTIONS,
+        "sorry, too many clients already",
+    )
+}
+
+/// Startup packet, then authentication, then a max_connections slot. `None` means the
+/// connection ends here (any FATAL error is queued for sending). A failed authentication is
+/// logged, as PostgreSQL logs it, with the client's address.
+async fn admit<F: BackendFactory, S: Transport>(
+    conn: &mut Conn<S>,
+    shared: &Arc<Shared<F>>,
+    in_auth: &AtomicBool,
+    peer: Option<SocketAddr>,
+) -> Option<(StartupInfo, Slot<F>)> {
+    let info = startup(conn, shared).await?;
+    // PostgreSQL reports a full server before authenticating.
+    if shared.full() {
+        conn.error(&too_many_clients());
+        return None;
+    }
+    if shared.config.auth == crate::AuthMethod::ScramSha256 {
+        in_auth.store(true, Ordering::Relaxed);
+        match authenticate(conn, shared, &info.user).await {
+            Ok(()) => {}
+            Err(Some(e)) => {
+                let e = as_fatal(e);
+                let from = format!("Connection from {}", client_address(peer));
+                let detail = match (&e.detail, e.code) {
+                    (_, sqlstate::INVALID_PASSWORD) => {
+                        format!("{from} matched auth_method = scram-sha-256.")
+                    }
+                    (Some(d), _) => format!("{d} {from}."),
+                    (None, _) => format!("{from}."),
+                };
+                eprintln!("FATAL:  {}\nDETAIL:  {detail}", e.message);
+                conn.error(&e);
+                return None;
+            }
+            Err(None) => return None,
+        }
+        in_auth.store(false, Ordering::Relaxed);
+    }
+    // The slot is taken only now: connections that have not authenticated hold none.
+    let Some(slot) = shared.try_slot() else {
+        conn.error(&too_many_clients());
+        return None;
+    };
+    Some((info, slot))
 }
 
 /// Reads the startup packet, answering SSL/GSS negotiation with 'N' and serving CancelRequests.
@@ -182,22 +261,16 @@ async fn authenticate<F: BackendFactory, S: Transport>(
     };
     // A user without a password still goes through the exchange (against a random verifier),
     // so a client cannot tell "no such password" from "wrong password".
-    let password = shared.factory.password_for(user);
-    let verifier = match &password {
-        Some(p) => shared.verifiers.get(p),
-        None => Arc::new(scram::Verifier::new(
-            &format!("{:x}", rand::random::<u128>()),
-            rand::random(),
-            1,
-        )),
-    };
+    let stored = shared.factory.verifier_for(user);
+    let has_password = stored.is_some();
+    let verifier = stored.unwrap_or_else(|| Arc::new(scram::Verifier::unmatchable()));
     let (exchange, server_first) = Exchange::start(verifier, &client_first)?;
     codec::auth_request(&mut conn.wbuf, AUTH_SASL_CONTINUE, server_first.as_bytes());
     conn.flush_out().await;
 
     let client_final = read_sasl(conn).await?;
     match exchange.finish(&client_final)? {
-        Some(server_final) if password.is_some() => {
+        Some(server_final) if has_password => {
             codec::auth_request(&mut conn.wbuf, AUTH_SASL_FINAL, server_final.as_bytes());
             Ok(())
         }

@@ -1,9 +1,10 @@
 //! SCRAM-SHA-256 server side (RFC 5802, RFC 7677), without channel binding (Keel has no TLS).
 //!
-//! The server knows the plaintext password, so it derives a verifier (salt, StoredKey,
-//! ServerKey) itself. PBKDF2 with 4096 iterations costs milliseconds, so verifiers are cached
-//! per password: a `pgbench -C` run does not pay it per connection. Passwords are used as
-//! given (no SASLprep), which is exact for ASCII passwords.
+//! The server keeps a [`Verifier`] (salt, iteration count, StoredKey, ServerKey), never the
+//! password: the server binary derives one at start-up from a configured password, or takes
+//! one already derived in PostgreSQL's `pg_authid` form
+//! (`SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`). Passwords are used as given
+//! (no SASLprep), which is exact for ASCII passwords.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -11,21 +12,28 @@ use hmac::{Hmac, Mac};
 use keel_common::{PgError, PgResult, sqlstate};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub const MECHANISM: &str = "SCRAM-SHA-256";
 pub const ITERATIONS: u32 = 4096;
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// What the server stores for a password.
-#[derive(Clone, Debug)]
+/// What the server stores for a password. Its `Debug` form shows no key.
+#[derive(Clone)]
 pub struct Verifier {
-    pub salt: [u8; 16],
+    pub salt: Vec<u8>,
     pub iterations: u32,
     pub stored_key: [u8; 32],
     pub server_key: [u8; 32],
+}
+
+impl std::fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Verifier")
+            .field("iterations", &self.iterations)
+            .finish_non_exhaustive()
+    }
 }
 
 fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
@@ -39,48 +47,58 @@ fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
 }
 
 impl Verifier {
-    pub fn new(password: &str, salt: [u8; 16], iterations: u32) -> Verifier {
+    pub fn new(password: &str, salt: &[u8], iterations: u32) -> Verifier {
         let mut salted = [0u8; 32];
-        pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), &salt, iterations, &mut salted);
+        pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), salt, iterations, &mut salted);
         let client_key = hmac(&salted, b"Client Key");
         let stored_key: [u8; 32] = Sha256::digest(client_key).into();
         let server_key = hmac(&salted, b"Server Key");
         Verifier {
-            salt,
+            salt: salt.to_vec(),
             iterations,
             stored_key,
             server_key,
         }
     }
-}
 
-/// Verifiers by password, shared by all connections of a server.
-#[derive(Default)]
-pub struct VerifierCache {
-    map: Mutex<HashMap<String, Arc<Verifier>>>,
-}
-
-impl VerifierCache {
-    pub fn get(&self, password: &str) -> Arc<Verifier> {
-        if let Some(v) = self
-            .map
-            .lock()
-            .ok()
-            .and_then(|map| map.get(password).cloned())
-        {
-            return v;
-        }
+    /// A verifier for `password` with a random 16-byte salt and PostgreSQL's default 4096
+    /// iterations.
+    pub fn derive(password: &str) -> Verifier {
         let mut salt = [0u8; 16];
         rand::thread_rng().fill_bytes(&mut salt);
-        let v = Arc::new(Verifier::new(password, salt, ITERATIONS));
-        if let Ok(mut map) = self.map.lock() {
-            // Bounded: a server has one password per role, not one per connection.
-            if map.len() > 1024 {
-                map.clear();
-            }
-            map.insert(password.to_string(), v.clone());
-        }
-        v
+        Verifier::new(password, &salt, ITERATIONS)
+    }
+
+    /// A verifier that no password matches (for users without one: they go through the
+    /// exchange and fail like a wrong password).
+    pub fn unmatchable() -> Verifier {
+        Verifier::new(&format!("{:x}", rand::random::<u128>()), &[0; 16], 1)
+    }
+
+    /// Parses PostgreSQL's stored form, `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:
+    /// <ServerKey>` (salt and keys in base64). `None` when `s` does not have that form.
+    pub fn parse(s: &str) -> Option<Verifier> {
+        let rest = s.strip_prefix("SCRAM-SHA-256$")?;
+        let (iter_salt, keys) = rest.split_once('$')?;
+        let (iterations, salt) = iter_salt.split_once(':')?;
+        let (stored, server) = keys.split_once(':')?;
+        let iterations: u32 = iterations.parse().ok().filter(|&i| i > 0)?;
+        let salt = B64.decode(salt).ok().filter(|s| !s.is_empty())?;
+        let stored_key = B64.decode(stored).ok()?.try_into().ok()?;
+        let server_key = B64.decode(server).ok()?.try_into().ok()?;
+        Some(Verifier {
+            salt,
+            iterations,
+            stored_key,
+            server_key,
+        })
+    }
+
+    /// What the server keeps for a configured secret: a string in the stored form is taken as
+    /// the verifier (as PostgreSQL does for `PASSWORD 'SCRAM-SHA-256$...'`), anything else is
+    /// a password and is derived.
+    pub fn from_secret(secret: &str) -> Verifier {
+        Verifier::parse(secret).unwrap_or_else(|| Verifier::derive(secret))
     }
 }
 
@@ -146,7 +164,7 @@ impl Exchange {
         let nonce = format!("{client_nonce}{}", B64.encode(raw));
         let server_first = format!(
             "r={nonce},s={},i={}",
-            B64.encode(verifier.salt),
+            B64.encode(&verifier.salt),
             verifier.iterations
         );
         Ok((
@@ -260,8 +278,8 @@ mod tests {
 
     #[test]
     fn right_password_verifies_and_server_signature_matches() {
-        let cache = VerifierCache::default();
-        let (ex, sf) = Exchange::start(cache.get("sekrit"), b"n,,n=,r=abcdefgh").unwrap();
+        let v = Arc::new(Verifier::derive("sekrit"));
+        let (ex, sf) = Exchange::start(v, b"n,,n=,r=abcdefgh").unwrap();
         let (cf, server_sig) = client_final("sekrit", "n=,r=abcdefgh", &sf);
         let v = ex.finish(cf.as_bytes()).unwrap().unwrap();
         assert_eq!(v, format!("v={}", B64.encode(server_sig)));
@@ -269,20 +287,48 @@ mod tests {
 
     #[test]
     fn wrong_password_is_rejected() {
-        let cache = VerifierCache::default();
-        let (ex, sf) = Exchange::start(cache.get("sekrit"), b"n,,n=,r=abcdefgh").unwrap();
+        let (ex, sf) =
+            Exchange::start(Arc::new(Verifier::derive("sekrit")), b"n,,n=,r=abcdefgh").unwrap();
         let (cf, _) = client_final("wrong", "n=,r=abcdefgh", &sf);
         assert!(ex.finish(cf.as_bytes()).unwrap().is_none());
     }
 
     #[test]
     fn garbage_is_a_protocol_error() {
-        let cache = VerifierCache::default();
-        assert!(Exchange::start(cache.get("x"), b"garbage").is_err());
-        assert!(Exchange::start(cache.get("x"), b"p=tls-server-end-point,,n=,r=a").is_err());
-        let (ex, _) = Exchange::start(cache.get("x"), b"n,,n=,r=abc").unwrap();
+        let v = Arc::new(Verifier::derive("x"));
+        assert!(Exchange::start(v.clone(), b"garbage").is_err());
+        assert!(Exchange::start(v.clone(), b"p=tls-server-end-point,,n=,r=a").is_err());
+        let (ex, _) = Exchange::start(v, b"n,,n=,r=abc").unwrap();
         assert!(ex.finish(b"c=biws,r=abc,p=AAAA").is_err());
         assert!(ex.finish(b"\xff\xfe").is_err());
         assert!(ex.finish(b"no proof here").is_err());
+    }
+
+    #[test]
+    fn stored_form_round_trips_and_authenticates() {
+        let v = Verifier::new("pw", b"0123456789abcdef", 4096);
+        let stored = format!(
+            "SCRAM-SHA-256${}:{}${}:{}",
+            v.iterations,
+            B64.encode(&v.salt),
+            B64.encode(v.stored_key),
+            B64.encode(v.server_key)
+        );
+        let parsed = Verifier::from_secret(&stored);
+        assert_eq!(parsed.salt, v.salt);
+        assert_eq!(parsed.stored_key, v.stored_key);
+        assert_eq!(parsed.server_key, v.server_key);
+        let (ex, sf) = Exchange::start(Arc::new(parsed), b"n,,n=,r=nonce").unwrap();
+        let (cf, _) = client_final("pw", "n=,r=nonce", &sf);
+        assert!(ex.finish(cf.as_bytes()).unwrap().is_some());
+        // Not the stored form: a password like any other.
+        for s in [
+            "SCRAM-SHA-256$x:AA==$AA==:AA==",
+            "SCRAM-SHA-256$4096:AA==$AA==",
+            "pw",
+        ] {
+            assert!(Verifier::parse(s).is_none(), "{s}");
+        }
+        assert!(!format!("{parsed:?}", parsed = Verifier::derive("pw")).contains("key"));
     }
 }

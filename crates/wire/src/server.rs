@@ -1,17 +1,17 @@
 //! The accept loop and the state shared by all connections: the cancel registry (pid, secret ->
-//! CancelToken), the connection count, and the SCRAM verifier cache.
+//! CancelToken), the count of authenticated connections, and the connections still in startup
+//! or authentication.
 
 use crate::backend::{BackendFactory, CancelToken};
 use crate::protocol;
-use crate::scram::VerifierCache;
 use crate::shards::Shards;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 /// How clients authenticate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum AuthMethod {
     /// Anyone may connect as anyone (PostgreSQL's `trust`).
     #[default]
     Trust,
-    /// SASL SCRAM-SHA-256 against [`BackendFactory::password_for`]; a user without a password
+    /// SASL SCRAM-SHA-256 against [`BackendFactory::verifier_for`]; a user without a password
     /// cannot log in.
     ScramSha256,
 }
@@ -37,8 +37,15 @@ impl std::str::FromStr for AuthMethod {
 
 #[derive(Clone, Debug)]
 pub struct ServeConfig {
-    /// Connections beyond this get FATAL 53300 `sorry, too many clients already`.
+    /// Authenticated connections beyond this get FATAL 53300 `sorry, too many clients
+    /// already`. A connection counts from the end of authentication.
     pub max_connections: usize,
+    /// How long a connection may take from accept to the end of authentication
+    /// (PostgreSQL's `authentication_timeout`); then it is closed.
+    pub authentication_timeout: Duration,
+    /// At most this many connections may be in startup or authentication at once; a new one
+    /// beyond it closes the oldest (see README, "Connection states").
+    pub max_pending_startups: usize,
     pub auth: AuthMethod,
     /// How long a shutdown waits for connections to end before `serve_until` returns anyway.
     pub shutdown_grace: Duration,
@@ -53,6 +60,8 @@ impl Default for ServeConfig {
     fn default() -> Self {
         ServeConfig {
             max_connections: 100,
+            authentication_timeout: Duration::from_secs(60),
+            max_pending_startups: 10_000,
             auth: AuthMethod::Trust,
             shutdown_grace: Duration::from_secs(5),
             shards: 0,
@@ -71,10 +80,12 @@ pub(crate) struct Shared<F> {
     pub config: ServeConfig,
     registry: Mutex<HashMap<i32, Registered>>,
     next_pid: AtomicI32,
+    /// Authenticated connections (each holds a [`Slot`]).
     live: AtomicUsize,
+    /// Connections in startup or authentication, oldest first.
+    pending: Mutex<Pending>,
     /// Sessions in a command cycle, for response batching under load.
     pub busy: crate::busy::Busy,
-    pub verifiers: VerifierCache,
     /// Flips to true when the server shuts down; idle connections then end.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -95,17 +106,43 @@ impl<F: BackendFactory> Drop for Registration<F> {
     }
 }
 
-/// Counts a connection from accept to close.
+/// One of `max_connections`, held by an authenticated connection until it closes.
 pub(crate) struct Slot<F: BackendFactory> {
     shared: Arc<Shared<F>>,
-    /// Whether this connection is over max_connections (reported after the startup packet,
-    /// as PostgreSQL does, so that CancelRequests still work when the server is full).
-    pub over_limit: bool,
 }
 
 impl<F: BackendFactory> Drop for Slot<F> {
     fn drop(&mut self) {
         self.shared.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[derive(Default)]
+struct Pending {
+    next: u64,
+    /// By arrival: the signal that closes each one.
+    waiting: BTreeMap<u64, Arc<Notify>>,
+}
+
+/// Marks a connection as not yet authenticated, from accept until it authenticates or closes.
+pub(crate) struct PendingStartup<F: BackendFactory> {
+    shared: Arc<Shared<F>>,
+    id: u64,
+    evict: Arc<Notify>,
+}
+
+impl<F: BackendFactory> PendingStartup<F> {
+    /// Resolves when a newer connection pushed this one out of the pending set.
+    pub async fn evicted(&self) {
+        self.evict.notified().await
+    }
+}
+
+impl<F: BackendFactory> Drop for PendingStartup<F> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.shared.pending.lock() {
+            p.waiting.remove(&self.id);
+        }
     }
 }
 
@@ -157,16 +194,56 @@ impl<F: BackendFactory> Shared<F> {
         }
     }
 
-    fn slot(self: &Arc<Self>) -> Slot<F> {
+    /// Whether every slot is taken now: checked after the startup packet, before
+    /// authentication, as PostgreSQL does (so a client of a full server learns it without
+    /// authenticating, and CancelRequests, which come instead of a startup packet, still work).
+    pub fn full(&self) -> bool {
+        self.live.load(Ordering::Acquire) >= self.config.max_connections
+    }
+
+    /// Takes a slot once the connection has authenticated; `None` when all are taken.
+    pub fn try_slot(self: &Arc<Self>) -> Option<Slot<F>> {
         let n = self.live.fetch_add(1, Ordering::AcqRel) + 1;
-        Slot {
+        let slot = Slot {
             shared: self.clone(),
-            over_limit: n > self.config.max_connections,
+        };
+        // Over the limit: dropping the slot gives it back.
+        (n <= self.config.max_connections).then_some(slot)
+    }
+
+    /// Enters a new connection in the pending set. When the set is full, the oldest pending
+    /// connection is closed: a flood of sockets that never authenticate then pushes out its
+    /// own older sockets, and a real client, which authenticates within milliseconds, is
+    /// pushed out only if the flood opens `max_pending_startups` sockets in that time.
+    /// (Refusing the newest instead would let the flood hold every place for
+    /// authentication_timeout.)
+    fn pending_startup(self: &Arc<Self>) -> PendingStartup<F> {
+        let evict = Arc::new(Notify::new());
+        let mut p = match self.pending.lock() {
+            Ok(p) => p,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        while p.waiting.len() >= self.config.max_pending_startups.max(1) {
+            match p.waiting.pop_first() {
+                // notify_one keeps a permit: the victim sees it even if not waiting yet.
+                Some((_, victim)) => victim.notify_one(),
+                None => break,
+            }
+        }
+        let id = p.next;
+        p.next += 1;
+        p.waiting.insert(id, evict.clone());
+        PendingStartup {
+            shared: self.clone(),
+            id,
+            evict,
         }
     }
 
-    pub fn live_connections(&self) -> usize {
-        self.live.load(Ordering::Acquire)
+    /// Open connections: authenticated ones and those still starting up.
+    pub fn connections(&self) -> usize {
+        let pending = self.pending.lock().map_or(0, |p| p.waiting.len());
+        self.live.load(Ordering::Acquire) + pending
     }
 }
 
@@ -207,8 +284,8 @@ pub async fn serve_listeners<F: BackendFactory>(
         registry: Mutex::new(HashMap::new()),
         next_pid: AtomicI32::new(std::process::id().max(1000) as i32),
         live: AtomicUsize::new(0),
+        pending: Mutex::new(Pending::default()),
         busy: crate::busy::Busy::new(),
-        verifiers: VerifierCache::default(),
         shutdown: stop_rx.clone(),
     });
     let shards = match shared.config.shards {
@@ -229,8 +306,8 @@ pub async fn serve_listeners<F: BackendFactory>(
                 match accepted {
                     Ok((stream, _addr)) => {
                         let _ = stream.set_nodelay(true);
-                        let slot = shared.slot();
-                        start_session(stream, shared.clone(), slot, shards.as_deref());
+                        let pending = shared.pending_startup();
+                        start_session(stream, shared.clone(), pending, shards.as_deref());
                     }
                     Err(e) => {
                         // EMFILE and friends: back off instead of spinning.
@@ -252,7 +329,7 @@ pub async fn serve_listeners<F: BackendFactory>(
         }
     }
     let deadline = tokio::time::Instant::now() + grace;
-    while shared.live_connections() > 0 && tokio::time::Instant::now() < deadline {
+    while shared.connections() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     // Sessions still running after the grace period are dropped with their shard; the shard
@@ -268,11 +345,11 @@ pub async fn serve_listeners<F: BackendFactory>(
 fn start_session<F: BackendFactory>(
     stream: TcpStream,
     shared: Arc<Shared<F>>,
-    slot: Slot<F>,
+    pending: PendingStartup<F>,
     shards: Option<&Shards>,
 ) {
     let Some(shards) = shards else {
-        tokio::spawn(protocol::run(stream, shared, slot));
+        tokio::spawn(protocol::run(stream, shared, pending));
         return;
     };
     // The socket moves to the shard's event loop: deregistered here, registered there.
@@ -288,7 +365,7 @@ fn start_session<F: BackendFactory>(
     shard.spawn(async move {
         let _placement = placement;
         match TcpStream::from_std(socket) {
-            Ok(stream) => protocol::run(stream, shared, slot).await,
+            Ok(stream) => protocol::run(stream, shared, pending).await,
             Err(e) => eprintln!("LOG:  could not hand over connection: {e}"),
         }
     });

@@ -39,8 +39,10 @@ impl BackendFactory for TestFactory {
             terminated: self.terminated.clone(),
         })
     }
-    fn password_for(&self, _user: &str) -> Option<String> {
-        self.password.clone()
+    fn verifier_for(&self, _user: &str) -> Option<Arc<keel_wire::scram::Verifier>> {
+        self.password
+            .as_deref()
+            .map(|p| Arc::new(keel_wire::scram::Verifier::derive(p)))
     }
 }
 

@@ -527,3 +527,85 @@ async fn shutdown_ends_idle_sessions_with_57p01() {
         "listener closed"
     );
 }
+
+/// Reads from `s` until EOF or `within` passes; returns the bytes and whether EOF came.
+async fn until_closed(s: &mut TcpStream, within: Duration) -> (Vec<u8>, bool) {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (got, true),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            Err(_) => return (got, false),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthenticated_connections_hold_no_slot_and_are_bounded() {
+    let srv = start(
+        ServeConfig {
+            max_connections: 2,
+            max_pending_startups: 8,
+            authentication_timeout: Duration::from_secs(60),
+            ..Default::default()
+        },
+        None,
+    )
+    .await;
+    // 20 silent sockets: the 12 oldest are pushed out (closed, nothing sent), the newest 8 wait.
+    let mut silent = Vec::new();
+    for _ in 0..20 {
+        silent.push(TcpStream::connect(("127.0.0.1", srv.port)).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for (i, s) in silent.iter_mut().enumerate() {
+        let (got, closed) =
+            until_closed(s, Duration::from_millis(if i < 12 { 2000 } else { 100 })).await;
+        assert!(got.is_empty(), "socket {i} was sent {got:?}");
+        assert_eq!(closed, i < 12, "socket {i}");
+    }
+    // They hold none of the two slots: two clients log in, a third gets 53300.
+    let a = connect(srv.port).await;
+    let b = connect(srv.port).await;
+    let e = tokio_postgres::connect(&conn_str(srv.port), NoTls)
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(e.as_db_error().unwrap().code().code(), "53300");
+    a.simple_query("select 1").await.unwrap();
+    b.simple_query("select 1").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authentication_timeout_closes_silently() {
+    let srv = start(
+        ServeConfig {
+            authentication_timeout: Duration::from_millis(300),
+            auth: AuthMethod::ScramSha256,
+            ..Default::default()
+        },
+        Some("pw"),
+    )
+    .await;
+    // Silent from the start.
+    let mut s = TcpStream::connect(("127.0.0.1", srv.port)).await.unwrap();
+    let t = std::time::Instant::now();
+    let (got, closed) = until_closed(&mut s, Duration::from_secs(5)).await;
+    assert!(closed && got.is_empty(), "{got:?}");
+    assert!(
+        t.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        t.elapsed()
+    );
+    // Stalled in the SASL exchange: the SASL request, then nothing more.
+    let mut s = TcpStream::connect(("127.0.0.1", srv.port)).await.unwrap();
+    s.write_all(&startup_packet(196608)).await.unwrap();
+    let (got, closed) = until_closed(&mut s, Duration::from_secs(5)).await;
+    assert!(closed);
+    // Exactly one message, the SASL request: no error is sent.
+    assert_eq!(got.first(), Some(&b'R'), "{got:?}");
+    let len = u32::from_be_bytes([got[1], got[2], got[3], got[4]]) as usize;
+    assert_eq!(got.len(), 1 + len, "{got:?}");
+}

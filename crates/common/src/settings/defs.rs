@@ -352,7 +352,8 @@ pub static DEFS: &[Def] = &[
         Context::Postmaster,
         false,
     ),
-    d("keel_password", "", Kind::Str, Context::Postmaster, false),
+    // There is no keel_password setting: the server binary takes that name from keel.conf
+    // and -c, keeps only the SCRAM verifier, and no SQL can read it (crates/server).
     // Keel's own: microseconds an idle session shard polls its sockets before it sleeps,
     // when the machine has a core to spare (crates/wire/src/spin.rs); 0 turns it off.
     d(

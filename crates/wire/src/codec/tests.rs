@@ -269,3 +269,54 @@ fn encodes_data_row_and_errors() {
     ready_for_query(&mut buf, b'I');
     assert_eq!(&buf[..], b"Z\0\0\0\x05I");
 }
+
+#[test]
+fn bind_counts_are_unsigned_16_bit() {
+    // PostgreSQL reads the parameter count as an unsigned 16-bit integer: 40,000 and 65,535
+    // parameters decode (the count is then checked against the statement), 65,536 cannot be
+    // expressed.
+    for n in [32_768u16, 40_000, 65_535] {
+        let mut parts: Vec<Vec<u8>> = vec![b"\0\0".to_vec(), 0i16.to_be_bytes().to_vec()];
+        parts.push(n.to_be_bytes().to_vec());
+        for _ in 0..n {
+            parts.push((-1i32).to_be_bytes().to_vec());
+        }
+        parts.push(0i16.to_be_bytes().to_vec());
+        let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
+        let b = frame(&refs);
+        match decode(b'B', &b).unwrap() {
+            FrontendMessage::Bind { params, .. } => assert_eq!(params.len(), n as usize),
+            other => panic!("{other:?}"),
+        }
+    }
+    // A count the message cannot hold is still refused before allocating.
+    let b = frame(&[
+        b"\0\0",
+        &0i16.to_be_bytes(),
+        &65_535u16.to_be_bytes(),
+        b"ab",
+    ]);
+    assert_eq!(
+        decode(b'B', &b).unwrap_err().message,
+        "insufficient data left in message"
+    );
+}
+
+#[test]
+fn client_text_refuses_nul_and_reports_the_first_bad_byte() {
+    assert_eq!(client_text(b"abc").unwrap(), "abc");
+    let e = client_text(b"a\0b").unwrap_err();
+    assert_eq!(e.code, "22021");
+    assert_eq!(
+        e.message,
+        "invalid byte sequence for encoding \"UTF8\": 0x00"
+    );
+    assert_eq!(
+        client_text(b"a\xff\0").unwrap_err().message,
+        "invalid byte sequence for encoding \"UTF8\": 0xff"
+    );
+    assert_eq!(
+        client_text(b"a\0\xff").unwrap_err().message,
+        "invalid byte sequence for encoding \"UTF8\": 0x00"
+    );
+}
