@@ -24,6 +24,14 @@ fn settings() -> Settings {
 }
 
 fn create_table(eng: &Engine, with_index: bool) -> (Arc<TableDef>, Option<Arc<IndexDef>>) {
+    create_table_ff(eng, with_index, 100)
+}
+
+fn create_table_ff(
+    eng: &Engine,
+    with_index: bool,
+    fillfactor: u8,
+) -> (Arc<TableDef>, Option<Arc<IndexDef>>) {
     let rt = rt();
     let mut txn = eng.begin(Isolation::ReadCommitted, false);
     eng.start_statement(&mut txn);
@@ -50,7 +58,7 @@ fn create_table(eng: &Engine, with_index: bool) -> (Arc<TableDef>, Option<Arc<In
         ],
         relfile,
         persistence: Persistence::Permanent,
-        fillfactor: 100,
+        fillfactor,
         foreign_keys: vec![],
         checks: vec![],
         identity_always: vec![],
@@ -384,4 +392,45 @@ fn a_spread_checkpoint_paces_its_writes_and_a_checkpoint_command_hurries_it() {
     let table2 = eng2.catalog().table("t").unwrap().clone();
     assert_eq!(all_rows(&eng2, &table2).len(), 4000);
     eng2.shutdown();
+}
+
+fn insert_text(eng: &Engine, table: &TableDef, id: i32, len: usize) -> Result<(), String> {
+    let rt = rt();
+    let mut txn = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&mut txn);
+    let row = [Datum::Int4(id), Datum::Text("a".repeat(len))];
+    match eng.insert(&mut txn, table, &row, &mut WriteState::default()) {
+        Ok(Write::Done(_)) => {}
+        Ok(other) => panic!("unexpected {other:?}"),
+        Err(e) => {
+            eng.rollback(txn);
+            return Err(format!("{} {}", e.code, e.message));
+        }
+    }
+    rt.block_on(eng.commit(txn, true)).unwrap();
+    Ok(())
+}
+
+/// A row that cannot leave the fillfactor's reserve free on any page goes to an empty page
+/// (it used to extend the file forever); one page per such row, as in PostgreSQL.
+#[test]
+fn rows_larger_than_the_fillfactor_allows_take_one_page_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let eng = Engine::open(dir.path(), &settings()).unwrap();
+    let (table, _) = create_table_ff(&eng, true, 10);
+    insert_text(&eng, &table, 0, 0).unwrap();
+    for i in 1..=20 {
+        insert_text(&eng, &table, i, 1000).unwrap();
+    }
+    assert_eq!(all_rows(&eng, &table).len(), 21);
+    // The first 1000-byte row shares the nearly empty first page with the small one.
+    assert_eq!(eng.relation_size(table.relfile), 20 * 8192);
+    // Largest and too large.
+    insert_text(&eng, &table, 21, 8105).unwrap();
+    assert_eq!(
+        insert_text(&eng, &table, 22, 8106),
+        Err("54000 row is too big: size 8161, maximum size 8160".to_string())
+    );
+    assert_eq!(all_rows(&eng, &table).len(), 22);
+    assert_eq!(eng.relation_size(table.relfile), 21 * 8192);
 }

@@ -46,6 +46,7 @@ pub fn insert_unique(
     // every inserter of an equal key passes through it, so they serialize here.
     let mut held: Vec<(PageMut<'_>, NodeInfo)> = vec![tree.write_moving_right(block, &probe)?];
     let mut already_there = false;
+    let mut hops = 0;
     loop {
         let Some((page, ni)) = held.last() else {
             return Err(PgError::new(
@@ -79,6 +80,7 @@ pub fn insert_unique(
         }
         // Equal keys continue on the right sibling: latch it too (left to right order).
         let right = ni.right;
+        tree.hop(&mut hops, right)?;
         let rpage = tree.pool.write(&tree.rel, right)?;
         let rni = node::info(&rpage, right)?;
         held.push((rpage, rni));

@@ -135,6 +135,7 @@ impl BTree {
         let block = self.descend(&probe, 0, &mut Vec::new())?;
         let (mut page, mut ni) = self.read_moving_right(block, &probe)?;
         let mut out = Vec::new();
+        let mut hops = 0;
         loop {
             let n = page.slot_count();
             let mut s = node::lower_bound(&page, true, &probe);
@@ -150,6 +151,7 @@ impl BTree {
                 return Ok(out);
             }
             let right = ni.right;
+            self.hop(&mut hops, right)?;
             drop(page);
             page = self.pool.read(&self.rel, right)?;
             ni = node::info(&page, right)?;
@@ -171,6 +173,7 @@ impl BTree {
         )?;
         let mut removed = 0u64;
         let mut victims: Vec<u16> = Vec::new();
+        let mut hops = 0;
         loop {
             let mut page = self.pool.write(&self.rel, block)?;
             let ni = node::info(&page, block)?;
@@ -193,6 +196,7 @@ impl BTree {
                 return Ok(removed);
             }
             block = ni.right;
+            self.hop(&mut hops, block)?;
         }
     }
 
@@ -204,6 +208,22 @@ impl BTree {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Counts one step along a right-link, to `to`. A walk of more steps than the file has
+    /// blocks must be going round a cycle (a corrupt index): it fails instead of spinning.
+    pub(crate) fn hop(&self, hops: &mut u32, to: BlockNo) -> PgResult<()> {
+        *hops += 1;
+        if *hops > self.rel.nblocks() || to == NO_BLOCK {
+            return Err(PgError::new(
+                sqlstate::INDEX_CORRUPTED,
+                format!(
+                    "btree right-links of relation {} go round a cycle or off the end at block {to}",
+                    self.rel.id
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn root_hint(&self) -> u64 {
@@ -277,11 +297,13 @@ impl BTree {
         mut block: BlockNo,
         target: &Target<'_>,
     ) -> PgResult<(keel_storage::PageRef<'_>, NodeInfo)> {
+        let mut hops = 0;
         loop {
             let page = self.pool.read(&self.rel, block)?;
             let ni = node::info(&page, block)?;
             if node::beyond_high_key(&page, &ni, target) {
                 block = ni.right;
+                self.hop(&mut hops, block)?;
                 continue;
             }
             return Ok((page, ni));
@@ -294,11 +316,13 @@ impl BTree {
         mut block: BlockNo,
         target: &Target<'_>,
     ) -> PgResult<(PageMut<'_>, NodeInfo)> {
+        let mut hops = 0;
         loop {
             let page = self.pool.write(&self.rel, block)?;
             let ni = node::info(&page, block)?;
             if node::beyond_high_key(&page, &ni, target) {
                 block = ni.right;
+                self.hop(&mut hops, block)?;
                 continue;
             }
             return Ok((page, ni));

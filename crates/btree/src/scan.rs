@@ -77,6 +77,8 @@ impl BTreeScan {
 
     /// Loads the next non-empty batch (or reaches the end).
     fn fill(&mut self) -> PgResult<()> {
+        // Pages passed without an entry for the batch: bounded by the file (see `BTree::hop`).
+        let mut hops = 0;
         loop {
             let probe = Target {
                 key: &self.lo,
@@ -131,6 +133,7 @@ impl BTreeScan {
             self.state = if past_end || ni.is_rightmost() || high_past_end {
                 State::Done
             } else {
+                self.tree.hop(&mut hops, ni.right)?;
                 State::Next(ni.right)
             };
             drop(page);

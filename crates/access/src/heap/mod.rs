@@ -10,13 +10,53 @@ pub mod tuple;
 
 use crate::relstate::RelState;
 use keel_common::{PgError, PgResult, Tid, sqlstate};
-use keel_storage::page::{LinePointer, PAGE_SIZE, PageRead};
+use keel_storage::page::{HEADER_SIZE, LP_SIZE, LinePointer, PAGE_SIZE, PageRead};
 use keel_storage::{BufferPool, PageMut};
 use keel_txn::{Snapshot, TxnManager, XidStatus};
 use tuple::{CMAX, FLAGS, HAS_NEXT, HEADER, Header, NEXT, XMAX};
 
 pub const HEAP_PAGE: u16 = 1;
 const MAX_RESTARTS: usize = 16;
+
+/// The largest heap tuple (header included): one item and its line pointer on an empty page,
+/// 8160 bytes, which is also PostgreSQL's `MaxHeapTupleSize` for 8 kB pages.
+pub const MAX_TUPLE: usize = PAGE_SIZE - HEADER_SIZE - LP_SIZE;
+
+/// Most tuples a heap page can hold (the smallest tuple is a bare header).
+const MAX_TUPLES_PER_PAGE: usize = (PAGE_SIZE - HEADER_SIZE) / (HEADER + LP_SIZE);
+
+/// Free space above which a page counts as empty for a tuple that cannot also leave the
+/// fillfactor's reserve free: an empty page may still carry unused line pointers.
+const NEARLY_EMPTY: usize = MAX_TUPLE - MAX_TUPLES_PER_PAGE / 8 * LP_SIZE;
+
+/// Existing pages an insert tries before it extends the relation. Each failed try removes the
+/// page from the candidates, but concurrent inserters may offer new ones: the bound makes sure
+/// one insert cannot be turned away forever.
+const EXISTING_TRIES: usize = 8;
+
+/// 54000 for a tuple no page can hold (keel has no out-of-line storage yet), with
+/// PostgreSQL's message for a row over `MaxHeapTupleSize`.
+pub fn check_tuple_size(len: usize) -> PgResult<()> {
+    if len > MAX_TUPLE {
+        return Err(PgError::new(
+            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+            format!("row is too big: size {len}, maximum size {MAX_TUPLE}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Free bytes (besides the new line pointer) a page needs to take a tuple of `len` bytes and
+/// keep `reserve` free. A tuple too large to leave the reserve on any page needs a nearly
+/// empty page instead: the fillfactor limits how full a page gets, never whether a row that
+/// fits on an empty page can be stored (PostgreSQL's rule).
+pub fn target_free_space(len: usize, reserve: usize) -> usize {
+    if len + reserve > NEARLY_EMPTY {
+        len.max(NEARLY_EMPTY)
+    } else {
+        len + reserve
+    }
+}
 
 /// Result of trying to lock a version for UPDATE/DELETE.
 #[derive(Debug)]
@@ -73,8 +113,13 @@ impl<'a> Heap<'a> {
         }
     }
 
-    /// Inserts a new row version; returns its tid. `reserve` bytes must stay free on the page
-    /// afterwards (fillfactor). When `root` is None the version is its own root.
+    /// Inserts a new row version; returns its tid. `reserve` bytes should stay free on the page
+    /// afterwards (fillfactor); a row that cannot leave them on any page goes to a (nearly)
+    /// empty one, as PostgreSQL's `RelationGetBufferForTuple` does. When `root` is None the
+    /// version is its own root. `avoid` is a block not to use (the page an update left).
+    ///
+    /// Progress: at most `EXISTING_TRIES` existing pages are tried; then the relation is
+    /// extended, and a fresh page always takes the row (`len <= MAX_TUPLE`).
     pub fn insert(
         &self,
         row: &[u8],
@@ -90,53 +135,50 @@ impl<'a> Heap<'a> {
             None => (None, Tid::INVALID),
         };
         let len = HEADER + row.len();
-        if len + 64 > PAGE_SIZE {
-            // PostgreSQL would move long values out of line (TOAST); keel cannot yet.
-            return Err(PgError::new(
-                sqlstate::FEATURE_NOT_SUPPORTED,
-                format!(
-                    "row of {len} bytes does not fit a page (maximum {}): out-of-line storage \
-                     of long values (TOAST) is not supported",
-                    PAGE_SIZE - 64
-                ),
-            ));
-        }
+        check_tuple_size(len)?;
+        let need = target_free_space(len, reserve);
         let mut item = tuple::build(xid, cid, root.unwrap_or(Tid::INVALID), prev, row);
-        loop {
-            let candidate = self.rel.insert_candidate(avoid);
-            let mut page = match candidate {
-                Some(block) => self.pool.write(&self.rel.file, block)?,
-                None => {
-                    let mut p = self.pool.extend(&self.rel.file)?;
-                    p.init(HEAP_PAGE, 0);
-                    self.rel.set_insert_target(p.block());
-                    p
-                }
+        let mut tries = 0;
+        let (mut page, slot) = loop {
+            let candidate = if tries < EXISTING_TRIES {
+                self.rel.insert_candidate(avoid)
+            } else {
+                None
             };
+            let Some(block) = candidate else {
+                let mut page = self.pool.extend(&self.rel.file)?;
+                page.init(HEAP_PAGE, 0);
+                let Some(slot) = page.add_item(&item) else {
+                    return Err(PgError::new(
+                        sqlstate::INTERNAL_ERROR,
+                        format!("heap tuple of {len} bytes does not fit an empty page"),
+                    ));
+                };
+                self.rel.set_insert_target(page.block());
+                break (page, slot);
+            };
+            tries += 1;
+            let mut page = self.pool.write(&self.rel.file, block)?;
             if page.is_new() {
                 page.init(HEAP_PAGE, 0);
             }
-            if page.free_space() < len + keel_storage::page::LP_SIZE + reserve {
-                self.rel.page_full(page.block());
-                continue;
+            if page.kind() == HEAP_PAGE
+                && page.free_space() >= need + LP_SIZE
+                && let Some(slot) = page.add_item(&item)
+            {
+                break (page, slot);
             }
+            self.rel.page_full(block);
+        };
+        let tid = Tid::new(page.block(), slot);
+        if root.is_none() {
             // The root of a new row is the row itself; its slot is known only once placed.
-            let slot = match page.add_item(&item) {
-                Some(s) => s,
-                None => {
-                    self.rel.page_full(page.block());
-                    continue;
-                }
-            };
-            let tid = Tid::new(page.block(), slot);
-            if root.is_none() {
-                item[tuple::ROOT..tuple::ROOT + 6].copy_from_slice(&tuple::tid_bytes(tid));
-                page.item_mut(slot)[tuple::ROOT..tuple::ROOT + 6]
-                    .copy_from_slice(&tuple::tid_bytes(tid));
-            }
-            self.pool.wal.log_pages(xid, &mut [&mut page]);
-            return Ok(tid);
+            item[tuple::ROOT..tuple::ROOT + 6].copy_from_slice(&tuple::tid_bytes(tid));
+            page.item_mut(slot)[tuple::ROOT..tuple::ROOT + 6]
+                .copy_from_slice(&tuple::tid_bytes(tid));
         }
+        self.pool.wal.log_pages(xid, &mut [&mut page]);
+        Ok(tid)
     }
 
     /// Walks the chain of `root`, calling `f(tid, header, row)` on each version oldest first
@@ -441,6 +483,7 @@ impl<'a> Heap<'a> {
         horizon: impl Fn() -> u64,
         must_queue: &dyn Fn() -> bool,
     ) -> PgResult<(LockOutcome, Option<NewVersion>)> {
+        check_tuple_size(HEADER + row.len())?;
         let mut page = self.pool.write(&self.rel.file, version.block)?;
         let out = self.lock_on_page(&mut page, version, root, xid, cid, must_queue)?;
         if !matches!(out, LockOutcome::Locked) {
@@ -514,4 +557,33 @@ pub enum Walk<T> {
     Done(T),
     Next,
     Stop,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fillfactor_limits_fullness_never_placement() {
+        // Room for the reserve: the tuple and the reserve.
+        assert_eq!(target_free_space(100, 800), 900);
+        // No page can keep the reserve and the tuple: a nearly empty page will do.
+        assert_eq!(target_free_space(1044, 7372), NEARLY_EMPTY);
+        assert_eq!(target_free_space(MAX_TUPLE, 0), MAX_TUPLE);
+        assert_eq!(target_free_space(MAX_TUPLE, 7372), MAX_TUPLE);
+        // Whatever the reserve, an empty page (MAX_TUPLE free besides one line pointer)
+        // always qualifies for a tuple that passes the size check.
+        for reserve in [0, 819, 4096, 7372] {
+            for len in [HEADER, 1000, 4000, 8000, MAX_TUPLE] {
+                assert!(
+                    target_free_space(len, reserve) <= MAX_TUPLE,
+                    "{len} {reserve}"
+                );
+            }
+        }
+        assert!(check_tuple_size(MAX_TUPLE).is_ok());
+        let e = check_tuple_size(MAX_TUPLE + 1).unwrap_err();
+        assert_eq!(e.code, sqlstate::PROGRAM_LIMIT_EXCEEDED);
+        assert_eq!(e.message, "row is too big: size 8161, maximum size 8160");
+    }
 }
