@@ -68,11 +68,19 @@ pub struct Session {
     pub(crate) plans: Arc<PlanCache>,
 }
 
-/// A cancel-request check for evaluation contexts and long operations (owns its token, so it
-/// outlives borrows of the session).
+/// The interrupt check for evaluation contexts and long operations (owns its token, so it
+/// outlives borrows of the session): a cancel request, or a client found gone by the
+/// client_connection_check_interval poll of its socket.
 pub(crate) fn cancel_check(cancel: &Arc<CancelToken>) -> impl Fn() -> bool + use<> {
     let cancel = cancel.clone();
-    move || cancel.is_cancelled()
+    move || cancel.interrupted()
+}
+
+/// Hands the session's client_connection_check_interval to its cancel token, which polls the
+/// client's socket at most that often.
+fn arm_client_check(cancel: &CancelToken, settings: &Settings) {
+    let ms = settings.int("client_connection_check_interval").max(0) as u64;
+    cancel.set_check_interval(std::time::Duration::from_millis(ms));
 }
 
 impl Session {
@@ -89,6 +97,7 @@ impl Session {
         startup: &StartupInfo,
         plans: Arc<PlanCache>,
     ) -> Session {
+        arm_client_check(&cancel, &settings);
         Session {
             engine,
             boot,
@@ -498,6 +507,8 @@ impl keel_wire::Backend for Session {
     }
 
     fn command_started(&mut self) {
+        // A SET of the interval takes effect from the next command.
+        arm_client_check(&self.cancel, &self.settings);
         if let Some(txn) = &self.txn {
             self.engine.idle_in_transaction(txn, false);
         }

@@ -2,8 +2,10 @@
 
 use keel_common::{Oid, PgError, PgResult};
 use std::future::Future;
+use std::os::fd::RawFd;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// What the client sent in its StartupMessage.
 #[derive(Clone, Debug, Default)]
@@ -44,13 +46,102 @@ pub enum ExecuteOutcome {
 /// The protocol layer calls `reset()` when a new command cycle begins (a Query, or the first
 /// extended-protocol message after ReadyForQuery), so a cancel that arrives while the session
 /// is idle is dropped, as in PostgreSQL.
-#[derive(Default)]
+///
+/// It also notices a client that has gone (PostgreSQL's `client_connection_check_interval`):
+/// [`interrupted`](Self::interrupted), the executor's interrupt check, and
+/// [`cancelled`](Self::cancelled), which lock waits await, poll the client's socket at most
+/// once per interval. A closed socket cancels the statement and marks the token
+/// [`client_gone`](Self::client_gone); the protocol layer then ends the connection.
 pub struct CancelToken {
     requested: AtomicBool,
     notify: tokio::sync::Notify,
+    /// The client's socket, -1 when there is none to check. Set by the protocol layer while
+    /// the connection's task owns the socket, cleared before the socket is closed.
+    socket: AtomicI32,
+    /// client_connection_check_interval in milliseconds; 0 turns the check off.
+    check_interval_ms: AtomicU32,
+    /// When the socket was last polled, in milliseconds since `epoch`.
+    last_check_ms: AtomicU64,
+    epoch: Instant,
+    gone: AtomicBool,
+}
+
+impl Default for CancelToken {
+    fn default() -> Self {
+        CancelToken {
+            requested: AtomicBool::new(false),
+            notify: tokio::sync::Notify::new(),
+            socket: AtomicI32::new(-1),
+            check_interval_ms: AtomicU32::new(0),
+            last_check_ms: AtomicU64::new(0),
+            epoch: Instant::now(),
+            gone: AtomicBool::new(false),
+        }
+    }
+}
+
+/// Whether the peer of `fd` has closed its end or the connection failed: one poll(2) with a
+/// zero timeout, reading nothing (PostgreSQL's `pq_check_connection`). POLLRDHUP reports a
+/// FIN even while unread input is queued.
+fn peer_closed(fd: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: poll(2) on one valid pollfd struct, zero timeout; it only writes `revents`.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 impl CancelToken {
+    /// The client's socket to check while a statement runs (None: stop checking).
+    pub(crate) fn set_socket(&self, fd: Option<RawFd>) {
+        self.socket.store(fd.unwrap_or(-1), Ordering::Relaxed);
+    }
+
+    /// client_connection_check_interval; zero turns the check off.
+    pub fn set_check_interval(&self, interval: Duration) {
+        let ms = interval.as_millis().min(u32::MAX as u128) as u32;
+        self.check_interval_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// The executor's interrupt check: a cancel request, or (at most once per
+    /// client_connection_check_interval) a client that has gone.
+    #[inline]
+    pub fn interrupted(&self) -> bool {
+        self.is_cancelled() || self.check_client(false)
+    }
+
+    /// True once the client was found gone: the connection is to be ended, not just the
+    /// statement.
+    pub fn client_gone(&self) -> bool {
+        self.gone.load(Ordering::Relaxed)
+    }
+
+    /// Polls the client's socket if the interval has passed since the last poll (or at once
+    /// with `now`); a closed socket cancels. Cheap when the interval has not passed: a clock
+    /// read.
+    fn check_client(&self, now: bool) -> bool {
+        let interval = self.check_interval_ms.load(Ordering::Relaxed);
+        let fd = self.socket.load(Ordering::Relaxed);
+        if interval == 0 || fd < 0 {
+            return false;
+        }
+        let elapsed = self.epoch.elapsed().as_millis() as u64;
+        let last = self.last_check_ms.load(Ordering::Relaxed);
+        if !now && elapsed.saturating_sub(last) < u64::from(interval) {
+            return false;
+        }
+        self.last_check_ms.store(elapsed, Ordering::Relaxed);
+        if !peer_closed(fd) {
+            return false;
+        }
+        self.gone.store(true, Ordering::Relaxed);
+        self.cancel();
+        true
+    }
+
     pub fn cancel(&self) {
         self.requested.store(true, Ordering::SeqCst);
         self.notify.notify_waiters();
@@ -65,13 +156,28 @@ impl CancelToken {
         self.requested.store(false, Ordering::SeqCst);
     }
 
-    /// Resolves when `cancel()` is called (after this future is first polled).
+    /// Resolves when `cancel()` is called (after this future is first polled), or when the
+    /// client is found gone: while client_connection_check_interval is on, the socket is
+    /// polled once per interval.
     pub async fn cancelled(&self) {
-        let notified = self.notify.notified();
-        if self.is_cancelled() {
-            return;
+        loop {
+            let notified = self.notify.notified();
+            if self.is_cancelled() {
+                return;
+            }
+            let interval = self.check_interval_ms.load(Ordering::Relaxed);
+            if interval == 0 || self.socket.load(Ordering::Relaxed) < 0 {
+                return notified.await;
+            }
+            tokio::select! {
+                _ = notified => return,
+                _ = tokio::time::sleep(Duration::from_millis(u64::from(interval))) => {
+                    if self.check_client(true) {
+                        return;
+                    }
+                }
+            }
         }
-        notified.await;
     }
 }
 

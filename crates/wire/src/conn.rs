@@ -22,6 +22,11 @@ pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send + 'static {
     fn peer(&self) -> Option<std::net::SocketAddr> {
         None
     }
+
+    /// The socket, for checking that the client is still there (see `CancelToken`).
+    fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
 }
 
 impl Transport for tokio::net::TcpStream {
@@ -31,6 +36,10 @@ impl Transport for tokio::net::TcpStream {
 
     fn peer(&self) -> Option<std::net::SocketAddr> {
         self.peer_addr().ok()
+    }
+
+    fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+        Some(std::os::fd::AsRawFd::as_raw_fd(self))
     }
 }
 

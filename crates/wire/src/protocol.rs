@@ -92,8 +92,11 @@ pub(crate) async fn run<F: BackendFactory, S: Transport>(
     codec::backend_key_data(&mut conn.wbuf, registration.pid, registration.secret);
     codec::ready_for_query(&mut conn.wbuf, backend.ready_for_query());
     conn.flush_out().await;
+    // The socket stays open until this task ends, after the backend is done with the token.
+    registration.token.set_socket(conn.stream().raw_fd());
     query_loop(&mut conn, &mut backend, &shared, &registration.token).await;
     backend.terminate().await;
+    registration.token.set_socket(None);
     conn.shutdown().await;
     drop(registration);
     drop(slot);
@@ -283,6 +286,16 @@ fn as_fatal(mut e: PgError) -> PgError {
     e
 }
 
+/// The client was found gone while a statement ran (client_connection_check_interval): the
+/// statement has stopped, and the connection ends (its transaction rolls back), as PostgreSQL
+/// logs and ends the backend.
+fn client_lost(statement: Option<&str>) {
+    match statement {
+        Some(sql) => eprintln!("FATAL:  connection to client lost\nSTATEMENT:  {sql}"),
+        None => eprintln!("FATAL:  connection to client lost"),
+    }
+}
+
 /// Whether an error in this message starts skip-until-Sync (the extended-protocol messages).
 fn is_extended(tag: u8) -> bool {
     matches!(tag, b'P' | b'B' | b'D' | b'E' | b'C' | b'H')
@@ -348,6 +361,9 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
         let result: Result<(), PgError> = match msg {
             FrontendMessage::Query(sql) => {
                 let r = backend.simple_query(sql, conn).await;
+                if cancel.client_gone() {
+                    return client_lost(Some(sql));
+                }
                 let failed = r.is_err();
                 if let Err(e) = r {
                     if e.severity == Severity::Fatal {
@@ -453,6 +469,9 @@ async fn query_loop<B: Backend, F: BackendFactory, S: Transport>(
                 .await;
             }
         };
+        if cancel.client_gone() {
+            return client_lost(None);
+        }
         if let Err(e) = result {
             if e.severity == Severity::Fatal {
                 return fatal(conn, &e).await;
