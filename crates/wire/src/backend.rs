@@ -309,3 +309,56 @@ pub trait BackendFactory: Send + Sync + 'static {
     /// verifiers.
     fn verifier_for(&self, user: &str) -> Option<Arc<crate::scram::Verifier>>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_closed_peer_interrupts_at_most_once_per_interval() {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let token = CancelToken::default();
+        token.set_socket(Some(ours.as_raw_fd()));
+        // Off until an interval is set.
+        drop(theirs);
+        assert!(!token.interrupted());
+        token.set_check_interval(Duration::from_millis(50));
+        // 60 ms after the token was made a poll is due, and finds the peer gone.
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(token.interrupted());
+        assert!(token.client_gone() && token.is_cancelled());
+
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let token = CancelToken::default();
+        token.set_socket(Some(ours.as_raw_fd()));
+        token.set_check_interval(Duration::from_secs(3600));
+        // Unread input is not a closed peer.
+        std::io::Write::write_all(&mut &theirs, b"x").unwrap();
+        assert!(!token.check_client(true));
+        // Within the interval the socket is not polled again.
+        drop(theirs);
+        assert!(!token.interrupted());
+        assert!(token.check_client(true));
+    }
+
+    #[tokio::test]
+    async fn a_lock_wait_ends_when_the_client_goes() {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let token = Arc::new(CancelToken::default());
+        token.set_socket(Some(ours.as_raw_fd()));
+        token.set_check_interval(Duration::from_millis(20));
+        let waiter = tokio::spawn({
+            let token = token.clone();
+            async move { token.cancelled().await }
+        });
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert!(!waiter.is_finished());
+        drop(theirs);
+        tokio::time::timeout(Duration::from_secs(2), waiter)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(token.client_gone());
+    }
+}
