@@ -199,6 +199,16 @@ fn split<'a>(
 
     let mut right = tree.pool.extend(&tree.rel)?;
     let rblock = right.block();
+    // Everything that can fail (extending the file on a full disk, reading the meta page)
+    // happens before the first change: an error must not leave a half-split page in memory.
+    let above = if ni.is_root() {
+        let root = tree.pool.extend(&tree.rel)?;
+        let meta = tree.pool.write(&tree.rel, node::META_BLOCK)?;
+        node::read_meta(&meta)?;
+        Some((root, meta))
+    } else {
+        None
+    };
     node::init_node(
         &mut right,
         NodeInfo {
@@ -223,14 +233,13 @@ fn split<'a>(
     for it in &items[..k] {
         add_last(&mut page, it)?;
     }
-    if !ni.is_root() {
+    let Some((mut root, mut meta)) = above else {
         tree.pool.wal.log_pages(xid, &mut [&mut page, &mut right]);
         return Ok(Some((sep, rblock, ni.level)));
-    }
+    };
     // Root split: a new root above both halves, switched in by the meta page, all in one
-    // WAL record. The meta latch is taken last (it is above every node in latch order).
+    // WAL record. The meta latch was taken last (it is above every node in latch order).
     let level = ni.level + 1;
-    let mut root = tree.pool.extend(&tree.rel)?;
     node::init_node(
         &mut root,
         NodeInfo {
@@ -245,8 +254,6 @@ fn split<'a>(
         &node::internal_item(&[0u8; TID_LEN], page.block()),
     )?;
     add_last(&mut root, &node::internal_item(&sep, rblock))?;
-    let mut meta = tree.pool.write(&tree.rel, node::META_BLOCK)?;
-    node::read_meta(&meta)?;
     node::write_meta(&mut meta, root.block(), level, false);
     tree.pool
         .wal
