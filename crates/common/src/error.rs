@@ -149,9 +149,33 @@ impl PgError {
         PgError::new(crate::sqlstate::INTERNAL_ERROR, message)
     }
 
-    /// An I/O error from the operating system (SQLSTATE 58030).
+    /// An I/O error from the operating system: `{context}: {text}`, the text as PostgreSQL's
+    /// `%m` prints it (no "(os error N)"), and the SQLSTATE PostgreSQL's
+    /// `errcode_for_file_access` gives: 53100 for a full disk, 58030 otherwise.
     pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
-        PgError::new(crate::sqlstate::IO_ERROR, format!("{context}: {err}"))
+        PgError::new(io_sqlstate(&err), format!("{context}: {}", io_text(&err)))
+    }
+}
+
+/// The SQLSTATE of a failed file operation (PostgreSQL's `errcode_for_file_access`, for the
+/// errors a database server's own files meet).
+pub fn io_sqlstate(err: &std::io::Error) -> &'static str {
+    if err.raw_os_error() == Some(libc::ENOSPC) || err.kind() == std::io::ErrorKind::StorageFull {
+        crate::sqlstate::DISK_FULL
+    } else {
+        crate::sqlstate::IO_ERROR
+    }
+}
+
+/// An I/O error's text without Rust's " (os error N)" suffix, as `strerror` gives it.
+pub fn io_text(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match err.raw_os_error() {
+        Some(code) => text
+            .strip_suffix(&format!(" (os error {code})"))
+            .map(str::to_string)
+            .unwrap_or(text),
+        None => text,
     }
 }
 
@@ -175,4 +199,25 @@ macro_rules! pg_err {
     ($code:expr, $($arg:tt)+) => {
         $crate::PgError::new($code, format!($($arg)+))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_carry_postgres_sqlstate_and_strerror_text() {
+        let full = PgError::io(
+            "could not write file \"xact\"",
+            std::io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        assert_eq!(full.code, crate::sqlstate::DISK_FULL);
+        assert_eq!(
+            full.message,
+            "could not write file \"xact\": No space left on device"
+        );
+        let eio = PgError::io("x", std::io::Error::from_raw_os_error(libc::EIO));
+        assert_eq!(eio.code, crate::sqlstate::IO_ERROR);
+        assert_eq!(eio.message, "x: Input/output error");
+    }
 }
