@@ -146,6 +146,16 @@ impl Engine {
         crate::engine::open(data_dir, settings)
     }
 
+    /// Opens the engine on a data directory in `fs` (the crash simulator's, in tests), without
+    /// the data directory lock: the caller makes sure nothing else uses the directory.
+    pub fn open_on(
+        fs: Arc<dyn keel_storage::io::Fs>,
+        data_dir: &Path,
+        settings: &Settings,
+    ) -> PgResult<Arc<Engine>> {
+        crate::engine::open_on(fs, data_dir, settings)
+    }
+
     /// The current committed catalog.
     pub fn catalog(&self) -> Arc<Catalog> {
         self.inner.catalog()

@@ -157,32 +157,42 @@ impl EngineInner {
         let mut longest = Duration::ZERO;
         for f in &files {
             let t = Instant::now();
-            f.sync()?;
+            f.sync().map_err(|e| self.sync_failed(e))?;
             longest = longest.max(t.elapsed());
         }
-        self.smgr.sync_dir()?;
+        self.smgr.sync_dir().map_err(|e| self.sync_failed(e))?;
         let sync = synced_at.elapsed();
         // Everything logged so far must be durable before metadata claims it.
         self.wal.flush_blocking(self.wal.insert_lsn())?;
         let next_xid = self.txns.next_xid();
+        let fs = &**self.smgr.fs();
         write_atomic(
+            fs,
             &self.data_dir,
             "xact",
             &self.txns.clog.logged_bitmap(next_xid),
         )?;
-        write_atomic(&self.data_dir, "catalog.json", &self.catalog().to_bytes())?;
-        self.seqs.persist(&self.data_dir)?;
+        write_atomic(
+            fs,
+            &self.data_dir,
+            "catalog.json",
+            &self.catalog().to_bytes(),
+        )?;
+        self.seqs.persist(fs, &self.data_dir)?;
         let control = Control {
             redo,
             next_xid,
             clean: cause == Cause::Shutdown,
         };
         let bytes = serde_json::to_vec(&control).map_err(|e| PgError::internal(e.to_string()))?;
-        write_atomic(&self.data_dir, "keel.control", &bytes)?;
-        self.wal.log(RecordKind::Checkpoint, 0, &redo.to_le_bytes());
+        write_atomic(fs, &self.data_dir, "keel.control", &bytes)?;
+        // Recycled before the checkpoint record is logged: should that record start the next
+        // segment, the writer then finds a recycled file there instead of needing 16 MB of
+        // free space for a new one (after a disk-full PANIC, there may be none).
         let distance = redo - prev_redo.min(redo);
         self.wal
             .recycle_segments_before(redo, self.segments_to_recycle(distance));
+        self.wal.log(RecordKind::Checkpoint, 0, &redo.to_le_bytes());
         if self.checkpoint.log {
             // PostgreSQL's log_checkpoints line, with the fields keel has.
             eprintln!(
@@ -226,6 +236,14 @@ impl EngineInner {
             }
         }
         Ok(written)
+    }
+
+    /// A failed fsync of a relation file is a PANIC, as in PostgreSQL (data_sync_retry off):
+    /// the kernel may have dropped the pages it could not write, so retrying could "succeed"
+    /// without them; only redo from the WAL, after a restart, can be trusted to rewrite them.
+    fn sync_failed(&self, e: PgError) -> PgError {
+        self.smgr.fs().panic(&e.message);
+        e
     }
 
     fn hurry(&self) -> bool {

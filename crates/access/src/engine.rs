@@ -6,6 +6,7 @@ use crate::seq::Sequences;
 use crate::txnstate::{SlotPool, TxnState};
 use keel_catalog::{Catalog, Persistence};
 use keel_common::{PgError, PgResult, RelFileId, Settings, sqlstate};
+use keel_storage::io::{Fs, OsFs};
 use keel_storage::smgr::Smgr;
 use keel_storage::wal::{FIRST_LSN, RecordKind, WalReader};
 use keel_storage::{BufferPool, Wal};
@@ -56,19 +57,14 @@ fn io(ctx: &str) -> impl FnOnce(std::io::Error) -> PgError + '_ {
     move |e| PgError::io(ctx, e)
 }
 
-/// Writes a file atomically: temp file, fsync, rename, fsync the directory.
-pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> PgResult<()> {
-    use std::io::Write;
-    let tmp = dir.join(format!("{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp).map_err(io("could not create file"))?;
-    f.write_all(bytes).map_err(io("could not write file"))?;
-    f.sync_all().map_err(io("could not fsync file"))?;
-    std::fs::rename(&tmp, dir.join(name)).map_err(io("could not rename file"))?;
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io("could not fsync data directory"))
+/// Writes a file atomically: temp file, fsync, rename, fsync the directory; a failure (a full
+/// disk) leaves the old file and no temp file.
+pub(crate) fn write_atomic(fs: &dyn Fs, dir: &Path, name: &str, bytes: &[u8]) -> PgResult<()> {
+    keel_storage::io::write_atomic(fs, dir, name, bytes)
+        .map_err(|e| PgError::io(format!("could not write file \"{name}\""), e))
 }
 
+/// Opens the engine on the data directory `data_dir`, after taking its lock.
 pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
     std::fs::create_dir_all(data_dir).map_err(io("could not create data directory"))?;
     let dir_lock = crate::dirlock::DirLock::acquire(
@@ -76,7 +72,25 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         settings.int("port"),
         settings.raw("listen_addresses"),
     )?;
-    let control: Control = match std::fs::read(data_dir.join("keel.control")) {
+    open_with(Arc::new(OsFs), data_dir, settings, Some(dir_lock))
+}
+
+/// Opens the engine on `data_dir` in the file system `fs` (the crash simulator's, in tests)
+/// without locking the directory: the caller makes sure nothing else uses it.
+pub fn open_on(fs: Arc<dyn Fs>, data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
+    open_with(fs, data_dir, settings, None)
+}
+
+/// Crash recovery, then the end-of-recovery checkpoint.
+fn open_with(
+    fs: Arc<dyn Fs>,
+    data_dir: &Path,
+    settings: &Settings,
+    dir_lock: Option<crate::dirlock::DirLock>,
+) -> PgResult<Arc<Engine>> {
+    fs.create_dir_all(data_dir)
+        .map_err(io("could not create data directory"))?;
+    let control: Control = match fs.read(&data_dir.join("keel.control")) {
         Ok(b) => serde_json::from_slice(&b).map_err(|e| {
             PgError::new(
                 sqlstate::DATA_CORRUPTED,
@@ -89,16 +103,16 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
             clean: true,
         },
     };
-    let mut catalog = match std::fs::read(data_dir.join("catalog.json")) {
+    let mut catalog = match fs.read(&data_dir.join("catalog.json")) {
         Ok(b) => Catalog::from_bytes(&b)?,
         Err(_) => Catalog::default(),
     };
     let mut clog = CommitLog::new(control.next_xid);
-    if let Ok(bitmap) = std::fs::read(data_dir.join("xact")) {
+    if let Ok(bitmap) = fs.read(&data_dir.join("xact")) {
         clog.load_bitmap(&bitmap);
     }
-    let seqs = Sequences::load(data_dir)?;
-    let smgr = Arc::new(Smgr::new(data_dir)?);
+    let seqs = Sequences::load(&*fs, data_dir)?;
+    let smgr = Arc::new(Smgr::on(fs.clone(), data_dir)?);
     let fsync = settings.bool("fsync");
 
     // Redo: read the log from the last checkpoint's redo point. A recovery-only pool reads
@@ -107,7 +121,7 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
     let nframes = (settings.bytes("shared_buffers") / keel_storage::PAGE_SIZE as u64) as usize;
     let pool = BufferPool::new(smgr.clone(), Wal::recovery_stub(&wal_dir), nframes);
     pool.set_recovery(true);
-    let mut reader = WalReader::new(&wal_dir, control.redo);
+    let mut reader = WalReader::on(fs.clone(), &wal_dir, control.redo);
     let mut next_xid = control.next_xid;
     let mut replayed = 0u64;
     while let Some(rec) = reader.next_record() {
@@ -131,7 +145,62 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         f.sync()?;
     }
     drop(pool);
-    let wal = Wal::open(data_dir, end, end, fsync)?;
+    let wal = Wal::open_on(fs, data_dir, end, end, fsync)?;
+    let started = start(
+        data_dir,
+        settings,
+        dir_lock,
+        smgr,
+        wal.clone(),
+        StartState {
+            catalog,
+            clog,
+            seqs,
+            next_xid,
+            end,
+            crashed: !control.clean,
+            nframes,
+        },
+    );
+    if started.is_err() {
+        // Nothing runs on this log any more: stop its writer thread.
+        wal.shutdown();
+    }
+    started
+}
+
+/// What recovery found, for `start`.
+struct StartState {
+    catalog: Catalog,
+    clog: CommitLog,
+    seqs: Sequences,
+    next_xid: u64,
+    /// The end of the log: where new records go.
+    end: u64,
+    /// The last shutdown was not clean.
+    crashed: bool,
+    nframes: usize,
+}
+
+/// After redo: sets up the engine on the opened log, tidies the relation files and takes the
+/// end-of-recovery checkpoint.
+fn start(
+    data_dir: &Path,
+    settings: &Settings,
+    dir_lock: Option<crate::dirlock::DirLock>,
+    smgr: Arc<Smgr>,
+    wal: Arc<Wal>,
+    st: StartState,
+) -> PgResult<Arc<Engine>> {
+    let StartState {
+        catalog,
+        clog,
+        seqs,
+        next_xid,
+        end,
+        crashed,
+        nframes,
+    } = st;
     let pool = Arc::new(BufferPool::new(smgr.clone(), wal.clone(), nframes));
     let clog_next = next_xid;
     let txns = Arc::new(TxnManager::new(clog_next, clog));
@@ -143,7 +212,6 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
             smgr.remove(id)?;
         }
     }
-    let crashed = !control.clean;
     for (&id, &persistence) in &live {
         let f = smgr.open(id, true)?;
         if persistence == Persistence::Unlogged {
@@ -174,7 +242,7 @@ pub fn open(data_dir: &Path, settings: &Settings) -> PgResult<Arc<Engine>> {
         stopping: AtomicBool::new(false),
         next_pid: std::sync::atomic::AtomicI32::new(1),
         commits: Arc::default(),
-        dir_lock: Mutex::new(Some(dir_lock)),
+        dir_lock: Mutex::new(dir_lock),
     };
     inner.commits.attach(&inner.wal, inner.txns.clone());
     // Group commit waits in proportion to the transactions still writing (wal/gather.rs),

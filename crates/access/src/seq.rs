@@ -3,6 +3,7 @@
 
 use keel_catalog::SequenceDef;
 use keel_common::{Oid, PgError, PgResult, sqlstate};
+use keel_storage::io::Fs;
 use keel_storage::wal::RecordKind;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -24,8 +25,8 @@ pub struct Sequences {
 }
 
 impl Sequences {
-    pub fn load(dir: &Path) -> PgResult<Sequences> {
-        let map = match std::fs::read(dir.join("sequences.json")) {
+    pub fn load(fs: &dyn Fs, dir: &Path) -> PgResult<Sequences> {
+        let map = match fs.read(&dir.join("sequences.json")) {
             Ok(b) => serde_json::from_slice(&b).map_err(|e| {
                 PgError::new(
                     sqlstate::DATA_CORRUPTED,
@@ -39,13 +40,12 @@ impl Sequences {
         })
     }
 
-    pub fn persist(&self, dir: &Path) -> PgResult<()> {
+    /// Saves the sequences atomically and durably (a checkpoint does, before its control file
+    /// moves the redo point past the sequence records).
+    pub fn persist(&self, fs: &dyn Fs, dir: &Path) -> PgResult<()> {
         let bytes =
             serde_json::to_vec(&*self.map.lock()).map_err(|e| PgError::internal(e.to_string()))?;
-        let tmp = dir.join("sequences.json.tmp");
-        std::fs::write(&tmp, bytes).map_err(|e| PgError::io("could not write sequences", e))?;
-        std::fs::rename(&tmp, dir.join("sequences.json"))
-            .map_err(|e| PgError::io("could not write sequences", e))
+        crate::engine::write_atomic(fs, dir, "sequences.json", &bytes)
     }
 
     /// Replays a sequence record: resume after the logged value.

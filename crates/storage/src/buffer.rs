@@ -127,9 +127,10 @@ impl BufferPool {
         Ok(PageMut::new(self, frame, guard, rel.clone(), block))
     }
 
-    /// Appends a new, all-zero page to the relation and returns it latched exclusively.
+    /// Appends a new, all-zero page to the relation (claiming its disk space: see smgr.rs)
+    /// and returns it latched exclusively.
     pub fn extend(&self, rel: &Arc<RelFile>) -> PgResult<PageMut<'_>> {
-        let block = rel.extend();
+        let block = rel.extend()?;
         let mut page = self.write(rel, block)?;
         // A block past the old end reads as zeros, but a stale frame cannot exist for it:
         // relation files only grow through here (truncation discards buffers first).

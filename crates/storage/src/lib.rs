@@ -3,6 +3,7 @@
 //! the latch/WAL protocol every access method follows.
 
 pub mod buffer;
+pub mod io;
 pub mod page;
 pub mod redo;
 pub mod smgr;

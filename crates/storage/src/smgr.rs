@@ -1,20 +1,30 @@
 //! Relation files: one file per relation under `<data>/base/<relfile>`, addressed in 8 kB
 //! blocks. Handles are cached; extension is serialized per relation.
+//!
+//! Extension writes the new block (zeros) to the file at once, as PostgreSQL's `mdextend`
+//! does: the disk space a page needs is claimed when the page is handed out, so a full disk
+//! fails the INSERT that needs the page (53100) rather than a later write of it (an eviction
+//! during a SELECT, a checkpoint, or crash recovery, which then could not complete). A failed
+//! extension cuts the file back, so it leaves no partial block.
 
+use crate::io::{Fs, FsFile, OpenMode, OsFs};
 use crate::page::PAGE_SIZE;
-use keel_common::{BlockNo, PgError, PgResult, RelFileId};
+use keel_common::error::{io_sqlstate, io_text};
+use keel_common::{BlockNo, PgError, PgResult, RelFileId, sqlstate};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+/// The zero page an extension writes.
+static ZERO_PAGE: [u8; PAGE_SIZE] = [0u8; PAGE_SIZE];
+
 pub struct RelFile {
     pub id: RelFileId,
-    file: File,
-    /// Logical size in blocks (blocks handed out by `extend`, written or not).
+    file: Box<dyn FsFile>,
+    /// Size in blocks: blocks handed out by `extend` (on disk since), or found by recovery
+    /// (written when their pages are).
     nblocks: AtomicU32,
     extend_lock: Mutex<()>,
     /// UNLOGGED: writes skip the WAL.
@@ -28,25 +38,17 @@ impl RelFile {
 
     pub fn read_block(&self, block: BlockNo, buf: &mut [u8; PAGE_SIZE]) -> PgResult<()> {
         let off = block as u64 * PAGE_SIZE as u64;
-        let mut done = 0;
-        while done < PAGE_SIZE {
-            match self.file.read_at(&mut buf[done..], off + done as u64) {
-                Ok(0) => {
-                    // Past the end of the file: a block that was allocated but never written.
-                    buf[done..].fill(0);
-                    break;
-                }
-                Ok(n) => done += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(PgError::io(
-                        format!("could not read block {block} of relation {}", self.id),
-                        e,
-                    ));
-                }
+        match self.file.read_full_at(buf, off) {
+            Ok(n) => {
+                // Past the end of the file: a block recovery knows of but has not written yet.
+                buf[n..].fill(0);
+                Ok(())
             }
+            Err(e) => Err(PgError::io(
+                format!("could not read block {block} of relation {}", self.id),
+                e,
+            )),
         }
-        Ok(())
     }
 
     pub fn write_block(&self, block: BlockNo, buf: &[u8; PAGE_SIZE]) -> PgResult<()> {
@@ -59,14 +61,43 @@ impl RelFile {
         })
     }
 
-    /// Allocates the next block number. The page itself is created in the buffer pool and
-    /// reaches the file when written out.
-    pub fn extend(&self) -> BlockNo {
+    /// Adds a block to the end of the file, written as zeros, and returns its number. The
+    /// page itself is built in the buffer pool; the space it will be written to is claimed
+    /// here. Fails with PostgreSQL's `mdextend` errors (53100 on a full disk, with its hint),
+    /// leaving the file as it was.
+    pub fn extend(&self) -> PgResult<BlockNo> {
         let _g = self.extend_lock.lock();
-        self.nblocks.fetch_add(1, Ordering::AcqRel)
+        let block = self.nblocks.load(Ordering::Acquire);
+        let off = block as u64 * PAGE_SIZE as u64;
+        let fail = |e: PgError| {
+            // A short write left part of a block: cut it off again.
+            let _ = self.file.set_len(off);
+            Err(e.with_hint("Check free disk space."))
+        };
+        let name = format!("base/{}", self.id);
+        match self.file.write_at(&ZERO_PAGE, off) {
+            Ok(PAGE_SIZE) => {}
+            Ok(n) => {
+                return fail(PgError::new(
+                    sqlstate::DISK_FULL,
+                    format!(
+                        "could not extend file \"{name}\": wrote only {n} of {PAGE_SIZE} bytes at block {block}"
+                    ),
+                ));
+            }
+            Err(e) => {
+                return fail(PgError::new(
+                    io_sqlstate(&e),
+                    format!("could not extend file \"{name}\": {}", io_text(&e)),
+                ));
+            }
+        }
+        self.nblocks.store(block + 1, Ordering::Release);
+        Ok(block)
     }
 
-    /// Makes sure the file covers at least `nblocks` blocks (used by recovery).
+    /// Makes sure the relation covers at least `nblocks` blocks (used by recovery; the
+    /// blocks reach the file when their pages are written).
     pub fn ensure_nblocks(&self, nblocks: BlockNo) {
         let _g = self.extend_lock.lock();
         if self.nblocks.load(Ordering::Acquire) < nblocks {
@@ -77,20 +108,16 @@ impl RelFile {
     pub fn sync(&self) -> PgResult<()> {
         self.file
             .sync_data()
-            .map_err(|e| PgError::io(format!("could not fsync relation {}", self.id), e))
+            .map_err(|e| PgError::io(format!("could not fsync file \"base/{}\"", self.id), e))
     }
 
     /// Asks the kernel to start writing `nblocks` blocks from `block` to the device, without
     /// waiting (PostgreSQL's checkpoint_flush_after). Only a hint: errors are ignored, and the
     /// fsync that follows is what makes the blocks durable and reports failures.
     pub fn start_writeback(&self, block: BlockNo, nblocks: u32) {
-        use std::os::fd::AsRawFd;
-        let off = block as i64 * PAGE_SIZE as i64;
-        let len = nblocks as i64 * PAGE_SIZE as i64;
-        // SAFETY: a plain syscall on a descriptor this RelFile owns; no memory is passed.
-        unsafe {
-            libc::sync_file_range(self.file.as_raw_fd(), off, len, libc::SYNC_FILE_RANGE_WRITE);
-        }
+        let off = block as u64 * PAGE_SIZE as u64;
+        self.file
+            .start_writeback(off, nblocks as u64 * PAGE_SIZE as u64);
     }
 
     /// Size in bytes as pg_relation_size reports it.
@@ -110,19 +137,31 @@ impl RelFile {
 
 /// The set of open relation files.
 pub struct Smgr {
+    fs: Arc<dyn Fs>,
     dir: PathBuf,
     files: RwLock<HashMap<RelFileId, Arc<RelFile>>>,
 }
 
 impl Smgr {
+    /// Relation files of `data_dir` on the operating system's file system.
     pub fn new(data_dir: &Path) -> PgResult<Smgr> {
+        Smgr::on(Arc::new(OsFs), data_dir)
+    }
+
+    pub fn on(fs: Arc<dyn Fs>, data_dir: &Path) -> PgResult<Smgr> {
         let dir = data_dir.join("base");
-        std::fs::create_dir_all(&dir)
+        fs.create_dir_all(&dir)
             .map_err(|e| PgError::io("could not create base directory", e))?;
         Ok(Smgr {
+            fs,
             dir,
             files: RwLock::new(HashMap::new()),
         })
+    }
+
+    /// The file system the relation files live on.
+    pub fn fs(&self) -> &Arc<dyn Fs> {
+        &self.fs
     }
 
     pub fn path(&self, id: RelFileId) -> PathBuf {
@@ -139,17 +178,18 @@ impl Smgr {
             return Ok(f.clone());
         }
         let path = self.path(id);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(create)
-            .truncate(false)
-            .open(&path)
+        let mode = if create {
+            OpenMode::Create
+        } else {
+            OpenMode::Existing
+        };
+        let file = self
+            .fs
+            .open(&path, mode)
             .map_err(|e| PgError::io(format!("could not open file \"{}\"", path.display()), e))?;
         let len = file
-            .metadata()
-            .map_err(|e| PgError::io(format!("could not stat file \"{}\"", path.display()), e))?
-            .len();
+            .size()
+            .map_err(|e| PgError::io(format!("could not stat file \"{}\"", path.display()), e))?;
         let rel = Arc::new(RelFile {
             id,
             file,
@@ -162,13 +202,13 @@ impl Smgr {
     }
 
     pub fn exists(&self, id: RelFileId) -> bool {
-        self.files.read().contains_key(&id) || self.path(id).exists()
+        self.files.read().contains_key(&id) || self.fs.exists(&self.path(id))
     }
 
     /// Closes and deletes a relation file. Buffers must have been discarded first.
     pub fn remove(&self, id: RelFileId) -> PgResult<()> {
         self.files.write().remove(&id);
-        match std::fs::remove_file(self.path(id)) {
+        match self.fs.remove(&self.path(id)) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(PgError::io(format!("could not remove relation {id}"), e)),
@@ -181,21 +221,17 @@ impl Smgr {
 
     /// Relation file ids present on disk.
     pub fn list_on_disk(&self) -> PgResult<Vec<RelFileId>> {
-        let mut out = Vec::new();
-        let entries = std::fs::read_dir(&self.dir)
+        let names = self
+            .fs
+            .list(&self.dir)
             .map_err(|e| PgError::io("could not list base directory", e))?;
-        for entry in entries.flatten() {
-            if let Some(id) = entry.file_name().to_str().and_then(|n| n.parse().ok()) {
-                out.push(id);
-            }
-        }
-        Ok(out)
+        Ok(names.iter().filter_map(|n| n.parse().ok()).collect())
     }
 
     /// fsyncs the directory so file creations and removals are durable.
     pub fn sync_dir(&self) -> PgResult<()> {
-        File::open(&self.dir)
-            .and_then(|d| d.sync_all())
+        self.fs
+            .sync_dir(&self.dir)
             .map_err(|e| PgError::io("could not fsync base directory", e))
     }
 }

@@ -20,6 +20,7 @@
 mod gather;
 mod reader;
 pub(crate) mod record;
+mod segment;
 mod writer;
 
 #[cfg(test)]

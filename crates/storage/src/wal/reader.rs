@@ -1,11 +1,14 @@
 //! Sequential reading of the log for crash recovery.
 
 use super::record::{RecordKind, WalRecord};
-use super::writer::segment_path;
+use super::segment::segment_path;
 use super::{RECORD_HEADER, SEGMENT_SIZE};
+use crate::io::{Fs, OsFs};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub struct WalReader {
+    fs: Arc<dyn Fs>,
     dir: PathBuf,
     pos: u64,
     seg: u64,
@@ -13,8 +16,14 @@ pub struct WalReader {
 }
 
 impl WalReader {
+    /// Reads the WAL directory `dir` on the operating system's file system from `start`.
     pub fn new(dir: &Path, start: u64) -> WalReader {
+        WalReader::on(Arc::new(OsFs), dir, start)
+    }
+
+    pub fn on(fs: Arc<dyn Fs>, dir: &Path, start: u64) -> WalReader {
         WalReader {
+            fs,
             dir: dir.to_path_buf(),
             pos: start,
             seg: u64::MAX,
@@ -33,7 +42,7 @@ impl WalReader {
         while out.len() < len {
             let s = p / SEGMENT_SIZE;
             if s != self.seg {
-                self.data = std::fs::read(segment_path(&self.dir, s)).ok()?;
+                self.data = self.fs.read(&segment_path(&self.dir, s)).ok()?;
                 self.seg = s;
             }
             let off = (p % SEGMENT_SIZE) as usize;

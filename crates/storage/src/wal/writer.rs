@@ -2,13 +2,13 @@
 
 use super::gather::{Gather, LoadGauge};
 use super::record::{PAGE_FULL, PAGE_INIT, RecordKind};
+use super::segment::{Segments, shown, zero_fill};
 use super::{RECORD_HEADER, SEGMENT_SIZE};
 use crate::buffer::PageMut;
-use crate::page::{PAGE_SIZE, PageRead};
+use crate::io::{Fs, FsFile, OsFs};
+use crate::page::PageRead;
 use keel_common::{PgError, PgResult, sqlstate};
 use parking_lot::{Condvar, Mutex};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,6 +32,7 @@ struct Insert {
 
 pub struct Wal {
     dir: PathBuf,
+    segments: Segments,
     insert: Mutex<Insert>,
     flushed: AtomicU64,
     flushed_tx: tokio::sync::watch::Sender<u64>,
@@ -42,6 +43,8 @@ pub struct Wal {
     flushed_mx: Mutex<()>,
     fsync: bool,
     shutdown: AtomicBool,
+    /// A WAL write or fsync failed (PANIC): nothing more is flushed, waiters get an error.
+    failed: AtomicBool,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Called by the writer thread with the new flushed LSN after each flush, before any flush
     /// waiter can see it (commits become visible there, in log order).
@@ -53,28 +56,45 @@ pub struct Wal {
 pub type DurableHook = Box<dyn Fn(u64) + Send + Sync>;
 
 impl Wal {
+    /// Opens the log of `data_dir` on the operating system's file system (see `open_on`).
+    pub fn open(data_dir: &Path, end: u64, redo: u64, fsync: bool) -> PgResult<Arc<Wal>> {
+        Wal::open_on(Arc::new(OsFs), data_dir, end, redo, fsync)
+    }
+
     /// Opens the log for appending at `end` (the end found by recovery). Bytes after `end` in
     /// its segment are zeroed and later segments removed, so no stale record can follow.
-    pub fn open(data_dir: &Path, end: u64, redo: u64, fsync: bool) -> PgResult<Arc<Wal>> {
+    /// Writes go over the segment's allocated bytes; only a missing or short segment (never
+    /// created, or its size lost to a power loss) takes new space, and a failure leaves it as
+    /// it was.
+    pub fn open_on(
+        fs: Arc<dyn Fs>,
+        data_dir: &Path,
+        end: u64,
+        redo: u64,
+        fsync: bool,
+    ) -> PgResult<Arc<Wal>> {
         let dir = data_dir.join("wal");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| PgError::io("could not create wal directory", e))?;
+        fs.create_dir_all(&dir)
+            .map_err(|e| PgError::io("could not create directory \"wal\"", e))?;
+        let segments = Segments::new(fs, dir.clone());
+        segments.remove_temp_files()?;
         let seg = end / SEGMENT_SIZE;
-        for n in list_segments(&dir)?.into_iter().filter(|&n| n > seg) {
-            std::fs::remove_file(segment_path(&dir, n))
-                .map_err(|e| PgError::io("could not remove wal segment", e))?;
+        for n in segments.list()?.into_iter().filter(|&n| n > seg) {
+            segments.remove(n)?;
         }
-        let file = open_segment(&dir, seg)?;
+        let file = segments.open(seg)?;
+        let path = segments.path(seg);
         let from = end % SEGMENT_SIZE;
-        zero_range(&file, from, SEGMENT_SIZE - from)?;
+        zero_fill(&*file, &path, from, SEGMENT_SIZE - from)?;
         file.sync_data()
-            .map_err(|e| PgError::io("could not fsync wal segment", e))?;
+            .map_err(|e| PgError::io(format!("could not fsync file \"{}\"", shown(&path)), e))?;
         if fsync {
-            sync_dir(&dir)?;
+            segments.sync_dir()?;
         }
         let (flushed_tx, _) = tokio::sync::watch::channel(end);
         let wal = Arc::new(Wal {
             dir,
+            segments,
             insert: Mutex::new(Insert {
                 buf: Vec::with_capacity(BACKGROUND_WRITE * 2),
                 buf_start: end,
@@ -89,6 +109,7 @@ impl Wal {
             flushed_mx: Mutex::new(()),
             fsync,
             shutdown: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             writer: Mutex::new(None),
             durable_hook: std::sync::OnceLock::new(),
             gather: Gather::default(),
@@ -111,6 +132,7 @@ impl Wal {
         let (flushed_tx, _) = tokio::sync::watch::channel(u64::MAX);
         Arc::new(Wal {
             dir: dir.to_path_buf(),
+            segments: Segments::new(Arc::new(OsFs), dir.to_path_buf()),
             insert: Mutex::new(Insert {
                 buf: Vec::new(),
                 buf_start: 0,
@@ -125,6 +147,7 @@ impl Wal {
             flushed_mx: Mutex::new(()),
             fsync: false,
             shutdown: AtomicBool::new(true),
+            failed: AtomicBool::new(false),
             writer: Mutex::new(None),
             durable_hook: std::sync::OnceLock::new(),
             gather: Gather::default(),
@@ -144,43 +167,54 @@ impl Wal {
     }
 
     /// Retires the segment files wholly before `lsn` (after a checkpoint with that redo point).
-    /// Up to `ahead` of them are recycled: renamed to the next numbers after the newest segment,
-    /// so the writer finds them full-length and allocated and never zero-fills 16 MB for a new
-    /// one (that doubled the bytes written to the disk per commit). The rest are removed. A
-    /// recycled file still holds its old records, whose LSN fields name their old positions, so
-    /// none of them can be read as a record at its new position.
+    /// Up to `ahead` of them are recycled: renamed to the numbers the log reaches next (the
+    /// segment being inserted into, if the writer has not created it yet, then the ones after
+    /// it), so the writer finds them full-length and allocated and never zero-fills 16 MB for a
+    /// new one (that doubled the bytes written to the disk per commit, and needs free space
+    /// the disk may not have). The rest are removed. A recycled file still holds its old
+    /// records, whose LSN fields name their old positions, so none of them can be read as a
+    /// record at its new position.
     ///
-    /// The rename never replaces a file (`RENAME_NOREPLACE`): the writer or the zero-filling
-    /// thread may have created that segment meanwhile, and then the next number is tried. It is
-    /// atomic, so a crash never leaves one file under two names (a later recycling of the old
-    /// name would then overwrite live WAL).
+    /// The rename never replaces a file (`RENAME_NOREPLACE`): the writer or the thread that
+    /// creates segments ahead may have created that segment meanwhile, and then the next
+    /// number is tried. It is atomic, so a crash never leaves one file under two names (a later
+    /// recycling of the old name would then overwrite live WAL).
     pub fn recycle_segments_before(&self, lsn: u64, ahead: u64) {
         let keep_from = lsn / SEGMENT_SIZE;
-        let Ok(mut segs) = list_segments(&self.dir) else {
+        let Ok(mut segs) = self.segments.list() else {
             return;
         };
         segs.sort_unstable();
+        let mut existing: std::collections::BTreeSet<u64> = segs.iter().copied().collect();
         let current = self.insert_lsn() / SEGMENT_SIZE;
-        let mut top = segs.last().copied().unwrap_or(current).max(current);
+        let mut next = current;
         let mut changed = false;
+        let fs = &self.segments.fs;
         for &old in segs.iter().take_while(|&&n| n < keep_from) {
-            let from = segment_path(&self.dir, old);
+            let from = self.segments.path(old);
             let mut recycled = false;
-            while !recycled && top - current < ahead {
-                top += 1;
-                match rename_noreplace(&from, &segment_path(&self.dir, top)) {
-                    Ok(()) => recycled = true,
+            while !recycled && next <= current + ahead {
+                let to = next;
+                next += 1;
+                if existing.contains(&to) {
+                    continue;
+                }
+                match fs.rename_noreplace(&from, &self.segments.path(to)) {
+                    Ok(()) => {
+                        recycled = true;
+                        existing.insert(to);
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                     Err(_) => break,
                 }
             }
             if !recycled {
-                let _ = std::fs::remove_file(&from);
+                let _ = self.segments.remove(old);
             }
             changed = true;
         }
         if changed && self.fsync {
-            let _ = sync_dir(&self.dir);
+            let _ = self.segments.sync_dir();
         }
     }
 
@@ -308,10 +342,19 @@ impl Wal {
         }
         let mut rx = self.flushed_tx.subscribe();
         self.request_flush(lsn);
-        rx.wait_for(|&f| f >= lsn)
+        let done = rx
+            .wait_for(|&f| f >= lsn || self.failed.load(Ordering::Acquire))
             .await
-            .map(|_| ())
-            .map_err(|_| PgError::new(sqlstate::IO_ERROR, "WAL writer stopped"))
+            .map(|f| *f >= lsn);
+        match done {
+            Ok(true) => Ok(()),
+            _ => Err(writer_stopped()),
+        }
+    }
+
+    /// Whether a WAL write or fsync failed (after which nothing more becomes durable).
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
     }
 
     /// Blocks the calling thread until `lsn` is durable (buffer eviction, checkpoints).
@@ -323,8 +366,10 @@ impl Wal {
         self.gather.hurry(&self.request);
         let mut g = self.flushed_mx.lock();
         while self.flushed.load(Ordering::Acquire) < lsn {
-            if self.shutdown.load(Ordering::Acquire) && self.writer.lock().is_none() {
-                return Err(PgError::new(sqlstate::IO_ERROR, "WAL writer stopped"));
+            if self.failed.load(Ordering::Acquire)
+                || (self.shutdown.load(Ordering::Acquire) && self.writer.lock().is_none())
+            {
+                return Err(writer_stopped());
             }
             self.flushed_cv.wait_for(&mut g, Duration::from_millis(50));
         }
@@ -353,9 +398,12 @@ impl Wal {
         }
     }
 
-    fn writer_loop(&self, mut seg: u64, mut file: File) {
+    fn writer_loop(&self, mut seg: u64, mut file: Box<dyn FsFile>) {
         let mut spare: Vec<u8> = Vec::with_capacity(BACKGROUND_WRITE * 2);
         let mut prep: Option<Prep> = None;
+        // No segment is created ahead before the log is written to: a start-up that fails
+        // (say, on a full disk) before logging anything leaves no new file behind.
+        let mut wrote = false;
         loop {
             {
                 let mut r = self.request.lock();
@@ -382,10 +430,16 @@ impl Wal {
             if !data.is_empty() {
                 if let Err(e) = self.write_out(start, &data, &mut seg, &mut file, &mut prep) {
                     // As PostgreSQL does on a failed WAL write or fsync: nothing after this
-                    // point could be trusted to be durable, so stop the server.
-                    eprintln!("PANIC:  could not write to WAL: {e}");
-                    std::process::abort();
+                    // point could be trusted to be durable, so stop the server (the real file
+                    // system aborts the process; the simulator lets this thread end).
+                    self.segments.fs.panic(&e.message);
+                    self.failed.store(true, Ordering::Release);
+                    self.flushed_tx.send_modify(|_| {});
+                    let _g = self.flushed_mx.lock();
+                    self.flushed_cv.notify_all();
+                    return;
                 }
+                wrote = true;
                 let end = start + data.len() as u64;
                 if let Some(hook) = self.durable_hook.get() {
                     hook(end);
@@ -397,14 +451,21 @@ impl Wal {
             } else if self.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            if prep.as_ref().is_none_or(|p| p.seg != seg + 1) {
-                // Zero-fill the next segment ahead of time, in another thread, so fdatasync
-                // there needs no metadata updates and no commit waits for the zeroing.
-                let dir = self.dir.clone();
+            if wrote && prep.as_ref().is_none_or(|p| p.seg != seg + 1) {
+                // Create the next segment ahead of time, in another thread, so no commit waits
+                // for the zeroing. If that fails (a full disk), the writer tries again when
+                // it needs the segment, and PANICs if it still cannot.
+                let segments = Segments::new(self.segments.fs.clone(), self.dir.clone());
                 let next = seg + 1;
                 let handle = std::thread::Builder::new()
                     .name("keel-walprep".into())
-                    .spawn(move || open_segment(&dir, next).and_then(|f| prepare_segment(&f)))
+                    .spawn(move || {
+                        if segments.fs.exists(&segments.path(next)) {
+                            Ok(())
+                        } else {
+                            segments.create(next)
+                        }
+                    })
                     .ok();
                 prep = Some(Prep { seg: next, handle });
             }
@@ -418,46 +479,47 @@ impl Wal {
         start: u64,
         data: &[u8],
         seg: &mut u64,
-        file: &mut File,
+        file: &mut Box<dyn FsFile>,
         prep: &mut Option<Prep>,
     ) -> PgResult<()> {
+        let fsync_err =
+            |s: u64| move |e| PgError::io(format!("could not fsync file \"{}\"", seg_name(s)), e);
         let mut pos = start;
         let mut rest = data;
         while !rest.is_empty() {
             let s = pos / SEGMENT_SIZE;
             if s != *seg {
                 if self.fsync {
-                    file.sync_data()
-                        .map_err(|e| PgError::io("could not fsync wal segment", e))?;
+                    file.sync_data().map_err(fsync_err(*seg))?;
                 }
-                let ready = match prep.take() {
-                    Some(Prep {
-                        seg: p,
-                        handle: Some(h),
-                    }) if p == s => matches!(h.join(), Ok(Ok(()))),
-                    _ => false,
-                };
-                *file = open_segment(&self.dir, s)?;
-                if !ready {
-                    prepare_segment(file)?;
+                // Wait for the creation ahead, if it was for this segment; `open` creates the
+                // segment itself if that failed or was for another one.
+                if let Some(Prep {
+                    seg: p,
+                    handle: Some(h),
+                }) = prep.take()
+                    && p == s
+                {
+                    let _ = h.join();
                 }
+                *file = self.segments.open(s)?;
                 // The file may be new, or recycled a moment ago: its directory entry must be
                 // durable before a commit in it is acknowledged (fdatasync does not cover it).
                 if self.fsync {
-                    sync_dir(&self.dir)?;
+                    self.segments.sync_dir()?;
                 }
                 *seg = s;
             }
             let off = pos % SEGMENT_SIZE;
             let n = rest.len().min((SEGMENT_SIZE - off) as usize);
-            file.write_all_at(&rest[..n], off)
-                .map_err(|e| PgError::io("could not write wal", e))?;
+            file.write_all_at(&rest[..n], off).map_err(|e| {
+                PgError::io(format!("could not write to file \"{}\"", seg_name(s)), e)
+            })?;
             pos += n as u64;
             rest = &rest[n..];
         }
         if self.fsync {
-            file.sync_data()
-                .map_err(|e| PgError::io("could not fsync wal segment", e))?;
+            file.sync_data().map_err(fsync_err(*seg))?;
         }
         Ok(())
     }
@@ -493,91 +555,14 @@ fn finish_record(ins: &mut Insert, at: usize, start: u64, xid: u64, kind: Record
     ins.next
 }
 
-/// The segment numbers of the files in the WAL directory.
-fn list_segments(dir: &Path) -> PgResult<Vec<u64>> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| PgError::io("could not list wal directory", e))?;
-    Ok(entries
-        .flatten()
-        .filter_map(|e| u64::from_str_radix(e.file_name().to_str()?, 16).ok())
-        .collect())
+/// A segment as errors name it.
+fn seg_name(seg: u64) -> String {
+    format!("wal/{seg:016X}")
 }
 
-/// `rename` that fails with `AlreadyExists` instead of replacing `to` (Linux renameat2).
-fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c =
-        |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
-    let (from, to) = (c(from)?, c(to)?);
-    // SAFETY: both paths are valid NUL-terminated strings for the duration of the call.
-    let r = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-/// Makes the WAL directory's entries (created, linked, removed files) durable.
-fn sync_dir(dir: &Path) -> PgResult<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| PgError::io("could not fsync wal directory", e))
-}
-
-pub(crate) fn segment_path(dir: &Path, seg: u64) -> PathBuf {
-    dir.join(format!("{seg:016X}"))
-}
-
-fn open_segment(dir: &Path, seg: u64) -> PgResult<File> {
-    let path = segment_path(dir, seg);
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| {
-            PgError::io(
-                format!("could not open wal segment \"{}\"", path.display()),
-                e,
-            )
-        })
-}
-
-/// Makes a segment full-length and zeroed where it was never written.
-fn prepare_segment(file: &File) -> PgResult<()> {
-    let len = file
-        .metadata()
-        .map_err(|e| PgError::io("could not stat wal segment", e))?
-        .len();
-    if len < SEGMENT_SIZE {
-        zero_range(file, len, SEGMENT_SIZE - len)?;
-        file.sync_all()
-            .map_err(|e| PgError::io("could not fsync wal segment", e))?;
-    }
-    Ok(())
-}
-
-fn zero_range(file: &File, from: u64, len: u64) -> PgResult<()> {
-    const CHUNK: usize = 1 << 20;
-    let zeros = vec![0u8; CHUNK];
-    let mut pos = from;
-    let end = from + len;
-    while pos < end {
-        let n = ((end - pos) as usize).min(CHUNK);
-        file.write_all_at(&zeros[..n], pos)
-            .map_err(|e| PgError::io("could not zero wal segment", e))?;
-        pos += n as u64;
-    }
-    let _ = PAGE_SIZE;
-    Ok(())
+fn writer_stopped() -> PgError {
+    PgError::new(
+        sqlstate::IO_ERROR,
+        "could not flush the WAL: the WAL writer stopped after a failed write",
+    )
 }
