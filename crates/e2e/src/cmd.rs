@@ -211,14 +211,20 @@ pub struct TempDir {
 }
 
 impl TempDir {
+    /// A new directory under the system's temp dir.
     pub fn new(tag: &str) -> TempDir {
+        TempDir::new_in(&std::env::temp_dir(), tag)
+    }
+
+    /// A new directory under `parent` (e.g. a small tmpfs).
+    pub fn new_in(parent: &Path, tag: &str) -> TempDir {
         use std::sync::atomic::{AtomicU32, Ordering};
         static SEQ: AtomicU32 = AtomicU32::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let path = std::env::temp_dir().join(format!(
+        let path = parent.join(format!(
             "keel-e2e-{tag}-{}-{}-{nanos}",
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)

@@ -9,6 +9,7 @@ pub mod hostile;
 pub mod pgbench;
 pub mod raw;
 pub mod server;
+pub mod tmpfs;
 
 pub use cmd::{CmdOutput, TempDir};
 pub use pgbench::{PgbenchReport, Sums, parse_report};

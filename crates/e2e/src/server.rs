@@ -86,6 +86,8 @@ pub struct Server {
     pub engine: Engine,
     port: u16,
     root: TempDir,
+    /// Where the data directory lives when not under `root` (removed on drop).
+    _data_root: Option<TempDir>,
     data: PathBuf,
     settings: Vec<(String, String)>,
     child: Option<Child>,
@@ -103,15 +105,28 @@ impl Server {
     }
 
     pub fn start_engine(engine: Engine, settings: &[(&str, &str)]) -> Server {
-        let root = TempDir::new(match engine {
+        Server::start_with_data_in(engine, None, settings)
+    }
+
+    /// As `start_engine`, with the data directory on the file system of `data_parent` (a
+    /// small tmpfs, say); keel's log stays in the server's temp dir.
+    pub fn start_with_data_in(
+        engine: Engine,
+        data_parent: Option<&Path>,
+        settings: &[(&str, &str)],
+    ) -> Server {
+        let tag = match engine {
             Engine::Keel => "keel",
             Engine::Pg => "pg",
-        });
-        let data = root.path().join("data");
+        };
+        let root = TempDir::new(tag);
+        let data_root = data_parent.map(|p| TempDir::new_in(p, tag));
+        let data = data_root.as_ref().unwrap_or(&root).path().join("data");
         let mut srv = Server {
             engine,
             port: 0,
             root,
+            _data_root: data_root,
             data,
             settings: settings
                 .iter()
@@ -329,8 +344,31 @@ impl Server {
 
     /// Start again on the same data dir and port (after `stop` or `crash`).
     pub fn restart(&mut self) {
-        if let Err(e) = self.launch() {
+        if let Err(e) = self.try_restart() {
             panic!("{:?} did not restart: {e}", self.engine);
+        }
+    }
+
+    /// Start again on the same data dir and port; Err (with the log's tail) if the server
+    /// exits or is not ready within the start timeout.
+    pub fn try_restart(&mut self) -> Result<(), String> {
+        self.launch()
+    }
+
+    /// Waits up to `timeout` for keel to exit by itself (a PANIC); its exit status, or None
+    /// if it is still running (or not keel).
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let c = self.child.as_mut()?;
+            if let Ok(Some(st)) = c.try_wait() {
+                self.child = None;
+                return Some(st);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(25));
         }
     }
 
