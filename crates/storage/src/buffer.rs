@@ -127,8 +127,7 @@ impl BufferPool {
         Ok(PageMut::new(self, frame, guard, rel.clone(), block))
     }
 
-    /// Appends a new, all-zero page to the relation (claiming its disk space: see smgr.rs)
-    /// and returns it latched exclusively.
+    /// Appends a new, all-zero page (disk space claimed, smgr.rs) and returns it latched.
     pub fn extend(&self, rel: &Arc<RelFile>) -> PgResult<PageMut<'_>> {
         let block = rel.extend()?;
         let mut page = self.write(rel, block)?;

@@ -82,10 +82,13 @@ impl Wal {
         for n in segments.list()?.into_iter().filter(|&n| n > seg) {
             segments.remove(n)?;
         }
-        let file = segments.open(seg)?;
         let path = segments.path(seg);
-        let from = end % SEGMENT_SIZE;
-        zero_fill(&*file, &path, from, SEGMENT_SIZE - from)?;
+        let created = !segments.fs.exists(&path);
+        let file = segments.open(seg)?;
+        if !created {
+            let from = end % SEGMENT_SIZE;
+            zero_fill(&*file, &path, from, SEGMENT_SIZE - from)?;
+        }
         file.sync_data()
             .map_err(|e| PgError::io(format!("could not fsync file \"{}\"", shown(&path)), e))?;
         if fsync {
