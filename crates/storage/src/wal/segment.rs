@@ -16,11 +16,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 const TEMP_PREFIX: &str = "xlogtemp.";
 
+/// Makes temporary names unique among this process's creators (the writer, the thread that
+/// creates segments ahead).
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
 pub(crate) struct Segments {
     pub(crate) fs: Arc<dyn Fs>,
     pub(crate) dir: PathBuf,
-    /// Makes temporary names unique among this process's creators.
-    temp_seq: AtomicU64,
 }
 
 pub(crate) fn segment_path(dir: &Path, seg: u64) -> PathBuf {
@@ -38,11 +40,7 @@ pub(crate) fn shown(path: &Path) -> String {
 
 impl Segments {
     pub(crate) fn new(fs: Arc<dyn Fs>, dir: PathBuf) -> Segments {
-        Segments {
-            fs,
-            dir,
-            temp_seq: AtomicU64::new(0),
-        }
+        Segments { fs, dir }
     }
 
     pub(crate) fn path(&self, seg: u64) -> PathBuf {
@@ -103,7 +101,7 @@ impl Segments {
     /// Creates segment `seg` full-length unless it exists (another creator, or a recycled
     /// file renamed there meanwhile, got there first: that file is as good).
     pub(crate) fn create(&self, seg: u64) -> PgResult<()> {
-        let n = self.temp_seq.fetch_add(1, Ordering::Relaxed);
+        let n = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
         let tmp = self
             .dir
             .join(format!("{TEMP_PREFIX}{seg:X}.{}.{n}", std::process::id()));
