@@ -23,6 +23,8 @@ pub(crate) fn eval_cx<'a>(
     cancel: &'a (dyn Fn() -> bool + Sync),
     txn: Option<&'a keel_access::Transaction>,
 ) -> EvalCx<'a> {
+    // Every statement's execution starts here, on the thread that runs it.
+    keel_common::stack::set_limit(settings.max_stack_depth_bytes());
     EvalCx {
         params,
         fctx: funcs,
@@ -163,7 +165,7 @@ impl Session {
             Some(txn),
         );
         let cheap = q.root.is_cheap();
-        let mut root = keel_sql::exec::build(&q.root, &self.engine, txn);
+        let mut root = keel_sql::exec::build(&q.root, &self.engine, txn)?;
         client.row_description(&fields(&cols, formats));
         let mut w = RowWriter::new();
         let mut n = 0u64;
@@ -271,6 +273,7 @@ impl Session {
                     return Err(keel_common::PgError::internal("no transaction"));
                 };
                 self.engine.start_statement(txn);
+                keel_common::stack::set_limit(self.settings.max_stack_depth_bytes());
                 let cf = cancel_check(&self.cancel);
                 let interrupt = keel_sql::ddl::Interrupt {
                     cancel: &cf,

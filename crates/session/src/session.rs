@@ -241,7 +241,14 @@ impl Session {
         char_offset: usize,
         declared: &[TypeId],
     ) -> PgResult<Prepared> {
+        self.stack_limit();
         keel_sql::prepare(self.catalog(), sql, char_offset, declared)
+    }
+
+    /// Applies the session's `max_stack_depth` to the thread about to parse, bind or run a
+    /// statement (the limit is per thread: see keel_common::stack).
+    pub(crate) fn stack_limit(&self) {
+        keel_common::stack::set_limit(self.settings.max_stack_depth_bytes());
     }
 
     /// A new plan for a statement whose catalog is no longer the session's (DDL happened
@@ -262,6 +269,7 @@ impl Session {
         if current {
             return Ok(None);
         }
+        self.stack_limit();
         let p = self
             .plans
             .prepare(self.catalog(), &prep.text, prep.char_offset, declared)?;
@@ -367,6 +375,7 @@ impl keel_wire::Backend for Session {
             let (text, off) = parts
                 .first()
                 .map_or((sql, 0), |p| (p.text, sql[..p.offset].chars().count()));
+            self.stack_limit();
             let prep = self.plans.prepare(self.catalog(), text, off, &declared)?;
             if self.block == Block::Failed {
                 failed_block_check(self.block, &prep)?;

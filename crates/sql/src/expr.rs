@@ -50,8 +50,11 @@ pub enum Expr {
         ty: TypeId,
     },
     Not(Box<Expr>),
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
+    /// AND / OR of any number of operands (PostgreSQL's BoolExpr): a chain of 5,000 ANDs or
+    /// an IN list of 300,000 values is one node, evaluated in a loop, never recursively.
+    /// Build them with [`Expr::and`] / [`Expr::or`], which flatten.
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
     IsNull(Box<Expr>, bool),
     /// `l IS [NOT] DISTINCT FROM r`: `eq` is the resolved `=` operator; NULL equals NULL.
     Distinct {
@@ -243,10 +246,10 @@ impl Expr {
             Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
             Expr::Special(Special::Sleep(arg), _) => arg.has_subplan(),
             Expr::Special(..) => false,
-            Expr::Bin { l, r, .. }
-            | Expr::And(l, r)
-            | Expr::Or(l, r)
-            | Expr::Distinct { l, r, .. } => l.has_subplan() || r.has_subplan(),
+            Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
+                l.has_subplan() || r.has_subplan()
+            }
+            Expr::And(args) | Expr::Or(args) => args.iter().any(Expr::has_subplan),
             Expr::Un { arg, .. }
             | Expr::Not(arg)
             | Expr::IsNull(arg, _)
@@ -274,10 +277,10 @@ impl Expr {
                 s,
                 Special::Nextval(_) | Special::Setval(..) | Special::Sleep(_)
             ),
-            Expr::Bin { l, r, .. }
-            | Expr::And(l, r)
-            | Expr::Or(l, r)
-            | Expr::Distinct { l, r, .. } => l.is_row_independent() && r.is_row_independent(),
+            Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
+                l.is_row_independent() && r.is_row_independent()
+            }
+            Expr::And(args) | Expr::Or(args) => args.iter().all(Expr::is_row_independent),
             Expr::Un { arg, .. }
             | Expr::Not(arg)
             | Expr::IsNull(arg, _)
@@ -299,7 +302,38 @@ impl Expr {
         }
     }
 
+    /// AND of two expressions, flattened into one n-ary node.
+    pub fn and(l: Expr, r: Expr) -> Expr {
+        Expr::bool_op(l, r, true)
+    }
+
+    /// OR of two expressions, flattened into one n-ary node.
+    pub fn or(l: Expr, r: Expr) -> Expr {
+        Expr::bool_op(l, r, false)
+    }
+
+    fn bool_op(l: Expr, r: Expr, and: bool) -> Expr {
+        let mut args = match l {
+            Expr::And(v) if and => v,
+            Expr::Or(v) if !and => v,
+            l => vec![l],
+        };
+        match r {
+            Expr::And(v) if and => args.extend(v),
+            Expr::Or(v) if !and => args.extend(v),
+            r => args.push(r),
+        }
+        if and { Expr::And(args) } else { Expr::Or(args) }
+    }
+
     pub fn eval(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+        if !matches!(
+            self,
+            Expr::Const(..) | Expr::Col(..) | Expr::Param(..) | Expr::Outer(..)
+        ) {
+            // Every level of a nested expression: 54001 before the thread's stack runs out.
+            keel_common::stack::check()?;
+        }
         Ok(match self {
             Expr::Const(d, _) => d.clone(),
             Expr::Col(i, _) => row.get(*i).cloned().unwrap_or(Datum::Null),
@@ -307,6 +341,9 @@ impl Expr {
             Expr::Outer(i, _) => cx.outer.get(*i).cloned().unwrap_or(Datum::Null),
             Expr::SubPlan(sp) => crate::exec::subplan::eval(sp, row, cx)?,
             Expr::Bin { f, l, r, .. } => {
+                if continues_chain(l) {
+                    return operator_chain(self, row, cx);
+                }
                 let a = l.eval(row, cx)?;
                 if a.is_null() {
                     return Ok(Datum::Null);
@@ -325,22 +362,10 @@ impl Expr {
                 Datum::Bool(b) => Datum::Bool(!b),
                 _ => Datum::Null,
             },
-            Expr::And(l, r) => match l.eval(row, cx)? {
-                Datum::Bool(false) => Datum::Bool(false),
-                lv => match (lv, r.eval(row, cx)?) {
-                    (_, Datum::Bool(false)) => Datum::Bool(false),
-                    (Datum::Bool(true), Datum::Bool(true)) => Datum::Bool(true),
-                    _ => Datum::Null,
-                },
-            },
-            Expr::Or(l, r) => match l.eval(row, cx)? {
-                Datum::Bool(true) => Datum::Bool(true),
-                lv => match (lv, r.eval(row, cx)?) {
-                    (_, Datum::Bool(true)) => Datum::Bool(true),
-                    (Datum::Bool(false), Datum::Bool(false)) => Datum::Bool(false),
-                    _ => Datum::Null,
-                },
-            },
+            // Left to right, stopping at the first operand that decides (as PostgreSQL's
+            // ExecEvalAnd/Or); NULL when none decides and one was NULL.
+            Expr::And(args) => bool_chain(args, false, row, cx)?,
+            Expr::Or(args) => bool_chain(args, true, row, cx)?,
             Expr::IsNull(a, negated) => Datum::Bool(a.eval(row, cx)?.is_null() != *negated),
             Expr::Distinct { l, r, eq, negated } => {
                 let (a, b) = (l.eval(row, cx)?, r.eval(row, cx)?);
@@ -422,6 +447,69 @@ impl Expr {
     pub fn test(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<bool> {
         Ok(matches!(self.eval(row, cx)?, Datum::Bool(true)))
     }
+}
+
+/// A left-deep chain of binary operators (`a + b - c ...`, with the implicit casts the binder
+/// put between them), evaluated bottom-up in a loop instead of one recursion per operator.
+/// NULL propagates as through nested `Bin` nodes: once the running value is NULL, no further
+/// right operand is evaluated.
+fn operator_chain(top: &Expr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+    let mut spine = Vec::new();
+    let mut cur = top;
+    loop {
+        match cur {
+            Expr::Bin { l: next, .. } | Expr::Cast { arg: next, .. } if continues_chain(cur) => {
+                spine.push(cur);
+                cur = next;
+            }
+            _ => break,
+        }
+    }
+    let mut acc = cur.eval(row, cx)?;
+    for node in spine.into_iter().rev() {
+        if acc.is_null() {
+            return Ok(Datum::Null);
+        }
+        acc = match node {
+            Expr::Bin { f, r, .. } => {
+                let b = r.eval(row, cx)?;
+                if b.is_null() {
+                    return Ok(Datum::Null);
+                }
+                f(&acc, &b)?
+            }
+            Expr::Cast { from, to, ctx, .. } => cast(acc, *from, *to, *ctx)?,
+            _ => return Err(PgError::internal("operator chain")),
+        };
+    }
+    Ok(acc)
+}
+
+/// Whether `e` is a link of an operator chain: a `Bin`, or a cast the binder put on one.
+fn continues_chain(e: &Expr) -> bool {
+    match e {
+        Expr::Bin { .. } => true,
+        Expr::Cast { arg, .. } => matches!(**arg, Expr::Bin { .. }),
+        _ => false,
+    }
+}
+
+/// An n-ary AND (`decides` = false) or OR (`decides` = true): the first operand equal to
+/// `decides` is the result; otherwise NULL if an operand was NULL, else `!decides`.
+fn bool_chain(args: &[Expr], decides: bool, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+    let mut null = false;
+    for a in args {
+        match a.eval(row, cx)? {
+            Datum::Bool(b) if b == decides => return Ok(Datum::Bool(decides)),
+            Datum::Bool(_) => {}
+            _ => null = true,
+        }
+    }
+    Ok(if null {
+        Datum::Null
+    } else {
+        Datum::Bool(!decides)
+    })
 }
 
 pub fn statement_timeout() -> PgError {

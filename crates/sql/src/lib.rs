@@ -15,6 +15,7 @@ mod ddl_alter;
 mod ddl_sequence;
 pub mod exec;
 pub mod expr;
+pub mod parse;
 pub mod plan;
 pub mod split;
 mod symmetric;
@@ -101,14 +102,7 @@ fn parse_error(e: sqlparser::parser::ParserError, text: &str, char_offset: usize
             .find(|t| t.token.to_string() == tok)
             .map(|t| t.span.start)
             .unwrap_or(sqlparser::tokenizer::Location { line, column: col });
-        let mut chars = 0;
-        for (i, l) in text.split('\n').enumerate() {
-            if i as u64 + 1 == at.line {
-                return Some(chars + at.column as usize);
-            }
-            chars += l.chars().count() + 1;
-        }
-        None
+        parse::char_position(text, at)
     });
     let end = text.trim_end().chars().count() + 1;
     let pos = match (pos, near.as_deref()) {
@@ -149,21 +143,23 @@ pub fn prepare(
     if let Some(u) = utility::parse_utility(text)? {
         return Ok(mk(Stmt::Utility(u), param_types.to_vec()));
     }
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let reordered = utility::reorder_create_sequence(text)?;
     let mut stmts = match reordered.as_deref() {
-        Some(seq) => sqlparser::parser::Parser::parse_sql(&dialect, seq)
-            .map_err(|e| parse_error(e, seq, char_offset))?,
+        Some(seq) => parse::statements(seq)
+            .map_err(|f| f.into_error(char_offset, |e| parse_error(e, seq, char_offset)))?,
         None => {
             let rewritten = symmetric::rewrite(text);
-            match sqlparser::parser::Parser::parse_sql(&dialect, &rewritten) {
+            match parse::statements(&rewritten) {
                 Ok(s) => s,
-                Err(e) => syntax::trim_without_characters(&rewritten)
-                    .and_then(|t| sqlparser::parser::Parser::parse_sql(&dialect, &t).ok())
+                Err(parse::Failure::Syntax(e)) => syntax::trim_without_characters(&rewritten)
+                    .and_then(|t| parse::statements(&t).ok())
                     .ok_or_else(|| {
                         syntax::unsupported_statement(text)
                             .unwrap_or_else(|| parse_error(e, text, char_offset))
                     })?,
+                Err(f) => {
+                    return Err(f.into_error(char_offset, |e| parse_error(e, text, char_offset)));
+                }
             }
         }
     };

@@ -115,6 +115,10 @@ fn shard_runtime(
     Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name(format!("keel-shard-{i}"))
+        // Statements run on these threads, and on the ones `block_in_place` starts when a
+        // long statement takes its worker over (the runtime's blocking threads get the same
+        // size): deep statements fail with 54001 inside this stack (keel_common::stack).
+        .thread_stack_size(keel_common::stack::SESSION_STACK_BYTES)
         .on_thread_park(move || {
             // The hooks run on the worker, inside the runtime's context. (Keeping the handle
             // in the hook instead would be a cycle: the handle owns its hooks.) Looked up at

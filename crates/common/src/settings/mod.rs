@@ -93,6 +93,7 @@ struct Hot {
     repeatable_read: bool,
     read_only: bool,
     synchronous_commit: bool,
+    max_stack_depth_bytes: u64,
 }
 
 impl Default for Settings {
@@ -149,6 +150,9 @@ impl Settings {
             "default_transaction_isolation" => hot.repeatable_read = canonical == "repeatable read",
             "default_transaction_read_only" => hot.read_only = canonical == "on",
             "synchronous_commit" => hot.synchronous_commit = canonical != "off",
+            "max_stack_depth" => {
+                hot.max_stack_depth_bytes = canonical.parse::<u64>().unwrap_or(0) * 1024;
+            }
             _ => {}
         }
         self.values.insert(name, canonical);
@@ -173,6 +177,11 @@ impl Settings {
     /// a map lookup.
     pub fn synchronous_commit(&self) -> bool {
         self.hot.synchronous_commit
+    }
+
+    /// `max_stack_depth` in bytes, without a map lookup (read at every statement start).
+    pub fn max_stack_depth_bytes(&self) -> u64 {
+        self.hot.max_stack_depth_bytes
     }
 
     /// The canonical stored value (base units, no suffix).

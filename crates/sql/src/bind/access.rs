@@ -7,10 +7,7 @@ use std::sync::Arc;
 
 fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     match e {
-        Expr::And(l, r) => {
-            conjuncts(*l, out);
-            conjuncts(*r, out);
-        }
+        Expr::And(args) => args.into_iter().for_each(|a| conjuncts(a, out)),
         e => out.push(e),
     }
 }
@@ -95,10 +92,11 @@ fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
             *hi = (*hi).max(*i + 1);
         }
         Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => {}
-        Expr::Bin { l, r, .. } | Expr::And(l, r) | Expr::Or(l, r) | Expr::Distinct { l, r, .. } => {
+        Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
             col_range(l, lo, hi);
             col_range(r, lo, hi);
         }
+        Expr::And(args) | Expr::Or(args) => args.iter().for_each(|a| col_range(a, lo, hi)),
         Expr::Un { arg, .. }
         | Expr::Not(arg)
         | Expr::IsNull(arg, _)
@@ -172,8 +170,8 @@ fn shift(e: Expr, by: usize) -> Expr {
             r: sh(r),
             ty,
         },
-        Expr::And(l, r) => Expr::And(sh(l), sh(r)),
-        Expr::Or(l, r) => Expr::Or(sh(l), sh(r)),
+        Expr::And(args) => Expr::And(all(args)),
+        Expr::Or(args) => Expr::Or(all(args)),
         Expr::Distinct { l, r, eq, negated } => Expr::Distinct {
             l: sh(l),
             r: sh(r),

@@ -18,13 +18,11 @@ impl Binder<'_> {
         match &c.default {
             None => Ok(Expr::Const(Datum::Null, c.ty.id)),
             Some(text) => {
-                let dialect = sqlparser::dialect::PostgreSqlDialect {};
-                let e = sqlparser::parser::Parser::new(&dialect)
-                    .try_with_sql(text)
-                    .and_then(|mut p| p.parse_expr())
-                    .map_err(|e| {
+                let e = crate::parse::expression(text).map_err(|f| {
+                    f.into_error(0, |e| {
                         PgError::internal(format!("bad default for column \"{}\": {e}", c.name))
-                    })?;
+                    })
+                })?;
                 let saved = (self.text, self.char_offset);
                 self.text = "";
                 let r = self.expr_as(&e, c.ty, &Scope::default(), CastContext::Assignment);
@@ -39,13 +37,11 @@ impl Binder<'_> {
         let scope = table_scope(table, &table.name);
         let mut out = Vec::with_capacity(table.checks.len());
         for c in &table.checks {
-            let dialect = sqlparser::dialect::PostgreSqlDialect {};
-            let e = sqlparser::parser::Parser::new(&dialect)
-                .try_with_sql(&c.expr)
-                .and_then(|mut p| p.parse_expr())
-                .map_err(|e| {
+            let e = crate::parse::expression(&c.expr).map_err(|f| {
+                f.into_error(0, |e| {
                     PgError::internal(format!("bad check constraint \"{}\": {e}", c.name))
-                })?;
+                })
+            })?;
             let saved = (self.text, self.char_offset);
             self.text = "";
             let r = self.bool_expr(&e, &scope, &mut None);

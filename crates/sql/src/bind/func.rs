@@ -50,9 +50,7 @@ impl Binder<'_> {
                 let mut star = false;
                 for a in &l.args {
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                            args.push(x.clone())
-                        }
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => args.push(x),
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
                         _ => {
                             return Err(PgError::unsupported(
@@ -81,90 +79,108 @@ impl Binder<'_> {
             ));
         }
         if is_aggregate_name(&name) {
-            let Some(a) = agg.as_deref_mut() else {
-                self.agg_seen = true;
-                return Err(PgError::new(
-                    sqlstate::GROUPING_ERROR,
-                    "aggregate functions are not allowed here",
-                ));
-            };
-            let input = a.input.clone();
-            let mut args = Vec::new();
-            for x in &arg_asts {
-                args.push(self.expr(x, &input, &mut None)?);
-            }
-            let mut tys: Vec<TypeId> = args
-                .iter()
-                .map(|e| {
-                    if e.ty() == TypeId::Unknown {
-                        TypeId::Text
-                    } else {
-                        e.ty()
-                    }
-                })
-                .collect();
-            if star {
-                tys.clear();
-                args.clear();
-            }
-            let resolved = keel_types::func::resolve_aggregate(
-                if name == "every" { "bool_and" } else { &name },
-                &tys,
-            )
-            .ok_or_else(|| no_function(&name, &tys))?;
-            let mut coerced = Vec::new();
-            for (e, t) in args.into_iter().zip(resolved.args.iter()) {
-                coerced.push(coerce(
-                    e,
-                    SqlType::new(*t),
-                    CastContext::Implicit,
-                    &mut self.params,
-                )?);
-            }
-            let mut order = Vec::new();
-            for o in &order_asts {
-                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-                order.push(crate::plan::SortKey {
-                    expr: self.expr(&o.expr, &input, &mut None)?,
-                    desc,
-                    nulls_first: o.options.nulls_first.unwrap_or(desc),
-                });
-            }
-            // PostgreSQL feeds a DISTINCT aggregate its inputs sorted (that is how it
-            // removes duplicates), which shows in string_agg's output and float sums.
-            if distinct && order.is_empty() && matches!(name.as_str(), "string_agg" | "sum" | "avg")
-            {
-                for e in &coerced {
-                    order.push(crate::plan::SortKey {
-                        expr: e.clone(),
-                        desc: false,
-                        nulls_first: false,
-                    });
-                }
-            }
-            let filter = match &f.filter {
-                Some(w) => Some(self.bool_expr(w, &input, &mut None)?),
-                None => None,
-            };
-            let a = agg
-                .as_deref_mut()
-                .ok_or_else(|| PgError::internal("aggregate context lost"))?;
-            a.aggs.push(AggCall {
-                agg: resolved,
-                args: coerced,
-                distinct,
-                order,
-                filter,
-            });
-            return Ok(Expr::Col(a.group.len() + a.aggs.len() - 1, resolved.result));
+            return self.aggregate_call(f, &name, &arg_asts, star, distinct, &order_asts, agg);
         }
-        let mut args = Vec::new();
-        for x in &arg_asts {
+        let mut args = Vec::with_capacity(arg_asts.len());
+        for x in arg_asts {
             args.push(self.expr(x, scope, agg)?);
         }
         self.named_function(&name, args)
     }
 
+    /// An aggregate call: bound over the aggregation context's input and collected there;
+    /// the expression is a reference to its result. Out of line: its locals would otherwise
+    /// sit in every nested function call's frame.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn aggregate_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        arg_asts: &[&ast::Expr],
+        star: bool,
+        distinct: bool,
+        order_asts: &[ast::OrderByExpr],
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        let Some(a) = agg.as_deref_mut() else {
+            self.agg_seen = true;
+            return Err(PgError::new(
+                sqlstate::GROUPING_ERROR,
+                "aggregate functions are not allowed here",
+            ));
+        };
+        let input = a.input.clone();
+        let mut args = Vec::new();
+        for x in arg_asts {
+            args.push(self.expr(x, &input, &mut None)?);
+        }
+        let mut tys: Vec<TypeId> = args
+            .iter()
+            .map(|e| {
+                if e.ty() == TypeId::Unknown {
+                    TypeId::Text
+                } else {
+                    e.ty()
+                }
+            })
+            .collect();
+        if star {
+            tys.clear();
+            args.clear();
+        }
+        let resolved = keel_types::func::resolve_aggregate(
+            if name == "every" { "bool_and" } else { &name },
+            &tys,
+        )
+        .ok_or_else(|| no_function(&name, &tys))?;
+        let mut coerced = Vec::new();
+        for (e, t) in args.into_iter().zip(resolved.args.iter()) {
+            coerced.push(coerce(
+                e,
+                SqlType::new(*t),
+                CastContext::Implicit,
+                &mut self.params,
+            )?);
+        }
+        let mut order = Vec::new();
+        for o in order_asts {
+            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            order.push(crate::plan::SortKey {
+                expr: self.expr(&o.expr, &input, &mut None)?,
+                desc,
+                nulls_first: o.options.nulls_first.unwrap_or(desc),
+            });
+        }
+        // PostgreSQL feeds a DISTINCT aggregate its inputs sorted (that is how it
+        // removes duplicates), which shows in string_agg's output and float sums.
+        if distinct && order.is_empty() && matches!(name, "string_agg" | "sum" | "avg") {
+            for e in &coerced {
+                order.push(crate::plan::SortKey {
+                    expr: e.clone(),
+                    desc: false,
+                    nulls_first: false,
+                });
+            }
+        }
+        let filter = match &f.filter {
+            Some(w) => Some(self.bool_expr(w, &input, &mut None)?),
+            None => None,
+        };
+        let a = agg
+            .as_deref_mut()
+            .ok_or_else(|| PgError::internal("aggregate context lost"))?;
+        a.aggs.push(AggCall {
+            agg: resolved,
+            args: coerced,
+            distinct,
+            order,
+            filter,
+        });
+        Ok(Expr::Col(a.group.len() + a.aggs.len() - 1, resolved.result))
+    }
+
+    #[inline(never)]
     pub fn named_function(&mut self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
         match (name, args.len()) {
             ("version", 0) => return Ok(Expr::Special(Special::Version, TypeId::Text)),

@@ -87,7 +87,7 @@ impl Binder<'_> {
                         let eq = self.binary("=", Expr::Col(li, lt), Expr::Col(ri, rt))?;
                         acc = Some(match acc {
                             None => eq,
-                            Some(p) => Expr::And(Box::new(p), Box::new(eq)),
+                            Some(p) => Expr::and(p, eq),
                         });
                     }
                     acc

@@ -5,6 +5,7 @@ pub mod access;
 pub mod dml;
 pub mod func;
 pub mod join;
+mod keyword_expr;
 mod position;
 pub mod query;
 mod row;
@@ -157,14 +158,20 @@ impl<'a> Binder<'a> {
         Some((self.char_offset + i + 1) as u32)
     }
 
+    /// Whether `err` still needs the position of the expression it is reported for:
+    /// PostgreSQL reports a cursor position for analysis errors and bad literals only, and
+    /// the innermost expression's position stands.
+    fn wants_position(err: &PgError) -> bool {
+        err.position.is_none()
+            && (err.code.starts_with("42")
+                || err.code == sqlstate::INVALID_TEXT_REPRESENTATION
+                || err.code == sqlstate::INVALID_DATETIME_FORMAT
+                || err.code == sqlstate::DATETIME_FIELD_OVERFLOW
+                || err.code == sqlstate::NUMERIC_VALUE_OUT_OF_RANGE)
+    }
+
     pub fn at(&self, err: PgError, span: sqlparser::tokenizer::Span) -> PgError {
-        // PostgreSQL reports a cursor position for analysis errors and bad literals only.
-        if !(err.code.starts_with("42")
-            || err.code == sqlstate::INVALID_TEXT_REPRESENTATION
-            || err.code == sqlstate::INVALID_DATETIME_FORMAT
-            || err.code == sqlstate::DATETIME_FIELD_OVERFLOW
-            || err.code == sqlstate::NUMERIC_VALUE_OUT_OF_RANGE)
-        {
+        if !Self::wants_position(&err) {
             return err;
         }
         match self.position(span) {
@@ -209,6 +216,49 @@ impl<'a> Binder<'a> {
 
     // ---- expressions --------------------------------------------------------------------
 
+    /// `a + b - c || ...`: sqlparser nests a chain of binary operators to the left, one level
+    /// per operator. The left spine is walked down in a loop and the operators applied from
+    /// the bottom up, so only right operands recurse: a chain of any length binds without
+    /// nesting (evaluation walks it the same way, `Expr::eval`). The walk stops at AND/OR,
+    /// row comparisons and, after GROUP BY, at a node equal to a group key, which bind as
+    /// they do on their own.
+    fn operator_chain(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        use ast::BinaryOperator as B;
+        let mut spine = Vec::new();
+        let mut cur = e;
+        while let ast::Expr::BinaryOp { left, op, right } = cur
+            && !matches!(op, B::And | B::Or)
+            && (spine.is_empty()
+                || (row::row_fields(left).is_none() || row::row_fields(right).is_none())
+                    && !agg
+                        .as_deref()
+                        .is_some_and(|a| a.group_asts.iter().any(|g| g == cur)))
+        {
+            spine.push((cur, binary_op_name(op)?, left.as_ref(), right.as_ref()));
+            cur = left;
+        }
+        let mut acc = self.expr(cur, scope, agg)?;
+        for (node, name, left, right) in spine.into_iter().rev() {
+            let step = self
+                .expr(right, scope, agg)
+                .and_then(|r| self.binary_at(name, acc, r, Some((left, right))));
+            acc = step.map_err(|err| {
+                // As `expr` positions an error at the node it binds (the top is `e`'s caller's).
+                if Self::wants_position(&err) && !std::ptr::eq(node, e) {
+                    self.at(err, node.span())
+                } else {
+                    err
+                }
+            })?;
+        }
+        Ok(acc)
+    }
+
     /// Binds `e` in `scope` (or in the aggregation context when given).
     pub fn expr(
         &mut self,
@@ -216,8 +266,53 @@ impl<'a> Binder<'a> {
         scope: &Scope,
         agg: &mut Option<&mut AggCtx>,
     ) -> PgResult<Expr> {
-        self.expr_inner(e, scope, agg)
-            .map_err(|err| self.at(err, e.span()))
+        // Every level of a nested expression: 54001 before the thread's stack runs out.
+        keel_common::stack::check()?;
+        // The span is computed only when the error takes it: a span walks the whole
+        // subtree, and an error passing up through n levels would walk n^2 nodes.
+        self.expr_inner(e, scope, agg).map_err(|err| {
+            if Self::wants_position(&err) {
+                self.at(err, e.span())
+            } else {
+                err
+            }
+        })
+    }
+
+    /// `a AND b AND c ...` (or OR): sqlparser nests the chain to the left, one level per
+    /// operator; it is walked down in a loop and bound into one n-ary node, as PostgreSQL's
+    /// grammar flattens it, so a chain of any length binds and runs without recursion.
+    fn bool_chain(
+        &mut self,
+        e: &ast::Expr,
+        op: &ast::BinaryOperator,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        let mut rights = Vec::new();
+        let mut left = e;
+        while let ast::Expr::BinaryOp {
+            left: l,
+            op: o,
+            right,
+        } = left
+            && o == op
+            && !agg
+                .as_deref()
+                .is_some_and(|a| a.group_asts.iter().any(|g| g == left))
+        {
+            rights.push(right.as_ref());
+            left = l;
+        }
+        let mut out = Vec::with_capacity(rights.len() + 1);
+        for operand in std::iter::once(left).chain(rights.into_iter().rev()) {
+            out.push(self.bool_expr(operand, scope, agg)?);
+        }
+        Ok(if matches!(op, ast::BinaryOperator::And) {
+            Expr::And(out)
+        } else {
+            Expr::Or(out)
+        })
     }
 
     /// Binds and coerces to `to` (assignment context: INSERT values, UPDATE SET).
@@ -239,6 +334,12 @@ impl<'a> Binder<'a> {
         agg: &mut Option<&mut AggCtx>,
     ) -> PgResult<Expr> {
         let b = self.expr(e, scope, agg)?;
+        self.as_bool(b, e)
+    }
+
+    /// The boolean-context check of [`Binder::bool_expr`], out of the recursive path.
+    #[inline(never)]
+    fn as_bool(&mut self, b: Expr, e: &ast::Expr) -> PgResult<Expr> {
         let b = coerce(
             b,
             SqlType::new(TypeId::Bool),
@@ -321,15 +422,7 @@ impl<'a> Binder<'a> {
             E::BinaryOp { left, op, right } => {
                 use ast::BinaryOperator as B;
                 match op {
-                    B::And | B::Or => {
-                        let l = self.bool_expr(left, scope, agg)?;
-                        let r = self.bool_expr(right, scope, agg)?;
-                        Ok(if matches!(op, B::And) {
-                            Expr::And(Box::new(l), Box::new(r))
-                        } else {
-                            Expr::Or(Box::new(l), Box::new(r))
-                        })
-                    }
+                    B::And | B::Or => self.bool_chain(e, op, scope, agg),
                     _ => {
                         let name = binary_op_name(op)?;
                         if let (Some(lf), Some(rf)) =
@@ -338,9 +431,7 @@ impl<'a> Binder<'a> {
                         {
                             return Ok(cmp);
                         }
-                        let l = self.expr(left, scope, agg)?;
-                        let r = self.expr(right, scope, agg)?;
-                        self.binary_at(name, l, r, Some((left, right)))
+                        self.operator_chain(e, scope, agg)
                     }
                 }
             }
@@ -379,299 +470,17 @@ impl<'a> Binder<'a> {
                     other => Err(PgError::unsupported(format!("operator {other}"))),
                 }
             }
-            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
-                let l = self.expr(a, scope, agg)?;
-                let r = self.expr(b, scope, agg)?;
-                // The `=` operator resolved as for a comparison, then applied NULL-safely.
-                match self.binary("=", l, r)? {
-                    Expr::Bin { f, l, r, .. } => Ok(Expr::Distinct {
-                        l,
-                        r,
-                        eq: f,
-                        negated: matches!(e, E::IsNotDistinctFrom(..)),
-                    }),
-                    _ => Err(PgError::unsupported(format!("expression \"{e}\""))),
-                }
-            }
-            // INTERVAL '1 day': a typed literal. Field qualifiers (INTERVAL '1' DAY) restrict
-            // or reinterpret the value and are not supported.
-            E::Interval(iv)
-                if iv.leading_field.is_none()
-                    && iv.last_field.is_none()
-                    && iv.leading_precision.is_none()
-                    && iv.fractional_seconds_precision.is_none()
-                    && let E::Value(v) = iv.value.as_ref()
-                    && let ast::Value::SingleQuotedString(s) = &v.value =>
-            {
-                let d = keel_types::io::parse_text(s, SqlType::new(TypeId::Interval))?;
-                Ok(Expr::Const(d, TypeId::Interval))
-            }
-            E::IsUnknown(a) => Ok(Expr::IsNull(
-                Box::new(self.bool_expr(a, scope, agg)?),
-                false,
-            )),
-            E::IsNotUnknown(a) => Ok(Expr::IsNull(Box::new(self.bool_expr(a, scope, agg)?), true)),
-            E::IsNull(a) | E::IsNotNull(a) => {
-                let negated = matches!(e, E::IsNotNull(_));
-                // ROW(a, b) IS [NOT] NULL: every field is [not] null (PostgreSQL's row test).
-                if let Some(fields) = row::row_fields(a) {
-                    let mut acc = Expr::Const(Datum::Bool(true), TypeId::Bool);
-                    for (i, f) in fields.into_iter().enumerate() {
-                        let t = Expr::IsNull(Box::new(self.expr(f, scope, agg)?), negated);
-                        acc = if i == 0 {
-                            t
-                        } else {
-                            Expr::And(Box::new(acc), Box::new(t))
-                        };
-                    }
-                    return Ok(acc);
-                }
-                Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), negated))
-            }
-            E::IsTrue(a) => Ok(Expr::IsBool {
-                arg: Box::new(self.bool_expr(a, scope, agg)?),
-                value: true,
-                negated: false,
-            }),
-            E::IsNotTrue(a) => Ok(Expr::IsBool {
-                arg: Box::new(self.bool_expr(a, scope, agg)?),
-                value: true,
-                negated: true,
-            }),
-            E::IsFalse(a) => Ok(Expr::IsBool {
-                arg: Box::new(self.bool_expr(a, scope, agg)?),
-                value: false,
-                negated: false,
-            }),
-            E::IsNotFalse(a) => Ok(Expr::IsBool {
-                arg: Box::new(self.bool_expr(a, scope, agg)?),
-                value: false,
-                negated: true,
-            }),
-            E::Cast {
-                expr, data_type, ..
-            } => {
-                // 'name'::regclass: keep the name; the functions taking regclass resolve it.
-                if data_type.to_string().eq_ignore_ascii_case("regclass")
-                    && let E::Value(v) = expr.as_ref()
-                    && let ast::Value::SingleQuotedString(s) = &v.value
-                {
-                    return Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown));
-                }
-                let to = types::type_from_name(&data_type.to_string())?;
-                let a = self.expr(expr, scope, agg)?;
-                coerce(a, to, CastContext::Explicit, &mut self.params)
-            }
-            E::TypedString(ts) => {
-                let to = types::type_from_name(&ts.data_type.to_string())?;
-                let s = match &ts.value.value {
-                    ast::Value::SingleQuotedString(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                // `varchar(5) 'abcdef'` is an explicit cast of the literal (truncates).
-                let d = keel_types::cast::cast(
-                    Datum::Text(s),
-                    TypeId::Unknown,
-                    to,
-                    CastContext::Explicit,
-                )?;
-                Ok(Expr::Const(d, to.id))
-            }
-            E::Between {
-                expr,
-                negated,
-                low,
-                high,
-            } => {
-                let sym = crate::symmetric::marker_arg(low);
-                let a = self.expr(expr, scope, agg)?;
-                let lo = self.expr(sym.unwrap_or(low), scope, agg)?;
-                let hi = self.expr(high, scope, agg)?;
-                let ge = self.binary(">=", a.clone(), lo.clone())?;
-                let le = self.binary("<=", a.clone(), hi.clone())?;
-                let mut both = Expr::And(Box::new(ge), Box::new(le));
-                if sym.is_some() {
-                    // BETWEEN SYMMETRIC: either order of the bounds.
-                    let ge = self.binary(">=", a.clone(), hi)?;
-                    let le = self.binary("<=", a, lo)?;
-                    let swapped = Expr::And(Box::new(ge), Box::new(le));
-                    both = Expr::Or(Box::new(both), Box::new(swapped));
-                }
-                Ok(if *negated {
-                    Expr::Not(Box::new(both))
-                } else {
-                    both
-                })
-            }
-            E::InList {
-                expr,
-                list,
-                negated,
-            } => {
-                let a = self.expr(expr, scope, agg)?;
-                let mut acc: Option<Expr> = None;
-                for item in list {
-                    let b = self.expr(item, scope, agg)?;
-                    let eq = self.binary("=", a.clone(), b)?;
-                    acc = Some(match acc {
-                        None => eq,
-                        Some(p) => Expr::Or(Box::new(p), Box::new(eq)),
-                    });
-                }
-                let acc = acc.ok_or_else(|| {
-                    PgError::new(sqlstate::SYNTAX_ERROR, "syntax error at or near \")\"")
-                })?;
-                Ok(if *negated {
-                    Expr::Not(Box::new(acc))
-                } else {
-                    acc
-                })
-            }
-            E::Like {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                ..
-            }
-            | E::ILike {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                ..
-            } => {
-                if escape_char.is_some() {
-                    return Err(PgError::unsupported("LIKE ... ESCAPE"));
-                }
-                let op = match (matches!(e, E::ILike { .. }), negated) {
-                    (false, false) => "~~",
-                    (false, true) => "!~~",
-                    (true, false) => "~~*",
-                    (true, true) => "!~~*",
-                };
-                let a = self.expr(expr, scope, agg)?;
-                let b = self.expr(pattern, scope, agg)?;
-                self.binary(op, a, b)
-            }
-            E::Case {
-                operand,
-                conditions,
-                else_result,
-                ..
-            } => {
-                let op = match operand {
-                    Some(o) => Some(self.expr(o, scope, agg)?),
-                    None => None,
-                };
-                let mut whens = Vec::new();
-                for cw in conditions {
-                    let c = match &op {
-                        Some(o) => {
-                            let v = self.expr(&cw.condition, scope, agg)?;
-                            self.binary("=", o.clone(), v)?
-                        }
-                        None => self.bool_expr(&cw.condition, scope, agg)?,
-                    };
-                    whens.push((c, self.expr(&cw.result, scope, agg)?));
-                }
-                let default = match else_result {
-                    Some(x) => self.expr(x, scope, agg)?,
-                    None => Expr::Const(Datum::Null, TypeId::Unknown),
-                };
-                let mut results: Vec<Expr> = whens.iter().map(|w| w.1.clone()).collect();
-                results.push(default);
-                let (ty, results) = self.unify(results, "CASE")?;
-                let mut results = results.into_iter();
-                let whens = whens
-                    .into_iter()
-                    .map(|(c, _)| (c, results.next().unwrap_or(Expr::Const(Datum::Null, ty))))
-                    .collect();
-                let default = Box::new(results.next().unwrap_or(Expr::Const(Datum::Null, ty)));
-                Ok(Expr::Case { whens, default, ty })
-            }
             E::Function(f) => self.function(f, scope, agg),
-            E::Substring {
-                expr,
-                substring_from,
-                substring_for,
-                ..
-            } => {
-                let mut args = vec![self.expr(expr, scope, agg)?];
-                match substring_from {
-                    Some(f) => args.push(self.expr(f, scope, agg)?),
-                    None => args.push(Expr::Const(Datum::Int4(1), TypeId::Int4)),
-                }
-                if let Some(f) = substring_for {
-                    args.push(self.expr(f, scope, agg)?);
-                }
-                self.named_function("substr", args)
-            }
-            E::Position { expr, r#in } => {
-                let args = vec![self.expr(r#in, scope, agg)?, self.expr(expr, scope, agg)?];
-                self.named_function("strpos", args)
-            }
-            E::Trim {
-                expr,
-                trim_where,
-                trim_what,
-                trim_characters,
-            } => {
-                if trim_characters.is_some() {
-                    return Err(PgError::unsupported("TRIM with a character list"));
-                }
-                let name = match trim_where {
-                    Some(ast::TrimWhereField::Leading) => "ltrim",
-                    Some(ast::TrimWhereField::Trailing) => "rtrim",
-                    _ => "btrim",
-                };
-                let mut args = vec![self.expr(expr, scope, agg)?];
-                if let Some(w) = trim_what {
-                    args.push(self.expr(w, scope, agg)?);
-                }
-                self.named_function(name, args)
-            }
-            // CEIL(x) / FLOOR(x) get their own AST nodes; the TO field and scale forms are
-            // not PostgreSQL syntax.
-            E::Ceil {
-                expr,
-                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
-            } => {
-                let args = vec![self.expr(expr, scope, agg)?];
-                self.named_function("ceil", args)
-            }
-            E::Floor {
-                expr,
-                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
-            } => {
-                let args = vec![self.expr(expr, scope, agg)?];
-                self.named_function("floor", args)
-            }
-            E::Overlay {
-                expr,
-                overlay_what,
-                overlay_from,
-                overlay_for,
-            } => {
-                let mut args = vec![
-                    self.expr(expr, scope, agg)?,
-                    self.expr(overlay_what, scope, agg)?,
-                    self.expr(overlay_from, scope, agg)?,
-                ];
-                if let Some(n) = overlay_for {
-                    args.push(self.expr(n, scope, agg)?);
-                }
-                self.named_function("overlay", args)
-            }
             E::Subquery(_)
             | E::Exists { .. }
             | E::InSubquery { .. }
             | E::AnyOp { .. }
             | E::AllOp { .. } => self.subquery_expr(e, scope, agg),
-            other => Err(PgError::unsupported(format!("expression \"{other}\""))),
+            other => self.keyword_expr(other, scope, agg),
         }
     }
 
+    #[inline(never)]
     fn column_ref(
         &mut self,
         qual: Option<&str>,
@@ -719,6 +528,7 @@ impl<'a> Binder<'a> {
         }
     }
 
+    #[inline(never)]
     pub fn number(&self, n: &str) -> PgResult<Expr> {
         if let Ok(v) = n.parse::<i32>() {
             return Ok(Expr::Const(Datum::Int4(v), TypeId::Int4));
@@ -732,6 +542,7 @@ impl<'a> Binder<'a> {
         ))
     }
 
+    #[inline(never)]
     fn value(&mut self, v: &ast::Value) -> PgResult<Expr> {
         use ast::Value as V;
         match v {
@@ -772,6 +583,7 @@ impl<'a> Binder<'a> {
     /// `binary` for operands written as `left op right` in the query: as in PostgreSQL, an
     /// operator that does not exist is reported at the operator, and an operand that does not
     /// convert (`1 + 'a'`) at that operand.
+    #[inline(never)]
     fn binary_at(
         &mut self,
         op: &'static str,
@@ -836,6 +648,7 @@ impl<'a> Binder<'a> {
         })
     }
 
+    #[inline(never)]
     fn unary(&mut self, op: &str, a: Expr) -> PgResult<Expr> {
         // An untyped literal: where every candidate is numeric (@, |/, ||/) PostgreSQL takes
         // the category's preferred type, float8; - and ~ also have interval, bit or inet
@@ -872,6 +685,7 @@ impl<'a> Binder<'a> {
     }
 
     /// The common type of CASE/COALESCE branches (first non-unknown type; all coerced to it).
+    #[inline(never)]
     fn unify(&mut self, items: Vec<Expr>, _what: &str) -> PgResult<(TypeId, Vec<Expr>)> {
         let ty = items
             .iter()

@@ -11,6 +11,7 @@ use sqlparser::ast::{self, Spanned};
 
 impl Binder<'_> {
     pub fn query(&mut self, q: &ast::Query) -> PgResult<QueryPlan> {
+        keel_common::stack::check()?;
         let pushed = match &q.with {
             Some(w) => self.push_ctes(w)?,
             None => 0,
@@ -411,7 +412,10 @@ impl Binder<'_> {
             Some(ast::Distinct::Distinct) => (true, None),
             Some(ast::Distinct::On(on)) => (false, Some(on)),
         };
-        // First try without aggregation; re-bind as an aggregate query if needed.
+        // First try without aggregation; re-bind as an aggregate query if needed. Without
+        // aggregates the trial is the result: binding the select list a second time would
+        // double the work at every level of nested scalar subqueries (2^n for n levels).
+        let mut trial = None;
         let aggregated = !group_asts.is_empty() || s.having.is_some() || {
             self.agg_seen = false;
             let saved = self.params.clone();
@@ -420,7 +424,7 @@ impl Binder<'_> {
             if seen {
                 self.params = saved;
             } else {
-                r?;
+                trial = Some(r?);
             }
             seen
         };
@@ -447,8 +451,10 @@ impl Binder<'_> {
             }
         }
         let mut actx = if aggregated { Some(&mut agg_ctx) } else { None };
-        let (mut exprs, mut columns, srf) =
-            self.projection(&s.projection, &out_scope, &mut actx)?;
+        let (mut exprs, mut columns, srf) = match trial {
+            Some(t) => t,
+            None => self.projection(&s.projection, &out_scope, &mut actx)?,
+        };
         let having = match &s.having {
             Some(h) => Some(self.bool_expr(h, &out_scope, &mut actx)?),
             None => None,

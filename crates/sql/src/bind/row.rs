@@ -30,6 +30,7 @@ impl Binder<'_> {
     /// `(a1, a2) op (b1, b2)` for a comparison `op`, as PostgreSQL's row comparison: `=` is
     /// the AND of the pairs, `<>` their OR, and the orderings decide at the first pair that is
     /// not equal (NULL when that pair has a NULL). None when `op` is not a comparison.
+    #[inline(never)]
     pub(crate) fn row_compare(
         &mut self,
         op: &'static str,
@@ -64,15 +65,12 @@ impl Binder<'_> {
         for (l, r) in pairs.into_iter().rev() {
             acc = Some(match (op, acc) {
                 (_, None) => self.binary(op, l, r)?,
-                ("=", Some(rest)) => Expr::And(Box::new(self.binary("=", l, r)?), Box::new(rest)),
-                ("<>", Some(rest)) => Expr::Or(Box::new(self.binary("<>", l, r)?), Box::new(rest)),
+                ("=", Some(rest)) => Expr::and(self.binary("=", l, r)?, rest),
+                ("<>", Some(rest)) => Expr::or(self.binary("<>", l, r)?, rest),
                 (_, Some(rest)) => {
                     let lt = self.binary(strict, l.clone(), r.clone())?;
                     let eq = self.binary("=", l, r)?;
-                    Expr::Or(
-                        Box::new(lt),
-                        Box::new(Expr::And(Box::new(eq), Box::new(rest))),
-                    )
+                    Expr::or(lt, Expr::and(eq, rest))
                 }
             });
         }

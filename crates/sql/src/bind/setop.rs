@@ -69,6 +69,8 @@ impl Binder<'_> {
         e: &ast::SetExpr,
         operand: bool,
     ) -> PgResult<(Plan, Vec<OutColumn>)> {
+        // A chain of set operations nests one level per operator.
+        keel_common::stack::check()?;
         match e {
             ast::SetExpr::Select(s) => {
                 self.keep_unknown = operand;

@@ -118,6 +118,7 @@ pub fn type_display(t: SqlType) -> String {
 }
 
 /// Coerces a bound expression to `to` in `ctx`. Unknown constants are converted right away; unknown-typed parameters take the target type.
+#[inline(never)]
 pub fn coerce(e: Expr, to: SqlType, ctx: CastContext, params: &mut [TypeId]) -> PgResult<Expr> {
     let from = e.ty();
     if from == to.id && (to.typmod < 0 || e.typmod() == to.typmod) {

@@ -33,9 +33,14 @@ pub trait Node<'a>: Send {
 
 pub type BoxNode<'a> = Box<dyn Node<'a> + 'a>;
 
-/// Builds the node tree for `plan`.
-pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> BoxNode<'a> {
-    match plan {
+/// Builds the node tree for `plan` (54001 when it is nested deeper than the stack allows).
+pub fn build<'a>(
+    plan: &'a Plan,
+    engine: &'a Engine,
+    txn: &'a Transaction,
+) -> PgResult<BoxNode<'a>> {
+    keel_common::stack::check()?;
+    Ok(match plan {
         Plan::Scan {
             table,
             access,
@@ -49,11 +54,11 @@ pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> Bo
             ty,
         } => Box::new(values::Series::new(start, stop, step.as_ref(), *ty)),
         Plan::Filter { input, pred } => Box::new(filter::Filter {
-            input: build(input, engine, txn),
+            input: build(input, engine, txn)?,
             pred,
         }),
         Plan::Project { input, exprs, srf } => Box::new(project::Project::new(
-            build(input, engine, txn),
+            build(input, engine, txn)?,
             exprs,
             srf.as_ref(),
         )),
@@ -67,23 +72,23 @@ pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> Bo
             right_width,
             hash,
         } => Box::new(join::Join::new(
-            build(left, engine, txn),
-            build(right, engine, txn),
+            build(left, engine, txn)?,
+            build(right, engine, txn)?,
             on.as_ref(),
             (*left_join, *right_join),
             (*left_width, *right_width),
             hash.as_ref(),
         )),
         Plan::Agg { input, group, aggs } => {
-            Box::new(agg::Agg::new(build(input, engine, txn), group, aggs))
+            Box::new(agg::Agg::new(build(input, engine, txn)?, group, aggs))
         }
-        Plan::Sort { input, keys } => Box::new(sort::Sort::new(build(input, engine, txn), keys)),
+        Plan::Sort { input, keys } => Box::new(sort::Sort::new(build(input, engine, txn)?, keys)),
         Plan::Limit {
             input,
             limit,
             offset,
         } => Box::new(limit::Limit::new(
-            build(input, engine, txn),
+            build(input, engine, txn)?,
             limit.as_ref(),
             offset.as_ref(),
         )),
@@ -94,18 +99,18 @@ pub fn build<'a>(plan: &'a Plan, engine: &'a Engine, txn: &'a Transaction) -> Bo
             all,
             types,
         } => Box::new(setop::SetOp::new(
-            build(left, engine, txn),
-            build(right, engine, txn),
+            build(left, engine, txn)?,
+            build(right, engine, txn)?,
             *kind,
             *all,
             types,
         )),
         Plan::Distinct { input, types, on } => Box::new(distinct::Distinct::new(
-            build(input, engine, txn),
+            build(input, engine, txn)?,
             types,
             on,
         )),
-    }
+    })
 }
 
 /// Runs a query to completion.
@@ -115,7 +120,7 @@ pub fn run_query(
     txn: &Transaction,
     ev: &mut EvalCx<'_>,
 ) -> PgResult<Vec<Row>> {
-    let mut root = build(&plan.root, engine, txn);
+    let mut root = build(&plan.root, engine, txn)?;
     let mut out = Vec::new();
     while let Some(r) = root.next(ev)? {
         out.push(r);

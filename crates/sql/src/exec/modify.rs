@@ -96,7 +96,7 @@ impl ModifyExec {
     ) -> PgResult<()> {
         match &plan.kind {
             ModifyKind::Insert { source, row } => {
-                let mut src = build(source, engine, txn);
+                let mut src = build(source, engine, txn)?;
                 while let Some(r) = src.next(ev)? {
                     let mut full = Vec::with_capacity(row.len());
                     for e in row {

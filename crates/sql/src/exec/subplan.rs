@@ -17,7 +17,7 @@ fn run(sp: &SubPlan, outer: &[Datum], cx: &mut EvalCx<'_>, limit: usize) -> PgRe
     let engine = cx.engine;
     let mut inner = cx.nested(Some(txn), outer);
     let result = (|| {
-        let mut node = build(&sp.plan, engine, txn);
+        let mut node = build(&sp.plan, engine, txn)?;
         let mut rows = Vec::new();
         while rows.len() < limit {
             match node.next(&mut inner)? {
