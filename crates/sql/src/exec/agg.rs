@@ -126,7 +126,7 @@ impl<'a> Node<'a> for Agg<'a> {
                     }
                 }
                 let mut row = g.keys;
-                for acc in &g.accs {
+                for acc in &mut g.accs {
                     row.push(acc.finish()?);
                 }
                 out.push(row);
