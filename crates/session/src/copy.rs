@@ -1,6 +1,6 @@
 //! COPY FROM STDIN / TO STDOUT in text and CSV formats.
 
-use crate::exec::Rows;
+use crate::exec::{Rows, stmt_env};
 use crate::session::Session;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_sql::Stmt;
@@ -320,15 +320,7 @@ impl Session {
         rows: Vec<Vec<Datum>>,
     ) -> PgResult<Vec<Vec<Datum>>> {
         let cf = self.cancel_check();
-        let mut ev = crate::exec::eval_cx(
-            &self.engine,
-            &[],
-            &mut self.funcs,
-            &self.settings,
-            self.pid,
-            &cf,
-            self.txn.as_ref(),
-        );
+        let mut ev = crate::exec::eval_cx(stmt_env!(self), &[], &cf, self.txn.as_ref());
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let mut full = Vec::with_capacity(row_exprs.len());

@@ -3,6 +3,7 @@
 use crate::describe::{RowWriter, fields, text_column};
 use crate::session::{Block, Session, cancel_check};
 use keel_common::{PgResult, Settings};
+use keel_sql::exec::mem::StatementMem;
 use keel_sql::exec::{ModifyExec, Step, run_query};
 use keel_sql::expr::{EvalCx, SessionFuncs};
 use keel_sql::plan::{ModifyPlan, OutColumn};
@@ -14,15 +15,46 @@ use std::sync::Arc;
 
 pub type Rows = Vec<Vec<Datum>>;
 
+/// The session's fields a statement's evaluation context borrows (field by field, so the
+/// transaction can be borrowed beside them).
+macro_rules! stmt_env {
+    ($s:expr) => {
+        $crate::exec::StmtEnv {
+            engine: &$s.engine,
+            funcs: &mut $s.funcs,
+            settings: &$s.settings,
+            mem: &$s.mem,
+            pid: $s.pid,
+        }
+    };
+}
+pub(crate) use stmt_env;
+
+/// The session's state a statement's evaluation context borrows.
+pub(crate) struct StmtEnv<'a> {
+    pub engine: &'a keel_access::Engine,
+    pub funcs: &'a mut SessionFuncs,
+    pub settings: &'a Settings,
+    pub mem: &'a Arc<StatementMem>,
+    pub pid: i32,
+}
+
+/// A statement's evaluation context. Its memory limit is taken from the settings now, when
+/// the statement starts.
 pub(crate) fn eval_cx<'a>(
-    engine: &'a keel_access::Engine,
+    env: StmtEnv<'a>,
     params: &'a [Datum],
-    funcs: &'a mut SessionFuncs,
-    settings: &'a Settings,
-    pid: i32,
     cancel: &'a (dyn Fn() -> bool + Sync),
     txn: Option<&'a keel_access::Transaction>,
 ) -> EvalCx<'a> {
+    let StmtEnv {
+        engine,
+        funcs,
+        settings,
+        mem,
+        pid,
+    } = env;
+    mem.set_limit(settings.statement_mem_limit());
     EvalCx {
         params,
         fctx: funcs,
@@ -35,6 +67,7 @@ pub(crate) fn eval_cx<'a>(
         subq: Default::default(),
         deadline: statement_deadline(settings),
         blocking: run_blocking,
+        mem,
     }
 }
 
@@ -153,15 +186,7 @@ impl Session {
             .txn
             .as_ref()
             .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
-        let mut ev = eval_cx(
-            &self.engine,
-            params,
-            &mut self.funcs,
-            &self.settings,
-            self.pid,
-            &cf,
-            Some(txn),
-        );
+        let mut ev = eval_cx(stmt_env!(self), params, &cf, Some(txn));
         let cheap = q.root.is_cheap();
         let mut root = keel_sql::exec::build(&q.root, &self.engine, txn);
         client.row_description(&fields(&cols, formats));
@@ -226,15 +251,7 @@ impl Session {
                             .txn
                             .as_ref()
                             .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
-                        let mut ev = eval_cx(
-                            &self.engine,
-                            params,
-                            &mut self.funcs,
-                            &self.settings,
-                            self.pid,
-                            &cf,
-                            Some(txn),
-                        );
+                        let mut ev = eval_cx(stmt_env!(self), params, &cf, Some(txn));
                         let rows = maybe_blocking(q.root.is_cheap(), || {
                             run_query(q, &self.engine, txn, &mut ev)
                         })?;
@@ -313,15 +330,7 @@ impl Session {
             .txn
             .as_ref()
             .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
-        let mut ev = eval_cx(
-            &self.engine,
-            &[],
-            &mut self.funcs,
-            &self.settings,
-            self.pid,
-            &cf,
-            Some(txn),
-        );
+        let mut ev = eval_cx(stmt_env!(self), &[], &cf, Some(txn));
         run_query(q, &self.engine, txn, &mut ev)
     }
 
@@ -367,15 +376,7 @@ impl Session {
                 let Some(txn) = self.txn.as_mut() else {
                     return Err(keel_common::PgError::internal("no transaction"));
                 };
-                let mut ev = eval_cx(
-                    &self.engine,
-                    params,
-                    &mut self.funcs,
-                    &self.settings,
-                    self.pid,
-                    &cf,
-                    None,
-                );
+                let mut ev = eval_cx(stmt_env!(self), params, &cf, None);
                 ev.deadline = deadline;
                 maybe_blocking(cheap, || exec.step(m, &self.engine, txn, &mut ev))?
             };

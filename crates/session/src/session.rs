@@ -66,6 +66,8 @@ pub struct Session {
     pub(crate) guc_session: Option<Settings>,
     /// Plans shared with every other session (see plan_cache.rs).
     pub(crate) plans: Arc<PlanCache>,
+    /// What the running statement's operators hold in memory, against its limit.
+    pub(crate) mem: Arc<keel_sql::exec::mem::StatementMem>,
 }
 
 /// The interrupt check for evaluation contexts and long operations (owns its token, so it
@@ -98,7 +100,9 @@ impl Session {
         plans: Arc<PlanCache>,
     ) -> Session {
         arm_client_check(&cancel, &settings);
+        let mem = keel_sql::exec::mem::StatementMem::new(settings.statement_mem_limit());
         Session {
+            mem,
             engine,
             boot,
             settings,

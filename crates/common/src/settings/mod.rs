@@ -93,6 +93,10 @@ struct Hot {
     repeatable_read: bool,
     read_only: bool,
     synchronous_commit: bool,
+    /// work_mem in bytes.
+    work_mem: usize,
+    /// statement_mem_multiplier.
+    mem_multiplier: f64,
 }
 
 impl Default for Settings {
@@ -149,6 +153,10 @@ impl Settings {
             "default_transaction_isolation" => hot.repeatable_read = canonical == "repeatable read",
             "default_transaction_read_only" => hot.read_only = canonical == "on",
             "synchronous_commit" => hot.synchronous_commit = canonical != "off",
+            "work_mem" => {
+                hot.work_mem = canonical.parse::<usize>().unwrap_or(0).saturating_mul(1024)
+            }
+            "statement_mem_multiplier" => hot.mem_multiplier = canonical.parse().unwrap_or(1.0),
             _ => {}
         }
         self.values.insert(name, canonical);
@@ -157,6 +165,17 @@ impl Settings {
     /// `statement_timeout` in milliseconds (0: none), without a map lookup.
     pub fn statement_timeout_ms(&self) -> i64 {
         self.hot.statement_timeout_ms
+    }
+
+    /// `work_mem` in bytes, without a map lookup.
+    pub fn work_mem_bytes(&self) -> usize {
+        self.hot.work_mem
+    }
+
+    /// The memory one statement's operators may hold: `work_mem × statement_mem_multiplier`
+    /// bytes (keel's own setting; see keel-sql's `exec::mem`).
+    pub fn statement_mem_limit(&self) -> usize {
+        (self.hot.work_mem as f64 * self.hot.mem_multiplier) as usize
     }
 
     /// Whether `default_transaction_isolation` is `repeatable read`, without a map lookup.
