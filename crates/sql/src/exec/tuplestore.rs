@@ -6,6 +6,8 @@
 //! Rows in memory are charged to the statement's memory ([`MemCharge`]); rows past the
 //! budget go to a file in the data directory's `pgsql_tmp`, unlinked as soon as it is
 //! created, so its space is freed when the statement ends, or when the server dies.
+//! A portal run in steps (Execute with a row limit) keeps its result in one too.
+//!
 //! File format, per item: a flag byte (1 = a row identity follows), the identity (root and
 //! version: block u32, slot u16 each, little-endian), the number of values (u16) and each
 //! value's type OID (u32, 0 for NULL), the row's length (u32) and the row in the on-disk row
