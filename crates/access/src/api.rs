@@ -348,6 +348,12 @@ impl Engine {
         self.inner.relation_size(relfile)
     }
 
+    /// Where statements spill rows they hold past work_mem (`pgsql_tmp` in the data
+    /// directory). Created on first use; files there are unlinked as soon as they are opened.
+    pub fn temp_dir(&self) -> std::path::PathBuf {
+        self.inner.data_dir.join("pgsql_tmp")
+    }
+
     /// Next value of a sequence (not transactional, as in PostgreSQL).
     pub fn nextval(&self, seq: &SequenceDef) -> PgResult<i64> {
         self.inner.nextval(seq)

@@ -1,6 +1,6 @@
 //! COPY FROM STDIN / TO STDOUT in text and CSV formats.
 
-use crate::exec::Rows;
+use crate::exec::{Rows, stmt_env};
 use crate::session::Session;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_sql::Stmt;
@@ -15,7 +15,10 @@ mod parse;
 
 use parse::{InputFormat, LineReader};
 
+/// COPY FROM inserts its rows in batches of at most this many rows and bytes (so long rows
+/// are not all parsed before the first is inserted).
 const BATCH: usize = 10_000;
+const BATCH_BYTES: usize = 8 << 20;
 
 /// PostgreSQL's `CopyAttributeOutText`: backslash, the delimiter and the control characters
 /// that have a letter escape are escaped whatever the delimiter; other bytes go out as they are.
@@ -71,6 +74,77 @@ fn delimiter_and_null(o: &CopyOptions) -> (char, String) {
         .clone()
         .unwrap_or_else(|| if o.csv { String::new() } else { "\\N".into() });
     (delim, null)
+}
+
+/// How COPY TO writes a line: PostgreSQL's `CopyOneRowTo`.
+struct LineFormat<'a> {
+    o: &'a CopyOptions,
+    delim: char,
+    null: &'a str,
+    /// A one-column COPY (CSV quotes `\.` then).
+    single: bool,
+}
+
+impl LineFormat<'_> {
+    /// Writes `row` as one line into `line` (cleared first). `cols` gives the output types
+    /// (None: the values are text, as in the header). The line is PostgreSQL's buffer, so it
+    /// fails as that buffer does past 1 GB: each delimiter, field and the newline is an
+    /// append (`keel_types::limits::enlarge`).
+    fn line(
+        &self,
+        row: &[Datum],
+        cols: Option<&[keel_sql::plan::OutColumn]>,
+        line: &mut String,
+        val: &mut String,
+    ) -> PgResult<()> {
+        use keel_types::limits;
+        line.clear();
+        for (i, d) in row.iter().enumerate() {
+            if i > 0 {
+                limits::enlarge(line.len(), 1)?;
+                line.push(self.delim);
+            }
+            if d.is_null() {
+                limits::enlarge(line.len(), self.null.len())?;
+                line.push_str(self.null);
+                continue;
+            }
+            let text = match (d, cols) {
+                (Datum::Text(s), None) => s.as_str(),
+                _ => {
+                    limits::text_out(d)?;
+                    let ty = cols
+                        .and_then(|c| c.get(i))
+                        .map_or(keel_types::TypeId::Text, |c| c.ty);
+                    val.clear();
+                    keel_types::io::format_text(d, ty, val);
+                    val.as_str()
+                }
+            };
+            // Escaping at most doubles a field (quoted CSV adds two quotes): below that, no
+            // append can fail and the field is escaped in place.
+            let at = line.len();
+            if at + 2 * text.len() + 2 < limits::MAX_ALLOC_SIZE - 1 {
+                self.field(text, line);
+            } else {
+                let mut escaped = String::new();
+                self.field(text, &mut escaped);
+                limits::enlarge(at, escaped.len())?;
+                line.push_str(&escaped);
+            }
+        }
+        limits::enlarge(line.len(), 1)?;
+        line.push('\n');
+        Ok(())
+    }
+
+    fn field(&self, text: &str, out: &mut String) {
+        if self.o.csv {
+            csv_field(text, self.o, self.delim, self.null, self.single, out);
+        } else {
+            escape_text(text, self.delim, out);
+        }
+    }
 }
 
 /// One row's values from its fields, checked as PostgreSQL's `NextCopyFrom` checks them:
@@ -164,47 +238,64 @@ impl Session {
         }
         let cols = prep.columns().map(|x| x.to_vec()).unwrap_or_default();
         self.settle().await?;
-        let rows = self.query_rows(&prep)?;
+        let Stmt::Query(q) = &prep.stmt else {
+            return Err(PgError::internal("not a query"));
+        };
+        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        self.ensure_txn();
+        let Some(txn) = self.txn.as_mut() else {
+            return Err(PgError::internal("no transaction"));
+        };
+        self.engine.start_statement(txn);
+        let cf = self.cancel_check();
+        let txn = self
+            .txn
+            .as_ref()
+            .ok_or_else(|| PgError::internal("no transaction"))?;
+        let mut ev = crate::exec::eval_cx(stmt_env!(self), &[], &cf, Some(txn));
+        let out = LineFormat {
+            o: &o,
+            delim,
+            null,
+            single: cols.len() == 1,
+        };
+        let (mut line, mut val) = (String::new(), String::new());
+        // Rows go out as they are produced, as a query's do (`Session::stream_query`): the
+        // executor stops whenever the socket has not taken what was written. The first row is
+        // computed before CopyOutResponse, so an error there (PostgreSQL raises `1/0` while
+        // planning) is a plain statement error.
+        let cheap = q.root.is_cheap();
+        let mut root = keel_sql::exec::build(&q.root, &self.engine, txn)?;
+        let mut next = crate::exec::maybe_blocking(cheap, || root.next(&mut ev))?;
         client.copy_out_start(false, cols.len());
-        let mut line = String::new();
         if o.header {
-            for (i, col) in cols.iter().enumerate() {
-                if i > 0 {
-                    line.push(delim);
-                }
-                if o.csv {
-                    csv_field(&col.name, &o, delim, null, cols.len() == 1, &mut line);
-                } else {
-                    escape_text(&col.name, delim, &mut line);
-                }
-            }
-            line.push('\n');
+            let names: Vec<Datum> = cols.iter().map(|c| Datum::Text(c.name.clone())).collect();
+            out.line(&names, None, &mut line, &mut val)?;
             client.copy_out_data(line.as_bytes());
         }
-        let mut val = String::new();
-        for r in &rows {
-            line.clear();
-            for (i, d) in r.iter().enumerate() {
-                if i > 0 {
-                    line.push(delim);
+        let mut n = 0u64;
+        while next.is_some() {
+            next = crate::exec::maybe_blocking(cheap, || -> PgResult<Option<Vec<Datum>>> {
+                while let Some(r) = next.take() {
+                    out.line(&r, Some(&cols), &mut line, &mut val)?;
+                    client.copy_out_data(line.as_bytes());
+                    n += 1;
+                    if n.is_multiple_of(4096) {
+                        ev.check_cancel()?;
+                    }
+                    next = root.next(&mut ev)?;
+                    if next.is_some() && client.wants_flush() {
+                        break;
+                    }
                 }
-                if d.is_null() {
-                    line.push_str(null);
-                    continue;
-                }
-                val.clear();
-                keel_types::io::format_text(d, cols[i].ty, &mut val);
-                if o.csv {
-                    csv_field(&val, &o, delim, null, r.len() == 1, &mut line);
-                } else {
-                    escape_text(&val, delim, &mut line);
-                }
+                Ok(next.take())
+            })?;
+            if next.is_some() {
+                client.flush().await?;
             }
-            line.push('\n');
-            client.copy_out_data(line.as_bytes());
         }
         client.copy_out_done();
-        Ok((vec![], format!("COPY {}", rows.len())))
+        Ok((vec![], format!("COPY {n}")))
     }
 
     async fn copy_from<C: Client>(
@@ -264,6 +355,7 @@ impl Session {
             null: null.as_bytes().to_vec(),
         });
         let mut batch: Vec<Vec<Datum>> = Vec::new();
+        let mut batch_bytes = 0;
         let mut total = 0u64;
         let mut header_pending = o.header;
         // The first error ends the COPY at once, as in PostgreSQL: the protocol loop drops the
@@ -272,7 +364,7 @@ impl Session {
             let chunk = client.copy_in_next().await?;
             let at_end = chunk.is_none();
             if let Some(b) = &chunk {
-                reader.feed(b);
+                reader.feed(b)?;
             }
             // PostgreSQL adds a CONTEXT naming the line (`COPY t, line 3: "..."`); keel's
             // errors have no context field yet, and no other field should stand in for it.
@@ -284,9 +376,11 @@ impl Session {
                 let row = reader
                     .fields(reader.line(range))
                     .and_then(|fields| row_values(&fields, &cols, &types))?;
+                batch_bytes += keel_types::datum::row_heap_bytes(&row);
                 batch.push(row);
-                if batch.len() >= BATCH {
+                if batch.len() >= BATCH || batch_bytes >= BATCH_BYTES {
                     total += self.insert_batch(plan, row_exprs, &mut batch).await?;
+                    batch_bytes = 0;
                 }
             }
             if at_end {
@@ -320,15 +414,7 @@ impl Session {
         rows: Vec<Vec<Datum>>,
     ) -> PgResult<Vec<Vec<Datum>>> {
         let cf = self.cancel_check();
-        let mut ev = crate::exec::eval_cx(
-            &self.engine,
-            &[],
-            &mut self.funcs,
-            &self.settings,
-            self.pid,
-            &cf,
-            self.txn.as_ref(),
-        );
+        let mut ev = crate::exec::eval_cx(stmt_env!(self), &[], &cf, self.txn.as_ref());
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let mut full = Vec::with_capacity(row_exprs.len());

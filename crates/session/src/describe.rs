@@ -76,6 +76,10 @@ pub struct RowWriter {
     bin: Vec<Vec<u8>>,
 }
 
+/// A value buffer that grew past this is dropped after its row, so one huge value does not
+/// keep its memory for the rest of the result.
+const KEEP_CAPACITY: usize = 1 << 20;
+
 impl RowWriter {
     pub fn new() -> RowWriter {
         RowWriter {
@@ -84,29 +88,40 @@ impl RowWriter {
         }
     }
 
+    /// Sends one DataRow. PostgreSQL builds the message in one buffer (a 2-byte count, then
+    /// per column a 4-byte length and the value), which fails with 54000 past 1 GB; so does
+    /// keel, before the message is written.
     pub fn send<C: keel_wire::Client>(
         &mut self,
         client: &mut C,
         row: &[Datum],
         cols: &[OutColumn],
         formats: &[i16],
-    ) {
+    ) -> PgResult<()> {
+        use keel_types::limits;
         let n = row.len();
         self.text.resize(n, String::new());
         self.bin.resize(n, Vec::new());
+        let mut len = 2usize;
         for (i, d) in row.iter().enumerate() {
             let ty = cols.get(i).map_or(TypeId::Text, |c| c.ty);
-            if format_for(formats, i) == 1 {
-                self.bin[i].clear();
-                if !d.is_null() {
-                    keel_types::io::format_binary(d, ty, &mut self.bin[i]);
-                }
-            } else {
-                self.text[i].clear();
-                if !d.is_null() {
-                    keel_types::io::format_text(d, ty, &mut self.text[i]);
-                }
+            limits::enlarge(len, 4)?;
+            len += 4;
+            if d.is_null() {
+                continue;
             }
+            let bytes = if format_for(formats, i) == 1 {
+                self.bin[i].clear();
+                keel_types::io::format_binary(d, ty, &mut self.bin[i]);
+                self.bin[i].len()
+            } else {
+                limits::text_out(d)?;
+                self.text[i].clear();
+                keel_types::io::format_text(d, ty, &mut self.text[i]);
+                self.text[i].len()
+            };
+            limits::enlarge(len, bytes)?;
+            len += bytes;
         }
         let vals: Vec<Option<&[u8]>> = row
             .iter()
@@ -122,5 +137,16 @@ impl RowWriter {
             })
             .collect();
         client.data_row(&vals);
+        for t in &mut self.text {
+            if t.capacity() > KEEP_CAPACITY {
+                *t = String::new();
+            }
+        }
+        for b in &mut self.bin {
+            if b.capacity() > KEEP_CAPACITY {
+                *b = Vec::new();
+            }
+        }
+        Ok(())
     }
 }

@@ -3,7 +3,9 @@
 use crate::describe::{RowWriter, fields, text_column};
 use crate::session::{Block, Session, cancel_check};
 use keel_common::{PgResult, Settings};
-use keel_sql::exec::{ModifyExec, Step, run_query};
+use keel_sql::exec::mem::StatementMem;
+use keel_sql::exec::tuplestore::Tuplestore;
+use keel_sql::exec::{ModifyExec, Step};
 use keel_sql::expr::{EvalCx, SessionFuncs};
 use keel_sql::plan::{ModifyPlan, OutColumn};
 use keel_sql::utility::Utility;
@@ -14,17 +16,58 @@ use std::sync::Arc;
 
 pub type Rows = Vec<Vec<Datum>>;
 
+/// Where [`Session::stream_query`] puts the rows.
+pub(crate) enum RowSink<'s> {
+    /// To the client, after a RowDescription (simple protocol).
+    Describe,
+    /// To the client, rows only (extended protocol: Describe sent the row shape).
+    Rows,
+    /// Into a tuplestore (memory up to work_mem, then a temporary file).
+    Store(&'s mut Tuplestore),
+}
+
+/// The session's fields a statement's evaluation context borrows (field by field, so the
+/// transaction can be borrowed beside them).
+macro_rules! stmt_env {
+    ($s:expr) => {
+        $crate::exec::StmtEnv {
+            engine: &$s.engine,
+            funcs: &mut $s.funcs,
+            settings: &$s.settings,
+            mem: &$s.mem,
+            pid: $s.pid,
+        }
+    };
+}
+pub(crate) use stmt_env;
+
+/// The session's state a statement's evaluation context borrows.
+pub(crate) struct StmtEnv<'a> {
+    pub engine: &'a keel_access::Engine,
+    pub funcs: &'a mut SessionFuncs,
+    pub settings: &'a Settings,
+    pub mem: &'a Arc<StatementMem>,
+    pub pid: i32,
+}
+
+/// A statement's evaluation context. Its memory limit is taken from the settings now, when
+/// the statement starts.
 pub(crate) fn eval_cx<'a>(
-    engine: &'a keel_access::Engine,
+    env: StmtEnv<'a>,
     params: &'a [Datum],
-    funcs: &'a mut SessionFuncs,
-    settings: &'a Settings,
-    pid: i32,
     cancel: &'a (dyn Fn() -> bool + Sync),
     txn: Option<&'a keel_access::Transaction>,
 ) -> EvalCx<'a> {
+    let StmtEnv {
+        engine,
+        funcs,
+        settings,
+        mem,
+        pid,
+    } = env;
     // Every statement's execution starts here, on the thread that runs it.
     keel_common::stack::set_limit(settings.max_stack_depth_bytes());
+    mem.set_limit(settings.statement_mem_limit());
     EvalCx {
         params,
         fctx: funcs,
@@ -37,6 +80,7 @@ pub(crate) fn eval_cx<'a>(
         subq: Default::default(),
         deadline: statement_deadline(settings),
         blocking: run_blocking,
+        mem,
     }
 }
 
@@ -107,14 +151,18 @@ impl Session {
             return Ok(());
         }
         if let Stmt::Query(_) = &prep.stmt {
-            return self.stream_query(prep, params, formats, client).await;
+            let n = self
+                .stream_query(prep, params, formats, client, RowSink::Describe)
+                .await?;
+            client.command_complete(&format!("SELECT {n}"));
+            return Ok(());
         }
         let (rows, tag) = self.run_collect(prep, params, formats, client).await?;
         if let Some(cols) = self.columns_of(prep) {
             client.row_description(&fields(&cols, formats));
             let mut w = RowWriter::new();
             for r in &rows {
-                w.send(client, r, &cols, formats);
+                w.send(client, r, &cols, formats)?;
                 if client.wants_flush() {
                     client.flush().await?;
                 }
@@ -128,22 +176,25 @@ impl Session {
     /// held whole, and the output buffer stays near its flush threshold, because whenever the
     /// socket has not taken what was written the executor stops between rows and the session
     /// awaits the flush (a client that reads slowly slows the query down, as in PostgreSQL).
-    /// RowDescription goes out before the first row, so an error raised by a later row
-    /// follows the rows already sent, as PostgreSQL's does.
-    async fn stream_query<C: Client>(
+    /// RowDescription (the simple protocol's) goes out before the first row, so an error
+    /// raised by a later row follows the rows already sent, as PostgreSQL's does. With
+    /// [`RowSink::Store`] the rows go to a tuplestore instead (a portal run in steps).
+    /// Returns the number of rows.
+    pub(crate) async fn stream_query<C: Client>(
         &mut self,
         prep: &Arc<Prepared>,
         params: &[Datum],
         formats: &[i16],
         client: &mut C,
-    ) -> PgResult<()> {
+        mut sink: RowSink<'_>,
+    ) -> PgResult<u64> {
         self.funcs.stmt_ts = keel_sql::expr::now_micros();
         let newer = self.replanned(prep, &prep.params)?;
         let prep = newer.as_ref().unwrap_or(prep);
         let Stmt::Query(q) = &prep.stmt else {
             return Err(keel_common::PgError::internal("not a query"));
         };
-        let cols = self.columns_of(prep).unwrap_or_default();
+        let cols = prep.columns().unwrap_or_default();
         self.settle().await?;
         self.ensure_txn();
         let Some(txn) = self.txn.as_mut() else {
@@ -155,24 +206,22 @@ impl Session {
             .txn
             .as_ref()
             .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
-        let mut ev = eval_cx(
-            &self.engine,
-            params,
-            &mut self.funcs,
-            &self.settings,
-            self.pid,
-            &cf,
-            Some(txn),
-        );
+        let mut ev = eval_cx(stmt_env!(self), params, &cf, Some(txn));
         let cheap = q.root.is_cheap();
         let mut root = keel_sql::exec::build(&q.root, &self.engine, txn)?;
-        client.row_description(&fields(&cols, formats));
+        if let RowSink::Describe = sink {
+            client.row_description(&fields(cols, formats));
+        }
         let mut w = RowWriter::new();
         let mut n = 0u64;
+        let dir = || self.engine.temp_dir();
         loop {
             let done = maybe_blocking(cheap, || -> PgResult<bool> {
                 while let Some(r) = root.next(&mut ev)? {
-                    w.send(client, &r, &cols, formats);
+                    match &mut sink {
+                        RowSink::Store(store) => store.push(&ev, (None, r), dir)?,
+                        _ => w.send(client, &r, cols, formats)?,
+                    }
                     n += 1;
                     if n.is_multiple_of(4096) {
                         ev.check_cancel()?;
@@ -188,12 +237,12 @@ impl Session {
             }
             client.flush().await?;
         }
-        client.command_complete(&format!("SELECT {n}"));
-        Ok(())
+        Ok(n)
     }
 
-    /// Runs a statement and returns its rows (materialized) and its command tag. Notices and
-    /// COPY traffic go to `client` directly.
+    /// Runs a statement other than a query (whose rows stream: [`Session::stream_query`])
+    /// and returns its rows (RETURNING, SHOW) and its command tag. Notices and COPY traffic
+    /// go to `client` directly.
     pub(crate) async fn run_collect<C: Client>(
         &mut self,
         prep: &Arc<Prepared>,
@@ -205,15 +254,17 @@ impl Session {
         match &prep.stmt {
             Stmt::Empty => Ok((vec![], String::new())),
             Stmt::Utility(u) => self.utility(u, client).await,
-            Stmt::Query(_) | Stmt::Modify(_) => {
+            Stmt::Query(_) => Err(keel_common::PgError::internal(
+                "a query's rows are streamed, not collected",
+            )),
+            Stmt::Modify(_) => {
                 // The catalog may have changed since the statement was bound (DDL).
                 let newer = self.replanned(prep, &prep.params)?;
                 let prep = newer.as_ref().unwrap_or(prep);
-                let reads = match &prep.stmt {
-                    Stmt::Modify(m) => m.reads_tables(),
-                    _ => true,
+                let Stmt::Modify(m) = &prep.stmt else {
+                    return Err(keel_common::PgError::internal("not a write"));
                 };
-                if reads {
+                if m.reads_tables() {
                     self.settle().await?;
                 }
                 self.ensure_txn();
@@ -221,36 +272,10 @@ impl Session {
                     return Err(keel_common::PgError::internal("no transaction"));
                 };
                 self.engine.start_statement(txn);
-                match &prep.stmt {
-                    Stmt::Query(q) => {
-                        let cf = self.cancel_check();
-                        let txn = self
-                            .txn
-                            .as_ref()
-                            .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
-                        let mut ev = eval_cx(
-                            &self.engine,
-                            params,
-                            &mut self.funcs,
-                            &self.settings,
-                            self.pid,
-                            &cf,
-                            Some(txn),
-                        );
-                        let rows = maybe_blocking(q.root.is_cheap(), || {
-                            run_query(q, &self.engine, txn, &mut ev)
-                        })?;
-                        let n = rows.len() as u64;
-                        Ok((rows, format!("SELECT {n}")))
-                    }
-                    Stmt::Modify(m) => {
-                        let mut exec = ModifyExec::new();
-                        self.drive_modify(m, &mut exec, params).await?;
-                        let tag = keel_sql::command_tag(&prep.stmt, exec.count);
-                        Ok((std::mem::take(&mut exec.returned), tag))
-                    }
-                    _ => Ok((vec![], String::new())),
-                }
+                let mut exec = ModifyExec::new();
+                self.drive_modify(m, &mut exec, params).await?;
+                let tag = keel_sql::command_tag(&prep.stmt, exec.count);
+                Ok((std::mem::take(&mut exec.returned), tag))
             }
             Stmt::Ddl(stmt) => {
                 if self.txn.as_ref().is_some_and(|t| t.read_only) {
@@ -300,34 +325,6 @@ impl Session {
         }
     }
 
-    /// Runs a read-only query statement (COPY TO) and returns its rows. Call `settle` first.
-    pub(crate) fn query_rows(&mut self, prep: &Arc<Prepared>) -> PgResult<Rows> {
-        let Stmt::Query(q) = &prep.stmt else {
-            return Err(keel_common::PgError::internal("not a query"));
-        };
-        self.funcs.stmt_ts = keel_sql::expr::now_micros();
-        self.ensure_txn();
-        let Some(txn) = self.txn.as_mut() else {
-            return Err(keel_common::PgError::internal("no transaction"));
-        };
-        self.engine.start_statement(txn);
-        let cf = self.cancel_check();
-        let txn = self
-            .txn
-            .as_ref()
-            .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
-        let mut ev = eval_cx(
-            &self.engine,
-            &[],
-            &mut self.funcs,
-            &self.settings,
-            self.pid,
-            &cf,
-            Some(txn),
-        );
-        run_query(q, &self.engine, txn, &mut ev)
-    }
-
     /// Runs a ModifyExec to completion, awaiting row locks without blocking the thread.
     pub(crate) async fn drive_modify(
         &mut self,
@@ -370,15 +367,7 @@ impl Session {
                 let Some(txn) = self.txn.as_mut() else {
                     return Err(keel_common::PgError::internal("no transaction"));
                 };
-                let mut ev = eval_cx(
-                    &self.engine,
-                    params,
-                    &mut self.funcs,
-                    &self.settings,
-                    self.pid,
-                    &cf,
-                    None,
-                );
+                let mut ev = eval_cx(stmt_env!(self), params, &cf, None);
                 ev.deadline = deadline;
                 maybe_blocking(cheap, || exec.step(m, &self.engine, txn, &mut ev))?
             };

@@ -8,8 +8,10 @@
 //!
 //! Only Parse (and re-planning after DDL) goes through here, once per statement per session;
 //! the mutex is never on the per-execution path. An entry planned against an older catalog is
-//! replaced on the next lookup; the map is cleared when it reaches `CAPACITY` entries (a plan
-//! is then simply made again).
+//! replaced on the next lookup; the map is cleared when it reaches `CAPACITY` entries or its
+//! statements' text reaches `TEXT_CAPACITY` bytes (a plan is then simply made again; a plan's
+//! size follows its text, so both bound the cache's memory). A statement longer than
+//! `TEXT_CAPACITY / 16` is never kept: such texts are rarely run twice.
 
 use keel_catalog::Catalog;
 use keel_common::PgResult;
@@ -20,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 const CAPACITY: usize = 4096;
+const TEXT_CAPACITY: usize = 16 << 20;
 
 #[derive(PartialEq, Eq, Hash)]
 struct PlanKey {
@@ -30,7 +33,14 @@ struct PlanKey {
 
 #[derive(Default)]
 pub struct PlanCache {
-    plans: Mutex<HashMap<PlanKey, Arc<Prepared>>>,
+    plans: Mutex<Plans>,
+}
+
+#[derive(Default)]
+struct Plans {
+    map: HashMap<PlanKey, Arc<Prepared>>,
+    /// Bytes of the keys' texts.
+    text: usize,
 }
 
 impl PlanCache {
@@ -47,7 +57,7 @@ impl PlanCache {
             char_offset,
             declared: declared.to_vec(),
         };
-        if let Some(p) = self.plans.lock().get(&key)
+        if let Some(p) = self.plans.lock().map.get(&key)
             && Arc::ptr_eq(&p.catalog, &catalog)
         {
             return Ok(p.clone());
@@ -55,11 +65,18 @@ impl PlanCache {
         // Planned outside the mutex: two sessions may plan the same text at once; the later
         // insert wins and both plans are equally valid.
         let plan = Arc::new(keel_sql::prepare(catalog, text, char_offset, declared)?);
-        let mut plans = self.plans.lock();
-        if plans.len() >= CAPACITY {
-            plans.clear();
+        if key.text.len() > TEXT_CAPACITY / 16 {
+            return Ok(plan);
         }
-        plans.insert(key, plan.clone());
+        let mut plans = self.plans.lock();
+        if plans.map.len() >= CAPACITY || plans.text + key.text.len() > TEXT_CAPACITY {
+            plans.map.clear();
+            plans.text = 0;
+        }
+        plans.text += key.text.len();
+        if let Some(old) = plans.map.insert(key, plan.clone()) {
+            plans.text -= old.text.len();
+        }
         Ok(plan)
     }
 }
@@ -99,12 +116,25 @@ mod tests {
         let cache = PlanCache::default();
         let cat = Arc::new(Catalog::default());
         assert!(cache.prepare(cat.clone(), "SELEC 1", 0, &[]).is_err());
-        assert!(cache.plans.lock().is_empty());
+        assert!(cache.plans.lock().map.is_empty());
         for i in 0..CAPACITY + 10 {
             cache
                 .prepare(cat.clone(), &format!("SELECT {i}"), 0, &[])
                 .unwrap();
         }
-        assert!(cache.plans.lock().len() <= CAPACITY);
+        assert!(cache.plans.lock().map.len() <= CAPACITY);
+        // Long texts: the cache's text stays within its budget, the longest are not kept.
+        let long = format!("SELECT 1 {}", " ".repeat(TEXT_CAPACITY / 20));
+        for i in 0..40 {
+            cache
+                .prepare(cat.clone(), &format!("{long}+{i}"), 0, &[])
+                .unwrap();
+            let p = cache.plans.lock();
+            assert!(p.text <= TEXT_CAPACITY);
+            assert_eq!(p.text, p.map.keys().map(|k| k.text.len()).sum::<usize>());
+        }
+        let huge = format!("SELECT 1 {}", " ".repeat(TEXT_CAPACITY / 8));
+        cache.prepare(cat.clone(), &huge, 0, &[]).unwrap();
+        assert!(cache.plans.lock().map.keys().all(|k| k.text != huge));
     }
 }

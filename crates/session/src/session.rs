@@ -6,15 +6,16 @@
 //! simple Query message (all of its statements) or the extended-protocol messages up to Sync.
 
 use crate::describe::{decode_param, fields};
+use crate::exec::RowSink;
 use crate::panic_guard::{guard, guard_async};
 use crate::plan_cache::PlanCache;
 use keel_access::{Engine, Isolation, Transaction};
 use keel_common::{PgError, PgResult, Settings, sqlstate};
+use keel_sql::exec::tuplestore::Tuplestore;
 use keel_sql::{Prepared, SessionFuncs, Stmt};
 use keel_types::{Datum, TypeId};
 use keel_wire::{CancelToken, Client, ExecuteOutcome, FieldDescription, StartupInfo};
 use rustc_hash::FxHashMap;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,8 +34,9 @@ pub struct Portal {
     pub prep: Arc<Prepared>,
     pub params: Vec<Datum>,
     pub formats: Vec<i16>,
-    /// Rows not yet sent (after a PortalSuspended), and the final tag.
-    pub pending: Option<(VecDeque<Vec<Datum>>, String)>,
+    /// Rows not yet sent (after a PortalSuspended), and the final tag. In memory up to
+    /// work_mem, the rest in a temporary file.
+    pub pending: Option<(Tuplestore, String)>,
 }
 
 pub struct Session {
@@ -66,6 +68,8 @@ pub struct Session {
     pub(crate) guc_session: Option<Settings>,
     /// Plans shared with every other session (see plan_cache.rs).
     pub(crate) plans: Arc<PlanCache>,
+    /// What the running statement's operators hold in memory, against its limit.
+    pub(crate) mem: Arc<keel_sql::exec::mem::StatementMem>,
 }
 
 /// The interrupt check for evaluation contexts and long operations (owns its token, so it
@@ -74,6 +78,38 @@ pub struct Session {
 pub(crate) fn cancel_check(cancel: &Arc<CancelToken>) -> impl Fn() -> bool + use<> {
     let cancel = cancel.clone();
     move || cancel.interrupted()
+}
+
+/// Named prepared statements one session may hold, and their SQL text in bytes. PostgreSQL
+/// keeps any number until the session ends; keel bounds them so that a client preparing
+/// statements in a loop gets 53200 instead of growing the server without end (a plan takes
+/// memory in proportion to its text). Drivers keep far fewer (pgjdbc caches 256 per
+/// connection, Rails 1000).
+pub(crate) const MAX_PREPARED: usize = 10_000;
+pub(crate) const MAX_PREPARED_TEXT: usize = 64 << 20;
+
+/// Whether another named statement of text `sql` fits the session's bounds.
+fn prepared_room(stmts: &FxHashMap<String, StmtEntry>, sql: &str) -> PgResult<()> {
+    let full = || PgError::new(sqlstate::OUT_OF_MEMORY, "out of memory");
+    let hint = "Close prepared statements that are no longer needed (Close message or DEALLOCATE).";
+    if stmts.len() >= MAX_PREPARED {
+        return Err(full()
+            .with_detail(format!(
+                "This session holds {} prepared statements, the most keel keeps for one session.",
+                stmts.len()
+            ))
+            .with_hint(hint));
+    }
+    let text: usize = stmts.values().map(|e| e.prep.text.len()).sum();
+    if text + sql.len() > MAX_PREPARED_TEXT {
+        return Err(full()
+            .with_detail(format!(
+                "The prepared statements of this session would hold more than {}MB of SQL text.",
+                MAX_PREPARED_TEXT >> 20
+            ))
+            .with_hint(hint));
+    }
+    Ok(())
 }
 
 /// Hands the session's client_connection_check_interval to its cancel token, which polls the
@@ -98,7 +134,9 @@ impl Session {
         plans: Arc<PlanCache>,
     ) -> Session {
         arm_client_check(&cancel, &settings);
+        let mem = keel_sql::exec::mem::StatementMem::new(settings.statement_mem_limit());
         Session {
+            mem,
             engine,
             boot,
             settings,
@@ -194,6 +232,9 @@ impl Session {
         self.guc_commit();
         self.next_isolation = None;
         self.next_read_only = None;
+        // Portals end with their transaction, as PostgreSQL's (none is holdable): what a
+        // portal holds is never kept past it.
+        self.portals.clear();
         if let Some(t) = self.txn.take() {
             let sync = self.settings.synchronous_commit();
             self.engine.commit(t, sync).await?;
@@ -206,6 +247,7 @@ impl Session {
         self.guc_rollback();
         self.next_isolation = None;
         self.next_read_only = None;
+        self.portals.clear();
         if let Some(t) = self.txn.take() {
             self.engine.rollback(t);
         }
@@ -355,6 +397,9 @@ impl keel_wire::Backend for Session {
                     format!("prepared statement \"{name}\" already exists"),
                 ));
             }
+            if !name.is_empty() {
+                prepared_room(&self.stmts, sql)?;
+            }
             let declared: Vec<TypeId> = param_types
                 .iter()
                 .map(|o| {
@@ -501,7 +546,13 @@ impl keel_wire::Backend for Session {
 
     async fn sync(&mut self) -> PgResult<()> {
         self.ext_error = false;
-        self.portals.remove("");
+        // Sync ends the implicit transaction, and with it every portal (PostgreSQL's Bind
+        // starts that transaction even when nothing ran yet).
+        if self.block == Block::Idle {
+            self.portals.clear();
+        } else {
+            self.portals.remove("");
+        }
         if self.block == Block::Idle
             && self.txn.is_some()
             && let Err(e) = guard_async(self.commit_txn()).await
@@ -566,15 +617,41 @@ impl Session {
             let prep = p.prep.clone();
             let params = std::mem::take(&mut p.params);
             let formats = std::mem::take(&mut p.formats);
-            let r = self.run_collect(&prep, &params, &formats, client).await;
-            // The statement may have removed the portal (DISCARD ALL).
-            let Some(p) = self.portals.get_mut(portal) else {
-                return r.map(|(_, tag)| ExecuteOutcome::Complete(tag));
-            };
-            p.params = params;
-            p.formats = formats;
-            let (rows, tag) = r?;
-            p.pending = Some((rows.into(), tag));
+            if let Stmt::Query(_) = prep.stmt {
+                // All rows wanted: they stream to the client as they are produced, as in the
+                // simple protocol. A portal run in steps keeps its rows in a tuplestore.
+                let mut store = Tuplestore::new(self.settings.work_mem_bytes());
+                let sink = if max_rows == 0 {
+                    RowSink::Rows
+                } else {
+                    RowSink::Store(&mut store)
+                };
+                let r = self
+                    .stream_query(&prep, &params, &formats, client, sink)
+                    .await;
+                let tag = format!("SELECT {}", r.as_ref().copied().unwrap_or(0));
+                let Some(p) = self.portals.get_mut(portal) else {
+                    return r.map(|_| ExecuteOutcome::Complete(tag));
+                };
+                p.params = params;
+                p.formats = formats;
+                // Executing a completed portal again returns no more rows.
+                p.pending = Some((store, tag.clone()));
+                r?;
+                if max_rows == 0 {
+                    return Ok(ExecuteOutcome::Complete(tag));
+                }
+            } else {
+                let r = self.run_collect(&prep, &params, &formats, client).await;
+                // The statement may have removed the portal (DISCARD ALL).
+                let Some(p) = self.portals.get_mut(portal) else {
+                    return r.map(|(_, tag)| ExecuteOutcome::Complete(tag));
+                };
+                p.params = params;
+                p.formats = formats;
+                let (rows, tag) = r?;
+                p.pending = Some((Tuplestore::from_rows(rows), tag));
+            }
         }
         let Some(Portal {
             prep,
@@ -588,8 +665,8 @@ impl Session {
         let cols = prep.columns().unwrap_or_default();
         let mut w = crate::describe::RowWriter::new();
         let mut sent = 0u32;
-        while let Some(r) = rows.pop_front() {
-            w.send(client, &r, cols, formats);
+        while let Some((_, r)) = rows.pop()? {
+            w.send(client, &r, cols, formats)?;
             sent += 1;
             // Bounded output: what the socket has not taken waits in the portal, not twice.
             if client.wants_flush() {

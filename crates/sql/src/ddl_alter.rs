@@ -136,6 +136,8 @@ pub(crate) fn add_checks(
             deadline: interrupt.deadline,
             // The session runs DDL off its async worker (block_in_place).
             blocking: crate::expr::run_inline,
+            // A CHECK is evaluated row by row; nothing accumulates.
+            mem: crate::exec::mem::StatementMem::unlimited(),
         };
         for item in engine.scan(txn, &table) {
             let (_, row) = item?;

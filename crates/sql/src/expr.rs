@@ -127,7 +127,8 @@ pub struct SubPlan {
 /// A cached uncorrelated subquery result.
 pub enum SubResult {
     Value(Datum),
-    Values(Vec<Datum>),
+    /// The values with their charge to the statement's memory (given back with the cache).
+    Values(Vec<Datum>, crate::exec::mem::MemCharge),
 }
 
 impl std::fmt::Debug for Expr {
@@ -161,6 +162,8 @@ pub struct EvalCx<'a> {
     /// Runs a closure that blocks its thread (pg_sleep). The session hands the async worker's
     /// other sessions to another thread first; [`run_inline`] where nothing else shares it.
     pub blocking: fn(&mut dyn FnMut()),
+    /// The statement's memory account (see `exec::mem`): operators that hold rows charge it.
+    pub mem: &'a Arc<crate::exec::mem::StatementMem>,
 }
 
 /// [`EvalCx::blocking`] for contexts already off the async workers (DDL validation, tests).
@@ -188,6 +191,7 @@ impl EvalCx<'_> {
             subq: std::mem::take(&mut self.subq),
             deadline: self.deadline,
             blocking: self.blocking,
+            mem: self.mem,
         }
     }
 

@@ -59,6 +59,7 @@ impl Db {
             subq: Default::default(),
             deadline: None,
             blocking: keel_sql::expr::run_inline,
+            mem: keel_sql::exec::mem::StatementMem::unlimited(),
         };
         match &prep.stmt {
             Stmt::Query(q) => {

@@ -14,7 +14,7 @@ impl Accumulator for CountStar {
         self.0 += 1;
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         Ok(Datum::Int8(self.0))
     }
 }
@@ -27,7 +27,7 @@ impl Accumulator for Count {
         }
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         Ok(Datum::Int8(self.0))
     }
 }
@@ -54,7 +54,7 @@ impl Accumulator for SumInt {
         self.count += 1;
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         if self.count == 0 {
             return Ok(Datum::Null);
         }
@@ -86,7 +86,7 @@ impl Accumulator for SumInt8 {
         self.count += 1;
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         if self.count == 0 {
             return Ok(Datum::Null);
         }
@@ -113,7 +113,7 @@ impl Accumulator for SumNumeric {
         self.count += 1;
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         if self.count == 0 {
             return Ok(Datum::Null);
         }
@@ -173,7 +173,7 @@ impl Accumulator for SumFloat {
         self.count += 1;
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         if self.count == 0 {
             return Ok(Datum::Null);
         }
@@ -201,7 +201,7 @@ impl Accumulator for SumInterval {
         }
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         if self.count == 0 {
             return Ok(Datum::Null);
         }
@@ -230,15 +230,24 @@ impl Accumulator for MinMax {
         }
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         Ok(self.best.clone())
     }
 }
 
+/// string_agg's buffer grows as PostgreSQL's StringInfo does: each delimiter and value is an
+/// append that fails with 54000 past 1 GB (the first value has no delimiter before it).
 #[derive(Default)]
 struct StringAgg {
     buf: Option<Vec<u8>>,
     bytea: bool,
+}
+impl StringAgg {
+    fn append(buf: &mut Vec<u8>, bytes: &[u8]) -> PgResult<()> {
+        crate::limits::enlarge(buf.len(), bytes.len())?;
+        buf.extend_from_slice(bytes);
+        Ok(())
+    }
 }
 impl Accumulator for StringAgg {
     fn update(&mut self, args: &[Datum]) -> PgResult<()> {
@@ -267,24 +276,31 @@ impl Accumulator for StringAgg {
         match &mut self.buf {
             Some(buf) => {
                 if let Some(d) = delim {
-                    buf.extend_from_slice(d);
+                    Self::append(buf, d)?;
                 }
-                buf.extend_from_slice(value);
+                Self::append(buf, value)?;
             }
             None => self.buf = Some(value.to_vec()),
         }
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
-        Ok(match &self.buf {
-            None => Datum::Null,
-            Some(b) if self.bytea => Datum::Bytea(b.clone()),
-            // Concatenated UTF-8 strings are UTF-8.
-            Some(b) => Datum::Text(
-                String::from_utf8(b.clone())
-                    .map_err(|_| PgError::internal("string_agg produced invalid UTF-8"))?,
-            ),
-        })
+    fn heap_bytes(&self) -> usize {
+        // The bytes written: a large buffer's spare capacity is never touched.
+        self.buf.as_ref().map_or(0, Vec::len)
+    }
+    fn finish(&mut self) -> PgResult<Datum> {
+        // The buffer becomes the value: moved, not copied (it may be near 1 GB).
+        let Some(b) = self.buf.take() else {
+            return Ok(Datum::Null);
+        };
+        crate::limits::varlena(b.len())?;
+        if self.bytea {
+            return Ok(Datum::Bytea(b));
+        }
+        // Concatenated UTF-8 strings are UTF-8.
+        Ok(Datum::Text(String::from_utf8(b).map_err(|_| {
+            PgError::internal("string_agg produced invalid UTF-8")
+        })?))
     }
 }
 
@@ -308,7 +324,7 @@ impl Accumulator for BoolAgg {
         }
         Ok(())
     }
-    fn finish(&self) -> PgResult<Datum> {
+    fn finish(&mut self) -> PgResult<Datum> {
         Ok(self.state.map(Datum::Bool).unwrap_or(Datum::Null))
     }
 }
@@ -319,6 +335,7 @@ macro_rules! agg {
             args: $args,
             result: $result,
             new_accumulator: || Box::new($ctor),
+            state_grows: false,
         })
     };
 }
@@ -382,6 +399,7 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
                 args,
                 result: Int8,
                 new_accumulator: || Box::new(Count(0)),
+                state_grows: false,
             })
         }
         ("sum" | "avg", [t]) => {
@@ -529,13 +547,20 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
         ("min", [t]) => minmax(false, *t),
         ("max", [t]) => minmax(true, *t),
         ("string_agg", [a, b]) => {
-            if *a == Bytea && (*b == Bytea || *b == Unknown) {
-                agg!(&[Bytea, Bytea], Bytea, StringAgg::default())
-            } else if is_text(*a) && is_text(*b) {
-                agg!(&[Text, Text], Text, StringAgg::default())
-            } else {
-                None
-            }
+            let (args, result): (&'static [TypeId], TypeId) =
+                if *a == Bytea && (*b == Bytea || *b == Unknown) {
+                    (&[Bytea, Bytea], Bytea)
+                } else if is_text(*a) && is_text(*b) {
+                    (&[Text, Text], Text)
+                } else {
+                    return None;
+                };
+            Some(Aggregate {
+                args,
+                result,
+                new_accumulator: || Box::new(StringAgg::default()),
+                state_grows: true,
+            })
         }
         ("bool_and" | "every", [Bool | Unknown]) => agg!(
             &[Bool],

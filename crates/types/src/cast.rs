@@ -63,8 +63,9 @@ pub fn can_cast(from: TypeId, to: TypeId, context: CastContext) -> bool {
     cast_context(from, to).is_some_and(|c| c <= context)
 }
 
-fn text_of(value: Datum, from: TypeId) -> String {
-    match value {
+fn text_of(value: Datum, from: TypeId) -> PgResult<String> {
+    crate::limits::text_out(&value)?;
+    Ok(match value {
         // bpchar -> text/varchar/name drops the padding (rtrim), as PostgreSQL's text(bpchar).
         Datum::Text(s) if from == TypeId::Bpchar => {
             let t = s.trim_end_matches(' ');
@@ -78,7 +79,7 @@ fn text_of(value: Datum, from: TypeId) -> String {
             format_text(&other, from, &mut s);
             s
         }
-    }
+    })
 }
 
 fn int_range(v: i64, to: TypeId) -> PgResult<Datum> {
@@ -137,7 +138,7 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
     let explicit = context == CastContext::Explicit;
     // Targets that are strings: produce the text, then apply length rules.
     if is_string(to.id) {
-        let s = text_of(value, from);
+        let s = text_of(value, from)?;
         return Ok(Datum::Text(match to.id {
             Name => truncate_name(&s).to_owned(),
             Text => s,
@@ -145,7 +146,7 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
         }));
     }
     if from == Unknown || is_string(from) {
-        let s = text_of(value, from);
+        let s = text_of(value, from)?;
         return parse_text(&s, to);
     }
     let out = match (to.id, &value) {

@@ -50,3 +50,39 @@ impl Datum {
         })
     }
 }
+
+/// Bytes the allocator hands out for a request of `size` bytes (glibc malloc: an 8-byte
+/// header, 16-byte granules, 32 bytes at least); 0 for no allocation. An estimate for memory
+/// accounting, which must follow what the process really holds, not what it asked for.
+#[inline]
+pub fn alloc_size(size: usize) -> usize {
+    if size == 0 {
+        0
+    } else {
+        ((size + 8 + 15) & !15).max(32)
+    }
+}
+
+impl Datum {
+    /// Heap bytes the value owns beyond the `Datum` itself (see [`alloc_size`]).
+    #[inline]
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Datum::Text(s) => alloc_size(s.capacity()),
+            Datum::Bytea(b) => alloc_size(b.capacity()),
+            // The box, the big integer's header and a few digits.
+            Datum::Numeric(_) => 64,
+            _ => 0,
+        }
+    }
+}
+
+/// Heap bytes a row of datums holds: its slots and what each value owns.
+#[inline]
+pub fn row_heap_bytes(row: &Vec<Datum>) -> usize {
+    let mut n = alloc_size(row.capacity() * std::mem::size_of::<Datum>());
+    for d in row {
+        n += d.heap_bytes();
+    }
+    n
+}

@@ -362,8 +362,14 @@ pub trait Accumulator: Send {
     /// Adds one input row's arguments (already coerced). Called for NULL inputs too; the
     /// accumulator ignores them where the aggregate is strict.
     fn update(&mut self, args: &[Datum]) -> PgResult<()>;
-    /// The final value (sum of no rows = NULL, count of no rows = 0, ...).
-    fn finish(&self) -> PgResult<Datum>;
+    /// The final value (sum of no rows = NULL, count of no rows = 0, ...). Called once: a
+    /// state may hand over its buffer instead of copying it.
+    fn finish(&mut self) -> PgResult<Datum>;
+    /// Heap bytes the state holds beyond its fixed size (for the statement memory limit);
+    /// only states whose aggregate has `state_grows` report it.
+    fn heap_bytes(&self) -> usize {
+        0
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -373,6 +379,9 @@ pub struct Aggregate {
     /// avg(int) -> numeric, count -> int8, ...
     pub result: TypeId,
     pub new_accumulator: fn() -> Box<dyn Accumulator>,
+    /// The state grows with its input (string_agg's buffer): the executor charges
+    /// [`Accumulator::heap_bytes`] to the statement's memory after each row.
+    pub state_grows: bool,
 }
 
 /// Resolves an aggregate by name and argument types; `count(*)` is `("count", &[])`.

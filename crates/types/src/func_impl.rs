@@ -4,6 +4,7 @@
 use super::FuncContext;
 use crate::datetime::{self, UNIX_EPOCH_OFFSET_USECS, USECS_PER_DAY};
 use crate::io::format_text;
+use crate::limits;
 use crate::numeric::Numeric;
 use crate::ops::{to_f64, to_numeric};
 use crate::{Datum, TypeId};
@@ -246,11 +247,36 @@ pub(super) fn starts_with(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datu
 
 pub(super) fn replace(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, from, to) = (text(&a[0])?, text(&a[1])?, text(&a[2])?);
-    Ok(Datum::Text(if from.is_empty() {
-        s.to_owned()
-    } else {
-        s.replace(from, to)
-    }))
+    if from.is_empty() {
+        return Ok(Datum::Text(s.to_owned()));
+    }
+    if to.len() > from.len() {
+        let matches = s.matches(from).count();
+        let grown = s.len() + matches * (to.len() - from.len());
+        if grown > limits::MAX_VALUE_LEN {
+            // The buffer's error where PostgreSQL's comes, else the copy into the result's.
+            replace_appends(s, from, to)?;
+            limits::varlena(grown)?;
+        }
+    }
+    Ok(Datum::Text(s.replace(from, to)))
+}
+
+/// PostgreSQL's `replace` appends the text before each match, then the replacement, then the
+/// tail to a growing buffer: its buffer error, replayed on lengths only (nothing is built).
+fn replace_appends(s: &str, from: &str, to: &str) -> PgResult<()> {
+    fn append(len: &mut usize, more: usize) -> PgResult<()> {
+        limits::enlarge(*len, more)?;
+        *len += more;
+        Ok(())
+    }
+    let (mut len, mut at) = (0usize, 0usize);
+    for (i, _) in s.match_indices(from) {
+        append(&mut len, i - at)?;
+        append(&mut len, to.len())?;
+        at = i + from.len();
+    }
+    append(&mut len, s.len() - at)
 }
 
 pub(super) fn split_part(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -279,20 +305,14 @@ pub(super) fn split_part(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum
     ))
 }
 
-fn too_large() -> PgError {
-    PgError::new(
-        sqlstate::PROGRAM_LIMIT_EXCEEDED,
-        "requested length too large",
-    )
-}
-
 pub(super) fn repeat(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, n) = (text(&a[0])?, int(&a[1])?);
     if n <= 0 {
         return Ok(Datum::Text(String::new()));
     }
-    if (s.len() as u64).saturating_mul(n as u64) >= (1 << 30) {
-        return Err(too_large());
+    // PostgreSQL sizes the result first: count * length plus the varlena header must fit.
+    if (s.len() as u64).saturating_mul(n as u64) > limits::MAX_VALUE_LEN as u64 {
+        return Err(limits::requested_length_too_large());
     }
     Ok(Datum::Text(s.repeat(n as usize)))
 }
@@ -357,14 +377,15 @@ fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
         Some(d) => text(d)?,
         None => " ",
     };
-    if len <= 0 {
-        return Ok(Datum::Text(String::new()));
-    }
-    if len >= (1 << 28) {
-        return Err(too_large());
-    }
-    let len = len as usize;
+    // `len` is an int4, so four times it fits a usize.
+    let len = len.max(0) as usize;
     let count = s.chars().count();
+    // PostgreSQL sizes the result for the longest encoding (4 bytes a character in UTF-8);
+    // with nothing to pad with, the length is the string's, cut to `len`.
+    let chars = if fill.is_empty() { count.min(len) } else { len };
+    if chars.saturating_mul(4) > limits::MAX_VALUE_LEN {
+        return Err(limits::requested_length_too_large());
+    }
     if count >= len || fill.is_empty() {
         return Ok(Datum::Text(s[..char_offset(s, len)].to_owned()));
     }
@@ -384,15 +405,30 @@ pub(super) fn rpad(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     pad(a, false)
 }
 
-fn push_value(d: &Datum, out: &mut String) {
-    format_text(d, d.natural_type().unwrap_or(TypeId::Text), out);
+/// Appends `d`'s text form as PostgreSQL's `concat` does (output function, then append to the
+/// growing buffer), with the errors each step raises past 1 GB.
+fn push_value(d: &Datum, out: &mut String) -> PgResult<()> {
+    if let Datum::Text(s) = d {
+        limits::enlarge(out.len(), s.len())?;
+        out.push_str(s);
+        return Ok(());
+    }
+    limits::text_out(d)?;
+    let mut v = String::new();
+    format_text(d, d.natural_type().unwrap_or(TypeId::Text), &mut v);
+    limits::enlarge(out.len(), v.len())?;
+    out.push_str(&v);
+    Ok(())
 }
 
 pub(super) fn concat(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let mut out = String::new();
     for d in a {
-        push_value(d, &mut out);
+        if !d.is_null() {
+            push_value(d, &mut out)?;
+        }
     }
+    limits::varlena(out.len())?;
     Ok(Datum::Text(out))
 }
 
@@ -408,11 +444,13 @@ pub(super) fn concat_ws(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum>
             continue;
         }
         if !first {
+            limits::enlarge(out.len(), sep.len())?;
             out.push_str(sep);
         }
         first = false;
-        push_value(d, &mut out);
+        push_value(d, &mut out)?;
     }
+    limits::varlena(out.len())?;
     Ok(Datum::Text(out))
 }
 
@@ -618,9 +656,14 @@ pub(super) fn overlay(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
             "integer out of range",
         ));
     };
-    let mut out = String::with_capacity(t.len() + p.len());
-    out.push_str(&t[..char_offset(t, (start - 1) as usize)]);
+    let head = &t[..char_offset(t, (start - 1) as usize)];
+    let tail = &t[char_offset(t, (resume - 1).max(0) as usize)..];
+    // PostgreSQL concatenates twice (head || p, then || tail), allocating each result whole.
+    limits::varlena(head.len() + p.len())?;
+    limits::varlena(head.len() + p.len() + tail.len())?;
+    let mut out = String::with_capacity(head.len() + p.len() + tail.len());
+    out.push_str(head);
     out.push_str(p);
-    out.push_str(&t[char_offset(t, (resume - 1).max(0) as usize)..]);
+    out.push_str(tail);
     Ok(Datum::Text(out))
 }

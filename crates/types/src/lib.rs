@@ -17,6 +17,7 @@ pub mod func;
 pub mod interval;
 pub mod io;
 pub mod key;
+pub mod limits;
 pub mod numeric;
 pub mod ops;
 pub mod row;

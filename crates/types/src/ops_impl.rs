@@ -296,30 +296,34 @@ pub(super) fn compare_mixed(a: &Datum, b: &Datum) -> Ordering {
     rank(a).cmp(&rank(b))
 }
 
-pub(super) fn text_concat(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    let mut s = match a {
-        Datum::Text(x) => {
-            let mut s = String::with_capacity(x.len() + 16);
-            s.push_str(x);
-            s
-        }
-        Datum::Bool(x) => (if *x { "true" } else { "false" }).to_owned(),
-        other => crate::io::to_text(other),
-    };
-    match b {
-        Datum::Text(y) => s.push_str(y),
-        // anynonarray goes through the cast to text, which spells booleans out.
-        Datum::Bool(x) => s.push_str(if *x { "true" } else { "false" }),
+/// The text form `||` concatenates: text as it is, booleans spelled out (anynonarray goes
+/// through the cast to text), anything else through its output function.
+fn concat_operand(d: &Datum) -> PgResult<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    Ok(match d {
+        Datum::Text(x) => Cow::Borrowed(x.as_str()),
+        Datum::Bool(x) => Cow::Borrowed(if *x { "true" } else { "false" }),
         other => {
-            crate::io::format_text(other, other.natural_type().unwrap_or(TypeId::Text), &mut s)
+            crate::limits::text_out(other)?;
+            Cow::Owned(crate::io::to_text(other))
         }
-    }
+    })
+}
+
+pub(super) fn text_concat(a: &Datum, b: &Datum) -> PgResult<Datum> {
+    let (x, y) = (concat_operand(a)?, concat_operand(b)?);
+    // PostgreSQL allocates the result whole (textcat): past 1 GB that allocation fails.
+    crate::limits::varlena(x.len() + y.len())?;
+    let mut s = String::with_capacity(x.len() + y.len() + 16);
+    s.push_str(&x);
+    s.push_str(&y);
     Ok(Datum::Text(s))
 }
 
 pub(super) fn bytea_concat(a: &Datum, b: &Datum) -> PgResult<Datum> {
     match (a, b) {
         (Datum::Bytea(x), Datum::Bytea(y)) => {
+            crate::limits::varlena(x.len() + y.len())?;
             let mut v = Vec::with_capacity(x.len() + y.len());
             v.extend_from_slice(x);
             v.extend_from_slice(y);

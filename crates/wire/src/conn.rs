@@ -69,6 +69,9 @@ pub struct Conn<S> {
 const STARTUP_READ: usize = 512;
 /// Read size once authenticated: pipelined messages are parsed from one `read`.
 const SESSION_READ: usize = 8192;
+/// Input and output buffers are bounded by the largest message (1 GB, PostgreSQL's limits in
+/// `codec`); one that grew past this is released once it is empty again.
+const KEEP_CAPACITY: usize = 1 << 20;
 
 impl<S: Transport> Conn<S> {
     pub fn new(stream: S) -> Self {
@@ -126,6 +129,14 @@ impl<S: Transport> Conn<S> {
         Ok(self.rbuf.split_to(len as usize - 4).freeze())
     }
 
+    /// An empty output buffer that grew past [`KEEP_CAPACITY`] (one huge row) is given back,
+    /// so an idle connection holds no more than a session's buffer sizes.
+    fn shrink_wbuf(&mut self) {
+        if self.wbuf.is_empty() && self.wbuf.capacity() > KEEP_CAPACITY {
+            self.wbuf = BytesMut::with_capacity(SESSION_READ);
+        }
+    }
+
     /// Reads one typed message: its tag and body.
     pub async fn read_message(&mut self) -> Result<(u8, Bytes), ReadError> {
         self.fill(5).await?;
@@ -134,7 +145,14 @@ impl<S: Transport> Conn<S> {
         let body = codec::check_header(tag, len).map_err(ReadError::Fatal)?;
         self.fill(5 + body).await?;
         self.rbuf.advance(5);
-        Ok((tag, self.rbuf.split_to(body).freeze()))
+        let msg = self.rbuf.split_to(body).freeze();
+        if body > KEEP_CAPACITY {
+            // The input buffer still points into the message's allocation (up to 1 GB) and
+            // would reuse it for the next read: what follows moves to a buffer of its own,
+            // so the allocation goes with the message.
+            self.rbuf = BytesMut::from(&self.rbuf[..]);
+        }
+        Ok((tag, msg))
     }
 
     pub async fn write_raw(&mut self, data: &[u8]) {
@@ -154,6 +172,7 @@ impl<S: Transport> Conn<S> {
                 self.broken = true;
             }
             self.wbuf.clear();
+            self.shrink_wbuf();
         }
         if !self.broken && self.stream.flush().await.is_err() {
             self.broken = true;
@@ -180,7 +199,10 @@ impl<S: Transport> Conn<S> {
                     self.wbuf.clear();
                     return;
                 }
-                Ok(n) => self.wbuf.advance(n),
+                Ok(n) => {
+                    self.wbuf.advance(n);
+                    self.shrink_wbuf();
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(_) => {
                     self.broken = true;

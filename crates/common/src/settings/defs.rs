@@ -296,6 +296,20 @@ pub static DEFS: &[Def] = &[
         Context::User,
         true,
     ),
+    // Keel's own: one statement's operators (sorts, hash tables, aggregate states, collected
+    // rows) may hold at most work_mem times this in memory; past it the statement fails with
+    // 53200. 64 gives 256MB at the default work_mem. PostgreSQL has no such limit because its
+    // sorts and hash tables spill to disk past work_mem; keel's do not yet.
+    d(
+        "statement_mem_multiplier",
+        "64",
+        Kind::Real {
+            min: 1.0,
+            max: 1_000_000.0,
+        },
+        Context::User,
+        false,
+    ),
     d(
         "statement_timeout",
         "0",

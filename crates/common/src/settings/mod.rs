@@ -94,6 +94,10 @@ struct Hot {
     read_only: bool,
     synchronous_commit: bool,
     max_stack_depth_bytes: u64,
+    /// work_mem in bytes.
+    work_mem: usize,
+    /// statement_mem_multiplier.
+    mem_multiplier: f64,
 }
 
 impl Default for Settings {
@@ -153,6 +157,10 @@ impl Settings {
             "max_stack_depth" => {
                 hot.max_stack_depth_bytes = canonical.parse::<u64>().unwrap_or(0) * 1024;
             }
+            "work_mem" => {
+                hot.work_mem = canonical.parse::<usize>().unwrap_or(0).saturating_mul(1024)
+            }
+            "statement_mem_multiplier" => hot.mem_multiplier = canonical.parse().unwrap_or(1.0),
             _ => {}
         }
         self.values.insert(name, canonical);
@@ -161,6 +169,17 @@ impl Settings {
     /// `statement_timeout` in milliseconds (0: none), without a map lookup.
     pub fn statement_timeout_ms(&self) -> i64 {
         self.hot.statement_timeout_ms
+    }
+
+    /// `work_mem` in bytes, without a map lookup.
+    pub fn work_mem_bytes(&self) -> usize {
+        self.hot.work_mem
+    }
+
+    /// The memory one statement's operators may hold: `work_mem × statement_mem_multiplier`
+    /// bytes (keel's own setting; see keel-sql's `exec::mem`).
+    pub fn statement_mem_limit(&self) -> usize {
+        (self.hot.work_mem as f64 * self.hot.mem_multiplier) as usize
     }
 
     /// Whether `default_transaction_isolation` is `repeatable read`, without a map lookup.

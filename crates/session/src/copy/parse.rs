@@ -98,17 +98,24 @@ impl LineReader {
     }
 
     /// Appends a CopyData payload. Everything after the end marker is ignored, as in
-    /// PostgreSQL.
-    pub fn feed(&mut self, data: &[u8]) {
+    /// PostgreSQL. A line is PostgreSQL's line buffer, which takes the input a payload at a
+    /// time: past 1 GB without a line end, 54000 as that buffer gives.
+    pub fn feed(&mut self, data: &[u8]) -> PgResult<()> {
         if self.done {
-            return;
+            return Ok(());
         }
+        let line_part = data
+            .iter()
+            .position(|&b| b == b'\n' || b == b'\r')
+            .map_or(data.len(), |i| i + 1);
+        keel_types::limits::enlarge(self.buf.len() - self.start, line_part)?;
         if self.start > 0 && self.start * 2 >= self.buf.len() {
             self.buf.drain(..self.start);
             self.scan -= self.start;
             self.start = 0;
         }
         self.buf.extend_from_slice(data);
+        Ok(())
     }
 
     pub fn line(&self, r: Range<usize>) -> &[u8] {
@@ -449,7 +456,7 @@ mod tests {
             let next = chunks.next();
             let at_end = next.is_none();
             if let Some(c) = next {
-                r.feed(c);
+                r.feed(c).map_err(|e| e.message)?;
             }
             while let Some(l) = r.next_line(at_end).map_err(|e| e.message)? {
                 out.push(r.fields(r.line(l)).map_err(|e| e.message)?);

@@ -1,13 +1,16 @@
 //! Hash aggregation (also the no-GROUP-BY case: one group, even for no input rows).
 //! Output rows are `[group keys..., aggregate results...]`.
 
+use super::mem::MemCharge;
 use super::{BoxNode, Node, Row, key_of};
 use crate::expr::{EvalCx, Expr};
 use crate::plan::AggCall;
 use keel_common::PgResult;
 use keel_types::TypeId;
+use keel_types::datum::{alloc_size, row_heap_bytes};
 use keel_types::func::Accumulator;
 use std::collections::{HashMap, HashSet};
+use std::mem::size_of;
 
 /// Sort-key encodings and the aggregate's arguments of one input row.
 type Keyed = (Vec<(bool, Vec<u8>)>, Row);
@@ -25,6 +28,9 @@ pub struct Agg<'a> {
     group: &'a [Expr],
     aggs: &'a [AggCall],
     out: std::vec::IntoIter<Row>,
+    /// Groups, their states and buffered inputs; then the result rows, given back as they
+    /// are returned.
+    mem: MemCharge,
 }
 
 impl<'a> Agg<'a> {
@@ -34,7 +40,19 @@ impl<'a> Agg<'a> {
             group,
             aggs,
             out: Vec::new().into_iter(),
+            mem: MemCharge::new("A hash aggregate's groups and states"),
         }
+    }
+
+    /// Heap bytes of one new group beyond its key values: the group, its per-aggregate
+    /// state boxes, DISTINCT sets and ORDER BY buffers.
+    fn group_bytes(&self) -> usize {
+        size_of::<Group>()
+            + self.aggs.len()
+                * (alloc_size(32)
+                    + size_of::<Box<dyn Accumulator>>()
+                    + size_of::<HashSet<Vec<u8>>>()
+                    + size_of::<Vec<Keyed>>())
     }
 
     fn new_group(&self, keys: Row) -> Group {
@@ -59,6 +77,7 @@ impl<'a> Node<'a> for Agg<'a> {
             let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
             let mut kbuf = Vec::new();
             let mut args = Vec::new();
+            let group_bytes = self.group_bytes();
             while let Some(r) = input.next(ev)? {
                 let mut keys = Vec::with_capacity(self.group.len());
                 for g in self.group {
@@ -66,6 +85,7 @@ impl<'a> Node<'a> for Agg<'a> {
                 }
                 let gi = if self.group.is_empty() {
                     if groups.is_empty() {
+                        self.mem.add(ev, group_bytes)?;
                         groups.push(self.new_group(vec![]));
                     }
                     0
@@ -74,6 +94,12 @@ impl<'a> Node<'a> for Agg<'a> {
                     match index.get(&kbuf) {
                         Some(&i) => i,
                         None => {
+                            self.mem.add(
+                                ev,
+                                group_bytes + row_heap_bytes(&keys) + alloc_size(kbuf.len()),
+                            )?;
+                            self.mem
+                                .room_for_one(ev, &mut index, size_of::<(Vec<u8>, usize)>())?;
                             index.insert(kbuf.clone(), groups.len());
                             groups.push(self.new_group(keys));
                             groups.len() - 1
@@ -98,15 +124,34 @@ impl<'a> Node<'a> for Agg<'a> {
                         let tys: Vec<TypeId> = a.args.iter().map(Expr::ty).collect();
                         let mut k = Vec::new();
                         keel_types::key::encode_key(&args, &tys, &mut k);
+                        let bytes = alloc_size(k.len()) + size_of::<Vec<u8>>() * 2;
                         if !g.seen[ai].insert(k) {
                             continue;
                         }
+                        self.mem.add(ev, bytes)?;
                     }
                     if a.order.is_empty() {
-                        g.accs[ai].update(&args)?;
+                        let acc = &mut g.accs[ai];
+                        if a.agg.state_grows {
+                            let before = acc.heap_bytes();
+                            acc.update(&args)?;
+                            let after = acc.heap_bytes();
+                            if after > before {
+                                self.mem.add(ev, after - before)?;
+                            }
+                        } else {
+                            acc.update(&args)?;
+                        }
                     } else {
                         let k = super::sort::encode(&a.order, &r, ev)?;
-                        g.ordered[ai].push((k, args.clone()));
+                        let held = args.clone();
+                        self.mem.add(
+                            ev,
+                            super::sort::key_heap_bytes(&k)
+                                + row_heap_bytes(&held)
+                                + size_of::<Keyed>(),
+                        )?;
+                        g.ordered[ai].push((k, held));
                     }
                 }
             }
@@ -121,18 +166,33 @@ impl<'a> Node<'a> for Agg<'a> {
                     }
                     let mut buf = std::mem::take(&mut g.ordered[ai]);
                     buf.sort_by(|x, y| super::sort::compare(&a.order, &x.0, &y.0));
+                    let acc = &mut g.accs[ai];
                     for (_, args) in &buf {
-                        g.accs[ai].update(args)?;
+                        let before = acc.heap_bytes();
+                        acc.update(args)?;
+                        let after = acc.heap_bytes();
+                        if after > before {
+                            self.mem.add(ev, after - before)?;
+                        }
                     }
                 }
                 let mut row = g.keys;
-                for acc in &g.accs {
+                for acc in &mut g.accs {
                     row.push(acc.finish()?);
                 }
                 out.push(row);
             }
+            // The groups' tables and states are gone; what stays is the result rows.
+            drop(index);
+            let held: usize =
+                out.iter().map(row_heap_bytes).sum::<usize>() + out.len() * size_of::<Row>();
+            self.mem.sub(self.mem.bytes().saturating_sub(held));
             self.out = out.into_iter();
         }
-        Ok(self.out.next())
+        let r = self.out.next();
+        if let Some(r) = &r {
+            self.mem.sub(row_heap_bytes(r));
+        }
+        Ok(r)
     }
 }

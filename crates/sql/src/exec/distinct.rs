@@ -1,6 +1,7 @@
 //! SELECT DISTINCT: first occurrence of each row (compared by key encoding); DISTINCT ON:
 //! first occurrence of each value of the `on` expressions.
 
+use super::mem::MemCharge;
 use super::{BoxNode, Node, Row, key_of};
 use crate::expr::{EvalCx, Expr};
 use keel_common::PgResult;
@@ -11,8 +12,36 @@ pub struct Distinct<'a> {
     input: BoxNode<'a>,
     types: &'a [TypeId],
     on: &'a [Expr],
-    seen: HashSet<Vec<u8>>,
+    seen: SeenSet,
     buf: Vec<u8>,
+}
+
+/// The key encodings seen so far, charged to the statement's memory (DISTINCT, UNION,
+/// INTERSECT, EXCEPT).
+pub(crate) struct SeenSet {
+    set: HashSet<Vec<u8>>,
+    mem: MemCharge,
+}
+
+impl SeenSet {
+    pub(crate) fn new(what: &'static str) -> SeenSet {
+        SeenSet {
+            set: HashSet::new(),
+            mem: MemCharge::new(what),
+        }
+    }
+
+    /// Whether `key` is new (then it is kept).
+    pub(crate) fn insert(&mut self, ev: &EvalCx<'_>, key: &[u8]) -> PgResult<bool> {
+        if self.set.contains(key) {
+            return Ok(false);
+        }
+        self.mem.add(ev, keel_types::datum::alloc_size(key.len()))?;
+        self.mem
+            .room_for_one(ev, &mut self.set, std::mem::size_of::<Vec<u8>>())?;
+        self.set.insert(key.to_vec());
+        Ok(true)
+    }
 }
 
 impl<'a> Distinct<'a> {
@@ -21,7 +50,7 @@ impl<'a> Distinct<'a> {
             input,
             types,
             on,
-            seen: HashSet::new(),
+            seen: SeenSet::new("DISTINCT's set of rows seen"),
             buf: Vec::new(),
         }
     }
@@ -39,7 +68,7 @@ impl<'a> Node<'a> for Distinct<'a> {
                 }
                 key_of(&k, self.types, &mut self.buf);
             }
-            if self.seen.insert(self.buf.clone()) {
+            if self.seen.insert(ev, &self.buf)? {
                 return Ok(Some(r));
             }
         }

@@ -2,11 +2,14 @@
 //! nested loop over the materialized right side. The full ON clause is always evaluated on
 //! the joined row.
 
+use super::mem::MemCharge;
 use super::{BoxNode, Node, Row, key_of};
 use crate::expr::{EvalCx, Expr};
 use keel_common::PgResult;
+use keel_types::datum::{alloc_size, row_heap_bytes};
 use keel_types::{Datum, TypeId};
 use std::collections::HashMap;
+use std::mem::size_of;
 
 pub struct Join<'a> {
     left: BoxNode<'a>,
@@ -28,6 +31,8 @@ pub struct Join<'a> {
     cand_pos: usize,
     matched: bool,
     kbuf: Vec<u8>,
+    /// The inner rows and the hash table, held until the join ends.
+    mem: MemCharge,
 }
 
 impl<'a> Join<'a> {
@@ -57,6 +62,7 @@ impl<'a> Join<'a> {
             cand_pos: 0,
             matched: false,
             kbuf: Vec::new(),
+            mem: MemCharge::new("A join's inner rows"),
         }
     }
 
@@ -84,21 +90,32 @@ impl<'a> Node<'a> for Join<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut right) = self.right.take() {
             while let Some(r) = right.next(ev)? {
+                self.mem.add(
+                    ev,
+                    row_heap_bytes(&r) + size_of::<Row>() + size_of::<usize>(),
+                )?;
                 if let Some((_, rk)) = self.hash {
                     let mut buf = Vec::new();
                     if Self::keys(rk, &r, ev, &mut buf)? {
-                        self.table
-                            .entry(buf)
-                            .or_default()
-                            .push(self.right_rows.len());
-                    } else {
-                        self.right_rows.push(r);
-                        continue;
+                        let at = self.right_rows.len();
+                        match self.table.get_mut(&buf) {
+                            Some(v) => v.push(at),
+                            None => {
+                                self.mem.add(ev, alloc_size(buf.len()) + alloc_size(32))?;
+                                self.mem.room_for_one(
+                                    ev,
+                                    &mut self.table,
+                                    size_of::<(Vec<u8>, Vec<usize>)>(),
+                                )?;
+                                self.table.insert(buf, vec![at]);
+                            }
+                        }
                     }
                 }
                 self.right_rows.push(r);
             }
             if self.right_join {
+                self.mem.add(ev, self.right_rows.len())?;
                 self.right_matched = vec![false; self.right_rows.len()];
             }
         }

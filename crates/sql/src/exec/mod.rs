@@ -8,12 +8,14 @@ mod distinct;
 mod filter;
 mod join;
 mod limit;
+pub mod mem;
 mod modify;
 mod project;
 mod scan;
 mod setop;
 mod sort;
 pub mod subplan;
+pub mod tuplestore;
 mod values;
 
 pub use modify::{ModifyExec, Step};
@@ -113,7 +115,9 @@ pub fn build<'a>(
     })
 }
 
-/// Runs a query to completion.
+/// Runs a query to completion and returns its rows, held whole: while they are collected
+/// they count against the statement's memory limit (the charge ends with this call, when the
+/// rows pass to the caller).
 pub fn run_query(
     plan: &QueryPlan,
     engine: &Engine,
@@ -122,7 +126,12 @@ pub fn run_query(
 ) -> PgResult<Vec<Row>> {
     let mut root = build(&plan.root, engine, txn)?;
     let mut out = Vec::new();
+    let mut mem = mem::MemCharge::new("The query's result");
     while let Some(r) = root.next(ev)? {
+        mem.add(
+            ev,
+            keel_types::datum::row_heap_bytes(&r) + std::mem::size_of::<Row>(),
+        )?;
         out.push(r);
         if out.len() % 4096 == 0 {
             ev.check_cancel()?;

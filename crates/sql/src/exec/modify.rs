@@ -5,7 +5,9 @@
 //! the computed new row and the engine's `WriteState` — stays in this struct; the session
 //! awaits `Engine::wait` and calls `step` again, which repeats the very same engine call.
 
+use super::mem::MemCharge;
 use super::scan::Scan;
+use super::tuplestore::{Item, Tuplestore};
 use super::{Row, build};
 use crate::expr::{EvalCx, check_violation, not_null_violation, row_text};
 use crate::plan::{ModifyKind, ModifyPlan};
@@ -19,17 +21,38 @@ pub enum Step {
     Wait(RowWait),
 }
 
-#[derive(Default)]
 pub struct ModifyExec {
     collected: bool,
-    /// INSERT: full new rows. UPDATE/DELETE: the target version and its old values.
-    work: Vec<(Option<RowRef>, Row)>,
+    /// INSERT: full new rows. UPDATE/DELETE: the target version and its old values. In
+    /// memory up to work_mem, then in a temporary file.
+    work: Tuplestore,
+    /// The item being written (kept across waits).
+    cur: Option<Item>,
+    /// Items taken from `work` (for the cancel check's rhythm).
     pos: usize,
-    /// UPDATE: the new row computed for `work[pos]` (kept across waits).
+    /// UPDATE: the new row computed for `cur` (kept across waits).
     new_row: Option<Row>,
     state: WriteState,
     pub count: u64,
     pub returned: Vec<Row>,
+    /// RETURNING rows, held until the statement's result is sent.
+    returned_mem: MemCharge,
+}
+
+impl Default for ModifyExec {
+    fn default() -> Self {
+        ModifyExec {
+            collected: false,
+            work: Tuplestore::default(),
+            cur: None,
+            pos: 0,
+            new_row: None,
+            state: WriteState::default(),
+            count: 0,
+            returned: Vec::new(),
+            returned_mem: MemCharge::new("The rows of RETURNING"),
+        }
+    }
 }
 
 /// Unique violations from the engine name the table and the constraint (PostgreSQL's `t`/`n`
@@ -62,7 +85,7 @@ impl ModifyExec {
     pub fn with_rows(rows: Vec<Row>) -> ModifyExec {
         ModifyExec {
             collected: true,
-            work: rows.into_iter().map(|r| (None, r)).collect(),
+            work: Tuplestore::from_rows(rows),
             ..ModifyExec::default()
         }
     }
@@ -70,7 +93,7 @@ impl ModifyExec {
     /// Rows still to write (COPY batches are never "cheap").
     pub fn pending(&self) -> usize {
         if self.collected {
-            self.work.len() - self.pos
+            self.work.len() + usize::from(self.cur.is_some())
         } else {
             0
         }
@@ -94,6 +117,8 @@ impl ModifyExec {
         txn: &Transaction,
         ev: &mut EvalCx<'_>,
     ) -> PgResult<()> {
+        self.work = Tuplestore::new(ev.settings.work_mem_bytes());
+        let dir = || engine.temp_dir();
         match &plan.kind {
             ModifyKind::Insert { source, row } => {
                 let mut src = build(source, engine, txn)?;
@@ -102,13 +127,13 @@ impl ModifyExec {
                     for e in row {
                         full.push(e.eval(&r, ev)?);
                     }
-                    self.work.push((None, full));
+                    self.work.push(ev, (None, full), dir)?;
                 }
             }
             ModifyKind::Update { access, filter, .. } | ModifyKind::Delete { access, filter } => {
                 let mut scan = Scan::new(engine, txn, &plan.table, access, filter.as_ref());
                 while let Some((rref, r)) = scan.next_ref(ev)? {
-                    self.work.push((Some(rref), r));
+                    self.work.push(ev, (Some(rref), r), dir)?;
                 }
             }
         }
@@ -290,6 +315,10 @@ impl ModifyExec {
             for e in exprs {
                 out.push(e.eval(row, ev)?);
             }
+            self.returned_mem.add(
+                ev,
+                keel_types::datum::row_heap_bytes(&out) + std::mem::size_of::<Row>(),
+            )?;
             self.returned.push(out);
         }
         Ok(())
@@ -315,7 +344,7 @@ impl ModifyExec {
             None => true,
         };
         if still {
-            self.work[self.pos] = (Some(newest), row);
+            self.cur = Some((Some(newest), row));
             self.new_row = None;
             self.state = WriteState::default();
         } else {
@@ -326,6 +355,7 @@ impl ModifyExec {
 
     fn advance(&mut self) {
         self.pos += 1;
+        self.cur = None;
         self.new_row = None;
         self.state = WriteState::default();
     }
@@ -342,13 +372,22 @@ impl ModifyExec {
             self.collect(plan, engine, txn, ev)?;
         }
         let rc = txn.isolation == Isolation::ReadCommitted;
-        while self.pos < self.work.len() {
+        loop {
             if self.pos % 1024 == 1023 {
                 ev.check_cancel()?;
             }
+            if self.cur.is_none() {
+                match self.work.pop()? {
+                    Some(item) => self.cur = Some(item),
+                    None => break,
+                }
+            }
+            let Some((target, row)) = &self.cur else {
+                break;
+            };
+            let target = *target;
             match &plan.kind {
                 ModifyKind::Insert { .. } => {
-                    let row = &self.work[self.pos].1;
                     if self.state_is_fresh() {
                         Self::check_row(plan, row, engine, txn, ev)?;
                     }
@@ -357,7 +396,7 @@ impl ModifyExec {
                         .map_err(|e| name_objects(e, plan))?
                     {
                         Write::Done(_) => {
-                            let row = std::mem::take(&mut self.work[self.pos].1);
+                            let row = self.cur.take().map(|c| c.1).unwrap_or_default();
                             self.emit(plan, &row, ev)?;
                             self.advance();
                         }
@@ -368,8 +407,7 @@ impl ModifyExec {
                     }
                 }
                 ModifyKind::Update { set, filter, .. } => {
-                    let (Some(target), old) = (self.work[self.pos].0, &self.work[self.pos].1)
-                    else {
+                    let (Some(target), old) = (target, row) else {
                         return Err(PgError::internal("update target without row identity"));
                     };
                     if self.new_row.is_none() {
@@ -411,15 +449,15 @@ impl ModifyExec {
                     }
                 }
                 ModifyKind::Delete { filter, .. } => {
-                    let Some(target) = self.work[self.pos].0 else {
+                    let Some(target) = target else {
                         return Err(PgError::internal("delete target without row identity"));
                     };
                     if !plan.refs.is_empty() {
-                        Self::check_refs(plan, &self.work[self.pos].1, None, engine, txn)?;
+                        Self::check_refs(plan, row, None, engine, txn)?;
                     }
                     match engine.delete(txn, &plan.table, target)? {
                         Write::Done(()) => {
-                            let old = std::mem::take(&mut self.work[self.pos].1);
+                            let old = self.cur.take().map(|c| c.1).unwrap_or_default();
                             self.emit(plan, &old, ev)?;
                             self.advance();
                         }

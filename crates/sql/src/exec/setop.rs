@@ -1,12 +1,15 @@
 //! UNION / INTERSECT / EXCEPT [ALL]. UNION ALL streams; the others hash rows by their key
 //! encoding (so NULLs compare equal, as set operations require).
 
+use super::distinct::SeenSet;
+use super::mem::MemCharge;
 use super::{BoxNode, Node, Row, key_of};
 use crate::expr::EvalCx;
 use crate::plan::SetOpKind;
 use keel_common::PgResult;
 use keel_types::TypeId;
-use std::collections::{HashMap, HashSet};
+use keel_types::datum::alloc_size;
+use std::collections::HashMap;
 
 pub struct SetOp<'a> {
     left: BoxNode<'a>,
@@ -15,8 +18,9 @@ pub struct SetOp<'a> {
     all: bool,
     types: &'a [TypeId],
     /// UNION: rows seen. INTERSECT/EXCEPT: right-side counts.
-    seen: HashSet<Vec<u8>>,
+    seen: SeenSet,
     counts: HashMap<Vec<u8>, usize>,
+    counts_mem: MemCharge,
     left_done: bool,
     buf: Vec<u8>,
 }
@@ -35,8 +39,9 @@ impl<'a> SetOp<'a> {
             kind,
             all,
             types,
-            seen: HashSet::new(),
+            seen: SeenSet::new("A set operation's set of rows seen"),
             counts: HashMap::new(),
+            counts_mem: MemCharge::new("A set operation's table of right-hand rows"),
             left_done: false,
             buf: Vec::new(),
         }
@@ -68,7 +73,7 @@ impl<'a> Node<'a> for SetOp<'a> {
                     return Ok(Some(r));
                 }
                 key_of(&r, self.types, &mut self.buf);
-                if self.seen.insert(self.buf.clone()) {
+                if self.seen.insert(ev, &self.buf)? {
                     return Ok(Some(r));
                 }
             }
@@ -76,7 +81,17 @@ impl<'a> Node<'a> for SetOp<'a> {
         if let Some(mut right) = self.right.take() {
             while let Some(r) = right.next(ev)? {
                 key_of(&r, self.types, &mut self.buf);
-                *self.counts.entry(self.buf.clone()).or_default() += 1;
+                if let Some(n) = self.counts.get_mut(&self.buf) {
+                    *n += 1;
+                    continue;
+                }
+                self.counts_mem.add(ev, alloc_size(self.buf.len()))?;
+                self.counts_mem.room_for_one(
+                    ev,
+                    &mut self.counts,
+                    std::mem::size_of::<(Vec<u8>, usize)>(),
+                )?;
+                self.counts.insert(self.buf.clone(), 1);
             }
         }
         while let Some(r) = self.left.next(ev)? {
@@ -91,7 +106,7 @@ impl<'a> Node<'a> for SetOp<'a> {
                     _ => false,
                 },
                 (SetOpKind::Intersect, false) => {
-                    in_right.is_some() && self.seen.insert(self.buf.clone())
+                    in_right.is_some() && self.seen.insert(ev, &self.buf)?
                 }
                 (SetOpKind::Except, true) => match in_right {
                     Some(n) if *n > 0 => {
@@ -100,7 +115,7 @@ impl<'a> Node<'a> for SetOp<'a> {
                     }
                     _ => true,
                 },
-                _ => in_right.is_none() && self.seen.insert(self.buf.clone()),
+                _ => in_right.is_none() && self.seen.insert(ev, &self.buf)?,
             };
             if emit {
                 return Ok(Some(r));

@@ -1,16 +1,21 @@
 //! Sort: materializes its input and orders it by per-key memcomparable encodings
 //! (keel_types::key), honouring DESC and NULLS FIRST/LAST per key.
 
+use super::mem::MemCharge;
 use super::{BoxNode, Node, Row};
 use crate::expr::EvalCx;
 use crate::plan::SortKey;
 use keel_common::PgResult;
+use keel_types::datum::{alloc_size, row_heap_bytes};
 use std::cmp::Ordering;
+use std::mem::size_of;
 
 pub struct Sort<'a> {
     input: Option<BoxNode<'a>>,
     keys: &'a [SortKey],
     rows: std::vec::IntoIter<Row>,
+    /// The rows and keys held; rows are given back as they are returned.
+    mem: MemCharge,
 }
 
 impl<'a> Sort<'a> {
@@ -19,11 +24,21 @@ impl<'a> Sort<'a> {
             input: Some(input),
             keys,
             rows: Vec::new().into_iter(),
+            mem: MemCharge::new("A sort's rows"),
         }
     }
 }
 
 type Keyed = (Vec<(bool, Vec<u8>)>, Row);
+
+/// Heap bytes of one row's sort-key encodings (see [`encode`]).
+pub(crate) fn key_heap_bytes(k: &Vec<(bool, Vec<u8>)>) -> usize {
+    let mut n = alloc_size(k.capacity() * size_of::<(bool, Vec<u8>)>());
+    for (_, b) in k {
+        n += alloc_size(b.capacity());
+    }
+    n
+}
 
 /// The per-key encodings of `row` under `keys` (also used for aggregate ORDER BY).
 pub(crate) fn encode(
@@ -82,19 +97,30 @@ impl<'a> Node<'a> for Sort<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut input) = self.input.take() {
             let mut all: Vec<Keyed> = Vec::new();
+            let mut row_bytes = 0;
             while let Some(r) = input.next(ev)? {
-                all.push((encode(self.keys, &r, ev)?, r));
+                let k = encode(self.keys, &r, ev)?;
+                let bytes = row_heap_bytes(&r);
+                row_bytes += bytes;
+                // A Vec's spare capacity is not touched, so it is not counted: a slot is.
+                self.mem
+                    .add(ev, bytes + key_heap_bytes(&k) + size_of::<Keyed>())?;
+                all.push((k, r));
             }
             ev.check_cancel()?;
             let keys = self.keys;
             // Stable: equal keys keep their input order.
             all.sort_by(|a, b| compare(keys, &a.0, &b.0));
-            self.rows = all
-                .into_iter()
-                .map(|(_, r)| r)
-                .collect::<Vec<_>>()
-                .into_iter();
+            let rows = all.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
+            // The keys are gone; what stays is the rows and their slots.
+            let held = row_bytes + rows.len() * size_of::<Row>();
+            self.mem.sub(self.mem.bytes().saturating_sub(held));
+            self.rows = rows.into_iter();
         }
-        Ok(self.rows.next())
+        let r = self.rows.next();
+        if let Some(r) = &r {
+            self.mem.sub(row_heap_bytes(r));
+        }
+        Ok(r)
     }
 }

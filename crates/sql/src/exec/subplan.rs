@@ -4,13 +4,22 @@
 //! the enclosing row's values it references. Uncorrelated subqueries (no outer references)
 //! run once per execution; their result is cached in `EvalCx::subq`.
 
+use super::mem::MemCharge;
 use super::{Row, build};
 use crate::expr::{EvalCx, SubKind, SubPlan, SubResult};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::Datum;
+use keel_types::datum::row_heap_bytes;
+use std::mem::size_of;
 
-/// Runs the subquery, pulling at most `limit` rows.
-fn run(sp: &SubPlan, outer: &[Datum], cx: &mut EvalCx<'_>, limit: usize) -> PgResult<Vec<Row>> {
+/// Runs the subquery, pulling at most `limit` rows; the rows kept are charged to `mem`.
+fn run(
+    sp: &SubPlan,
+    outer: &[Datum],
+    cx: &mut EvalCx<'_>,
+    limit: usize,
+    mem: &mut MemCharge,
+) -> PgResult<Vec<Row>> {
     let txn = cx
         .txn
         .ok_or_else(|| PgError::unsupported("a subquery in this position"))?;
@@ -21,7 +30,13 @@ fn run(sp: &SubPlan, outer: &[Datum], cx: &mut EvalCx<'_>, limit: usize) -> PgRe
         let mut rows = Vec::new();
         while rows.len() < limit {
             match node.next(&mut inner)? {
-                Some(r) => rows.push(r),
+                Some(r) => {
+                    mem.add(
+                        &inner,
+                        row_heap_bytes(&r) + size_of::<Row>() + size_of::<Datum>(),
+                    )?;
+                    rows.push(r)
+                }
                 None => break,
             }
         }
@@ -52,7 +67,8 @@ pub fn eval(sp: &SubPlan, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>
                 return Ok(v.clone());
             }
             let exists = matches!(sp.kind, SubKind::Exists);
-            let rows = run(sp, &outer, cx, if exists { 1 } else { 2 })?;
+            let mut mem = MemCharge::new("A subquery's result");
+            let rows = run(sp, &outer, cx, if exists { 1 } else { 2 }, &mut mem)?;
             let v = if exists {
                 Datum::Bool(!rows.is_empty())
             } else if rows.len() > 1 {
@@ -70,13 +86,17 @@ pub fn eval(sp: &SubPlan, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>
         }
         SubKind::Quantified { lhs, cmp, all } => {
             let l = lhs.eval(row, cx)?;
-            let values = match cx.subq.remove(&sp.id) {
-                Some(SubResult::Values(v)) if !correlated => v,
-                _ => first_column(run(sp, &outer, cx, usize::MAX)?),
+            let (values, mem) = match cx.subq.remove(&sp.id) {
+                Some(SubResult::Values(v, mem)) if !correlated => (v, mem),
+                _ => {
+                    let mut mem = MemCharge::new("A subquery's result");
+                    let rows = run(sp, &outer, cx, usize::MAX, &mut mem)?;
+                    (first_column(rows), mem)
+                }
             };
             let r = quantified(&l, &values, cmp, *all, cx);
             if !correlated {
-                cx.subq.insert(sp.id, SubResult::Values(values));
+                cx.subq.insert(sp.id, SubResult::Values(values, mem));
             }
             r
         }
