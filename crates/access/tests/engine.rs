@@ -80,7 +80,7 @@ fn create_table_ff(
             relfile: irel,
         });
         eng.create_relfile(&mut txn, irel, false).unwrap();
-        eng.build_index(&mut txn, &table, &idx).unwrap();
+        eng.build_index(&mut txn, &table, &idx, &|| Ok(())).unwrap();
         cat.indexes.insert(ioid, idx.clone());
         index = Some(idx);
     }
@@ -186,7 +186,7 @@ fn rows_survive_updates_and_a_crash_image() {
     eng2.shutdown();
 
     // Vacuum reclaims the dead versions; the rows stay.
-    let stats = eng.vacuum(&table).unwrap();
+    let stats = eng.vacuum(&table, &|| Ok(())).unwrap();
     assert!(stats.removed_versions >= 2000, "{stats:?}");
     assert_eq!(all_rows(&eng, &table).len(), 2000);
     eng.shutdown();

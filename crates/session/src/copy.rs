@@ -17,6 +17,9 @@ use parse::{InputFormat, LineReader};
 
 const BATCH: usize = 10_000;
 
+/// Rows parsed or formatted between two interrupt checks (a row costs about a microsecond).
+const CHECK_ROWS: usize = 256;
+
 /// PostgreSQL's `CopyAttributeOutText`: backslash, the delimiter and the control characters
 /// that have a letter escape are escaped whatever the delimiter; other bytes go out as they are.
 fn escape_text(s: &str, delim: char, out: &mut String) {
@@ -165,6 +168,11 @@ impl Session {
         let cols = prep.columns().map(|x| x.to_vec()).unwrap_or_default();
         self.settle().await?;
         let rows = self.query_rows(&prep)?;
+        let cf = self.cancel_check();
+        let interrupt = keel_sql::ddl::Interrupt {
+            cancel: &cf,
+            deadline: self.deadline,
+        };
         client.copy_out_start(false, cols.len());
         let mut line = String::new();
         if o.header {
@@ -182,7 +190,13 @@ impl Session {
             client.copy_out_data(line.as_bytes());
         }
         let mut val = String::new();
-        for r in &rows {
+        for (n, r) in rows.iter().enumerate() {
+            if n.is_multiple_of(CHECK_ROWS) {
+                interrupt.check()?;
+            }
+            if client.wants_flush() {
+                client.flush().await?;
+            }
             line.clear();
             for (i, d) in r.iter().enumerate() {
                 if i > 0 {
@@ -266,6 +280,8 @@ impl Session {
         let mut batch: Vec<Vec<Datum>> = Vec::new();
         let mut total = 0u64;
         let mut header_pending = o.header;
+        let cf = self.cancel_check();
+        let mut parsed = 0usize;
         // The first error ends the COPY at once, as in PostgreSQL: the protocol loop drops the
         // CopyData the client still sends, and the statement's rows are rolled back.
         loop {
@@ -277,6 +293,14 @@ impl Session {
             // PostgreSQL adds a CONTEXT naming the line (`COPY t, line 3: "..."`); keel's
             // errors have no context field yet, and no other field should stand in for it.
             while let Some(range) = reader.next_line(at_end)? {
+                if parsed.is_multiple_of(CHECK_ROWS) {
+                    keel_sql::ddl::Interrupt {
+                        cancel: &cf,
+                        deadline: self.deadline,
+                    }
+                    .check()?;
+                }
+                parsed += 1;
                 if header_pending {
                     header_pending = false;
                     continue;
@@ -328,9 +352,11 @@ impl Session {
             self.pid,
             &cf,
             self.txn.as_ref(),
+            self.deadline,
         );
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
+            ev.tick()?;
             let mut full = Vec::with_capacity(row_exprs.len());
             for e in row_exprs {
                 full.push(e.eval(&r, &mut ev)?);

@@ -14,6 +14,9 @@ use std::sync::Arc;
 
 pub type Rows = Vec<Vec<Datum>>;
 
+/// An evaluation context for the statement running now; `deadline` is the session's
+/// [`Session::deadline`].
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn eval_cx<'a>(
     engine: &'a keel_access::Engine,
     params: &'a [Datum],
@@ -22,6 +25,7 @@ pub(crate) fn eval_cx<'a>(
     pid: i32,
     cancel: &'a (dyn Fn() -> bool + Sync),
     txn: Option<&'a keel_access::Transaction>,
+    deadline: Option<std::time::Instant>,
 ) -> EvalCx<'a> {
     EvalCx {
         params,
@@ -33,7 +37,8 @@ pub(crate) fn eval_cx<'a>(
         txn,
         outer: &[],
         subq: Default::default(),
-        deadline: statement_deadline(settings),
+        deadline,
+        ticker: Default::default(),
         blocking: run_blocking,
     }
 }
@@ -44,8 +49,7 @@ fn run_blocking(f: &mut dyn FnMut()) {
     maybe_blocking(false, f)
 }
 
-/// When the current statement must stop (statement_timeout, ms; 0 = never). Computed when
-/// a statement's evaluation context is made, which is at its start.
+/// When a statement starting now must stop (statement_timeout, ms; 0 = never).
 pub(crate) fn statement_deadline(settings: &Settings) -> Option<std::time::Instant> {
     let ms = settings.statement_timeout_ms();
     (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms as u64))
@@ -135,7 +139,7 @@ impl Session {
         formats: &[i16],
         client: &mut C,
     ) -> PgResult<()> {
-        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        self.statement_started();
         let newer = self.replanned(prep, &prep.params)?;
         let prep = newer.as_ref().unwrap_or(prep);
         let Stmt::Query(q) = &prep.stmt else {
@@ -161,6 +165,7 @@ impl Session {
             self.pid,
             &cf,
             Some(txn),
+            self.deadline,
         );
         let cheap = q.root.is_cheap();
         let mut root = keel_sql::exec::build(&q.root, &self.engine, txn);
@@ -172,9 +177,7 @@ impl Session {
                 while let Some(r) = root.next(&mut ev)? {
                     w.send(client, &r, &cols, formats);
                     n += 1;
-                    if n.is_multiple_of(4096) {
-                        ev.check_cancel()?;
-                    }
+                    ev.tick()?;
                     if client.wants_flush() {
                         return Ok(false);
                     }
@@ -199,7 +202,7 @@ impl Session {
         _formats: &[i16],
         client: &mut C,
     ) -> PgResult<(Rows, String)> {
-        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        self.statement_started();
         match &prep.stmt {
             Stmt::Empty => Ok((vec![], String::new())),
             Stmt::Utility(u) => self.utility(u, client).await,
@@ -234,6 +237,7 @@ impl Session {
                             self.pid,
                             &cf,
                             Some(txn),
+                            self.deadline,
                         );
                         let rows = maybe_blocking(q.root.is_cheap(), || {
                             run_query(q, &self.engine, txn, &mut ev)
@@ -274,7 +278,7 @@ impl Session {
                 let cf = cancel_check(&self.cancel);
                 let interrupt = keel_sql::ddl::Interrupt {
                     cancel: &cf,
-                    deadline: statement_deadline(&self.settings),
+                    deadline: self.deadline,
                 };
                 // Off the async worker: validating a CHECK scans and evaluates every row.
                 let out = maybe_blocking(false, || {
@@ -297,12 +301,13 @@ impl Session {
         }
     }
 
-    /// Runs a read-only query statement (COPY TO) and returns its rows. Call `settle` first.
+    /// Runs the query of a COPY TO (part of the COPY statement: its statement_timeout
+    /// counts from the COPY's start) and returns its rows. Call `settle` first. Off the async
+    /// worker: it may scan a whole table.
     pub(crate) fn query_rows(&mut self, prep: &Arc<Prepared>) -> PgResult<Rows> {
         let Stmt::Query(q) = &prep.stmt else {
             return Err(keel_common::PgError::internal("not a query"));
         };
-        self.funcs.stmt_ts = keel_sql::expr::now_micros();
         self.ensure_txn();
         let Some(txn) = self.txn.as_mut() else {
             return Err(keel_common::PgError::internal("no transaction"));
@@ -321,8 +326,11 @@ impl Session {
             self.pid,
             &cf,
             Some(txn),
+            self.deadline,
         );
-        run_query(q, &self.engine, txn, &mut ev)
+        maybe_blocking(q.root.is_cheap(), || {
+            run_query(q, &self.engine, txn, &mut ev)
+        })
     }
 
     /// Runs a ModifyExec to completion, awaiting row locks without blocking the thread.
@@ -360,7 +368,7 @@ impl Session {
         }
         let cancel = self.cancel.clone();
         let cheap = m.is_cheap() && exec.pending() <= 16;
-        let deadline = statement_deadline(&self.settings);
+        let deadline = self.deadline;
         loop {
             let step = {
                 let cf = cancel_check(&cancel);
@@ -375,8 +383,8 @@ impl Session {
                     self.pid,
                     &cf,
                     None,
+                    deadline,
                 );
-                ev.deadline = deadline;
                 maybe_blocking(cheap, || exec.step(m, &self.engine, txn, &mut ev))?
             };
             match step {

@@ -30,6 +30,7 @@ impl<'a> Distinct<'a> {
 impl<'a> Node<'a> for Distinct<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         while let Some(r) = self.input.next(ev)? {
+            ev.tick()?;
             if self.on.is_empty() {
                 key_of(&r, self.types, &mut self.buf);
             } else {
@@ -44,5 +45,11 @@ impl<'a> Node<'a> for Distinct<'a> {
             }
         }
         Ok(None)
+    }
+}
+
+impl Drop for Distinct<'_> {
+    fn drop(&mut self) {
+        super::discard::discard_in_place(&mut self.seen);
     }
 }

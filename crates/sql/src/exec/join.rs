@@ -84,6 +84,7 @@ impl<'a> Node<'a> for Join<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut right) = self.right.take() {
             while let Some(r) = right.next(ev)? {
+                ev.tick()?;
                 if let Some((_, rk)) = self.hash {
                     let mut buf = Vec::new();
                     if Self::keys(rk, &r, ev, &mut buf)? {
@@ -105,6 +106,7 @@ impl<'a> Node<'a> for Join<'a> {
         loop {
             if let Some(l) = &self.cur {
                 while self.cand_pos < self.candidates.len() {
+                    ev.tick()?;
                     let ri = self.candidates[self.cand_pos];
                     self.cand_pos += 1;
                     let mut joined = Vec::with_capacity(l.len() + self.right_width);
@@ -133,6 +135,7 @@ impl<'a> Node<'a> for Join<'a> {
             }
             let Some(l) = self.left.next(ev)? else {
                 while self.right_join && self.unmatched_pos < self.right_rows.len() {
+                    ev.tick()?;
                     let i = self.unmatched_pos;
                     self.unmatched_pos += 1;
                     if !self.right_matched[i] {
@@ -143,6 +146,7 @@ impl<'a> Node<'a> for Join<'a> {
                 }
                 return Ok(None);
             };
+            ev.tick()?;
             self.matched = false;
             self.cand_pos = 0;
             self.candidates.clear();
@@ -158,5 +162,12 @@ impl<'a> Node<'a> for Join<'a> {
             }
             self.cur = Some(l);
         }
+    }
+}
+
+impl Drop for Join<'_> {
+    fn drop(&mut self) {
+        super::discard::discard_in_place(&mut self.right_rows);
+        super::discard::discard_in_place(&mut self.table);
     }
 }

@@ -4,12 +4,14 @@
 //! time, suspending on row locks without losing its place.
 
 mod agg;
+mod discard;
 mod distinct;
 mod filter;
 mod join;
 mod limit;
 mod modify;
 mod project;
+mod runs;
 mod scan;
 mod setop;
 mod sort;
@@ -117,13 +119,20 @@ pub fn run_query(
 ) -> PgResult<Vec<Row>> {
     let mut root = build(&plan.root, engine, txn);
     let mut out = Vec::new();
-    while let Some(r) = root.next(ev)? {
-        out.push(r);
-        if out.len() % 4096 == 0 {
-            ev.check_cancel()?;
+    let pulled = (|| {
+        while let Some(r) = root.next(ev)? {
+            ev.tick()?;
+            out.push(r);
+        }
+        Ok(())
+    })();
+    match pulled {
+        Ok(()) => Ok(out),
+        Err(e) => {
+            discard::discard(out.len(), out);
+            Err(e)
         }
     }
-    Ok(out)
 }
 
 /// The memcomparable key of `values` (for hashing, grouping and sorting).

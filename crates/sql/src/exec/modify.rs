@@ -60,11 +60,10 @@ impl ModifyExec {
 
     /// Feeds ready-made full rows (COPY FROM); skips the plan's source.
     pub fn with_rows(rows: Vec<Row>) -> ModifyExec {
-        ModifyExec {
-            collected: true,
-            work: rows.into_iter().map(|r| (None, r)).collect(),
-            ..ModifyExec::default()
-        }
+        let mut exec = ModifyExec::default();
+        exec.collected = true;
+        exec.work = rows.into_iter().map(|r| (None, r)).collect();
+        exec
     }
 
     /// Rows still to write (COPY batches are never "cheap").
@@ -83,8 +82,11 @@ impl ModifyExec {
         txn: &Transaction,
         ev: &mut EvalCx<'_>,
     ) -> PgResult<()> {
-        let ev = &mut ev.nested(Some(txn), &[]);
-        self.collect_inner(plan, engine, txn, ev)
+        let mut inner = ev.nested(Some(txn), &[]);
+        let r = self.collect_inner(plan, engine, txn, &mut inner);
+        let carried = inner.carried();
+        ev.restore(carried);
+        r
     }
 
     fn collect_inner(
@@ -98,6 +100,7 @@ impl ModifyExec {
             ModifyKind::Insert { source, row } => {
                 let mut src = build(source, engine, txn);
                 while let Some(r) = src.next(ev)? {
+                    ev.tick()?;
                     let mut full = Vec::with_capacity(row.len());
                     for e in row {
                         full.push(e.eval(&r, ev)?);
@@ -170,6 +173,7 @@ impl ModifyExec {
                     let mut found = false;
                     for item in engine.scan(txn, &fk.ref_table) {
                         let (_, r) = item?;
+                        ev.tick()?;
                         if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| {
                             !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()
                         }) {
@@ -214,6 +218,7 @@ impl ModifyExec {
         new: Option<&[Datum]>,
         engine: &Engine,
         txn: &Transaction,
+        ev: &mut EvalCx<'_>,
     ) -> PgResult<()> {
         for r in &plan.refs {
             // Unchanged keys (every pgbench UPDATE) cost one comparison per column.
@@ -249,6 +254,7 @@ impl ModifyExec {
                 }
                 None => {
                     for item in engine.scan(txn, &r.child) {
+                        ev.tick()?;
                         if matches(&item?.1) {
                             found = true;
                             break;
@@ -343,9 +349,7 @@ impl ModifyExec {
         }
         let rc = txn.isolation == Isolation::ReadCommitted;
         while self.pos < self.work.len() {
-            if self.pos % 1024 == 1023 {
-                ev.check_cancel()?;
-            }
+            ev.tick()?;
             match &plan.kind {
                 ModifyKind::Insert { .. } => {
                     let row = &self.work[self.pos].1;
@@ -381,12 +385,13 @@ impl ModifyExec {
                                 new[*c] = e.eval(old, &mut sev)?;
                                 Ok(())
                             });
-                            ev.subq = std::mem::take(&mut sev.subq);
+                            let carried = sev.carried();
+                            ev.restore(carried);
                             r?;
                         }
                         Self::check_row(plan, &new, engine, shared, ev)?;
                         if !plan.refs.is_empty() {
-                            Self::check_refs(plan, old, Some(&new), engine, shared)?;
+                            Self::check_refs(plan, old, Some(&new), engine, shared, ev)?;
                         }
                         self.new_row = Some(new);
                     }
@@ -415,7 +420,7 @@ impl ModifyExec {
                         return Err(PgError::internal("delete target without row identity"));
                     };
                     if !plan.refs.is_empty() {
-                        Self::check_refs(plan, &self.work[self.pos].1, None, engine, txn)?;
+                        Self::check_refs(plan, &self.work[self.pos].1, None, engine, txn, ev)?;
                     }
                     match engine.delete(txn, &plan.table, target)? {
                         Write::Done(()) => {
@@ -440,5 +445,11 @@ impl ModifyExec {
 
     fn state_is_fresh(&self) -> bool {
         self.state.is_fresh()
+    }
+}
+
+impl Drop for ModifyExec {
+    fn drop(&mut self) {
+        super::discard::discard_in_place(&mut self.work);
     }
 }

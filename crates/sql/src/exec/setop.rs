@@ -47,6 +47,7 @@ impl<'a> Node<'a> for SetOp<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if self.kind == SetOpKind::Union {
             loop {
+                ev.tick()?;
                 let r = if !self.left_done {
                     match self.left.next(ev)? {
                         Some(r) => r,
@@ -75,11 +76,13 @@ impl<'a> Node<'a> for SetOp<'a> {
         }
         if let Some(mut right) = self.right.take() {
             while let Some(r) = right.next(ev)? {
+                ev.tick()?;
                 key_of(&r, self.types, &mut self.buf);
                 *self.counts.entry(self.buf.clone()).or_default() += 1;
             }
         }
         while let Some(r) = self.left.next(ev)? {
+            ev.tick()?;
             key_of(&r, self.types, &mut self.buf);
             let in_right = self.counts.get_mut(&self.buf);
             let emit = match (self.kind, self.all) {
@@ -107,5 +110,12 @@ impl<'a> Node<'a> for SetOp<'a> {
             }
         }
         Ok(None)
+    }
+}
+
+impl Drop for SetOp<'_> {
+    fn drop(&mut self) {
+        super::discard::discard_in_place(&mut self.seen);
+        super::discard::discard_in_place(&mut self.counts);
     }
 }

@@ -1,6 +1,7 @@
 //! Sort: materializes its input and orders it by per-key memcomparable encodings
 //! (keel_types::key), honouring DESC and NULLS FIRST/LAST per key.
 
+use super::discard::discard;
 use super::{BoxNode, Node, Row};
 use crate::expr::EvalCx;
 use crate::plan::SortKey;
@@ -82,13 +83,19 @@ impl<'a> Node<'a> for Sort<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut input) = self.input.take() {
             let mut all: Vec<Keyed> = Vec::new();
-            while let Some(r) = input.next(ev)? {
-                all.push((encode(self.keys, &r, ev)?, r));
-            }
-            ev.check_cancel()?;
             let keys = self.keys;
-            // Stable: equal keys keep their input order.
-            all.sort_by(|a, b| compare(keys, &a.0, &b.0));
+            let sorted = (|| {
+                while let Some(r) = input.next(ev)? {
+                    ev.tick()?;
+                    all.push((encode(keys, &r, ev)?, r));
+                }
+                // Stable: equal keys keep their input order.
+                super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)
+            })();
+            if let Err(e) = sorted {
+                discard(all.len(), all);
+                return Err(e);
+            }
             self.rows = all
                 .into_iter()
                 .map(|(_, r)| r)
@@ -96,5 +103,11 @@ impl<'a> Node<'a> for Sort<'a> {
                 .into_iter();
         }
         Ok(self.rows.next())
+    }
+}
+
+impl Drop for Sort<'_> {
+    fn drop(&mut self) {
+        super::discard::discard_in_place(&mut self.rows);
     }
 }
