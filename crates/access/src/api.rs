@@ -259,14 +259,17 @@ impl Engine {
     }
 
     /// Fills a new index from the table's rows; fails with 23505 when a unique index finds
-    /// duplicates among live rows.
+    /// duplicates among live rows. `check` is called for every heap page and every row
+    /// (PostgreSQL's CHECK_FOR_INTERRUPTS); its error (57014) abandons the build, whose file
+    /// the transaction's rollback removes.
     pub fn build_index(
         &self,
         txn: &mut Transaction,
         table: &TableDef,
         index: &IndexDef,
+        check: &dyn Fn() -> PgResult<()>,
     ) -> PgResult<()> {
-        self.inner.build_index(txn, table, index)
+        self.inner.build_index(txn, table, index, check)
     }
 
     // ---- rows --------------------------------------------------------------------------
@@ -339,8 +342,17 @@ impl Engine {
 
     // ---- maintenance and sizes ---------------------------------------------------------
 
-    pub fn vacuum(&self, table: &TableDef) -> PgResult<VacuumStats> {
-        self.inner.vacuum(table)
+    /// Prunes the table and removes index entries of rows that are gone. `check` is called
+    /// for every heap page, every index leaf and every dead line pointer freed; when it
+    /// fails, vacuum stops there, frees the versions it has already unlinked, and returns its
+    /// error: what it did not reach (dead line pointers, and their index entries) is left for
+    /// the next vacuum, which finds them again.
+    pub fn vacuum(
+        &self,
+        table: &TableDef,
+        check: &dyn Fn() -> PgResult<()>,
+    ) -> PgResult<VacuumStats> {
+        self.inner.vacuum(table, check)
     }
 
     /// Size in bytes of a relation file (pg_relation_size).

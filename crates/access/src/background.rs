@@ -42,7 +42,7 @@ fn autovacuum(engine: Weak<Engine>) {
         let catalog = e.catalog();
         for table in catalog.tables.values() {
             if e.inner.take_vacuum_due(table.relfile)
-                && let Err(err) = e.inner.vacuum(table)
+                && let Err(err) = e.inner.vacuum(table, &|| Ok(()))
             {
                 eprintln!(
                     "LOG:  automatic vacuum of table \"{}\" failed: {err}",

@@ -32,10 +32,11 @@ impl EngineInner {
     }
 
     /// Roots of every row stored in the table.
-    fn roots(&self, table: &TableDef) -> PgResult<Vec<Tid>> {
+    fn roots(&self, table: &TableDef, check: &dyn Fn() -> PgResult<()>) -> PgResult<Vec<Tid>> {
         let rel = self.rel(table.relfile)?;
         let mut roots = Vec::new();
         for block in 0..rel.file.nblocks() {
+            check()?;
             let page = self.pool.read(&rel.file, block)?;
             for slot in 0..page.slot_count() {
                 let tid = Tid::new(block, slot);
@@ -56,6 +57,7 @@ impl EngineInner {
         txn: &mut Transaction,
         table: &TableDef,
         index: &IndexDef,
+        check: &dyn Fn() -> PgResult<()>,
     ) -> PgResult<()> {
         let xid = self.xid(txn)?;
         let irel = self.rel(index.relfile)?;
@@ -69,7 +71,8 @@ impl EngineInner {
         let types = column_types(table);
         let horizon = self.txns.horizon();
         let txns = &self.txns;
-        for root in self.roots(table)? {
+        for root in self.roots(table, check)? {
+            check()?;
             let mut versions: Vec<Vec<keel_types::Datum>> = Vec::new();
             let mut err = None;
             heap.walk_all(root, |_, h, row| {
@@ -146,7 +149,11 @@ impl EngineInner {
     }
 
     /// Prunes every page of the table, then removes index entries of rows that are gone.
-    pub fn vacuum(&self, table: &TableDef) -> PgResult<VacuumStats> {
+    pub fn vacuum(
+        &self,
+        table: &TableDef,
+        check: &dyn Fn() -> PgResult<()>,
+    ) -> PgResult<VacuumStats> {
         let rel = self.rel(table.relfile)?;
         let horizon = self.txns.horizon();
         let mut stats = VacuumStats::default();
@@ -156,6 +163,11 @@ impl EngineInner {
         let heap = Heap::new(&self.pool, &self.txns, &rel);
         let mut garbage = Vec::new();
         for block in 0..nblocks {
+            if let Err(e) = check() {
+                // The versions already unlinked are reachable from nowhere else.
+                prune::free_garbage(&heap, garbage)?;
+                return Err(e);
+            }
             let mut page = self.pool.write(&rel.file, block)?;
             if page.is_new() {
                 continue;
@@ -196,9 +208,11 @@ impl EngineInner {
             for idx in catalog.indexes_of(table.oid) {
                 let irel = self.rel(idx.relfile)?;
                 let tree = BTree::new(self.pool.clone(), irel.file.clone());
-                stats.index_entries_removed += tree.bulk_delete(0, &|t| dead_roots.contains(&t))?;
+                stats.index_entries_removed +=
+                    tree.bulk_delete(0, &|t| dead_roots.contains(&t), check)?;
             }
             for root in &dead_roots {
+                check()?;
                 let mut page = self.pool.write(&rel.file, root.block)?;
                 if page.lp(root.slot) == LinePointer::Dead {
                     page.set_lp(root.slot, LinePointer::Unused);

@@ -160,8 +160,15 @@ impl BTree {
 
     /// Removes the entries whose tid `dead` says is gone (vacuum). Returns how many.
     /// Leaves are visited left to right through their right-links, each latched exclusively
-    /// on its own; emptied pages stay in the tree (no page deletion).
-    pub fn bulk_delete(&self, xid: u64, dead: &dyn Fn(Tid) -> bool) -> PgResult<u64> {
+    /// on its own; emptied pages stay in the tree (no page deletion). `check` runs before each
+    /// leaf (the caller's interrupt check); its error stops the walk, leaving the entries not
+    /// yet visited in place.
+    pub fn bulk_delete(
+        &self,
+        xid: u64,
+        dead: &dyn Fn(Tid) -> bool,
+        check: &dyn Fn() -> PgResult<()>,
+    ) -> PgResult<u64> {
         let mut stack = Vec::new();
         let mut block = self.descend(
             &Target {
@@ -175,6 +182,7 @@ impl BTree {
         let mut victims: Vec<u16> = Vec::new();
         let mut hops = 0;
         loop {
+            check()?;
             let mut page = self.pool.write(&self.rel, block)?;
             let ni = node::info(&page, block)?;
             victims.clear();

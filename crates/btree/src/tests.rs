@@ -378,9 +378,11 @@ fn bulk_delete_removes_dead() {
     }
     let removed = e
         .tree
-        .bulk_delete(3, &|t: Tid| {
-            t.to_u64().is_multiple_of(3) || tid_num(t) >= 15_000
-        })
+        .bulk_delete(
+            3,
+            &|t: Tid| t.to_u64().is_multiple_of(3) || tid_num(t) >= 15_000,
+            &|| Ok(()),
+        )
         .unwrap();
     let expect: Vec<u64> = (0..n)
         .filter(|&x| !(tid(x).to_u64().is_multiple_of(3) || x >= 15_000))
@@ -389,7 +391,7 @@ fn bulk_delete_removes_dead() {
     assert_eq!(e.tree.count().unwrap(), expect.len() as u64);
     verify(&e.tree);
     // Delete everything, then the tree still works.
-    e.tree.bulk_delete(4, &|_| true).unwrap();
+    e.tree.bulk_delete(4, &|_| true, &|| Ok(())).unwrap();
     assert_eq!(e.tree.count().unwrap(), 0);
     for x in 0..3000 {
         e.tree.insert(&key(x), tid(x), 5).unwrap();

@@ -192,7 +192,9 @@ fn crash_recovery_replays_identical_tree() {
             e.pool.flush_all().unwrap();
         }
     }
-    e.tree.bulk_delete(3, &|t| t.slot % 7 == 0).unwrap();
+    e.tree
+        .bulk_delete(3, &|t| t.slot % 7 == 0, &|| Ok(()))
+        .unwrap();
     for i in 0..500 {
         let r = e
             .tree

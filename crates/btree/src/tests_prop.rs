@@ -91,7 +91,10 @@ proptest! {
                     }
                 }
                 Op::Delete(m) => {
-                    let n = e.tree.bulk_delete(2, &|x: Tid| x.slot.is_multiple_of(m)).unwrap();
+                    let n = e
+                        .tree
+                        .bulk_delete(2, &|x: Tid| x.slot.is_multiple_of(m), &|| Ok(()))
+                        .unwrap();
                     let before = model.len();
                     model.retain(|(_, t)| !t.is_multiple_of(m));
                     prop_assert_eq!(n as usize, before - model.len());

@@ -20,6 +20,9 @@ use parse::{InputFormat, LineReader};
 const BATCH: usize = 10_000;
 const BATCH_BYTES: usize = 8 << 20;
 
+/// Rows parsed or formatted between two interrupt checks (a row costs about a microsecond).
+const CHECK_ROWS: usize = 256;
+
 /// PostgreSQL's `CopyAttributeOutText`: backslash, the delimiter and the control characters
 /// that have a letter escape are escaped whatever the delimiter; other bytes go out as they are.
 fn escape_text(s: &str, delim: char, out: &mut String) {
@@ -241,7 +244,6 @@ impl Session {
         let Stmt::Query(q) = &prep.stmt else {
             return Err(PgError::internal("not a query"));
         };
-        self.funcs.stmt_ts = keel_sql::expr::now_micros();
         self.ensure_txn();
         let Some(txn) = self.txn.as_mut() else {
             return Err(PgError::internal("no transaction"));
@@ -280,9 +282,7 @@ impl Session {
                     out.line(&r, Some(&cols), &mut line, &mut val)?;
                     client.copy_out_data(line.as_bytes());
                     n += 1;
-                    if n.is_multiple_of(4096) {
-                        ev.check_cancel()?;
-                    }
+                    ev.tick()?;
                     next = root.next(&mut ev)?;
                     if next.is_some() && client.wants_flush() {
                         break;
@@ -358,6 +358,8 @@ impl Session {
         let mut batch_bytes = 0;
         let mut total = 0u64;
         let mut header_pending = o.header;
+        let cf = self.cancel_check();
+        let mut parsed = 0usize;
         // The first error ends the COPY at once, as in PostgreSQL: the protocol loop drops the
         // CopyData the client still sends, and the statement's rows are rolled back.
         loop {
@@ -369,6 +371,14 @@ impl Session {
             // PostgreSQL adds a CONTEXT naming the line (`COPY t, line 3: "..."`); keel's
             // errors have no context field yet, and no other field should stand in for it.
             while let Some(range) = reader.next_line(at_end)? {
+                if parsed.is_multiple_of(CHECK_ROWS) {
+                    keel_sql::ddl::Interrupt {
+                        cancel: &cf,
+                        deadline: self.deadline,
+                    }
+                    .check()?;
+                }
+                parsed += 1;
                 if header_pending {
                     header_pending = false;
                     continue;
@@ -417,6 +427,7 @@ impl Session {
         let mut ev = crate::exec::eval_cx(stmt_env!(self), &[], &cf, self.txn.as_ref());
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
+            ev.tick()?;
             let mut full = Vec::with_capacity(row_exprs.len());
             for e in row_exprs {
                 full.push(e.eval(&r, &mut ev)?);

@@ -36,6 +36,7 @@ macro_rules! stmt_env {
             settings: &$s.settings,
             mem: &$s.mem,
             pid: $s.pid,
+            deadline: $s.deadline,
         }
     };
 }
@@ -48,6 +49,8 @@ pub(crate) struct StmtEnv<'a> {
     pub settings: &'a Settings,
     pub mem: &'a Arc<StatementMem>,
     pub pid: i32,
+    /// statement_timeout's instant for the statement running now ([`Session::deadline`]).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// A statement's evaluation context. Its memory limit is taken from the settings now, when
@@ -64,6 +67,7 @@ pub(crate) fn eval_cx<'a>(
         settings,
         mem,
         pid,
+        deadline,
     } = env;
     // Every statement's execution starts here, on the thread that runs it.
     keel_common::stack::set_limit(settings.max_stack_depth_bytes());
@@ -78,7 +82,8 @@ pub(crate) fn eval_cx<'a>(
         txn,
         outer: &[],
         subq: Default::default(),
-        deadline: statement_deadline(settings),
+        deadline,
+        ticker: Default::default(),
         blocking: run_blocking,
         mem,
     }
@@ -90,8 +95,7 @@ fn run_blocking(f: &mut dyn FnMut()) {
     maybe_blocking(false, f)
 }
 
-/// When the current statement must stop (statement_timeout, ms; 0 = never). Computed when
-/// a statement's evaluation context is made, which is at its start.
+/// When a statement starting now must stop (statement_timeout, ms; 0 = never).
 pub(crate) fn statement_deadline(settings: &Settings) -> Option<std::time::Instant> {
     let ms = settings.statement_timeout_ms();
     (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms as u64))
@@ -188,7 +192,7 @@ impl Session {
         client: &mut C,
         mut sink: RowSink<'_>,
     ) -> PgResult<u64> {
-        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        self.statement_started();
         let newer = self.replanned(prep, &prep.params)?;
         let prep = newer.as_ref().unwrap_or(prep);
         let Stmt::Query(q) = &prep.stmt else {
@@ -223,9 +227,7 @@ impl Session {
                         _ => w.send(client, &r, cols, formats)?,
                     }
                     n += 1;
-                    if n.is_multiple_of(4096) {
-                        ev.check_cancel()?;
-                    }
+                    ev.tick()?;
                     if client.wants_flush() {
                         return Ok(false);
                     }
@@ -250,7 +252,7 @@ impl Session {
         _formats: &[i16],
         client: &mut C,
     ) -> PgResult<(Rows, String)> {
-        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        self.statement_started();
         match &prep.stmt {
             Stmt::Empty => Ok((vec![], String::new())),
             Stmt::Utility(u) => self.utility(u, client).await,
@@ -302,7 +304,7 @@ impl Session {
                 let cf = cancel_check(&self.cancel);
                 let interrupt = keel_sql::ddl::Interrupt {
                     cancel: &cf,
-                    deadline: statement_deadline(&self.settings),
+                    deadline: self.deadline,
                 };
                 // Off the async worker: validating a CHECK scans and evaluates every row.
                 let out = maybe_blocking(false, || {
@@ -360,7 +362,7 @@ impl Session {
         }
         let cancel = self.cancel.clone();
         let cheap = m.is_cheap() && exec.pending() <= 16;
-        let deadline = statement_deadline(&self.settings);
+        let deadline = self.deadline;
         loop {
             let step = {
                 let cf = cancel_check(&cancel);
@@ -368,7 +370,6 @@ impl Session {
                     return Err(keel_common::PgError::internal("no transaction"));
                 };
                 let mut ev = eval_cx(stmt_env!(self), params, &cf, None);
-                ev.deadline = deadline;
                 maybe_blocking(cheap, || exec.step(m, &self.engine, txn, &mut ev))?
             };
             match step {

@@ -70,6 +70,10 @@ pub struct Session {
     pub(crate) plans: Arc<PlanCache>,
     /// What the running statement's operators hold in memory, against its limit.
     pub(crate) mem: Arc<keel_sql::exec::mem::StatementMem>,
+    /// statement_timeout's deadline for the statement running now, fixed when it starts
+    /// ([`Session::statement_started`]), so that every part of it (a COPY's batches, a lock
+    /// wait) counts against the same instant.
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 /// The interrupt check for evaluation contexts and long operations (owns its token, so it
@@ -159,7 +163,14 @@ impl Session {
             guc_rollback: None,
             guc_session: None,
             plans,
+            deadline: None,
         }
+    }
+
+    /// A statement starts: statement_timestamp() and statement_timeout count from now.
+    pub(crate) fn statement_started(&mut self) {
+        self.funcs.stmt_ts = keel_sql::expr::now_micros();
+        self.deadline = crate::exec::statement_deadline(&self.settings);
     }
 
     /// Changes settings in the current (block or implicit) transaction: undone by rollback;

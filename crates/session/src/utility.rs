@@ -262,6 +262,11 @@ impl Session {
                         "VACUUM cannot run inside a transaction block",
                     ));
                 }
+                let cf = self.cancel_check();
+                let interrupt = keel_sql::ddl::Interrupt {
+                    cancel: &cf,
+                    deadline: self.deadline,
+                };
                 let cat = self.catalog();
                 let targets: Vec<_> = if tables.is_empty() {
                     cat.tables.values().cloned().collect()
@@ -281,7 +286,10 @@ impl Session {
                             format!("vacuuming \"{qual}\""),
                         ));
                     }
-                    let s = self.engine.vacuum(&t)?;
+                    // Reads and writes every page: off this shard's worker.
+                    let s = crate::exec::maybe_blocking(false, || {
+                        self.engine.vacuum(&t, &|| interrupt.check())
+                    })?;
                     if *verbose {
                         let msg = format!(
                             "finished vacuuming \"{qual}\": index scans: {}\npages: 0 removed, {} remain, {} scanned (100.00% of total)\ntuples: {} removed, {} remain, {} are dead but not yet removable\nindex entries: {} removed",

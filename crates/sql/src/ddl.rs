@@ -43,12 +43,9 @@ pub(crate) fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
     }
 }
 
-/// What stops a DDL statement that evaluates expressions over existing rows (ALTER TABLE ...
-/// ADD CHECK validates every row): the session's cancel flag and statement_timeout.
-pub struct Interrupt<'a> {
-    pub cancel: &'a (dyn Fn() -> bool + Sync),
-    pub deadline: Option<std::time::Instant>,
-}
+/// What stops a DDL statement that reads existing rows (index builds, validation of CHECK,
+/// FOREIGN KEY and NOT NULL).
+pub use crate::interrupt::Interrupt;
 
 pub fn execute_ddl(
     stmt: &ast::Statement,
@@ -80,7 +77,9 @@ pub fn execute_ddl(
             &mut cat,
             &mut notices,
         )?,
-        ast::Statement::CreateIndex(ci) => create_index(ci, engine, txn, &mut cat, &mut notices)?,
+        ast::Statement::CreateIndex(ci) => {
+            create_index(ci, engine, txn, &mut cat, &mut notices, interrupt)?
+        }
         ast::Statement::AlterTable(at) => {
             alter_table(at, engine, txn, &mut cat, &mut notices, interrupt)?
         }
@@ -109,7 +108,7 @@ pub fn execute_ddl(
                     )?;
                     engine.drop_relfile_at_commit(txn, i.relfile);
                     // The new file needs an empty tree (meta page and root).
-                    engine.build_index(txn, &nt, &ni)?;
+                    engine.build_index(txn, &nt, &ni, &|| Ok(()))?;
                     cat.indexes.insert(ni.oid, Arc::new(ni));
                 }
                 if matches!(t.identity, Some(ast::TruncateIdentityOption::Restart)) {
@@ -375,11 +374,13 @@ fn create_table(
     }
     cat.tables.insert(oid, Arc::new(table));
     crate::ddl_alter::add_checks(cat, oid, checks, None)?;
+    // The table is empty: nothing to interrupt.
+    let none = &Interrupt::NONE;
     if let Some(cols) = pk {
-        add_index(cat, engine, txn, oid, None, cols, true, true)?;
+        add_index(cat, engine, txn, oid, None, cols, true, true, none)?;
     }
     for u in uniques {
-        add_index(cat, engine, txn, oid, None, u, true, false)?;
+        add_index(cat, engine, txn, oid, None, u, true, false, none)?;
     }
     for (fname, cols, rt, rcols) in fks {
         add_fk(cat, oid, fname, cols, &rt, rcols)?;
@@ -406,6 +407,7 @@ fn add_index(
     cols: Vec<usize>,
     unique: bool,
     primary: bool,
+    interrupt: &Interrupt<'_>,
 ) -> PgResult<Arc<IndexDef>> {
     let table = cat
         .tables
@@ -451,7 +453,7 @@ fn add_index(
         let mut nt = (*table).clone();
         for &c in &cols {
             if !nt.columns[c].not_null {
-                crate::ddl_alter::ensure_no_nulls(engine, txn, &table, c)?;
+                crate::ddl_alter::ensure_no_nulls(engine, txn, &table, c, interrupt)?;
             }
             nt.columns[c].not_null = true;
         }
@@ -478,7 +480,7 @@ fn add_index(
         table.persistence == Persistence::Unlogged,
     )?;
     engine
-        .build_index(txn, &table, &index)
+        .build_index(txn, &table, &index, &|| interrupt.check())
         .map_err(|e| match e.code {
             sqlstate::UNIQUE_VIOLATION if e.objects.is_none() => e
                 .with_table(table.name.clone())
@@ -492,7 +494,13 @@ fn add_index(
 
 /// ALTER TABLE ADD FOREIGN KEY: every existing row's non-null key must be in the referenced
 /// table (checks the newest constraint of `table_oid`).
-fn validate_fk(cat: &Catalog, table_oid: u32, engine: &Engine, txn: &Transaction) -> PgResult<()> {
+fn validate_fk(
+    cat: &Catalog,
+    table_oid: u32,
+    engine: &Engine,
+    txn: &Transaction,
+    interrupt: &Interrupt<'_>,
+) -> PgResult<()> {
     let table = cat
         .tables
         .get(&table_oid)
@@ -509,6 +517,7 @@ fn validate_fk(cat: &Catalog, table_oid: u32, engine: &Engine, txn: &Transaction
     let mut buf = Vec::new();
     for item in engine.scan(txn, &rt) {
         let (_, r) = item?;
+        interrupt.check()?;
         let vals: Vec<_> = fk.ref_columns.iter().map(|&c| r[c].clone()).collect();
         buf.clear();
         keel_types::key::encode_key(&vals, &tys, &mut buf);
@@ -516,6 +525,7 @@ fn validate_fk(cat: &Catalog, table_oid: u32, engine: &Engine, txn: &Transaction
     }
     for item in engine.scan(txn, &table) {
         let (_, r) = item?;
+        interrupt.check()?;
         let vals: Vec<_> = fk.columns.iter().map(|&c| r[c].clone()).collect();
         if vals.iter().any(|v| v.is_null()) {
             continue;
@@ -730,6 +740,7 @@ fn create_index(
     txn: &mut Transaction,
     cat: &mut Catalog,
     notices: &mut Vec<PgError>,
+    interrupt: &Interrupt<'_>,
 ) -> PgResult<String> {
     if ci.predicate.is_some() || !ci.include.is_empty() || !ci.with.is_empty() {
         return Err(PgError::unsupported(
@@ -765,7 +776,9 @@ fn create_index(
         }
         None => None,
     };
-    add_index(cat, engine, txn, table.oid, name, cols, ci.unique, false)?;
+    add_index(
+        cat, engine, txn, table.oid, name, cols, ci.unique, false, interrupt,
+    )?;
     Ok("CREATE INDEX".into())
 }
 
@@ -807,6 +820,7 @@ fn alter_table(
                         cols,
                         true,
                         true,
+                        interrupt,
                     )?;
                 }
                 ast::TableConstraint::Unique(u) => {
@@ -820,6 +834,7 @@ fn alter_table(
                         cols,
                         true,
                         false,
+                        interrupt,
                     )?;
                 }
                 ast::TableConstraint::ForeignKey(fk) => {
@@ -838,7 +853,7 @@ fn alter_table(
                         &fk.foreign_table,
                         fk.referred_columns.iter().map(fold).collect(),
                     )?;
-                    validate_fk(cat, table.oid, engine, txn)?;
+                    validate_fk(cat, table.oid, engine, txn, interrupt)?;
                 }
                 ast::TableConstraint::Check(_) => {
                     crate::ddl_alter::alter_op(

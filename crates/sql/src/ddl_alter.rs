@@ -134,6 +134,7 @@ pub(crate) fn add_checks(
             outer: &[],
             subq: Default::default(),
             deadline: interrupt.deadline,
+            ticker: Default::default(),
             // The session runs DDL off its async worker (block_in_place).
             blocking: crate::expr::run_inline,
             // A CHECK is evaluated row by row; nothing accumulates.
@@ -141,7 +142,7 @@ pub(crate) fn add_checks(
         };
         for item in engine.scan(txn, &table) {
             let (_, row) = item?;
-            ev.check_cancel()?;
+            ev.tick()?;
             for (name, e) in &bound {
                 if let Datum::Bool(false) = e.eval(&row, &mut ev)? {
                     return Err(PgError::new(
@@ -275,7 +276,7 @@ pub(crate) fn alter_op(
                     nt.columns[i].not_null = false;
                 }
                 ast::AlterColumnOperation::SetNotNull => {
-                    ensure_no_nulls(engine, txn, &table, i)?;
+                    ensure_no_nulls(engine, txn, &table, i, interrupt)?;
                     nt.columns[i].not_null = true;
                 }
                 other => return Err(PgError::unsupported(format!("ALTER COLUMN {other}"))),
@@ -294,9 +295,11 @@ pub(crate) fn ensure_no_nulls(
     txn: &Transaction,
     table: &TableDef,
     col: usize,
+    interrupt: &crate::ddl::Interrupt<'_>,
 ) -> PgResult<()> {
     for item in engine.scan(txn, table) {
         let (_, row) = item?;
+        interrupt.check()?;
         if row.get(col).is_none_or(Datum::is_null) {
             let name = &table.columns[col].name;
             return Err(PgError::new(

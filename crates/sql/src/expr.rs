@@ -159,6 +159,8 @@ pub struct EvalCx<'a> {
     pub subq: std::collections::HashMap<u32, SubResult>,
     /// statement_timeout: past this instant, `check_cancel` fails with 57014.
     pub deadline: Option<std::time::Instant>,
+    /// Work done since the last interrupt check (see `interrupt`).
+    pub ticker: crate::interrupt::Ticker,
     /// Runs a closure that blocks its thread (pg_sleep). The session hands the async worker's
     /// other sessions to another thread first; [`run_inline`] where nothing else shares it.
     pub blocking: fn(&mut dyn FnMut()),
@@ -173,7 +175,8 @@ pub fn run_inline(f: &mut dyn FnMut()) {
 
 impl EvalCx<'_> {
     /// A context for running a subquery: same session state, `txn` set, `outer` replaced.
-    /// The subquery cache moves into the returned context; hand it back with `restore`.
+    /// The subquery cache and the interrupt countdown move into the returned context; hand
+    /// them back with [`restore`](Self::restore).
     pub fn nested<'b>(
         &'b mut self,
         txn: Option<&'b Transaction>,
@@ -190,26 +193,31 @@ impl EvalCx<'_> {
             outer,
             subq: std::mem::take(&mut self.subq),
             deadline: self.deadline,
+            ticker: self.ticker,
             blocking: self.blocking,
             mem: self.mem,
         }
     }
 
-    pub fn check_cancel(&self) -> PgResult<()> {
-        if self
-            .deadline
-            .is_some_and(|d| std::time::Instant::now() >= d)
-        {
-            return Err(statement_timeout());
+    /// What a context made by [`nested`](Self::nested) hands back to its parent.
+    pub fn carried(&mut self) -> Carried {
+        Carried {
+            subq: std::mem::take(&mut self.subq),
+            ticker: self.ticker,
         }
-        if (self.cancel)() {
-            return Err(PgError::new(
-                sqlstate::QUERY_CANCELED,
-                "canceling statement due to user request",
-            ));
-        }
-        Ok(())
     }
+
+    /// Takes back the subquery cache and the interrupt countdown from a nested context.
+    pub fn restore(&mut self, c: Carried) {
+        self.subq = c.subq;
+        self.ticker = c.ticker;
+    }
+}
+
+/// The state a nested evaluation context hands back (see [`EvalCx::carried`]).
+pub struct Carried {
+    subq: std::collections::HashMap<u32, SubResult>,
+    ticker: crate::interrupt::Ticker,
 }
 
 impl Expr {
@@ -405,7 +413,12 @@ impl Expr {
                     }
                     vals.push(v);
                 }
-                (f.func)(&vals, cx.fctx)?
+                let mut fcx = crate::interrupt::Interruptible {
+                    inner: &mut *cx.fctx,
+                    cancel: cx.cancel,
+                    deadline: cx.deadline,
+                };
+                (f.func)(&vals, &mut fcx)?
             }
             Expr::Special(s, _) => eval_special(s, row, cx)?,
             Expr::Case { whens, default, .. } => {

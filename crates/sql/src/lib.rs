@@ -15,6 +15,7 @@ mod ddl_alter;
 mod ddl_sequence;
 pub mod exec;
 pub mod expr;
+pub mod interrupt;
 pub mod parse;
 pub mod plan;
 pub mod split;

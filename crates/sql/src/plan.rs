@@ -186,26 +186,56 @@ impl Access {
     }
 }
 
+/// No expression among `exprs` holds a subquery (which may run as long as any query).
+fn no_subplan<'a>(exprs: impl IntoIterator<Item = &'a Expr>) -> bool {
+    !exprs.into_iter().any(Expr::has_subplan)
+}
+
 impl Plan {
-    /// Whether the plan touches at most a handful of rows (point lookups, VALUES), so running
-    /// it inline on the async runtime cannot starve other sessions.
+    /// Whether the plan touches at most a handful of rows (point lookups, VALUES) and runs no
+    /// subquery, so running it inline on the async runtime cannot starve other sessions (nor
+    /// hold up a CancelRequest for one of them).
     pub fn is_cheap(&self) -> bool {
         match self {
-            Plan::Scan { access, .. } => access.is_point(),
-            Plan::Values { rows } => rows.len() <= 16,
+            Plan::Scan { access, filter, .. } => access.is_point() && no_subplan(filter),
+            Plan::Values { rows } => rows.len() <= 16 && no_subplan(rows.iter().flatten()),
             Plan::Series { .. } => false,
-            Plan::Filter { input, .. }
-            | Plan::Project {
-                input, srf: None, ..
-            }
-            | Plan::Limit { input, .. } => input.is_cheap(),
+            Plan::Filter { input, pred } => no_subplan([pred]) && input.is_cheap(),
+            Plan::Project {
+                input,
+                exprs,
+                srf: None,
+            } => no_subplan(exprs) && input.is_cheap(),
+            Plan::Limit {
+                input,
+                limit,
+                offset,
+            } => no_subplan(limit.iter().chain(offset)) && input.is_cheap(),
             Plan::Project { .. } => false,
-            Plan::Agg { input, .. } | Plan::Sort { input, .. } | Plan::Distinct { input, .. } => {
-                input.is_cheap()
+            Plan::Agg { input, group, aggs } => {
+                let args = aggs.iter().flat_map(|a| {
+                    a.args
+                        .iter()
+                        .chain(&a.filter)
+                        .chain(a.order.iter().map(|k| &k.expr))
+                });
+                no_subplan(group.iter().chain(args)) && input.is_cheap()
             }
-            Plan::Join { left, right, .. } | Plan::SetOp { left, right, .. } => {
-                left.is_cheap() && right.is_cheap()
+            Plan::Sort { input, keys } => {
+                no_subplan(keys.iter().map(|k| &k.expr)) && input.is_cheap()
             }
+            Plan::Distinct { input, on, .. } => no_subplan(on) && input.is_cheap(),
+            Plan::Join {
+                left,
+                right,
+                on,
+                hash,
+                ..
+            } => {
+                let keys = hash.iter().flat_map(|(l, r)| l.iter().chain(r));
+                no_subplan(on.iter().chain(keys)) && left.is_cheap() && right.is_cheap()
+            }
+            Plan::SetOp { left, right, .. } => left.is_cheap() && right.is_cheap(),
         }
     }
 }
@@ -232,12 +262,21 @@ impl ModifyPlan {
         }
     }
 
+    /// As [`Plan::is_cheap`]: a point write, or a few VALUES rows, with no subquery and no
+    /// foreign key check that must scan a table without an index.
     pub fn is_cheap(&self) -> bool {
-        match &self.kind {
-            ModifyKind::Insert { source, .. } => source.is_cheap(),
-            ModifyKind::Update { access, .. } | ModifyKind::Delete { access, .. } => {
-                access.is_point()
-            }
-        }
+        let returning = self.returning.iter().flat_map(|(r, _)| r);
+        let scans = self.fks.iter().any(|f| f.ref_index.is_none())
+            || self.refs.iter().any(|r| r.child_index.is_none());
+        let own = match &self.kind {
+            ModifyKind::Insert { source, row } => source.is_cheap() && no_subplan(row),
+            ModifyKind::Update {
+                access,
+                filter,
+                set,
+            } => access.is_point() && no_subplan(filter.iter().chain(set.iter().map(|s| &s.1))),
+            ModifyKind::Delete { access, filter } => access.is_point() && no_subplan(filter),
+        };
+        own && !scans && no_subplan(returning.chain(self.checks.iter().map(|c| &c.1)))
     }
 }

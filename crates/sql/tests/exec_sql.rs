@@ -58,6 +58,7 @@ impl Db {
             outer: &[],
             subq: Default::default(),
             deadline: None,
+            ticker: Default::default(),
             blocking: keel_sql::expr::run_inline,
             mem: keel_sql::exec::mem::StatementMem::unlimited(),
         };

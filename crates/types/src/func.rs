@@ -20,7 +20,7 @@ pub enum Volatility {
 }
 
 /// What a function may need from its caller: the statement/transaction start time for now(),
-/// and a random generator seeded per session.
+/// a random generator seeded per session, and the interrupt check.
 pub trait FuncContext: Send {
     /// Transaction start time, microseconds since 2000-01-01 UTC (now(), CURRENT_TIMESTAMP).
     fn transaction_timestamp(&self) -> i64;
@@ -34,7 +34,18 @@ pub trait FuncContext: Send {
     }
     /// Records the session's last value of sequence `seq`.
     fn set_seq_last(&mut self, _seq: u32, _value: i64) {}
+    /// 57014 when the statement has been cancelled or has run past statement_timeout
+    /// (PostgreSQL's CHECK_FOR_INTERRUPTS). A function that may run long on one call (one
+    /// that builds a result of up to 1 GB from small arguments) calls it every
+    /// [`CHECK_BYTES`] or so. A context that cannot be interrupted answers Ok.
+    fn check_interrupts(&mut self) -> PgResult<()> {
+        Ok(())
+    }
 }
+
+/// How many bytes a function builds between two [`FuncContext::check_interrupts`] calls
+/// (a fraction of a millisecond of copying).
+pub const CHECK_BYTES: usize = 1 << 20;
 
 /// A resolved scalar function.
 #[derive(Clone, Copy)]

@@ -1,7 +1,7 @@
 //! Scalar function implementations. Arguments arrive coerced to the resolved types; strict
 //! functions never see NULL.
 
-use super::FuncContext;
+use super::{CHECK_BYTES, FuncContext};
 use crate::datetime::{self, UNIX_EPOCH_OFFSET_USECS, USECS_PER_DAY};
 use crate::io::format_text;
 use crate::limits;
@@ -92,13 +92,51 @@ pub(super) fn pi(_: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     Ok(Datum::Float8(std::f64::consts::PI))
 }
 
-pub(super) fn md5(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+/// Hands `s` to `f` in order, in pieces of about [`CHECK_BYTES`] cut at character
+/// boundaries, checking for interrupts between pieces: for functions that make one pass over
+/// a string of up to 1 GB. A string shorter than a piece costs no check.
+fn in_pieces<'s>(
+    s: &'s str,
+    ctx: &mut dyn FuncContext,
+    mut f: impl FnMut(&'s str),
+) -> PgResult<()> {
+    let mut rest = s;
+    loop {
+        let mut cut = rest.len().min(CHECK_BYTES);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (piece, tail) = rest.split_at(cut);
+        f(piece);
+        if tail.is_empty() {
+            return Ok(());
+        }
+        ctx.check_interrupts()?;
+        rest = tail;
+    }
+}
+
+/// Characters in `s`, counted a piece at a time (see [`in_pieces`]).
+fn count_chars(s: &str, ctx: &mut dyn FuncContext) -> PgResult<usize> {
+    let mut n = 0;
+    in_pieces(s, ctx, |p| n += p.chars().count())?;
+    Ok(n)
+}
+
+pub(super) fn md5(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
     let bytes: &[u8] = match &a[0] {
         Datum::Text(s) => s.as_bytes(),
         Datum::Bytea(b) => b,
         _ => return Err(mismatch()),
     };
-    let digest = md5::Md5::digest(bytes);
+    let mut hasher = md5::Md5::new();
+    for (i, piece) in bytes.chunks(CHECK_BYTES).enumerate() {
+        if i > 0 {
+            ctx.check_interrupts()?;
+        }
+        hasher.update(piece);
+    }
+    let digest = hasher.finalize();
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(32);
     for b in digest {
@@ -114,14 +152,13 @@ pub(super) fn abs(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
         .2)(&a[0])
 }
 
-pub(super) fn char_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(Datum::Int4(text(&a[0])?.chars().count() as i32))
+pub(super) fn char_length(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Int4(count_chars(text(&a[0])?, ctx)? as i32))
 }
 
-pub(super) fn bpchar_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(Datum::Int4(
-        text(&a[0])?.trim_end_matches(' ').chars().count() as i32,
-    ))
+pub(super) fn bpchar_length(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    let s = text(&a[0])?.trim_end_matches(' ');
+    Ok(Datum::Int4(count_chars(s, ctx)? as i32))
 }
 
 pub(super) fn octet_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -132,31 +169,55 @@ pub(super) fn octet_length(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Dat
     } as i32))
 }
 
-// Collation "C": case mapping touches ASCII letters only, as PostgreSQL under LC_CTYPE C.
-pub(super) fn lower(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(Datum::Text(text(&a[0])?.to_ascii_lowercase()))
-}
-
-pub(super) fn upper(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(Datum::Text(text(&a[0])?.to_ascii_uppercase()))
-}
-
-pub(super) fn initcap(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    let mut out = String::new();
-    let mut in_word = false;
-    for c in text(&a[0])?.chars() {
-        if in_word {
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c.to_ascii_uppercase());
-        }
-        in_word = c.is_ascii_alphanumeric();
-    }
+/// `s` with `map` applied a piece at a time (see [`in_pieces`]).
+fn map_pieces(s: &str, ctx: &mut dyn FuncContext, map: impl Fn(&mut str)) -> PgResult<Datum> {
+    let mut out = String::with_capacity(s.len());
+    in_pieces(s, ctx, |p| {
+        let start = out.len();
+        out.push_str(p);
+        map(&mut out[start..]);
+    })?;
     Ok(Datum::Text(out))
 }
 
-pub(super) fn reverse(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    Ok(Datum::Text(text(&a[0])?.chars().rev().collect()))
+// Collation "C": case mapping touches ASCII letters only, as PostgreSQL under LC_CTYPE C.
+pub(super) fn lower(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    map_pieces(text(&a[0])?, ctx, str::make_ascii_lowercase)
+}
+
+pub(super) fn upper(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    map_pieces(text(&a[0])?, ctx, str::make_ascii_uppercase)
+}
+
+pub(super) fn initcap(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    let s = text(&a[0])?;
+    let mut out = String::with_capacity(s.len());
+    let mut in_word = false;
+    in_pieces(s, ctx, |p| {
+        for c in p.chars() {
+            if in_word {
+                out.push(c.to_ascii_lowercase());
+            } else {
+                out.push(c.to_ascii_uppercase());
+            }
+            in_word = c.is_ascii_alphanumeric();
+        }
+    })?;
+    Ok(Datum::Text(out))
+}
+
+pub(super) fn reverse(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    let s = text(&a[0])?;
+    let mut pieces = Vec::new();
+    in_pieces(s, ctx, |p| pieces.push(p))?;
+    let mut out = String::with_capacity(s.len());
+    for (i, p) in pieces.iter().rev().enumerate() {
+        if i > 0 {
+            ctx.check_interrupts()?;
+        }
+        out.extend(p.chars().rev());
+    }
+    Ok(Datum::Text(out))
 }
 
 pub(super) fn ascii(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -233,10 +294,10 @@ pub(super) fn substr(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     }
 }
 
-pub(super) fn strpos(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+pub(super) fn strpos(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, sub) = (text(&a[0])?, text(&a[1])?);
     Ok(Datum::Int4(match s.find(sub) {
-        Some(i) => s[..i].chars().count() as i32 + 1,
+        Some(i) => count_chars(&s[..i], ctx)? as i32 + 1,
         None => 0,
     }))
 }
@@ -245,7 +306,8 @@ pub(super) fn starts_with(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datu
     Ok(Datum::Bool(text(&a[0])?.starts_with(text(&a[1])?)))
 }
 
-pub(super) fn replace(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+/// Checks for interrupts each time the result grows by [`CHECK_BYTES`].
+pub(super) fn replace(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, from, to) = (text(&a[0])?, text(&a[1])?, text(&a[2])?);
     if from.is_empty() {
         return Ok(Datum::Text(s.to_owned()));
@@ -259,7 +321,20 @@ pub(super) fn replace(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
             limits::varlena(grown)?;
         }
     }
-    Ok(Datum::Text(s.replace(from, to)))
+    let mut out = String::new();
+    let mut next_check = CHECK_BYTES;
+    let mut copied = 0;
+    for (at, _) in s.match_indices(from) {
+        out.push_str(&s[copied..at]);
+        out.push_str(to);
+        copied = at + from.len();
+        if out.len() >= next_check {
+            ctx.check_interrupts()?;
+            next_check = out.len() + CHECK_BYTES;
+        }
+    }
+    out.push_str(&s[copied..]);
+    Ok(Datum::Text(out))
 }
 
 /// PostgreSQL's `replace` appends the text before each match, then the replacement, then the
@@ -305,16 +380,32 @@ pub(super) fn split_part(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum
     ))
 }
 
-pub(super) fn repeat(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+/// Checks for interrupts between copies of at most [`CHECK_BYTES`] (a 1 GB result takes about
+/// a second to build), as PostgreSQL's repeat() does between copies.
+pub(super) fn repeat(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, n) = (text(&a[0])?, int(&a[1])?);
-    if n <= 0 {
+    if n <= 0 || s.is_empty() {
         return Ok(Datum::Text(String::new()));
     }
     // PostgreSQL sizes the result first: count * length plus the varlena header must fit.
     if (s.len() as u64).saturating_mul(n as u64) > limits::MAX_VALUE_LEN as u64 {
         return Err(limits::requested_length_too_large());
     }
-    Ok(Datum::Text(s.repeat(n as usize)))
+    let n = n as usize;
+    let per_check = (CHECK_BYTES / s.len()).max(1);
+    if n <= per_check {
+        return Ok(Datum::Text(s.repeat(n)));
+    }
+    let block = s.repeat(per_check);
+    let mut out = String::with_capacity(s.len() * n);
+    let mut left = n;
+    while left > 0 {
+        ctx.check_interrupts()?;
+        let k = left.min(per_check);
+        out.push_str(&block[..k * s.len()]);
+        left -= k;
+    }
+    Ok(Datum::Text(out))
 }
 
 pub(super) fn left(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -371,7 +462,7 @@ pub(super) fn rtrim(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     ))
 }
 
-fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
+fn pad(a: &[Datum], left: bool, ctx: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, len) = (text(&a[0])?, int(&a[1])?);
     let fill = match a.get(2) {
         Some(d) => text(d)?,
@@ -389,7 +480,19 @@ fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
     if count >= len || fill.is_empty() {
         return Ok(Datum::Text(s[..char_offset(s, len)].to_owned()));
     }
-    let padding: String = fill.chars().cycle().take(len - count).collect();
+    // Up to 2^28 characters: checks for interrupts every CHECK_BYTES characters.
+    let mut padding = String::with_capacity(len - count);
+    let mut fill = fill.chars().cycle();
+    let mut missing = len - count;
+    loop {
+        let k = missing.min(CHECK_BYTES);
+        padding.extend(fill.by_ref().take(k));
+        missing -= k;
+        if missing == 0 {
+            break;
+        }
+        ctx.check_interrupts()?;
+    }
     Ok(Datum::Text(if left {
         padding + s
     } else {
@@ -397,12 +500,12 @@ fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
     }))
 }
 
-pub(super) fn lpad(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    pad(a, true)
+pub(super) fn lpad(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    pad(a, true, ctx)
 }
 
-pub(super) fn rpad(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
-    pad(a, false)
+pub(super) fn rpad(a: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
+    pad(a, false, ctx)
 }
 
 /// Appends `d`'s text form as PostgreSQL's `concat` does (output function, then append to the

@@ -3,6 +3,8 @@ use super::*;
 use crate::SqlType;
 use crate::io::{parse_text, to_text};
 use TypeId::*;
+use keel_common::{PgError, sqlstate};
+use md5::Digest;
 
 struct Ctx;
 impl FuncContext for Ctx {
@@ -323,4 +325,110 @@ fn div_and_overlay() {
             .code,
         "22011"
     );
+}
+
+/// A context whose interrupt check fails after `allowed` calls.
+struct Interrupting {
+    checks: u32,
+    allowed: u32,
+}
+
+impl FuncContext for Interrupting {
+    fn transaction_timestamp(&self) -> i64 {
+        0
+    }
+    fn statement_timestamp(&self) -> i64 {
+        0
+    }
+    fn random(&mut self) -> f64 {
+        0.0
+    }
+    fn check_interrupts(&mut self) -> PgResult<()> {
+        self.checks += 1;
+        if self.checks > self.allowed {
+            return Err(PgError::new(sqlstate::QUERY_CANCELED, "interrupted"));
+        }
+        Ok(())
+    }
+}
+
+fn call_with(name: &str, args: &[Datum], ctx: &mut Interrupting) -> PgResult<Datum> {
+    let types: Vec<TypeId> = args
+        .iter()
+        .map(|d| d.natural_type().unwrap_or(Text))
+        .collect();
+    let f = resolve_function(name, &types).unwrap_or_else(|| panic!("no function {name}"));
+    (f.func)(args, ctx)
+}
+
+/// Functions that make one pass over a huge string check for interrupts between pieces of
+/// CHECK_BYTES, and their results do not depend on where the pieces are cut (multibyte
+/// characters straddle the cuts here). Small inputs cost no check.
+#[test]
+fn long_string_functions_check_for_interrupts() {
+    let unit = "aé€😀 Xy";
+    let big = unit.repeat(3 * CHECK_BYTES / unit.len() + 7);
+    let text = |s: &str| Datum::Text(s.to_string());
+    let expected: Vec<(&str, Vec<Datum>, Datum)> = vec![
+        (
+            "length",
+            vec![text(&big)],
+            Datum::Int4(big.chars().count() as i32),
+        ),
+        ("upper", vec![text(&big)], text(&big.to_ascii_uppercase())),
+        ("lower", vec![text(&big)], text(&big.to_ascii_lowercase())),
+        (
+            "reverse",
+            vec![text(&big)],
+            text(&big.chars().rev().collect::<String>()),
+        ),
+        (
+            "replace",
+            vec![text(&big), text("é"), text("[e]")],
+            text(&big.replace('é', "[e]")),
+        ),
+        (
+            "md5",
+            vec![text(&big)],
+            text(&format!("{:x}", md5::Md5::digest(big.as_bytes()))),
+        ),
+        (
+            "repeat",
+            vec![text(unit), Datum::Int4(400_000)],
+            text(&unit.repeat(400_000)),
+        ),
+        (
+            "rpad",
+            vec![text("x"), Datum::Int4(3_000_000), text("ab")],
+            text(
+                &format!("x{}", "ab".repeat(1_500_000))
+                    .chars()
+                    .take(3_000_000)
+                    .collect::<String>(),
+            ),
+        ),
+    ];
+    for (name, args, want) in &expected {
+        let mut ctx = Interrupting {
+            checks: 0,
+            allowed: u32::MAX,
+        };
+        assert_eq!(&call_with(name, args, &mut ctx).unwrap(), want, "{name}");
+        assert!(ctx.checks >= 2, "{name}: {} checks", ctx.checks);
+        let mut ctx = Interrupting {
+            checks: 0,
+            allowed: 1,
+        };
+        let e = call_with(name, args, &mut ctx).unwrap_err();
+        assert_eq!(e.code, sqlstate::QUERY_CANCELED, "{name}");
+    }
+    let mut ctx = Interrupting {
+        checks: 0,
+        allowed: 0,
+    };
+    assert_eq!(
+        call_with("length", &[text(unit)], &mut ctx).unwrap(),
+        Datum::Int4(7)
+    );
+    assert_eq!(ctx.checks, 0);
 }

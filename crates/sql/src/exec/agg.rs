@@ -1,6 +1,7 @@
 //! Hash aggregation (also the no-GROUP-BY case: one group, even for no input rows).
 //! Output rows are `[group keys..., aggregate results...]`.
 
+use super::discard::{Freed, discard_in_place};
 use super::mem::MemCharge;
 use super::{BoxNode, Node, Row, key_of};
 use crate::expr::{EvalCx, Expr};
@@ -73,12 +74,13 @@ impl<'a> Node<'a> for Agg<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut input) = self.input.take() {
             let key_types: Vec<TypeId> = self.group.iter().map(Expr::ty).collect();
-            let mut groups: Vec<Group> = Vec::new();
-            let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+            let mut groups: Freed<Vec<Group>> = Freed(Vec::new());
+            let mut index: Freed<HashMap<Vec<u8>, usize>> = Freed(HashMap::new());
             let mut kbuf = Vec::new();
             let mut args = Vec::new();
             let group_bytes = self.group_bytes();
             while let Some(r) = input.next(ev)? {
+                ev.tick()?;
                 let mut keys = Vec::with_capacity(self.group.len());
                 for g in self.group {
                     keys.push(g.eval(&r, ev)?);
@@ -99,7 +101,7 @@ impl<'a> Node<'a> for Agg<'a> {
                                 group_bytes + row_heap_bytes(&keys) + alloc_size(kbuf.len()),
                             )?;
                             self.mem
-                                .room_for_one(ev, &mut index, size_of::<(Vec<u8>, usize)>())?;
+                                .room_for_one(ev, &mut *index, size_of::<(Vec<u8>, usize)>())?;
                             index.insert(kbuf.clone(), groups.len());
                             groups.push(self.new_group(keys));
                             groups.len() - 1
@@ -158,16 +160,24 @@ impl<'a> Node<'a> for Agg<'a> {
             if self.group.is_empty() && groups.is_empty() {
                 groups.push(self.new_group(vec![]));
             }
-            let mut out = Vec::with_capacity(groups.len());
-            for mut g in groups {
+            let mut out = Freed(Vec::with_capacity(groups.len()));
+            let mut pending = Freed(std::mem::take(&mut *groups).into_iter());
+            for mut g in &mut *pending {
+                ev.tick()?;
                 for (ai, a) in self.aggs.iter().enumerate() {
                     if a.order.is_empty() {
                         continue;
                     }
                     let mut buf = std::mem::take(&mut g.ordered[ai]);
-                    buf.sort_by(|x, y| super::sort::compare(&a.order, &x.0, &y.0));
+                    let order = &a.order;
+                    super::runs::sort_checked(
+                        &mut buf,
+                        |x, y| super::sort::compare(order, &x.0, &y.0),
+                        ev,
+                    )?;
                     let acc = &mut g.accs[ai];
                     for (_, args) in &buf {
+                        ev.tick()?;
                         let before = acc.heap_bytes();
                         acc.update(args)?;
                         let after = acc.heap_bytes();
@@ -187,12 +197,18 @@ impl<'a> Node<'a> for Agg<'a> {
             let held: usize =
                 out.iter().map(row_heap_bytes).sum::<usize>() + out.len() * size_of::<Row>();
             self.mem.sub(self.mem.bytes().saturating_sub(held));
-            self.out = out.into_iter();
+            self.out = std::mem::take(&mut *out).into_iter();
         }
         let r = self.out.next();
         if let Some(r) = &r {
             self.mem.sub(row_heap_bytes(r));
         }
         Ok(r)
+    }
+}
+
+impl Drop for Agg<'_> {
+    fn drop(&mut self) {
+        discard_in_place(&mut self.out);
     }
 }

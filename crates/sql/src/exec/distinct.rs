@@ -24,6 +24,12 @@ pub(crate) struct SeenSet {
 }
 
 impl SeenSet {
+    /// Frees the keys seen with [`super::discard::discard_in_place`] (off this thread when
+    /// there are many).
+    pub(crate) fn free(&mut self) {
+        super::discard::discard_in_place(&mut self.set);
+    }
+
     pub(crate) fn new(what: &'static str) -> SeenSet {
         SeenSet {
             set: HashSet::new(),
@@ -59,6 +65,7 @@ impl<'a> Distinct<'a> {
 impl<'a> Node<'a> for Distinct<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         while let Some(r) = self.input.next(ev)? {
+            ev.tick()?;
             if self.on.is_empty() {
                 key_of(&r, self.types, &mut self.buf);
             } else {
@@ -73,5 +80,11 @@ impl<'a> Node<'a> for Distinct<'a> {
             }
         }
         Ok(None)
+    }
+}
+
+impl Drop for Distinct<'_> {
+    fn drop(&mut self) {
+        self.seen.free();
     }
 }

@@ -12,6 +12,7 @@ pub struct Filter<'a> {
 impl<'a> Node<'a> for Filter<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         while let Some(r) = self.input.next(ev)? {
+            ev.tick()?;
             if self.pred.test(&r, ev)? {
                 return Ok(Some(r));
             }

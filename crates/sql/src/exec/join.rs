@@ -90,6 +90,7 @@ impl<'a> Node<'a> for Join<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut right) = self.right.take() {
             while let Some(r) = right.next(ev)? {
+                ev.tick()?;
                 self.mem.add(
                     ev,
                     row_heap_bytes(&r) + size_of::<Row>() + size_of::<usize>(),
@@ -122,6 +123,7 @@ impl<'a> Node<'a> for Join<'a> {
         loop {
             if let Some(l) = &self.cur {
                 while self.cand_pos < self.candidates.len() {
+                    ev.tick()?;
                     let ri = self.candidates[self.cand_pos];
                     self.cand_pos += 1;
                     let mut joined = Vec::with_capacity(l.len() + self.right_width);
@@ -150,6 +152,7 @@ impl<'a> Node<'a> for Join<'a> {
             }
             let Some(l) = self.left.next(ev)? else {
                 while self.right_join && self.unmatched_pos < self.right_rows.len() {
+                    ev.tick()?;
                     let i = self.unmatched_pos;
                     self.unmatched_pos += 1;
                     if !self.right_matched[i] {
@@ -160,6 +163,7 @@ impl<'a> Node<'a> for Join<'a> {
                 }
                 return Ok(None);
             };
+            ev.tick()?;
             self.matched = false;
             self.cand_pos = 0;
             self.candidates.clear();
@@ -175,5 +179,12 @@ impl<'a> Node<'a> for Join<'a> {
             }
             self.cur = Some(l);
         }
+    }
+}
+
+impl Drop for Join<'_> {
+    fn drop(&mut self) {
+        super::discard::discard_in_place(&mut self.right_rows);
+        super::discard::discard_in_place(&mut self.table);
     }
 }

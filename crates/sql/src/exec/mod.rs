@@ -4,6 +4,7 @@
 //! time, suspending on row locks without losing its place.
 
 mod agg;
+mod discard;
 mod distinct;
 mod filter;
 mod join;
@@ -11,6 +12,7 @@ mod limit;
 pub mod mem;
 mod modify;
 mod project;
+mod runs;
 mod scan;
 mod setop;
 mod sort;
@@ -127,17 +129,24 @@ pub fn run_query(
     let mut root = build(&plan.root, engine, txn)?;
     let mut out = Vec::new();
     let mut mem = mem::MemCharge::new("The query's result");
-    while let Some(r) = root.next(ev)? {
-        mem.add(
-            ev,
-            keel_types::datum::row_heap_bytes(&r) + std::mem::size_of::<Row>(),
-        )?;
-        out.push(r);
-        if out.len() % 4096 == 0 {
-            ev.check_cancel()?;
+    let pulled = (|| {
+        while let Some(r) = root.next(ev)? {
+            ev.tick()?;
+            mem.add(
+                ev,
+                keel_types::datum::row_heap_bytes(&r) + std::mem::size_of::<Row>(),
+            )?;
+            out.push(r);
+        }
+        Ok(())
+    })();
+    match pulled {
+        Ok(()) => Ok(out),
+        Err(e) => {
+            discard::discard(out.len(), out);
+            Err(e)
         }
     }
-    Ok(out)
 }
 
 /// The memcomparable key of `values` (for hashing, grouping and sorting).

@@ -106,8 +106,11 @@ impl ModifyExec {
         txn: &Transaction,
         ev: &mut EvalCx<'_>,
     ) -> PgResult<()> {
-        let ev = &mut ev.nested(Some(txn), &[]);
-        self.collect_inner(plan, engine, txn, ev)
+        let mut inner = ev.nested(Some(txn), &[]);
+        let r = self.collect_inner(plan, engine, txn, &mut inner);
+        let carried = inner.carried();
+        ev.restore(carried);
+        r
     }
 
     fn collect_inner(
@@ -123,6 +126,7 @@ impl ModifyExec {
             ModifyKind::Insert { source, row } => {
                 let mut src = build(source, engine, txn)?;
                 while let Some(r) = src.next(ev)? {
+                    ev.tick()?;
                     let mut full = Vec::with_capacity(row.len());
                     for e in row {
                         full.push(e.eval(&r, ev)?);
@@ -195,6 +199,7 @@ impl ModifyExec {
                     let mut found = false;
                     for item in engine.scan(txn, &fk.ref_table) {
                         let (_, r) = item?;
+                        ev.tick()?;
                         if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| {
                             !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()
                         }) {
@@ -239,6 +244,7 @@ impl ModifyExec {
         new: Option<&[Datum]>,
         engine: &Engine,
         txn: &Transaction,
+        ev: &mut EvalCx<'_>,
     ) -> PgResult<()> {
         for r in &plan.refs {
             // Unchanged keys (every pgbench UPDATE) cost one comparison per column.
@@ -274,6 +280,7 @@ impl ModifyExec {
                 }
                 None => {
                     for item in engine.scan(txn, &r.child) {
+                        ev.tick()?;
                         if matches(&item?.1) {
                             found = true;
                             break;
@@ -373,9 +380,7 @@ impl ModifyExec {
         }
         let rc = txn.isolation == Isolation::ReadCommitted;
         loop {
-            if self.pos % 1024 == 1023 {
-                ev.check_cancel()?;
-            }
+            ev.tick()?;
             if self.cur.is_none() {
                 match self.work.pop()? {
                     Some(item) => self.cur = Some(item),
@@ -419,12 +424,13 @@ impl ModifyExec {
                                 new[*c] = e.eval(old, &mut sev)?;
                                 Ok(())
                             });
-                            ev.subq = std::mem::take(&mut sev.subq);
+                            let carried = sev.carried();
+                            ev.restore(carried);
                             r?;
                         }
                         Self::check_row(plan, &new, engine, shared, ev)?;
                         if !plan.refs.is_empty() {
-                            Self::check_refs(plan, old, Some(&new), engine, shared)?;
+                            Self::check_refs(plan, old, Some(&new), engine, shared, ev)?;
                         }
                         self.new_row = Some(new);
                     }
@@ -453,7 +459,7 @@ impl ModifyExec {
                         return Err(PgError::internal("delete target without row identity"));
                     };
                     if !plan.refs.is_empty() {
-                        Self::check_refs(plan, row, None, engine, txn)?;
+                        Self::check_refs(plan, row, None, engine, txn, ev)?;
                     }
                     match engine.delete(txn, &plan.table, target)? {
                         Write::Done(()) => {

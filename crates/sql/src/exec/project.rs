@@ -41,6 +41,7 @@ impl<'a> Node<'a> for Project<'a> {
         };
         loop {
             if let Some((row, st)) = self.current.as_mut() {
+                ev.tick()?;
                 if let Some(v) = st.next()? {
                     let mut out = Vec::with_capacity(self.exprs.len());
                     for (i, e) in self.exprs.iter().enumerate() {

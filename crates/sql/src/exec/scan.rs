@@ -18,7 +18,6 @@ pub struct Scan<'a> {
     filter: Option<&'a Expr>,
     iter: Option<RowIter<'a>>,
     done: bool,
-    n: u32,
 }
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
@@ -101,7 +100,6 @@ impl<'a> Scan<'a> {
             filter,
             iter: None,
             done: false,
-            n: 0,
         }
     }
 
@@ -124,10 +122,7 @@ impl<'a> Scan<'a> {
         };
         for item in it {
             let (rref, row) = item?;
-            self.n = self.n.wrapping_add(1);
-            if self.n.is_multiple_of(1024) {
-                ev.check_cancel()?;
-            }
+            ev.tick()?;
             if let Some(f) = self.filter
                 && !f.test(&row, ev)?
             {

@@ -52,6 +52,7 @@ impl<'a> Node<'a> for SetOp<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if self.kind == SetOpKind::Union {
             loop {
+                ev.tick()?;
                 let r = if !self.left_done {
                     match self.left.next(ev)? {
                         Some(r) => r,
@@ -80,6 +81,7 @@ impl<'a> Node<'a> for SetOp<'a> {
         }
         if let Some(mut right) = self.right.take() {
             while let Some(r) = right.next(ev)? {
+                ev.tick()?;
                 key_of(&r, self.types, &mut self.buf);
                 if let Some(n) = self.counts.get_mut(&self.buf) {
                     *n += 1;
@@ -95,6 +97,7 @@ impl<'a> Node<'a> for SetOp<'a> {
             }
         }
         while let Some(r) = self.left.next(ev)? {
+            ev.tick()?;
             key_of(&r, self.types, &mut self.buf);
             let in_right = self.counts.get_mut(&self.buf);
             let emit = match (self.kind, self.all) {
@@ -122,5 +125,12 @@ impl<'a> Node<'a> for SetOp<'a> {
             }
         }
         Ok(None)
+    }
+}
+
+impl Drop for SetOp<'_> {
+    fn drop(&mut self) {
+        self.seen.free();
+        super::discard::discard_in_place(&mut self.counts);
     }
 }

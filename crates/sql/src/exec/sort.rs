@@ -1,6 +1,7 @@
 //! Sort: materializes its input and orders it by per-key memcomparable encodings
 //! (keel_types::key), honouring DESC and NULLS FIRST/LAST per key.
 
+use super::discard::discard;
 use super::mem::MemCharge;
 use super::{BoxNode, Node, Row};
 use crate::expr::EvalCx;
@@ -97,20 +98,26 @@ impl<'a> Node<'a> for Sort<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut input) = self.input.take() {
             let mut all: Vec<Keyed> = Vec::new();
-            let mut row_bytes = 0;
-            while let Some(r) = input.next(ev)? {
-                let k = encode(self.keys, &r, ev)?;
-                let bytes = row_heap_bytes(&r);
-                row_bytes += bytes;
-                // A Vec's spare capacity is not touched, so it is not counted: a slot is.
-                self.mem
-                    .add(ev, bytes + key_heap_bytes(&k) + size_of::<Keyed>())?;
-                all.push((k, r));
-            }
-            ev.check_cancel()?;
             let keys = self.keys;
-            // Stable: equal keys keep their input order.
-            all.sort_by(|a, b| compare(keys, &a.0, &b.0));
+            let mem = &mut self.mem;
+            let mut row_bytes = 0;
+            let sorted = (|| {
+                while let Some(r) = input.next(ev)? {
+                    ev.tick()?;
+                    let k = encode(keys, &r, ev)?;
+                    let bytes = row_heap_bytes(&r);
+                    row_bytes += bytes;
+                    // A Vec's spare capacity is not touched, so it is not counted: a slot is.
+                    mem.add(ev, bytes + key_heap_bytes(&k) + size_of::<Keyed>())?;
+                    all.push((k, r));
+                }
+                // Stable: equal keys keep their input order.
+                super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)
+            })();
+            if let Err(e) = sorted {
+                discard(all.len(), all);
+                return Err(e);
+            }
             let rows = all.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
             // The keys are gone; what stays is the rows and their slots.
             let held = row_bytes + rows.len() * size_of::<Row>();
@@ -122,5 +129,11 @@ impl<'a> Node<'a> for Sort<'a> {
             self.mem.sub(row_heap_bytes(r));
         }
         Ok(r)
+    }
+}
+
+impl Drop for Sort<'_> {
+    fn drop(&mut self) {
+        super::discard::discard_in_place(&mut self.rows);
     }
 }

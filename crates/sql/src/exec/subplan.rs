@@ -42,9 +42,8 @@ fn run(
         }
         Ok(rows)
     })();
-    let cache = std::mem::take(&mut inner.subq);
-    drop(inner);
-    cx.subq = cache;
+    let carried = inner.carried();
+    cx.restore(carried);
     result
 }
 
@@ -115,6 +114,7 @@ fn quantified(
     let mut saw_null = false;
     let mut pair = [l.clone(), Datum::Null];
     for v in values {
+        cx.tick()?;
         pair[1] = v.clone();
         match cmp.eval(&pair, cx)? {
             Datum::Bool(b) if b != all => return Ok(Datum::Bool(b)),

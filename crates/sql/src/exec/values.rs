@@ -23,6 +23,7 @@ impl<'a> Node<'a> for Values<'a> {
             return Ok(None);
         };
         self.pos += 1;
+        ev.tick()?;
         let mut out = Vec::with_capacity(r.len());
         for e in r {
             out.push(e.eval(&[], ev)?);
@@ -170,7 +171,6 @@ pub struct Series<'a> {
     step: Option<&'a Expr>,
     ty: TypeId,
     state: Option<Option<SeriesState>>,
-    n: u32,
 }
 
 impl<'a> Series<'a> {
@@ -181,7 +181,6 @@ impl<'a> Series<'a> {
             step,
             ty,
             state: None,
-            n: 0,
         }
     }
 }
@@ -198,10 +197,7 @@ impl<'a> Node<'a> for Series<'a> {
                 ev,
             )?);
         }
-        self.n = self.n.wrapping_add(1);
-        if self.n.is_multiple_of(4096) {
-            ev.check_cancel()?;
-        }
+        ev.tick()?;
         Ok(match self.state.as_mut().and_then(|s| s.as_mut()) {
             Some(s) => s.next()?.map(|d| vec![d]),
             None => None,
