@@ -377,6 +377,9 @@ impl keel_wire::Backend for Session {
             let char_offset = sql[..raw.offset].chars().count();
             let r = guard_async(async {
                 let prep = Arc::new(self.prepare(raw.text, char_offset, &[])?);
+                for n in &prep.notices {
+                    client.notice(n);
+                }
                 failed_block_check(self.block, &prep)?;
                 self.run_to_client(&prep, &[], &[], client, true).await
             })

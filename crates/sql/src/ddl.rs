@@ -132,6 +132,9 @@ pub fn execute_ddl(
     Ok(DdlOutcome { tag, notices })
 }
 
+/// The most columns a table may have (PostgreSQL's MaxHeapAttributeNumber).
+pub const MAX_TABLE_COLUMNS: usize = 1600;
+
 fn create_table(
     ct: &ast::CreateTable,
     engine: &Engine,
@@ -150,6 +153,13 @@ fn create_table(
         ));
     }
     let name = plain_name(&ct.name)?;
+    // PostgreSQL's MaxHeapAttributeNumber, checked before the name is looked up.
+    if ct.columns.len() > MAX_TABLE_COLUMNS {
+        return Err(PgError::new(
+            sqlstate::TOO_MANY_COLUMNS,
+            format!("tables can have at most {MAX_TABLE_COLUMNS} columns"),
+        ));
+    }
     if cat.name_taken(&name) {
         if ct.if_not_exists {
             notices.push(notice(format!(

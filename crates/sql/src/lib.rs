@@ -16,6 +16,7 @@ mod ddl_sequence;
 pub mod exec;
 pub mod expr;
 pub mod interrupt;
+pub mod names;
 pub mod parse;
 pub mod plan;
 pub mod split;
@@ -52,6 +53,8 @@ pub struct Prepared {
     pub params: Vec<TypeId>,
     /// The catalog it was planned against; re-plan when the session's catalog differs.
     pub catalog: Arc<Catalog>,
+    /// Notices of the scanner (identifiers truncated to 63 bytes), sent before it runs.
+    pub notices: Vec<PgError>,
 }
 
 impl Prepared {
@@ -131,12 +134,20 @@ pub fn prepare(
     char_offset: usize,
     param_types: &[TypeId],
 ) -> PgResult<Prepared> {
-    let mk = |stmt, params| Prepared {
+    // Identifiers over 63 bytes are truncated in the text (keeping every position), as
+    // PostgreSQL's scanner does; the original text stays the statement's text.
+    let (parsed_text, notices) = match names::truncate_identifiers(text) {
+        Some((t, n)) => (std::borrow::Cow::Owned(t), n),
+        None => (std::borrow::Cow::Borrowed(text), Vec::new()),
+    };
+    let mut notices = Some(notices);
+    let mut mk = |stmt, params| Prepared {
         text: text.to_string(),
         char_offset,
         stmt,
         params,
         catalog: catalog.clone(),
+        notices: notices.take().unwrap_or_default(),
     };
     if split::strip_comments_ws(text).is_empty() {
         return Ok(mk(Stmt::Empty, vec![]));
@@ -144,6 +155,7 @@ pub fn prepare(
     if let Some(u) = utility::parse_utility(text)? {
         return Ok(mk(Stmt::Utility(u), param_types.to_vec()));
     }
+    let text: &str = &parsed_text;
     let reordered = utility::reorder_create_sequence(text)?;
     let mut stmts = match reordered.as_deref() {
         Some(seq) => parse::statements(seq)

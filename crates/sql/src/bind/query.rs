@@ -9,6 +9,9 @@ use keel_types::cast::CastContext;
 use keel_types::{Datum, SqlType, TypeId};
 use sqlparser::ast::{self, Spanned};
 
+/// The most entries a select list may have (PostgreSQL's MaxTupleAttributeNumber).
+pub const MAX_TARGET_LIST: usize = 1664;
+
 impl Binder<'_> {
     pub fn query(&mut self, q: &ast::Query) -> PgResult<QueryPlan> {
         keel_common::stack::check()?;
@@ -455,6 +458,13 @@ impl Binder<'_> {
             Some(t) => t,
             None => self.projection(&s.projection, &out_scope, &mut actx)?,
         };
+        // PostgreSQL's MaxTupleAttributeNumber: a row it builds has at most 1664 columns.
+        if exprs.len() > MAX_TARGET_LIST {
+            return Err(PgError::new(
+                sqlstate::TOO_MANY_COLUMNS,
+                format!("target lists can have at most {MAX_TARGET_LIST} entries"),
+            ));
+        }
         let having = match &s.having {
             Some(h) => Some(self.bool_expr(h, &out_scope, &mut actx)?),
             None => None,
