@@ -100,8 +100,11 @@ impl<'a> Node<'a> for Agg<'a> {
                                 ev,
                                 group_bytes + row_heap_bytes(&keys) + alloc_size(kbuf.len()),
                             )?;
-                            self.mem
-                                .room_for_one(ev, &mut *index, size_of::<(Vec<u8>, usize)>())?;
+                            self.mem.room_for_one(
+                                ev,
+                                &mut *index,
+                                size_of::<(Vec<u8>, usize)>(),
+                            )?;
                             index.insert(kbuf.clone(), groups.len());
                             groups.push(self.new_group(keys));
                             groups.len() - 1
