@@ -197,16 +197,11 @@ impl<'a> Node<'a> for Agg<'a> {
             }
             // The groups' tables and states are gone; what stays is the result rows.
             drop(index);
-            let held: usize =
-                out.iter().map(row_heap_bytes).sum::<usize>() + out.len() * size_of::<Row>();
-            self.mem.sub(self.mem.bytes().saturating_sub(held));
+            self.mem
+                .keep_rows(&out, out.iter().map(row_heap_bytes).sum());
             self.out = std::mem::take(&mut *out).into_iter();
         }
-        let r = self.out.next();
-        if let Some(r) = &r {
-            self.mem.sub(row_heap_bytes(r));
-        }
-        Ok(r)
+        Ok(self.mem.row_out(self.out.next()))
     }
 }
 

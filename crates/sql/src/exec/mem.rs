@@ -15,6 +15,7 @@
 //! on the operator's own counter and one on the statement's (no atomic read-modify-write: a
 //! statement runs on one thread at a time, so a load and a store suffice).
 
+use super::Row;
 use crate::expr::EvalCx;
 use keel_common::{PgError, PgResult, sqlstate};
 use std::collections::{HashMap, HashSet};
@@ -166,9 +167,20 @@ impl MemCharge {
         Ok(())
     }
 
-    /// Bytes charged now.
-    pub fn bytes(&self) -> usize {
-        self.bytes
+    /// The operator now holds only `rows`, whose values own `heap` bytes (Sort's sorted rows,
+    /// Agg's result): the rest of the charge (keys, tables, states) is given back.
+    pub fn keep_rows(&mut self, rows: &[Row], heap: usize) {
+        let held = heap + std::mem::size_of_val(rows);
+        self.sub(self.bytes.saturating_sub(held));
+    }
+
+    /// A row leaves the operator for the next one: its bytes are given back.
+    #[inline]
+    pub fn row_out(&mut self, row: Option<Row>) -> Option<Row> {
+        if let Some(r) = &row {
+            self.sub(keel_types::datum::row_heap_bytes(r));
+        }
+        row
     }
 }
 

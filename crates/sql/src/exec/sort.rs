@@ -119,16 +119,11 @@ impl<'a> Node<'a> for Sort<'a> {
                 return Err(e);
             }
             let rows = all.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
-            // The keys are gone; what stays is the rows and their slots.
-            let held = row_bytes + rows.len() * size_of::<Row>();
-            self.mem.sub(self.mem.bytes().saturating_sub(held));
+            // The keys are gone; what stays is the rows.
+            self.mem.keep_rows(&rows, row_bytes);
             self.rows = rows.into_iter();
         }
-        let r = self.rows.next();
-        if let Some(r) = &r {
-            self.mem.sub(row_heap_bytes(r));
-        }
-        Ok(r)
+        Ok(self.mem.row_out(self.rows.next()))
     }
 }
 
