@@ -34,6 +34,14 @@ pub const MAX_PARSE_DEPTH: usize = 10_000;
 /// entries, a few of which the statement itself takes).
 pub const MAX_NESTING: usize = 9_993;
 
+/// The most operators, postfix tests and set operations a statement may have. sqlparser
+/// builds a chain of them (`1+1+...`, `a OR b OR ...`, `... UNION ALL ...`) as a left-deep
+/// tree without recursing, but dropping that tree recurses once per link (32 to 112 bytes of
+/// stack each): past ~500,000 links that is more than the session stack's margin. Past this
+/// many the statement fails with 54001, as PostgreSQL fails such chains (past ~4,000 terms,
+/// except AND/OR, which it runs at any length).
+pub const MAX_CHAIN_LINKS: usize = 200_000;
+
 /// Levels sqlparser may use beyond the nesting [`too_deep`] counts (the statement, its query
 /// and its select item are levels too), so that nesting past the limit is stopped by the
 /// token scan, not in the middle of sqlparser's backtracking.
@@ -45,7 +53,7 @@ pub enum Failure {
     Syntax(ParserError),
     /// Nested deeper than [`MAX_PARSE_DEPTH`]: PostgreSQL's `memory exhausted` error, and
     /// the 1-based character position in the text of the token the parser stopped at.
-    TooDeep(PgError, Option<usize>),
+    TooDeep(Box<PgError>, Option<usize>),
 }
 
 /// Parses `text` into statements.
@@ -86,8 +94,8 @@ impl Failure {
     ) -> PgError {
         match self {
             Failure::Syntax(e) => syntax(e),
-            Failure::TooDeep(e, Some(p)) => e.with_position((char_offset + p) as u32),
-            Failure::TooDeep(e, None) => e,
+            Failure::TooDeep(e, Some(p)) => (*e).with_position((char_offset + p) as u32),
+            Failure::TooDeep(e, None) => *e,
         }
     }
 }
@@ -110,6 +118,7 @@ fn too_deep(text: &str) -> Option<Failure> {
         .ok()?;
     let mut depth = 0usize;
     let mut prefix_run = 0usize;
+    let mut links = 0usize;
     // Whether the previous token ends an operand (then `-` is binary, not a prefix).
     let mut after_operand = false;
     for t in &tokens {
@@ -144,18 +153,74 @@ fn too_deep(text: &str) -> Option<Failure> {
             _ => false,
         };
         prefix_run = if prefix { prefix_run + 1 } else { 0 };
+        if links_chain(&t.token) {
+            links += 1;
+            if links > MAX_CHAIN_LINKS {
+                return Some(Failure::TooDeep(
+                    Box::new(keel_common::stack::depth_exceeded()),
+                    None,
+                ));
+            }
+        }
         after_operand = operand_end;
         if depth + prefix_run > MAX_NESTING {
             return Some(Failure::TooDeep(
-                PgError::new(
+                Box::new(PgError::new(
                     sqlstate::SYNTAX_ERROR,
                     format!("memory exhausted at or near \"{}\"", t.token),
-                ),
+                )),
                 char_position(text, t.span.start),
             ));
         }
     }
     None
+}
+
+/// Whether a token can add a level to a left-deep chain in sqlparser's syntax tree (an infix
+/// operator, a postfix test, a set operation).
+fn links_chain(t: &sqlparser::tokenizer::Token) -> bool {
+    use sqlparser::keywords::Keyword as K;
+    use sqlparser::tokenizer::Token as T;
+    match t {
+        T::Word(w) => matches!(
+            w.keyword,
+            K::AND
+                | K::OR
+                | K::UNION
+                | K::INTERSECT
+                | K::EXCEPT
+                | K::IS
+                | K::LIKE
+                | K::ILIKE
+                | K::BETWEEN
+                | K::IN
+                | K::COLLATE
+                | K::AT
+        ),
+        T::Plus
+        | T::Minus
+        | T::Mul
+        | T::Div
+        | T::Mod
+        | T::StringConcat
+        | T::Eq
+        | T::DoubleEq
+        | T::Neq
+        | T::Lt
+        | T::Gt
+        | T::LtEq
+        | T::GtEq
+        | T::DoubleColon
+        | T::Caret
+        | T::Ampersand
+        | T::Pipe
+        | T::Sharp
+        | T::ShiftLeft
+        | T::ShiftRight
+        | T::Tilde
+        | T::LBracket => true,
+        _ => false,
+    }
 }
 
 fn failure(e: ParserError, parser: &Parser<'_>, text: &str) -> Failure {
@@ -168,7 +233,7 @@ fn failure(e: ParserError, parser: &Parser<'_>, text: &str) -> Failure {
         t => format!("memory exhausted at or near \"{t}\""),
     };
     Failure::TooDeep(
-        PgError::new(sqlstate::SYNTAX_ERROR, near),
+        Box::new(PgError::new(sqlstate::SYNTAX_ERROR, near)),
         char_position(text, tok.span.start),
     )
 }

@@ -130,10 +130,10 @@ impl Binder<'_> {
             args.clear();
         }
         let resolved = keel_types::func::resolve_aggregate(
-            if name == "every" { "bool_and" } else { &name },
+            if name == "every" { "bool_and" } else { name },
             &tys,
         )
-        .ok_or_else(|| no_function(&name, &tys))?;
+        .ok_or_else(|| no_function(name, &tys))?;
         let mut coerced = Vec::new();
         for (e, t) in args.into_iter().zip(resolved.args.iter()) {
             coerced.push(coerce(
