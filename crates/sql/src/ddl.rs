@@ -1,4 +1,5 @@
-//! DDL: CREATE/DROP TABLE, CREATE INDEX, ALTER TABLE ADD constraint/column, TRUNCATE.
+//! DDL: CREATE/DROP TABLE, CREATE INDEX (`ddl_index`), ALTER TABLE ADD constraint/column,
+//! TRUNCATE.
 //!
 //! Every command clones the transaction's catalog, changes the clone and stores it as the
 //! transaction's pending catalog; files are created through the engine (removed again if the
@@ -6,9 +7,10 @@
 
 use crate::bind::{fold, object_name, types};
 use crate::ddl_alter::PendingCheck;
+use crate::ddl_index::{add_index, create_index, index_col_name};
 use keel_access::{Engine, Transaction};
 use keel_catalog::{
-    Catalog, ColumnDef, ForeignKeyDef, IndexDef, IndexMethod, Persistence, SequenceDef, TableDef,
+    Catalog, ColumnDef, ForeignKeyDef, IndexDef, Persistence, SequenceDef, TableDef,
 };
 use keel_common::{PgError, PgResult, Severity, sqlstate};
 use sqlparser::ast;
@@ -398,110 +400,6 @@ fn create_table(
     Ok("CREATE TABLE".into())
 }
 
-fn index_col_name(ic: &ast::IndexColumn) -> PgResult<String> {
-    match &ic.column.expr {
-        ast::Expr::Identifier(id) => Ok(fold(id)),
-        other => Err(PgError::unsupported(format!("index on expression {other}"))),
-    }
-}
-
-/// Creates (and fills) an index on table `table_oid`. Implicit names follow PostgreSQL:
-/// `t_pkey`, `t_a_b_key` (unique constraints), `t_a_b_idx` (CREATE INDEX).
-#[allow(clippy::too_many_arguments)]
-fn add_index(
-    cat: &mut Catalog,
-    engine: &Engine,
-    txn: &mut Transaction,
-    table_oid: u32,
-    name: Option<String>,
-    cols: Vec<usize>,
-    unique: bool,
-    primary: bool,
-    interrupt: &Interrupt<'_>,
-) -> PgResult<Arc<IndexDef>> {
-    let table = cat
-        .tables
-        .get(&table_oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
-    if primary && cat.indexes_of(table_oid).any(|i| i.primary) {
-        return Err(PgError::new(
-            sqlstate::INVALID_TABLE_DEFINITION,
-            format!(
-                "multiple primary keys for table \"{}\" are not allowed",
-                table.name
-            ),
-        ));
-    }
-    let name = match name {
-        Some(n) => {
-            if cat.name_taken(&n) {
-                return Err(PgError::new(
-                    sqlstate::DUPLICATE_TABLE,
-                    format!("relation \"{n}\" already exists"),
-                ));
-            }
-            n
-        }
-        None => {
-            let colnames: Vec<&str> = cols
-                .iter()
-                .map(|&c| table.columns[c].name.as_str())
-                .collect();
-            let base = if primary {
-                format!("{}_pkey", table.name)
-            } else if unique {
-                format!("{}_{}_key", table.name, colnames.join("_"))
-            } else {
-                format!("{}_{}_idx", table.name, colnames.join("_"))
-            };
-            cat.choose_name(&base)
-        }
-    };
-    if primary {
-        // PRIMARY KEY implies NOT NULL on its columns, checked first as PostgreSQL does.
-        let mut nt = (*table).clone();
-        for &c in &cols {
-            if !nt.columns[c].not_null {
-                crate::ddl_alter::ensure_no_nulls(engine, txn, &table, c, interrupt)?;
-            }
-            nt.columns[c].not_null = true;
-        }
-        cat.tables.insert(table_oid, Arc::new(nt));
-    }
-    let index = IndexDef {
-        oid: cat.new_oid(),
-        name,
-        table: table_oid,
-        columns: cols,
-        unique,
-        primary,
-        method: IndexMethod::Btree,
-        relfile: cat.new_oid(),
-    };
-    let table = cat
-        .tables
-        .get(&table_oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
-    engine.create_relfile(
-        txn,
-        index.relfile,
-        table.persistence == Persistence::Unlogged,
-    )?;
-    engine
-        .build_index(txn, &table, &index, &|| interrupt.check())
-        .map_err(|e| match e.code {
-            sqlstate::UNIQUE_VIOLATION if e.objects.is_none() => e
-                .with_table(table.name.clone())
-                .with_constraint(index.name.clone()),
-            _ => e,
-        })?;
-    let index = Arc::new(index);
-    cat.indexes.insert(index.oid, index.clone());
-    Ok(index)
-}
-
 /// ALTER TABLE ADD FOREIGN KEY: every existing row's non-null key must be in the referenced
 /// table (checks the newest constraint of `table_oid`).
 fn validate_fk(
@@ -742,54 +640,6 @@ fn drop_objects(
         }
     }
     Ok(tag.into())
-}
-
-fn create_index(
-    ci: &ast::CreateIndex,
-    engine: &Engine,
-    txn: &mut Transaction,
-    cat: &mut Catalog,
-    notices: &mut Vec<PgError>,
-    interrupt: &Interrupt<'_>,
-) -> PgResult<String> {
-    if ci.predicate.is_some() || !ci.include.is_empty() || !ci.with.is_empty() {
-        return Err(PgError::unsupported(
-            "partial indexes, INCLUDE and index storage options",
-        ));
-    }
-    if let Some(u) = &ci.using {
-        let m = u.to_string().to_lowercase();
-        if m != "btree" {
-            return Err(PgError::unsupported(format!("index method \"{m}\"")));
-        }
-    }
-    let tname = plain_name(&ci.table_name)?;
-    let table = cat.table(&tname)?.clone();
-    let mut cols = Vec::new();
-    for ic in &ci.columns {
-        let n = index_col_name(ic)?;
-        cols.push(table.column_index(&n).ok_or_else(|| {
-            PgError::new(
-                sqlstate::UNDEFINED_COLUMN,
-                format!("column \"{n}\" does not exist"),
-            )
-        })?);
-    }
-    let name = match &ci.name {
-        Some(n) => {
-            let n = plain_name(n)?;
-            if cat.name_taken(&n) && ci.if_not_exists {
-                notices.push(notice(format!("relation \"{n}\" already exists, skipping")));
-                return Ok("CREATE INDEX".into());
-            }
-            Some(n)
-        }
-        None => None,
-    };
-    add_index(
-        cat, engine, txn, table.oid, name, cols, ci.unique, false, interrupt,
-    )?;
-    Ok("CREATE INDEX".into())
 }
 
 fn alter_table(

@@ -12,6 +12,7 @@ pub mod bind;
 mod copy_options;
 pub mod ddl;
 mod ddl_alter;
+mod ddl_index;
 mod ddl_sequence;
 pub mod exec;
 pub mod expr;

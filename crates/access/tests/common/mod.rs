@@ -67,7 +67,7 @@ pub fn create_table_ff(
             relfile: irel,
         });
         eng.create_relfile(&mut txn, irel, false).unwrap();
-        eng.build_index(&mut txn, &table, &idx).unwrap();
+        eng.build_index(&mut txn, &table, &idx, &|| Ok(())).unwrap();
         cat.indexes.insert(ioid, idx.clone());
         index = Some(idx);
     }

@@ -125,6 +125,7 @@ mod tests {
             deadline: None,
             ticker: Default::default(),
             blocking: crate::expr::run_inline,
+            mem: crate::exec::mem::StatementMem::unlimited(),
         });
         drop(engine);
         let _ = std::fs::remove_dir_all(&dir);
