@@ -22,68 +22,6 @@ fn create_table(eng: &Engine, with_index: bool) -> (Arc<TableDef>, Option<Arc<In
     create_table_ff(eng, with_index, 100)
 }
 
-fn create_table_ff(
-    eng: &Engine,
-    with_index: bool,
-    fillfactor: u8,
-) -> (Arc<TableDef>, Option<Arc<IndexDef>>) {
-    let rt = rt();
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
-    let mut cat = (*txn.catalog(eng)).clone();
-    cat.version += 1;
-    let oid = cat.new_oid();
-    let relfile = cat.new_oid();
-    let table = Arc::new(TableDef {
-        oid,
-        name: "t".into(),
-        columns: vec![
-            ColumnDef {
-                name: "id".into(),
-                ty: SqlType::new(TypeId::Int4),
-                not_null: true,
-                default: None,
-            },
-            ColumnDef {
-                name: "v".into(),
-                ty: SqlType::new(TypeId::Text),
-                not_null: false,
-                default: None,
-            },
-        ],
-        relfile,
-        persistence: Persistence::Permanent,
-        fillfactor,
-        foreign_keys: vec![],
-        checks: vec![],
-        identity_always: vec![],
-    });
-    eng.create_relfile(&mut txn, relfile, false).unwrap();
-    cat.tables.insert(oid, table.clone());
-    let mut index = None;
-    if with_index {
-        let ioid = cat.new_oid();
-        let irel = cat.new_oid();
-        let idx = Arc::new(IndexDef {
-            oid: ioid,
-            name: "t_pkey".into(),
-            table: oid,
-            columns: vec![0],
-            unique: true,
-            primary: true,
-            method: IndexMethod::Btree,
-            relfile: irel,
-        });
-        eng.create_relfile(&mut txn, irel, false).unwrap();
-        eng.build_index(&mut txn, &table, &idx, &|| Ok(())).unwrap();
-        cat.indexes.insert(ioid, idx.clone());
-        index = Some(idx);
-    }
-    txn.pending_catalog = Some(Arc::new(cat));
-    rt.block_on(eng.commit(txn, true)).unwrap();
-    (table, index)
-}
-
 fn insert_rows(eng: &Engine, table: &TableDef, range: std::ops::Range<i32>) {
     let rt = rt();
     let mut txn = eng.begin(Isolation::ReadCommitted, false);
