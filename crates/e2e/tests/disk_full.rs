@@ -180,7 +180,12 @@ fn a_full_disk_fails_inserts_not_selects_and_restart_recovers_every_acknowledged
         }
         assert!(selects >= 5);
 
-        // WAL with no new pages, until a segment cannot be created: PANIC.
+        // WAL with no new pages, until a segment cannot be created: PANIC. The DELETE's
+        // collected input must stay in memory: past work_mem it would go to a temporary file,
+        // which the full disk refuses (53100) before any WAL segment is needed.
+        within("set work_mem", writer.batch_execute("set work_mem = '1GB'"))
+            .await
+            .unwrap_or_else(|e| panic!("set work_mem: {e:?}"));
         let started = Instant::now();
         loop {
             let r = within(
