@@ -311,6 +311,22 @@ fn a_page_torn_by_a_power_loss_is_repaired_from_its_full_page_image() {
     db.eng.shutdown();
 }
 
+/// Waits (up to 5 s) until no segment is being created ahead: no temporary file in wal/.
+fn wal_temp_gone(fs: &SimFs) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while fs
+        .files_under(&Path::new(DATA).join("wal"))
+        .iter()
+        .any(|(p, _)| p.to_string_lossy().contains("xlogtemp"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a WAL temporary file stayed for 5 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn after_enospc_a_start_on_the_full_disk_leaves_no_trace_and_recovery_succeeds_once_space_is_back()
 {
@@ -320,9 +336,18 @@ fn after_enospc_a_start_on_the_full_disk_leaves_no_trace_and_recovery_succeeds_o
     fs.set_capacity(Some(SEGMENT_SIZE + (2 << 20)));
     let db = Db::create(&fs);
     let mut acked = 0;
+    let mut tries = 0;
     let err = loop {
         match insert_committed(&db, acked..acked + 100, 200) {
             Ok(()) => acked += 100,
+            // The WAL writer's attempt to create the next segment ahead fills the disk with
+            // its temporary file until it fails and removes it; a first batch that came
+            // meanwhile found no room. Once that file is gone, the batch fits.
+            Err(e) if acked == 0 && tries < 50 => {
+                assert_eq!(e.code, "53100", "{e:?}");
+                tries += 1;
+                wal_temp_gone(&fs);
+            }
             Err(e) => break e,
         }
     };
@@ -365,6 +390,7 @@ fn after_enospc_a_start_on_the_full_disk_leaves_no_trace_and_recovery_succeeds_o
     // The process dies; its disk keeps whatever it wrote (still full). The attempt to create
     // the next segment ahead failed and left nothing.
     let wal_files = |fs: &SimFs| fs.files_under(&Path::new(DATA).join("wal"));
+    wal_temp_gone(&fs);
     assert_eq!(wal_files(&fs).len(), 1, "{:?}", wal_files(&fs));
     let disk = fs.crash();
     abandon(db);
@@ -397,8 +423,10 @@ fn a_failed_wal_fsync_panics_and_loses_no_acknowledged_commit() {
     let fs = SimFs::new();
     let db = Db::create(&fs);
     insert_committed(&db, 0..100, 50).unwrap();
-    // The next WAL fsync fails: the kernel may have dropped those writes.
-    fs.fail(Op::Sync, "/wal/", 0, Fault::Io, false);
+    // The next fsync of the segment the commits go to fails: the kernel may have dropped
+    // those writes. (Not any file under wal/: the writer may be syncing the next segment,
+    // created ahead, whose failure only discards that file.)
+    fs.fail(Op::Sync, "/wal/0000000000000000", 0, Fault::Io, false);
     let failed = insert_committed(&db, 100..200, 50);
     assert!(failed.is_err(), "acknowledged a commit whose fsync failed");
     assert!(fs.panics().iter().any(|p| p.contains("Input/output error")));
