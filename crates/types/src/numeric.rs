@@ -25,6 +25,10 @@ const MAX_DISPLAY_SCALE: i64 = 1000;
 /// PostgreSQL's NUMERIC_DSCALE_MAX: the largest display scale a stored numeric can carry.
 const DSCALE_MAX: i64 = 0x3FFF;
 
+/// PostgreSQL's limit on the integer part: NUMERIC_WEIGHT_MAX (0x7FFF) base-10000 digits
+/// after the first, so 131,072 decimal digits before the point.
+const MAX_INTEGER_DIGITS: i64 = (0x7FFF + 1) * 4;
+
 /// Builds a finite numeric from an unscaled integer and a scale, normalizing negative scales.
 pub fn finite(digits: BigInt, scale: i64) -> Numeric {
     if scale < 0 {
@@ -41,6 +45,30 @@ fn shift_left(n: BigInt, k: i64) -> BigInt {
 }
 
 impl Numeric {
+    /// The value, or PostgreSQL's 22003 "value overflows numeric format" when its integer part
+    /// has more digits than a numeric can store (make_result's weight check). Arithmetic results
+    /// pass through here, so a chain of products cannot grow numbers without bound.
+    pub fn check_range(self) -> PgResult<Numeric> {
+        let Numeric::Finite(bd) = &self else {
+            return Ok(self);
+        };
+        let (digits, scale) = bd.as_bigint_and_exponent();
+        // Decimal digits of the unscaled integer, from its bit length (off by at most one).
+        let approx = (digits.bits() as f64 * std::f64::consts::LOG10_2) as i64 + 1;
+        let int_digits = if (approx - scale - MAX_INTEGER_DIGITS).abs() <= 2 {
+            digits.magnitude().to_string().len() as i64 - scale
+        } else {
+            approx - scale
+        };
+        if int_digits > MAX_INTEGER_DIGITS {
+            return Err(PgError::new(
+                sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                "value overflows numeric format",
+            ));
+        }
+        Ok(self)
+    }
+
     pub fn from_i64(v: i64) -> Numeric {
         Numeric::Finite(BigDecimal::new(BigInt::from(v), 0))
     }

@@ -136,27 +136,27 @@ pub(super) fn shr(a: &Datum, b: &Datum) -> PgResult<Datum> {
 
 pub(super) fn num_add(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        to_numeric(a)?.add(&to_numeric(b)?),
+        to_numeric(a)?.add(&to_numeric(b)?).check_range()?,
     )))
 }
 pub(super) fn num_sub(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        to_numeric(a)?.sub(&to_numeric(b)?),
+        to_numeric(a)?.sub(&to_numeric(b)?).check_range()?,
     )))
 }
 pub(super) fn num_mul(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        to_numeric(a)?.mul(&to_numeric(b)?),
+        to_numeric(a)?.mul(&to_numeric(b)?).check_range()?,
     )))
 }
 pub(super) fn num_div(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        to_numeric(a)?.div(&to_numeric(b)?)?,
+        to_numeric(a)?.div(&to_numeric(b)?)?.check_range()?,
     )))
 }
 pub(super) fn num_mod(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        to_numeric(a)?.rem(&to_numeric(b)?)?,
+        to_numeric(a)?.rem(&to_numeric(b)?)?.check_range()?,
     )))
 }
 pub(super) fn num_pow(a: &Datum, b: &Datum) -> PgResult<Datum> {
