@@ -58,7 +58,10 @@ const SHAPES: &[Shape] = &[
     },
     Shape {
         name: "hash join",
-        sql: "select count(*) from big a join big b on a.k = b.k where b.id <= 100000",
+        // The filter sits inside the subquery so the build side is 100,000 rows: keel does not push
+        // WHERE below a join yet, and hashing all of `big` can reach the statement memory limit
+        // (53200) before the 1 s timeout on a fast machine.
+        sql: "select count(*) from big a join (select * from big where id <= 100000) b on a.k = b.k",
         cancel_after: SOON,
     },
     Shape {
