@@ -8,12 +8,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isolation {
-    ReadCommitted,
-    /// REPEATABLE READ (snapshot isolation). SERIALIZABLE is refused with 0A000: no SSI yet.
-    RepeatableRead,
-}
+pub use keel_common::Isolation;
 
 /// A row as a statement saw it: its stable root (what indexes point to) and the version read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -78,3 +78,12 @@ impl std::fmt::Display for Tid {
         write!(f, "({},{})", self.block, self.slot)
     }
 }
+
+/// A transaction's isolation level (shared by the parser, which reads it from SQL, and the
+/// engine, which implements it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    /// REPEATABLE READ (snapshot isolation). SERIALIZABLE is refused with 0A000: no SSI yet.
+    RepeatableRead,
+}

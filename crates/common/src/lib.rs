@@ -11,5 +11,5 @@ pub mod sqlstate;
 pub mod stack;
 
 pub use error::{ErrorObjects, PgError, PgResult, Severity};
-pub use ids::{BlockNo, Csn, Lsn, Oid, RelFileId, Tid, Xid};
+pub use ids::{BlockNo, Csn, Isolation, Lsn, Oid, RelFileId, Tid, Xid};
 pub use settings::Settings;

@@ -5,6 +5,7 @@ use crate::session::Session;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_sql::Stmt;
 use keel_sql::exec::ModifyExec;
+use keel_sql::expr::Eval;
 use keel_sql::plan::ModifyKind;
 use keel_sql::utility::{CopyOptions, CopyStmt};
 use keel_types::{Datum, SqlType};

@@ -82,6 +82,7 @@ pub(crate) fn eval_cx<'a>(
         txn,
         outer: &[],
         subq: Default::default(),
+        subplans: Default::default(),
         deadline,
         ticker: Default::default(),
         blocking: run_blocking,

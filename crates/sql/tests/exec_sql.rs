@@ -57,6 +57,7 @@ impl Db {
             txn: None,
             outer: &[],
             subq: Default::default(),
+            subplans: Default::default(),
             deadline: None,
             ticker: Default::default(),
             blocking: keel_sql::expr::run_inline,

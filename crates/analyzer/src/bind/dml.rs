@@ -1,0 +1,429 @@
+//! INSERT / UPDATE / DELETE binding.
+
+use super::query::table_scope;
+use super::{Binder, Scope, fold};
+use crate::expr::Expr;
+use crate::query::{FkCheck, ModifyKind, ModifyQuery, OutColumn, Rel};
+use keel_catalog::TableDef;
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::cast::CastContext;
+use keel_types::{Datum, SqlType, TypeId};
+use sqlparser::ast::{self, Spanned};
+use std::sync::Arc;
+
+impl Binder<'_> {
+    /// The DEFAULT expression of a column (re-parsed from its SQL text), or NULL.
+    pub fn default_expr(&mut self, table: &TableDef, col: usize) -> PgResult<Expr> {
+        let c = &table.columns[col];
+        match &c.default {
+            None => Ok(Expr::Const(Datum::Null, c.ty.id)),
+            Some(text) => {
+                let e = keel_parser::parse::expression(text).map_err(|f| {
+                    f.into_error(0, |e| {
+                        PgError::internal(format!("bad default for column \"{}\": {e}", c.name))
+                    })
+                })?;
+                let saved = (self.text, self.char_offset);
+                self.text = "";
+                let r = self.expr_as(&e, c.ty, &Scope::default(), CastContext::Assignment);
+                (self.text, self.char_offset) = saved;
+                r
+            }
+        }
+    }
+
+    /// The table's CHECK constraints, re-parsed from their SQL text and bound to its columns.
+    pub fn check_exprs(&mut self, table: &TableDef) -> PgResult<Vec<(String, Expr)>> {
+        let scope = table_scope(table, &table.name);
+        let mut out = Vec::with_capacity(table.checks.len());
+        for c in &table.checks {
+            let e = keel_parser::parse::expression(&c.expr).map_err(|f| {
+                f.into_error(0, |e| {
+                    PgError::internal(format!("bad check constraint \"{}\": {e}", c.name))
+                })
+            })?;
+            let saved = (self.text, self.char_offset);
+            self.text = "";
+            let r = self.bool_expr(&e, &scope, &mut None);
+            (self.text, self.char_offset) = saved;
+            out.push((c.name.clone(), r?));
+        }
+        Ok(out)
+    }
+
+    fn returning(
+        &mut self,
+        items: &Option<Vec<ast::SelectItem>>,
+        table: &Arc<TableDef>,
+    ) -> PgResult<Option<(Vec<Expr>, Vec<OutColumn>)>> {
+        let Some(items) = items else { return Ok(None) };
+        let scope = table_scope(table, &table.name);
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        for item in items {
+            match item {
+                ast::SelectItem::Wildcard(_) => {
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        exprs.push(Expr::Col(i, c.ty));
+                        cols.push(OutColumn {
+                            name: c.name.clone(),
+                            ty: c.ty,
+                            typmod: c.typmod,
+                            table_oid: c.table_oid,
+                            attnum: c.attnum,
+                        });
+                    }
+                }
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let b = self.expr(e, &scope, &mut None)?;
+                    let (mut name, mut typmod, mut toid, mut att) =
+                        ("?column?".to_string(), b.typmod(), 0, 0);
+                    if let Expr::Col(i, _) = &b {
+                        let c = &scope.cols[*i];
+                        (name, typmod, toid, att) =
+                            (c.name.clone(), c.typmod, c.table_oid, c.attnum);
+                    }
+                    if let ast::SelectItem::ExprWithAlias { alias, .. } = item {
+                        name = fold(alias);
+                    }
+                    cols.push(OutColumn {
+                        name,
+                        ty: b.ty(),
+                        typmod,
+                        table_oid: toid,
+                        attnum: att,
+                    });
+                    exprs.push(b);
+                }
+                _ => return Err(PgError::unsupported("this RETURNING item")),
+            }
+        }
+        Ok(Some((exprs, cols)))
+    }
+
+    fn fk_checks(&self, table: &TableDef) -> Vec<FkCheck> {
+        table
+            .foreign_keys
+            .iter()
+            .filter_map(|fk| {
+                let rt = self.catalog.tables.get(&fk.ref_table)?.clone();
+                let ref_index = self
+                    .catalog
+                    .indexes_of(rt.oid)
+                    .find(|i| i.columns.starts_with(&fk.ref_columns))
+                    .cloned();
+                Some(FkCheck {
+                    name: fk.name.clone(),
+                    columns: fk.columns.clone(),
+                    ref_table: rt,
+                    ref_index,
+                    ref_columns: fk.ref_columns.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Foreign keys of other tables that reference `table`.
+    fn ref_checks(&self, table: &TableDef) -> Vec<crate::query::RefCheck> {
+        let mut out = Vec::new();
+        for child in self.catalog.tables.values() {
+            for fk in child
+                .foreign_keys
+                .iter()
+                .filter(|f| f.ref_table == table.oid)
+            {
+                let child_index = self
+                    .catalog
+                    .indexes_of(child.oid)
+                    .find(|i| i.columns.starts_with(&fk.columns))
+                    .cloned();
+                out.push(crate::query::RefCheck {
+                    name: fk.name.clone(),
+                    columns: fk.ref_columns.clone(),
+                    child: child.clone(),
+                    child_columns: fk.columns.clone(),
+                    child_index,
+                });
+            }
+        }
+        out
+    }
+
+    pub fn insert(&mut self, ins: &ast::Insert) -> PgResult<ModifyQuery> {
+        if ins.on.is_some() {
+            return Err(PgError::unsupported("INSERT ... ON CONFLICT"));
+        }
+        let name = match &ins.table {
+            ast::TableObject::TableName(n) => n,
+            _ => return Err(PgError::unsupported("INSERT into a table function")),
+        };
+        let table = self.table(name)?;
+        // Target columns in statement order.
+        let mut targets = Vec::new();
+        if ins.columns.is_empty() {
+            targets.extend(0..table.columns.len());
+        } else {
+            for c in &ins.columns {
+                let n = super::object_name(c).1;
+                let i = table.column_index(&n).ok_or_else(|| {
+                    self.at(
+                        PgError::new(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!(
+                                "column \"{n}\" of relation \"{}\" does not exist",
+                                table.name
+                            ),
+                        ),
+                        c.span(),
+                    )
+                })?;
+                if targets.contains(&i) {
+                    return Err(self.at(
+                        PgError::new(
+                            sqlstate::DUPLICATE_COLUMN,
+                            format!("column \"{n}\" specified more than once"),
+                        ),
+                        c.span(),
+                    ));
+                }
+                targets.push(i);
+            }
+        }
+        let target_types: Vec<SqlType> = targets.iter().map(|&i| table.columns[i].ty).collect();
+        let (source, src_types, defaults_in_values) = match &ins.source {
+            None => (Rel::Values { rows: vec![vec![]] }, vec![], vec![]),
+            Some(q) => match q.body.as_ref() {
+                ast::SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
+                    // DEFAULT keywords inside VALUES.
+                    let mut defaults = vec![false; targets.len()];
+                    for r in &v.rows {
+                        if r.content.len() > targets.len() {
+                            return Err(PgError::new(
+                                sqlstate::SYNTAX_ERROR,
+                                "INSERT has more expressions than target columns",
+                            ));
+                        }
+                        for (i, e) in r.content.iter().enumerate() {
+                            if matches!(e, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
+                            {
+                                if v.rows.len() > 1 {
+                                    return Err(PgError::unsupported(
+                                        "DEFAULT in multi-row VALUES",
+                                    ));
+                                }
+                                defaults[i] = true;
+                            }
+                        }
+                    }
+                    let (p, cols) = self.values(v, Some(&target_types))?;
+                    (p, cols.iter().map(|c| c.ty).collect::<Vec<_>>(), defaults)
+                }
+                _ => {
+                    let qp = self.query(q)?;
+                    (qp.root, qp.columns.iter().map(|c| c.ty).collect(), vec![])
+                }
+            },
+        };
+        if ins.source.is_some() && src_types.len() > targets.len() {
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                "INSERT has more expressions than target columns",
+            ));
+        }
+        // Only an explicit column list must be filled completely; without one, missing
+        // trailing values take their defaults.
+        if ins.source.is_some() && !ins.columns.is_empty() && src_types.len() < targets.len() {
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                "INSERT has more target columns than expressions",
+            ));
+        }
+        let mut row = Vec::with_capacity(table.columns.len());
+        for col in 0..table.columns.len() {
+            let e = match targets.iter().position(|&t| t == col) {
+                Some(si)
+                    if si < src_types.len()
+                        && !defaults_in_values.get(si).copied().unwrap_or(false) =>
+                {
+                    let c = &table.columns[col];
+                    if table.identity_always.contains(&col) {
+                        return Err(identity_always(
+                            &c.name,
+                            format!(
+                                "cannot insert a non-DEFAULT value into column \"{}\"",
+                                c.name
+                            ),
+                        )
+                        .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+                    }
+                    let src = Expr::Col(si, src_types[si]);
+                    super::types::coerce(src, c.ty, CastContext::Assignment, &mut self.params)
+                        .map_err(|e| {
+                            if e.code == sqlstate::DATATYPE_MISMATCH {
+                                PgError::new(
+                                    sqlstate::DATATYPE_MISMATCH,
+                                    format!(
+                                        "column \"{}\" is of type {} but expression is of type {}",
+                                        c.name,
+                                        super::types::type_display(c.ty),
+                                        src_types[si].name()
+                                    ),
+                                )
+                                .with_hint("You will need to rewrite or cast the expression.")
+                            } else {
+                                e
+                            }
+                        })?
+                }
+                _ => self.default_expr(&table, col)?,
+            };
+            row.push(e);
+        }
+        let returning = self.returning(&ins.returning, &table)?;
+        Ok(ModifyQuery {
+            types: table.columns.iter().map(|c| c.ty.id).collect(),
+            fks: self.fk_checks(&table),
+            refs: vec![],
+            checks: self.check_exprs(&table)?,
+            table,
+            kind: ModifyKind::Insert { source, row },
+            returning,
+        })
+    }
+
+    fn target_table(&self, twj: &ast::TableWithJoins) -> PgResult<(Arc<TableDef>, String)> {
+        if !twj.joins.is_empty() {
+            return Err(PgError::unsupported("joins in UPDATE/DELETE targets"));
+        }
+        match &twj.relation {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
+                let t = self.table(name)?;
+                let q = alias
+                    .as_ref()
+                    .map(|a| fold(&a.name))
+                    .unwrap_or_else(|| t.name.clone());
+                Ok((t, q))
+            }
+            _ => Err(PgError::unsupported("this UPDATE/DELETE target")),
+        }
+    }
+
+    fn where_clause(&mut self, scope: &Scope, sel: &Option<ast::Expr>) -> PgResult<Option<Expr>> {
+        sel.as_ref()
+            .map(|w| self.bool_expr(w, scope, &mut None))
+            .transpose()
+    }
+
+    pub fn update(&mut self, u: &ast::Update) -> PgResult<ModifyQuery> {
+        if u.from.is_some() || u.limit.is_some() || !u.order_by.is_empty() {
+            return Err(PgError::unsupported("UPDATE ... FROM"));
+        }
+        let (table, qual) = self.target_table(&u.table)?;
+        let scope = table_scope(&table, &qual);
+        let mut set = Vec::new();
+        for a in &u.assignments {
+            let n = match &a.target {
+                ast::AssignmentTarget::ColumnName(n) => super::object_name(n).1,
+                _ => return Err(PgError::unsupported("tuple assignment in UPDATE")),
+            };
+            let col = table.column_index(&n).ok_or_else(|| {
+                self.at(
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{n}\" of relation \"{}\" does not exist",
+                            table.name
+                        ),
+                    ),
+                    a.target.span(),
+                )
+            })?;
+            let c = &table.columns[col];
+            let e = if matches!(&a.value, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
+            {
+                self.default_expr(&table, col)?
+            } else if table.identity_always.contains(&col) {
+                return Err(identity_always(
+                    &c.name,
+                    format!("column \"{}\" can only be updated to DEFAULT", c.name),
+                ));
+            } else {
+                let b = self.expr(&a.value, &scope, &mut None)?;
+                let src_ty = b.ty();
+                super::types::coerce(b, c.ty, CastContext::Assignment, &mut self.params).map_err(
+                    |e| {
+                        let e = if e.code == sqlstate::DATATYPE_MISMATCH {
+                            PgError::new(
+                                sqlstate::DATATYPE_MISMATCH,
+                                format!(
+                                    "column \"{}\" is of type {} but expression is of type {}",
+                                    c.name,
+                                    super::types::type_display(c.ty),
+                                    src_ty.name()
+                                ),
+                            )
+                            .with_hint("You will need to rewrite or cast the expression.")
+                        } else {
+                            e
+                        };
+                        self.at(e, a.value.span())
+                    },
+                )?
+            };
+            set.push((col, e));
+        }
+        let filter = self.where_clause(&scope, &u.selection)?;
+        let returning = self.returning(&u.returning, &table)?;
+        Ok(ModifyQuery {
+            types: table.columns.iter().map(|c| c.ty.id).collect(),
+            fks: self.fk_checks(&table),
+            refs: self.ref_checks(&table),
+            checks: self.check_exprs(&table)?,
+            table,
+            kind: ModifyKind::Update { filter, set },
+            returning,
+        })
+    }
+
+    pub fn delete(&mut self, d: &ast::Delete) -> PgResult<ModifyQuery> {
+        if d.using.is_some() || d.limit.is_some() || !d.tables.is_empty() {
+            return Err(PgError::unsupported("DELETE ... USING"));
+        }
+        let from = match &d.from {
+            ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+        };
+        let [twj] = from.as_slice() else {
+            return Err(PgError::unsupported("DELETE from several tables"));
+        };
+        let (table, qual) = self.target_table(twj)?;
+        let scope = table_scope(&table, &qual);
+        let filter = self.where_clause(&scope, &d.selection)?;
+        let returning = self.returning(&d.returning, &table)?;
+        Ok(ModifyQuery {
+            types: table.columns.iter().map(|c| c.ty.id).collect(),
+            fks: vec![],
+            refs: self.ref_checks(&table),
+            checks: vec![],
+            table,
+            kind: ModifyKind::Delete { filter },
+            returning,
+        })
+    }
+}
+
+/// 428C9: an explicit value for a GENERATED ALWAYS AS IDENTITY column.
+fn identity_always(column: &str, message: String) -> PgError {
+    PgError::new("428C9", message).with_detail(format!(
+        "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
+    ))
+}
+
+/// Unused-type guard so `TypeId` stays imported for docs.
+#[allow(dead_code)]
+fn _t(_: TypeId) {}

@@ -1,0 +1,307 @@
+//! Expressions written with SQL's keyword syntax (IS [NOT] ..., CAST, BETWEEN, IN lists,
+//! LIKE, CASE, SUBSTRING, TRIM, ...). They are bound here, out of `Binder::expr_inner`, so
+//! that the frame every nesting level of an ordinary expression (operators, function calls,
+//! parentheses, subqueries) leaves on the stack stays small: `max_stack_depth` then admits
+//! deeper nesting (crate README, "Stack depth").
+
+use super::types::{self, coerce};
+use super::{AggCtx, Binder, Scope, row};
+use crate::expr::Expr;
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::cast::CastContext;
+use keel_types::{Datum, SqlType, TypeId};
+use sqlparser::ast;
+
+impl Binder<'_> {
+    #[inline(never)]
+    pub(super) fn keyword_expr(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        use ast::Expr as E;
+        match e {
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let l = self.expr(a, scope, agg)?;
+                let r = self.expr(b, scope, agg)?;
+                // The `=` operator resolved as for a comparison, then applied NULL-safely.
+                match self.binary("=", l, r)? {
+                    Expr::Bin { f, l, r, .. } => Ok(Expr::Distinct {
+                        l,
+                        r,
+                        eq: f,
+                        negated: matches!(e, E::IsNotDistinctFrom(..)),
+                    }),
+                    _ => Err(PgError::unsupported(format!("expression \"{e}\""))),
+                }
+            }
+            // INTERVAL '1 day': a typed literal. Field qualifiers (INTERVAL '1' DAY) restrict
+            // or reinterpret the value and are not supported.
+            E::Interval(iv)
+                if iv.leading_field.is_none()
+                    && iv.last_field.is_none()
+                    && iv.leading_precision.is_none()
+                    && iv.fractional_seconds_precision.is_none()
+                    && let E::Value(v) = iv.value.as_ref()
+                    && let ast::Value::SingleQuotedString(s) = &v.value =>
+            {
+                let d = keel_types::io::parse_text(s, SqlType::new(TypeId::Interval))?;
+                Ok(Expr::Const(d, TypeId::Interval))
+            }
+            E::IsUnknown(a) => Ok(Expr::IsNull(
+                Box::new(self.bool_expr(a, scope, agg)?),
+                false,
+            )),
+            E::IsNotUnknown(a) => Ok(Expr::IsNull(Box::new(self.bool_expr(a, scope, agg)?), true)),
+            E::IsNull(a) | E::IsNotNull(a) => {
+                let negated = matches!(e, E::IsNotNull(_));
+                // ROW(a, b) IS [NOT] NULL: every field is [not] null (PostgreSQL's row test).
+                if let Some(fields) = row::row_fields(a) {
+                    let mut acc = Expr::Const(Datum::Bool(true), TypeId::Bool);
+                    for (i, f) in fields.into_iter().enumerate() {
+                        let t = Expr::IsNull(Box::new(self.expr(f, scope, agg)?), negated);
+                        acc = if i == 0 { t } else { Expr::and(acc, t) };
+                    }
+                    return Ok(acc);
+                }
+                Ok(Expr::IsNull(Box::new(self.expr(a, scope, agg)?), negated))
+            }
+            E::IsTrue(a) => Ok(Expr::IsBool {
+                arg: Box::new(self.bool_expr(a, scope, agg)?),
+                value: true,
+                negated: false,
+            }),
+            E::IsNotTrue(a) => Ok(Expr::IsBool {
+                arg: Box::new(self.bool_expr(a, scope, agg)?),
+                value: true,
+                negated: true,
+            }),
+            E::IsFalse(a) => Ok(Expr::IsBool {
+                arg: Box::new(self.bool_expr(a, scope, agg)?),
+                value: false,
+                negated: false,
+            }),
+            E::IsNotFalse(a) => Ok(Expr::IsBool {
+                arg: Box::new(self.bool_expr(a, scope, agg)?),
+                value: false,
+                negated: true,
+            }),
+            E::Cast {
+                expr, data_type, ..
+            } => {
+                // 'name'::regclass: keep the name; the functions taking regclass resolve it.
+                if data_type.to_string().eq_ignore_ascii_case("regclass")
+                    && let E::Value(v) = expr.as_ref()
+                    && let ast::Value::SingleQuotedString(s) = &v.value
+                {
+                    return Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown));
+                }
+                let to = types::type_from_name(&data_type.to_string())?;
+                let a = self.expr(expr, scope, agg)?;
+                coerce(a, to, CastContext::Explicit, &mut self.params)
+            }
+            E::TypedString(ts) => {
+                let to = types::type_from_name(&ts.data_type.to_string())?;
+                let s = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                // `varchar(5) 'abcdef'` is an explicit cast of the literal (truncates).
+                let d = keel_types::cast::cast(
+                    Datum::Text(s),
+                    TypeId::Unknown,
+                    to,
+                    CastContext::Explicit,
+                )?;
+                Ok(Expr::Const(d, to.id))
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let sym = keel_parser::symmetric::marker_arg(low);
+                let a = self.expr(expr, scope, agg)?;
+                let lo = self.expr(sym.unwrap_or(low), scope, agg)?;
+                let hi = self.expr(high, scope, agg)?;
+                let ge = self.binary(">=", a.clone(), lo.clone())?;
+                let le = self.binary("<=", a.clone(), hi.clone())?;
+                let mut both = Expr::and(ge, le);
+                if sym.is_some() {
+                    // BETWEEN SYMMETRIC: either order of the bounds.
+                    let ge = self.binary(">=", a.clone(), hi)?;
+                    let le = self.binary("<=", a, lo)?;
+                    // Each side stays one AND: OR of two ANDs.
+                    both = Expr::Or(vec![both, Expr::and(ge, le)]);
+                }
+                Ok(if *negated {
+                    Expr::Not(Box::new(both))
+                } else {
+                    both
+                })
+            }
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let a = self.expr(expr, scope, agg)?;
+                let mut acc: Option<Expr> = None;
+                for item in list {
+                    let b = self.expr(item, scope, agg)?;
+                    let eq = self.binary("=", a.clone(), b)?;
+                    acc = Some(match acc {
+                        None => eq,
+                        Some(p) => Expr::or(p, eq),
+                    });
+                }
+                let acc = acc.ok_or_else(|| {
+                    PgError::new(sqlstate::SYNTAX_ERROR, "syntax error at or near \")\"")
+                })?;
+                Ok(if *negated {
+                    Expr::Not(Box::new(acc))
+                } else {
+                    acc
+                })
+            }
+            E::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                ..
+            }
+            | E::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                ..
+            } => {
+                if escape_char.is_some() {
+                    return Err(PgError::unsupported("LIKE ... ESCAPE"));
+                }
+                let op = match (matches!(e, E::ILike { .. }), negated) {
+                    (false, false) => "~~",
+                    (false, true) => "!~~",
+                    (true, false) => "~~*",
+                    (true, true) => "!~~*",
+                };
+                let a = self.expr(expr, scope, agg)?;
+                let b = self.expr(pattern, scope, agg)?;
+                self.binary(op, a, b)
+            }
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let op = match operand {
+                    Some(o) => Some(self.expr(o, scope, agg)?),
+                    None => None,
+                };
+                let mut whens = Vec::new();
+                for cw in conditions {
+                    let c = match &op {
+                        Some(o) => {
+                            let v = self.expr(&cw.condition, scope, agg)?;
+                            self.binary("=", o.clone(), v)?
+                        }
+                        None => self.bool_expr(&cw.condition, scope, agg)?,
+                    };
+                    whens.push((c, self.expr(&cw.result, scope, agg)?));
+                }
+                let default = match else_result {
+                    Some(x) => self.expr(x, scope, agg)?,
+                    None => Expr::Const(Datum::Null, TypeId::Unknown),
+                };
+                let mut results: Vec<Expr> = whens.iter().map(|w| w.1.clone()).collect();
+                results.push(default);
+                let (ty, results) = self.unify(results, "CASE")?;
+                let mut results = results.into_iter();
+                let whens = whens
+                    .into_iter()
+                    .map(|(c, _)| (c, results.next().unwrap_or(Expr::Const(Datum::Null, ty))))
+                    .collect();
+                let default = Box::new(results.next().unwrap_or(Expr::Const(Datum::Null, ty)));
+                Ok(Expr::Case { whens, default, ty })
+            }
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.expr(expr, scope, agg)?];
+                match substring_from {
+                    Some(f) => args.push(self.expr(f, scope, agg)?),
+                    None => args.push(Expr::Const(Datum::Int4(1), TypeId::Int4)),
+                }
+                if let Some(f) = substring_for {
+                    args.push(self.expr(f, scope, agg)?);
+                }
+                self.named_function("substr", args)
+            }
+            E::Position { expr, r#in } => {
+                let args = vec![self.expr(r#in, scope, agg)?, self.expr(expr, scope, agg)?];
+                self.named_function("strpos", args)
+            }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                if trim_characters.is_some() {
+                    return Err(PgError::unsupported("TRIM with a character list"));
+                }
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    _ => "btrim",
+                };
+                let mut args = vec![self.expr(expr, scope, agg)?];
+                if let Some(w) = trim_what {
+                    args.push(self.expr(w, scope, agg)?);
+                }
+                self.named_function(name, args)
+            }
+            // CEIL(x) / FLOOR(x) get their own AST nodes; the TO field and scale forms are
+            // not PostgreSQL syntax.
+            E::Ceil {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => {
+                let args = vec![self.expr(expr, scope, agg)?];
+                self.named_function("ceil", args)
+            }
+            E::Floor {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => {
+                let args = vec![self.expr(expr, scope, agg)?];
+                self.named_function("floor", args)
+            }
+            E::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => {
+                let mut args = vec![
+                    self.expr(expr, scope, agg)?,
+                    self.expr(overlay_what, scope, agg)?,
+                    self.expr(overlay_from, scope, agg)?,
+                ];
+                if let Some(n) = overlay_for {
+                    args.push(self.expr(n, scope, agg)?);
+                }
+                self.named_function("overlay", args)
+            }
+            other => Err(PgError::unsupported(format!("expression \"{other}\""))),
+        }
+    }
+}

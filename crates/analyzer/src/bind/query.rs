@@ -1,0 +1,872 @@
+//! SELECT binding and planning.
+
+use super::{AggCtx, Binder, Scope, ScopeCol, fold};
+use crate::expr::Expr;
+use crate::query::{OutColumn, Query, Rel, SortKey};
+use keel_catalog::TableDef;
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::cast::CastContext;
+use keel_types::{Datum, SqlType, TypeId};
+use sqlparser::ast::{self, Spanned};
+
+/// The most entries a select list may have (PostgreSQL's MaxTupleAttributeNumber).
+pub const MAX_TARGET_LIST: usize = 1664;
+
+impl Binder<'_> {
+    pub fn query(&mut self, q: &ast::Query) -> PgResult<Query> {
+        keel_common::stack::check()?;
+        let pushed = match &q.with {
+            Some(w) => self.push_ctes(w)?,
+            None => 0,
+        };
+        let r = self.query_body(q);
+        self.ctes.truncate(self.ctes.len() - pushed);
+        r
+    }
+
+    fn query_body(&mut self, q: &ast::Query) -> PgResult<Query> {
+        if q.fetch.is_some() || !q.locks.is_empty() {
+            return Err(PgError::unsupported("FETCH FIRST and FOR UPDATE/SHARE"));
+        }
+        let (mut plan, mut columns, sort_scope) = match q.body.as_ref() {
+            ast::SetExpr::Select(s) => self.select(s, q.order_by.as_ref())?,
+            ast::SetExpr::Values(v) => {
+                let (p, c) = self.values(v, None)?;
+                (p, c, None)
+            }
+            ast::SetExpr::Query(inner) => {
+                let p = self.query(inner)?;
+                (p.root, p.columns, None)
+            }
+            other => {
+                let (p, c) = self.set_expr(other, false)?;
+                (p, c, None)
+            }
+        };
+        if sort_scope.is_none()
+            && let Some(ob) = &q.order_by
+        {
+            // ORDER BY over VALUES / nested query: output columns only.
+            let keys = self.order_keys_on_output(ob, &columns, &[])?;
+            plan = Rel::Sort {
+                input: Box::new(plan),
+                keys,
+            };
+        }
+        if let Some(lc) = &q.limit_clause {
+            let (limit, offset) = match lc {
+                ast::LimitClause::LimitOffset { limit, offset, .. } => {
+                    (limit.clone(), offset.as_ref().map(|o| o.value.clone()))
+                }
+                ast::LimitClause::OffsetCommaLimit { offset, limit } => {
+                    (Some(limit.clone()), Some(offset.clone()))
+                }
+            };
+            let scope = Scope::default();
+            let int8 = SqlType::new(TypeId::Int8);
+            let limit = match limit {
+                Some(ast::Expr::Value(v)) if matches!(v.value, ast::Value::Null) => None,
+                Some(l) => Some(self.expr_as(&l, int8, &scope, CastContext::Implicit)?),
+                None => None,
+            };
+            let offset = match offset {
+                Some(o) => Some(self.expr_as(&o, int8, &scope, CastContext::Implicit)?),
+                None => None,
+            };
+            plan = Rel::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+            };
+        }
+        for c in &mut columns {
+            if c.ty == TypeId::Unknown {
+                c.ty = TypeId::Text;
+            }
+        }
+        Ok(Query {
+            root: plan,
+            columns,
+        })
+    }
+
+    /// VALUES lists; `types` forces column types (INSERT targets).
+    pub fn values(
+        &mut self,
+        v: &ast::Values,
+        types: Option<&[SqlType]>,
+    ) -> PgResult<(Rel, Vec<OutColumn>)> {
+        let scope = Scope::default();
+        let mut rows = Vec::new();
+        let width = v.rows.first().map_or(0, |r| r.content.len());
+        for r in &v.rows {
+            if r.content.len() != width {
+                return Err(self.at(
+                    PgError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        "VALUES lists must all be the same length",
+                    ),
+                    r.content
+                        .first()
+                        .map_or(sqlparser::tokenizer::Span::empty(), |e| e.span()),
+                ));
+            }
+            let mut row = Vec::new();
+            for (i, e) in r.content.iter().enumerate() {
+                if matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+                {
+                    // DEFAULT: a placeholder; INSERT substitutes the column default.
+                    let ty = types.and_then(|t| t.get(i)).map_or(TypeId::Text, |t| t.id);
+                    row.push(Expr::Const(Datum::Null, ty));
+                    continue;
+                }
+                let b = match types.and_then(|t| t.get(i)) {
+                    Some(t) if !matches!(e, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default")) => {
+                        self.expr_as(e, *t, &scope, CastContext::Assignment)?
+                    }
+                    _ => self.expr(e, &scope, &mut None)?,
+                };
+                row.push(b);
+            }
+            rows.push(row);
+        }
+        // Unify column types across rows (first known type wins).
+        let mut columns = Vec::new();
+        for c in 0..width {
+            let ty = rows
+                .iter()
+                .map(|r| r[c].ty())
+                .find(|t| *t != TypeId::Unknown)
+                .unwrap_or(TypeId::Text);
+            for r in rows.iter_mut() {
+                let e = std::mem::replace(&mut r[c], Expr::Const(Datum::Null, ty));
+                r[c] = super::types::coerce(
+                    e,
+                    SqlType::new(ty),
+                    CastContext::Implicit,
+                    &mut self.params,
+                )?;
+            }
+            columns.push(OutColumn {
+                name: format!("column{}", c + 1),
+                ty,
+                typmod: -1,
+                table_oid: 0,
+                attnum: 0,
+            });
+        }
+        Ok((Rel::Values { rows }, columns))
+    }
+
+    pub(crate) fn bind_from_item(&mut self, t: &ast::TableFactor) -> PgResult<(Rel, Scope)> {
+        match t {
+            ast::TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                let (_, n) = super::object_name(name);
+                if let Some(args) = args {
+                    if n != "generate_series" {
+                        return Err(self.at(
+                            PgError::unsupported(format!("table function {n}()")),
+                            name.span(),
+                        ));
+                    }
+                    let mut a = Vec::new();
+                    for arg in &args.args {
+                        match arg {
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                                a.push(self.expr(e, &Scope::default(), &mut None)?)
+                            }
+                            _ => {
+                                return Err(PgError::unsupported(
+                                    "this generate_series() argument",
+                                ));
+                            }
+                        }
+                    }
+                    let (start, stop, step, ty) =
+                        self.series_args(a).map_err(|e| self.at(e, name.span()))?;
+                    let colname = match alias {
+                        Some(al) if !al.columns.is_empty() => fold(&al.columns[0].name),
+                        Some(al) => fold(&al.name),
+                        None => "generate_series".into(),
+                    };
+                    let qual = alias
+                        .as_ref()
+                        .map(|a| fold(&a.name))
+                        .unwrap_or_else(|| "generate_series".into());
+                    let scope = Scope {
+                        cols: vec![ScopeCol {
+                            qualifier: Some(qual),
+                            name: colname,
+                            ty,
+                            typmod: -1,
+                            table_oid: 0,
+                            attnum: 0,
+                            hidden: false,
+                        }],
+                    };
+                    return Ok((
+                        Rel::Series {
+                            start,
+                            stop,
+                            step,
+                            ty,
+                        },
+                        scope,
+                    ));
+                }
+                if name.0.len() == 1 {
+                    let n = super::object_name(name).1;
+                    let qual = alias.as_ref().map_or(n.clone(), |a| fold(&a.name));
+                    if let Some((plan, mut scope)) = self.cte_item(&n, &qual) {
+                        if let Some(a) = alias {
+                            for (c, an) in scope.cols.iter_mut().zip(&a.columns) {
+                                c.name = fold(&an.name);
+                            }
+                        }
+                        return Ok((plan, scope));
+                    }
+                }
+                let table = self.table(name)?;
+                let qual = alias
+                    .as_ref()
+                    .map(|a| fold(&a.name))
+                    .unwrap_or_else(|| table.name.clone());
+                let scope = table_scope(&table, &qual);
+                Ok((Rel::Scan { table }, scope))
+            }
+            ast::TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias,
+                ..
+            } => {
+                if alias.is_none() {
+                    let err = PgError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        "subquery in FROM must have an alias",
+                    )
+                    .with_hint("For example, FROM (SELECT ...) [AS] foo.");
+                    return Err(match self.position_near(subquery.span().start, true) {
+                        Some(p) => err.with_position(p),
+                        None => err,
+                    });
+                }
+                let sub = self.query(subquery)?;
+                let qual = alias.as_ref().map(|a| fold(&a.name));
+                let cols = sub
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| ScopeCol {
+                        qualifier: qual.clone(),
+                        name: alias
+                            .as_ref()
+                            .and_then(|a| a.columns.get(i))
+                            .map(|c| fold(&c.name))
+                            .unwrap_or_else(|| c.name.clone()),
+                        ty: c.ty,
+                        typmod: c.typmod,
+                        table_oid: 0,
+                        attnum: 0,
+                        hidden: false,
+                    })
+                    .collect();
+                Ok((sub.root, Scope { cols }))
+            }
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => self.bind_from_joins(table_with_joins),
+            other => Err(PgError::unsupported(format!("FROM item \"{other}\""))),
+        }
+    }
+
+    pub fn series_args(
+        &mut self,
+        mut a: Vec<Expr>,
+    ) -> PgResult<(Expr, Expr, Option<Expr>, TypeId)> {
+        let no_function = |a: &[Expr]| {
+            let tys: Vec<TypeId> = a.iter().map(Expr::ty).collect();
+            super::func::no_function("generate_series", &tys)
+        };
+        if a.len() < 2 || a.len() > 3 {
+            return Err(no_function(&a));
+        }
+        let temporal = a.iter().any(|e| {
+            matches!(
+                e.ty(),
+                TypeId::Timestamp | TypeId::TimestampTz | TypeId::Date
+            )
+        }) || a.get(2).is_some_and(|e| e.ty() == TypeId::Interval);
+        let ty = if a.iter().any(|e| e.ty() == TypeId::Numeric) {
+            return Err(PgError::unsupported("generate_series(numeric)"));
+        } else if temporal {
+            if a.len() != 3 {
+                return Err(no_function(&a));
+            }
+            // PostgreSQL's resolution: timestamp only when an argument is one and none is
+            // timestamptz; dates and untyped literals go to timestamptz (its preferred type).
+            let has = |t: TypeId| a.iter().any(|e| e.ty() == t);
+            if has(TypeId::Timestamp) && !has(TypeId::TimestampTz) {
+                TypeId::Timestamp
+            } else {
+                TypeId::TimestampTz
+            }
+        } else if a.iter().any(|e| e.ty() == TypeId::Int8) {
+            TypeId::Int8
+        } else {
+            TypeId::Int4
+        };
+        let mut out = Vec::new();
+        for (i, e) in a.drain(..).enumerate() {
+            let target = if temporal && i == 2 {
+                TypeId::Interval
+            } else {
+                ty
+            };
+            out.push(super::types::coerce(
+                e,
+                SqlType::new(target),
+                CastContext::Implicit,
+                &mut self.params,
+            )?);
+        }
+        let step = if out.len() == 3 { out.pop() } else { None };
+        let stop = out.pop().ok_or_else(|| PgError::internal("series"))?;
+        let start = out.pop().ok_or_else(|| PgError::internal("series"))?;
+        Ok((start, stop, step, ty))
+    }
+
+    /// Binds a SELECT; returns the plan, the output columns, and Some(()) when ORDER BY was
+    /// handled here.
+    pub(crate) fn select(
+        &mut self,
+        s: &ast::Select,
+        order_by: Option<&ast::OrderBy>,
+    ) -> PgResult<(Rel, Vec<OutColumn>, Option<()>)> {
+        let keep_unknown = std::mem::take(&mut self.keep_unknown);
+        if s.into.is_some()
+            || !s.lateral_views.is_empty()
+            || s.qualify.is_some()
+            || !s.named_window.is_empty()
+        {
+            return Err(PgError::unsupported("this SELECT form"));
+        }
+        // FROM: comma-separated items are cross joins.
+        let (mut plan, scope) = if s.from.is_empty() {
+            (Rel::Values { rows: vec![vec![]] }, Scope::default())
+        } else {
+            let mut it = s.from.iter();
+            let first = it.next().ok_or_else(|| PgError::internal("empty FROM"))?;
+            let (mut plan, mut scope) = self.bind_from_joins(first)?;
+            for twj in it {
+                let (rp, rs) = self.bind_from_joins(twj)?;
+                let rw = rs.cols.len();
+                scope.cols.extend(rs.cols);
+                plan = Rel::Join {
+                    left: Box::new(plan),
+                    right: Box::new(rp),
+                    on: None,
+                    left_join: false,
+                    right_join: false,
+                    left_width: scope.cols.len() - rw,
+                    right_width: rw,
+                };
+            }
+            (plan, scope)
+        };
+        if let Some(w) = &s.selection {
+            let pred = self.bool_expr(w, &scope, &mut None)?;
+            plan = Rel::Filter {
+                input: Box::new(plan),
+                pred,
+            };
+        }
+        let group_asts: Vec<ast::Expr> = match &s.group_by {
+            ast::GroupByExpr::Expressions(e, mods) if mods.is_empty() => e.clone(),
+            _ => return Err(PgError::unsupported("GROUP BY ALL / ROLLUP / CUBE")),
+        };
+        let (distinct, distinct_on) = match &s.distinct {
+            None | Some(ast::Distinct::All) => (false, None),
+            Some(ast::Distinct::Distinct) => (true, None),
+            Some(ast::Distinct::On(on)) => (false, Some(on)),
+        };
+        // First try without aggregation; re-bind as an aggregate query if needed. Without
+        // aggregates the trial is the result: binding the select list a second time would
+        // double the work at every level of nested scalar subqueries (2^n for n levels).
+        let mut trial = None;
+        let aggregated = !group_asts.is_empty() || s.having.is_some() || {
+            self.agg_seen = false;
+            let saved = self.params.clone();
+            let r = self.projection(&s.projection, &scope, &mut None);
+            let seen = self.agg_seen;
+            if seen {
+                self.params = saved;
+            } else {
+                trial = Some(r?);
+            }
+            seen
+        };
+        let mut agg_ctx = AggCtx {
+            input: scope.clone(),
+            group_asts: vec![],
+            group: vec![],
+            aggs: vec![],
+        };
+        let out_scope = if aggregated {
+            Scope::default()
+        } else {
+            scope.clone()
+        };
+        if aggregated {
+            // GROUP BY items: ordinals and output aliases refer to select items.
+            for g in &group_asts {
+                let target = self
+                    .resolve_output_ref(g, &s.projection)?
+                    .unwrap_or_else(|| g.clone());
+                let b = self.expr(&target, &scope, &mut None)?;
+                agg_ctx.group_asts.push(target);
+                agg_ctx.group.push(b);
+            }
+        }
+        let mut actx = if aggregated { Some(&mut agg_ctx) } else { None };
+        let (mut exprs, mut columns, srf) = match trial {
+            Some(t) => t,
+            None => self.projection(&s.projection, &out_scope, &mut actx)?,
+        };
+        // PostgreSQL's MaxTupleAttributeNumber: a row it builds has at most 1664 columns.
+        if exprs.len() > MAX_TARGET_LIST {
+            return Err(PgError::new(
+                sqlstate::TOO_MANY_COLUMNS,
+                format!("target lists can have at most {MAX_TARGET_LIST} entries"),
+            ));
+        }
+        let having = match &s.having {
+            Some(h) => Some(self.bool_expr(h, &out_scope, &mut actx)?),
+            None => None,
+        };
+        // ORDER BY, bound in the same scope as the select list.
+        let mut keys = Vec::new();
+        let mut post_sort = None;
+        if let Some(ob) = order_by {
+            if distinct {
+                post_sort = Some(self.order_keys_on_output(ob, &columns, &s.projection)?);
+            } else {
+                let items = order_items(ob)?;
+                for (e, desc, nulls_first) in items {
+                    // `ORDER BY n`: the n-th output expression (wildcards expanded).
+                    if let ast::Expr::Value(v) = e
+                        && let ast::Value::Number(n, _) = &v.value
+                    {
+                        let i: usize = n.parse().unwrap_or(0);
+                        let Some(x) = exprs.get(i.wrapping_sub(1)) else {
+                            return Err(self.at(
+                                PgError::new(
+                                    sqlstate::INVALID_COLUMN_REFERENCE,
+                                    format!("ORDER BY position {n} is not in select list"),
+                                ),
+                                e.span(),
+                            ));
+                        };
+                        keys.push(SortKey {
+                            expr: x.clone(),
+                            desc,
+                            nulls_first,
+                        });
+                        continue;
+                    }
+                    let target = self.resolve_output_ref(e, &s.projection)?;
+                    let expr = match target {
+                        Some(t) => self.expr(&t, &out_scope, &mut actx)?,
+                        None => self.expr(e, &out_scope, &mut actx)?,
+                    };
+                    keys.push(SortKey {
+                        expr,
+                        desc,
+                        nulls_first,
+                    });
+                }
+            }
+        }
+        let exprs_on = match distinct_on {
+            Some(on) => {
+                let mut v = Vec::new();
+                for e in on {
+                    let target = self.resolve_output_ref(e, &s.projection)?;
+                    v.push(match target {
+                        Some(t) => self.expr(&t, &out_scope, &mut actx)?,
+                        None => self.expr(e, &out_scope, &mut actx)?,
+                    });
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        if aggregated {
+            plan = Rel::Agg {
+                input: Box::new(plan),
+                group: agg_ctx.group,
+                aggs: agg_ctx.aggs,
+            };
+            if let Some(h) = having {
+                plan = Rel::Filter {
+                    input: Box::new(plan),
+                    pred: h,
+                };
+            }
+        }
+        if !keys.is_empty() {
+            plan = Rel::Sort {
+                input: Box::new(plan),
+                keys,
+            };
+        }
+        if let Some(exprs_on) = exprs_on {
+            // DISTINCT ON: the first row (in ORDER BY order) of each group of equal keys.
+            plan = Rel::Distinct {
+                input: Box::new(plan),
+                types: exprs_on.iter().map(Expr::ty).collect(),
+                on: exprs_on,
+            };
+        }
+        for e in exprs.iter_mut() {
+            // Set-operation operands keep unknown literals until the column types are unified.
+            if e.ty() == TypeId::Unknown && !(keep_unknown && matches!(e, Expr::Const(..))) {
+                *e = super::types::coerce(
+                    e.clone(),
+                    SqlType::new(TypeId::Text),
+                    CastContext::Implicit,
+                    &mut self.params,
+                )?;
+            }
+        }
+        for (c, e) in columns.iter_mut().zip(&exprs) {
+            c.ty = e.ty();
+            if c.typmod < 0 {
+                c.typmod = e.typmod();
+            }
+        }
+        plan = Rel::Project {
+            input: Box::new(plan),
+            exprs,
+            srf,
+        };
+        if distinct {
+            plan = Rel::Distinct {
+                input: Box::new(plan),
+                types: columns.iter().map(|c| c.ty).collect(),
+                on: vec![],
+            };
+            if let Some(k) = post_sort {
+                plan = Rel::Sort {
+                    input: Box::new(plan),
+                    keys: k,
+                };
+            }
+        }
+        Ok((plan, columns, Some(())))
+    }
+
+    /// `ORDER BY 1` / `GROUP BY 1` / output alias -> the select item's expression.
+    fn resolve_output_ref(
+        &self,
+        e: &ast::Expr,
+        proj: &[ast::SelectItem],
+    ) -> PgResult<Option<ast::Expr>> {
+        match e {
+            ast::Expr::Value(v) => {
+                if let ast::Value::Number(n, _) = &v.value {
+                    let i: usize = n.parse().unwrap_or(0);
+                    return match proj.get(i.wrapping_sub(1)) {
+                        Some(ast::SelectItem::UnnamedExpr(x))
+                        | Some(ast::SelectItem::ExprWithAlias { expr: x, .. }) => {
+                            Ok(Some(x.clone()))
+                        }
+                        Some(_) => Err(PgError::unsupported(
+                            "ORDER BY/GROUP BY position of a wildcard",
+                        )),
+                        None => Err(self.at(
+                            PgError::new(
+                                sqlstate::INVALID_COLUMN_REFERENCE,
+                                format!("ORDER BY position {n} is not in select list"),
+                            ),
+                            e.span(),
+                        )),
+                    };
+                }
+                Ok(None)
+            }
+            ast::Expr::Identifier(id) => {
+                let name = fold(id);
+                for item in proj {
+                    if let ast::SelectItem::ExprWithAlias { expr, alias } = item
+                        && fold(alias) == name
+                    {
+                        return Ok(Some(expr.clone()));
+                    }
+                }
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn order_keys_on_output(
+        &mut self,
+        ob: &ast::OrderBy,
+        columns: &[OutColumn],
+        proj: &[ast::SelectItem],
+    ) -> PgResult<Vec<SortKey>> {
+        let mut keys = Vec::new();
+        for (e, desc, nulls_first) in order_items(ob)? {
+            let idx = match e {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => n.parse::<usize>().ok().filter(|i| *i >= 1 && *i <= columns.len()).map(|i| i - 1),
+                    _ => None,
+                },
+                ast::Expr::Identifier(id) => columns.iter().position(|c| c.name == fold(id)),
+                _ => None,
+            }
+            .or_else(|| {
+                proj.iter().position(|p| matches!(p, ast::SelectItem::UnnamedExpr(x) | ast::SelectItem::ExprWithAlias { expr: x, .. } if x == e))
+            });
+            let Some(i) = idx else {
+                return Err(self.at(
+                    PgError::new(
+                        sqlstate::INVALID_COLUMN_REFERENCE,
+                        "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                    ),
+                    e.span(),
+                ));
+            };
+            keys.push(SortKey {
+                expr: Expr::Col(i, columns[i].ty),
+                desc,
+                nulls_first,
+            });
+        }
+        Ok(keys)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn projection(
+        &mut self,
+        items: &[ast::SelectItem],
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<(
+        Vec<Expr>,
+        Vec<OutColumn>,
+        Option<(usize, Expr, Expr, Option<Expr>)>,
+    )> {
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        let mut srf = None;
+        for item in items {
+            match item {
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                    let qual = match item {
+                        ast::SelectItem::QualifiedWildcard(
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                            _,
+                        ) => Some(super::object_name(n).1),
+                        ast::SelectItem::QualifiedWildcard(..) => {
+                            return Err(PgError::unsupported("this wildcard"));
+                        }
+                        _ => None,
+                    };
+                    if agg.is_some() {
+                        return Err(PgError::new(
+                            sqlstate::GROUPING_ERROR,
+                            "SELECT * with GROUP BY is not supported",
+                        ));
+                    }
+                    let mut any = false;
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        if (qual.is_none() && !c.hidden) || (qual.is_some() && c.qualifier == qual)
+                        {
+                            any = true;
+                            exprs.push(Expr::Col(i, c.ty));
+                            cols.push(OutColumn {
+                                name: c.name.clone(),
+                                ty: c.ty,
+                                typmod: c.typmod,
+                                table_oid: c.table_oid,
+                                attnum: c.attnum,
+                            });
+                        }
+                    }
+                    if !any && qual.is_some() {
+                        return Err(PgError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!(
+                                "missing FROM-clause entry for table \"{}\"",
+                                qual.unwrap_or_default()
+                            ),
+                        ));
+                    }
+                    if items.len() == 1 && scope.cols.is_empty() {
+                        return Err(PgError::new(
+                            sqlstate::SYNTAX_ERROR,
+                            "SELECT * with no tables specified is not valid",
+                        ));
+                    }
+                }
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let alias = match item {
+                        ast::SelectItem::ExprWithAlias { alias, .. } => Some(fold(alias)),
+                        _ => None,
+                    };
+                    // generate_series(...) at the top of the select list.
+                    if let ast::Expr::Function(f) = e
+                        && super::object_name(&f.name).1 == "generate_series"
+                        && srf.is_none()
+                        && agg.is_none()
+                    {
+                        let mut args = Vec::new();
+                        if let ast::FunctionArguments::List(l) = &f.args {
+                            for a in &l.args {
+                                if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a
+                                {
+                                    args.push(self.expr(x, scope, agg)?);
+                                }
+                            }
+                        }
+                        let (start, stop, step, ty) = self.series_args(args)?;
+                        srf = Some((exprs.len(), start, stop, step));
+                        exprs.push(Expr::Const(Datum::Null, ty));
+                        cols.push(OutColumn {
+                            name: alias.unwrap_or_else(|| "generate_series".into()),
+                            ty,
+                            typmod: -1,
+                            table_oid: 0,
+                            attnum: 0,
+                        });
+                        continue;
+                    }
+                    let b = self.expr(e, scope, agg)?;
+                    let (name, table_oid, attnum, typmod) = match (&b, agg.is_none()) {
+                        (Expr::Col(i, _), true) => {
+                            let c = &scope.cols[*i];
+                            (c.name.clone(), c.table_oid, c.attnum, c.typmod)
+                        }
+                        _ => (output_name(e), 0, 0, b.typmod()),
+                    };
+                    cols.push(OutColumn {
+                        name: alias.unwrap_or(name),
+                        ty: b.ty(),
+                        typmod,
+                        table_oid,
+                        attnum,
+                    });
+                    exprs.push(b);
+                }
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(PgError::unsupported("multiple aliases"));
+                }
+            }
+        }
+        Ok((exprs, cols, srf))
+    }
+}
+
+fn order_items(ob: &ast::OrderBy) -> PgResult<Vec<(&ast::Expr, bool, bool)>> {
+    match &ob.kind {
+        ast::OrderByKind::Expressions(list) => Ok(list
+            .iter()
+            .map(|o| {
+                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                // PostgreSQL: NULLS LAST for ASC, NULLS FIRST for DESC by default.
+                let nulls_first = o.options.nulls_first.unwrap_or(desc);
+                (&o.expr, desc, nulls_first)
+            })
+            .collect()),
+        ast::OrderByKind::All(_) => Err(PgError::unsupported("ORDER BY ALL")),
+    }
+}
+
+/// The column name PostgreSQL gives an unaliased select item.
+fn output_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(id) => fold(id),
+        ast::Expr::CompoundIdentifier(ids) => ids.last().map(fold).unwrap_or_default(),
+        ast::Expr::Function(f) => {
+            let n = super::object_name(&f.name).1;
+            match n.as_str() {
+                "current_timestamp" => "current_timestamp".into(),
+                _ => n,
+            }
+        }
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => match expr.as_ref() {
+            ast::Expr::Value(_) => {
+                let t = data_type.to_string().to_lowercase();
+                let base = t.split('(').next().unwrap_or("").trim().to_string();
+                match base.as_str() {
+                    "int" | "integer" => "int4".into(),
+                    "bigint" => "int8".into(),
+                    "smallint" => "int2".into(),
+                    "boolean" => "bool".into(),
+                    "character varying" => "varchar".into(),
+                    "char" | "character" => "bpchar".into(),
+                    "double precision" => "float8".into(),
+                    "real" => "float4".into(),
+                    _ => base,
+                }
+            }
+            inner => output_name(inner),
+        },
+        ast::Expr::Nested(inner) => output_name(inner),
+        ast::Expr::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(s) => match s.projection.first() {
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => fold(alias),
+                Some(ast::SelectItem::UnnamedExpr(x)) => output_name(x),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
+        ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Substring {
+            shorthand: true, ..
+        } => "substr".into(),
+        ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
+        ast::Expr::Overlay { .. } => "overlay".into(),
+        ast::Expr::Trim {
+            trim_where: Some(ast::TrimWhereField::Leading),
+            ..
+        } => "ltrim".into(),
+        ast::Expr::Trim {
+            trim_where: Some(ast::TrimWhereField::Trailing),
+            ..
+        } => "rtrim".into(),
+        ast::Expr::Trim { .. } => "btrim".into(),
+        _ => "?column?".into(),
+    }
+}
+
+pub fn table_scope(t: &TableDef, qual: &str) -> Scope {
+    Scope {
+        cols: t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ScopeCol {
+                qualifier: Some(qual.to_string()),
+                name: c.name.clone(),
+                ty: c.ty.id,
+                typmod: c.ty.typmod,
+                table_oid: t.oid,
+                attnum: (i + 1) as i16,
+                hidden: false,
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,316 @@
+//! Bound (typed, name-resolved) expressions: plain data. The executor evaluates them.
+//!
+//! Binding resolves every operator and function once; evaluation only calls function
+//! pointers, so a prepared statement's expressions cost no lookups per row.
+
+use crate::query::Rel;
+use keel_catalog::SequenceDef;
+use keel_common::PgResult;
+use keel_types::cast::CastContext;
+use keel_types::func::Function;
+use keel_types::{Datum, SqlType, TypeId};
+use std::sync::Arc;
+
+pub type BinFn = fn(&Datum, &Datum) -> PgResult<Datum>;
+pub type UnFn = fn(&Datum) -> PgResult<Datum>;
+
+/// Functions evaluated here rather than in `keel_types` (they need the engine or the session).
+#[derive(Clone, Debug)]
+pub enum Special {
+    Version,
+    Nextval(Arc<SequenceDef>),
+    /// currval(seq): the session's last value of the sequence (55000 before the first).
+    Currval(Arc<SequenceDef>),
+    /// setval(seq, value [, is_called]): arguments are evaluated from the row.
+    Setval(Arc<SequenceDef>, Box<Expr>, Option<Box<Expr>>),
+    /// pg_relation_size / pg_total_relation_size of these relfiles (resolved at bind time).
+    RelationSize(Vec<u32>),
+    CurrentSetting(String),
+    PgBackendPid,
+    /// pg_sleep(seconds float8): waits, polling for cancel and statement_timeout.
+    Sleep(Box<Expr>),
+}
+
+#[derive(Clone)]
+pub enum Expr {
+    Const(Datum, TypeId),
+    Col(usize, TypeId),
+    Param(usize, TypeId),
+    Bin {
+        op: &'static str,
+        f: BinFn,
+        l: Box<Expr>,
+        r: Box<Expr>,
+        ty: TypeId,
+    },
+    Un {
+        f: UnFn,
+        arg: Box<Expr>,
+        ty: TypeId,
+    },
+    Not(Box<Expr>),
+    /// AND / OR of any number of operands (PostgreSQL's BoolExpr): a chain of 5,000 ANDs or
+    /// an IN list of 300,000 values is one node, evaluated in a loop, never recursively.
+    /// Build them with [`Expr::and`] / [`Expr::or`], which flatten.
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    IsNull(Box<Expr>, bool),
+    /// `l IS [NOT] DISTINCT FROM r`: `eq` is the resolved `=` operator; NULL equals NULL.
+    Distinct {
+        l: Box<Expr>,
+        r: Box<Expr>,
+        eq: BinFn,
+        negated: bool,
+    },
+    IsBool {
+        arg: Box<Expr>,
+        value: bool,
+        negated: bool,
+    },
+    Cast {
+        arg: Box<Expr>,
+        from: TypeId,
+        to: SqlType,
+        ctx: CastContext,
+    },
+    Func {
+        f: Function,
+        args: Vec<Expr>,
+    },
+    Special(Special, TypeId),
+    Case {
+        whens: Vec<(Expr, Expr)>,
+        default: Box<Expr>,
+        ty: TypeId,
+    },
+    Coalesce(Vec<Expr>, TypeId),
+    /// GREATEST / LEAST: NULLs are ignored; NULL only when all arguments are NULL.
+    MinMax {
+        args: Vec<Expr>,
+        greatest: bool,
+        ty: TypeId,
+    },
+    /// A column of an enclosing query (correlated subquery): index into `EvalCx::outer`.
+    Outer(usize, TypeId),
+    /// A subquery in an expression (PostgreSQL's SubLink/SubPlan): the planner plans its query
+    /// into the statement's subplan list at `id`; the executor runs it from there.
+    SubPlan(Arc<SubPlan>),
+}
+
+/// How a subquery's rows become a value.
+#[derive(Clone)]
+pub enum SubKind {
+    /// `(SELECT x ...)`: NULL for no rows, 21000 for more than one.
+    Scalar,
+    /// `EXISTS (...)`.
+    Exists,
+    /// `lhs op ANY (...)` / `lhs IN (...)` (`all` = false) and `lhs op ALL (...)`. `cmp` is
+    /// bound over the two-column row `[lhs value, subquery value]`.
+    Quantified {
+        lhs: Box<Expr>,
+        cmp: Box<Expr>,
+        all: bool,
+    },
+}
+
+/// A bound subquery. `outer_args` are evaluated on the enclosing row and become the
+/// subquery's outer values; without them the subquery is uncorrelated and the executor computes
+/// its result once per execution. `id` is unique within the statement: the planner's plan for
+/// `query` is the statement's subplan `id`.
+pub struct SubPlan {
+    pub id: u32,
+    pub kind: SubKind,
+    pub query: Rel,
+    pub outer_args: Vec<Expr>,
+    pub ty: TypeId,
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expr::Const(d, t) => write!(f, "Const({d:?}::{t:?})"),
+            Expr::Col(i, _) => write!(f, "${i}c"),
+            Expr::Param(i, _) => write!(f, "${}", i + 1),
+            _ => write!(f, "Expr({:?})", self.ty()),
+        }
+    }
+}
+
+impl Expr {
+    pub fn ty(&self) -> TypeId {
+        match self {
+            Expr::Const(_, t) | Expr::Col(_, t) | Expr::Param(_, t) => *t,
+            Expr::Bin { ty, .. }
+            | Expr::Un { ty, .. }
+            | Expr::Case { ty, .. }
+            | Expr::Coalesce(_, ty)
+            | Expr::MinMax { ty, .. } => *ty,
+            Expr::Not(_)
+            | Expr::And(..)
+            | Expr::Or(..)
+            | Expr::IsNull(..)
+            | Expr::Distinct { .. }
+            | Expr::IsBool { .. } => TypeId::Bool,
+            Expr::Cast { to, .. } => to.id,
+            Expr::Func { f, .. } => f.result,
+            Expr::Special(_, t) => *t,
+            Expr::Outer(_, t) => *t,
+            Expr::SubPlan(sp) => sp.ty,
+        }
+    }
+
+    /// The typmod of the result where it is known (casts to varchar(n) etc.).
+    pub fn typmod(&self) -> i32 {
+        match self {
+            Expr::Cast { to, .. } => to.typmod,
+            _ => -1,
+        }
+    }
+
+    /// Whether the expression contains a subquery.
+    pub fn has_subplan(&self) -> bool {
+        match self {
+            Expr::SubPlan(_) => true,
+            Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
+            Expr::Special(Special::Sleep(arg), _) => arg.has_subplan(),
+            Expr::Special(..) => false,
+            Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
+                l.has_subplan() || r.has_subplan()
+            }
+            Expr::And(args) | Expr::Or(args) => args.iter().any(Expr::has_subplan),
+            Expr::Un { arg, .. }
+            | Expr::Not(arg)
+            | Expr::IsNull(arg, _)
+            | Expr::IsBool { arg, .. }
+            | Expr::Cast { arg, .. } => arg.has_subplan(),
+            Expr::Func { args, .. } | Expr::Coalesce(args, _) | Expr::MinMax { args, .. } => {
+                args.iter().any(Expr::has_subplan)
+            }
+            Expr::Case { whens, default, .. } => {
+                default.has_subplan()
+                    || whens
+                        .iter()
+                        .any(|(a, b)| a.has_subplan() || b.has_subplan())
+            }
+        }
+    }
+
+    /// Whether the expression references no row column (constants, parameters, functions of them).
+    pub fn is_row_independent(&self) -> bool {
+        match self {
+            Expr::Col(..) => false,
+            Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => true,
+            Expr::SubPlan(_) => false,
+            Expr::Special(s, _) => !matches!(
+                s,
+                Special::Nextval(_) | Special::Setval(..) | Special::Sleep(_)
+            ),
+            Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
+                l.is_row_independent() && r.is_row_independent()
+            }
+            Expr::And(args) | Expr::Or(args) => args.iter().all(Expr::is_row_independent),
+            Expr::Un { arg, .. }
+            | Expr::Not(arg)
+            | Expr::IsNull(arg, _)
+            | Expr::IsBool { arg, .. }
+            | Expr::Cast { arg, .. } => arg.is_row_independent(),
+            Expr::Func { f, args } => {
+                f.volatility != keel_types::func::Volatility::Volatile
+                    && args.iter().all(Expr::is_row_independent)
+            }
+            Expr::Case { whens, default, .. } => {
+                default.is_row_independent()
+                    && whens
+                        .iter()
+                        .all(|(a, b)| a.is_row_independent() && b.is_row_independent())
+            }
+            Expr::Coalesce(a, _) | Expr::MinMax { args: a, .. } => {
+                a.iter().all(Expr::is_row_independent)
+            }
+        }
+    }
+
+    /// AND of two expressions, flattened into one n-ary node.
+    pub fn and(l: Expr, r: Expr) -> Expr {
+        Expr::bool_op(l, r, true)
+    }
+
+    /// OR of two expressions, flattened into one n-ary node.
+    pub fn or(l: Expr, r: Expr) -> Expr {
+        Expr::bool_op(l, r, false)
+    }
+
+    fn bool_op(l: Expr, r: Expr, and: bool) -> Expr {
+        let mut args = match l {
+            Expr::And(v) if and => v,
+            Expr::Or(v) if !and => v,
+            l => vec![l],
+        };
+        match r {
+            Expr::And(v) if and => args.extend(v),
+            Expr::Or(v) if !and => args.extend(v),
+            r => args.push(r),
+        }
+        if and { Expr::And(args) } else { Expr::Or(args) }
+    }
+}
+
+impl Expr {
+    /// Calls `f` on each direct sub-expression evaluated in this expression's row context
+    /// (a subquery's outer arguments and its IN/ANY left operand; not its own query).
+    pub fn for_each_child<'e>(&'e self, f: &mut dyn FnMut(&'e Expr)) {
+        match self {
+            Expr::Const(..) | Expr::Col(..) | Expr::Param(..) | Expr::Outer(..) => {}
+            Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
+                f(l);
+                f(r);
+            }
+            Expr::Un { arg, .. }
+            | Expr::Not(arg)
+            | Expr::IsNull(arg, _)
+            | Expr::IsBool { arg, .. }
+            | Expr::Cast { arg, .. } => f(arg),
+            Expr::And(args)
+            | Expr::Or(args)
+            | Expr::Func { args, .. }
+            | Expr::Coalesce(args, _)
+            | Expr::MinMax { args, .. } => args.iter().for_each(f),
+            Expr::Special(s, _) => match s {
+                Special::Setval(_, a, b) => {
+                    f(a);
+                    if let Some(b) = b {
+                        f(b);
+                    }
+                }
+                Special::Sleep(a) => f(a),
+                _ => {}
+            },
+            Expr::Case { whens, default, .. } => {
+                for (w, t) in whens {
+                    f(w);
+                    f(t);
+                }
+                f(default);
+            }
+            Expr::SubPlan(sp) => {
+                sp.outer_args.iter().for_each(&mut *f);
+                if let SubKind::Quantified { lhs, cmp, .. } = &sp.kind {
+                    f(lhs);
+                    f(cmp);
+                }
+            }
+        }
+    }
+
+    /// Calls `f` on every subquery in the expression, outermost first. Iterative: operator
+    /// chains can nest hundreds of thousands deep.
+    pub fn for_each_subplan<'e>(&'e self, f: &mut dyn FnMut(&'e Arc<SubPlan>)) {
+        let mut todo = vec![self];
+        while let Some(e) = todo.pop() {
+            if let Expr::SubPlan(sp) = e {
+                f(sp);
+            }
+            e.for_each_child(&mut |c| todo.push(c));
+        }
+    }
+}

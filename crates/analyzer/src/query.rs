@@ -1,0 +1,168 @@
+//! Query trees: what the analyzer makes of a statement. Names are resolved and every
+//! expression is typed, but nothing is chosen yet about how to run it: a table is a `Scan`
+//! whatever indexes it has, a WHERE clause is a `Filter` where it was written, and joins keep
+//! their written order. The planner (keel-planner) turns a query tree into a plan.
+
+use crate::expr::Expr;
+use keel_catalog::{IndexDef, TableDef};
+use keel_types::TypeId;
+use keel_types::func::Aggregate;
+use std::sync::Arc;
+
+/// One output column, as RowDescription reports it.
+#[derive(Clone, Debug)]
+pub struct OutColumn {
+    pub name: String,
+    pub ty: TypeId,
+    pub typmod: i32,
+    pub table_oid: u32,
+    pub attnum: i16,
+}
+
+#[derive(Clone)]
+pub struct AggCall {
+    pub agg: Aggregate,
+    pub args: Vec<Expr>,
+    pub distinct: bool,
+    /// `agg(x ORDER BY ...)`: inputs are buffered per group and fed in this order.
+    pub order: Vec<SortKey>,
+    /// `FILTER (WHERE ...)`: rows where it is not true are skipped.
+    pub filter: Option<Expr>,
+}
+
+#[derive(Clone)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOpKind {
+    Union,
+    Intersect,
+    Except,
+}
+
+#[derive(Clone)]
+pub enum Rel {
+    /// Every row of a table.
+    Scan {
+        table: Arc<TableDef>,
+    },
+    /// Rows of expressions without input (VALUES, or a FROM-less SELECT's single empty row).
+    Values {
+        rows: Vec<Vec<Expr>>,
+    },
+    Series {
+        start: Expr,
+        stop: Expr,
+        step: Option<Expr>,
+        ty: TypeId,
+    },
+    Filter {
+        input: Box<Rel>,
+        pred: Expr,
+    },
+    /// Projection; `srf` = a generate_series call in the select list at position `.0`.
+    Project {
+        input: Box<Rel>,
+        exprs: Vec<Expr>,
+        srf: Option<(usize, Expr, Expr, Option<Expr>)>,
+    },
+    Join {
+        left: Box<Rel>,
+        right: Box<Rel>,
+        on: Option<Expr>,
+        /// Left rows without a match are kept (LEFT/FULL), NULL-extended.
+        left_join: bool,
+        /// Right rows without a match are kept (RIGHT/FULL), NULL-extended on the left.
+        right_join: bool,
+        left_width: usize,
+        right_width: usize,
+    },
+    Agg {
+        input: Box<Rel>,
+        group: Vec<Expr>,
+        aggs: Vec<AggCall>,
+    },
+    Sort {
+        input: Box<Rel>,
+        keys: Vec<SortKey>,
+    },
+    Limit {
+        input: Box<Rel>,
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    },
+    /// SELECT DISTINCT (whole rows, `on` empty) or DISTINCT ON (`on` keys, typed `types`).
+    Distinct {
+        input: Box<Rel>,
+        types: Vec<TypeId>,
+        on: Vec<Expr>,
+    },
+    /// `left UNION/INTERSECT/EXCEPT [ALL] right`; both sides already have `types`.
+    SetOp {
+        left: Box<Rel>,
+        right: Box<Rel>,
+        kind: SetOpKind,
+        all: bool,
+        types: Vec<TypeId>,
+    },
+}
+
+#[derive(Clone)]
+pub struct Query {
+    pub root: Rel,
+    pub columns: Vec<OutColumn>,
+}
+
+#[derive(Clone)]
+pub enum ModifyKind {
+    /// `source` yields rows; `row` builds the full table row (defaults, assignment casts) from one.
+    Insert {
+        source: Rel,
+        row: Vec<Expr>,
+    },
+    /// Assignments: (column, expression over the old row); `filter` is the WHERE clause.
+    Update {
+        filter: Option<Expr>,
+        set: Vec<(usize, Expr)>,
+    },
+    Delete {
+        filter: Option<Expr>,
+    },
+}
+
+#[derive(Clone)]
+pub struct FkCheck {
+    pub name: String,
+    pub columns: Vec<usize>,
+    pub ref_table: Arc<TableDef>,
+    pub ref_index: Option<Arc<IndexDef>>,
+    pub ref_columns: Vec<usize>,
+}
+
+/// A foreign key of another table referencing the target table (checked on DELETE, and on
+/// UPDATE when the referenced columns change).
+#[derive(Clone)]
+pub struct RefCheck {
+    pub name: String,
+    /// Referenced columns of the target table.
+    pub columns: Vec<usize>,
+    pub child: Arc<TableDef>,
+    pub child_columns: Vec<usize>,
+    pub child_index: Option<Arc<IndexDef>>,
+}
+
+#[derive(Clone)]
+pub struct ModifyQuery {
+    pub table: Arc<TableDef>,
+    pub types: Vec<TypeId>,
+    pub kind: ModifyKind,
+    pub returning: Option<(Vec<Expr>, Vec<OutColumn>)>,
+    pub fks: Vec<FkCheck>,
+    pub refs: Vec<RefCheck>,
+    /// CHECK constraints of the table: (constraint name, bound boolean expression).
+    pub checks: Vec<(String, Expr)>,
+}

@@ -1,0 +1,8 @@
+//! DDL commands, one command area per file: tables (CREATE / DROP / TRUNCATE) in [`ddl`],
+//! ALTER TABLE in `ddl_alter`, indexes in `ddl_index`, sequences in `ddl_sequence`. They run
+//! against the transaction's pending catalog (see keel-catalog).
+
+pub mod ddl;
+mod ddl_alter;
+mod ddl_index;
+mod ddl_sequence;

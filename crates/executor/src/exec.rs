@@ -1,0 +1,157 @@
+//! The executor: pull-based nodes, one file per operator. Read-only plans run with a shared
+//! borrow of the transaction; writes run in [`ModifyExec`], which first collects its input
+//! (so scans never overlap writes of the same statement) and then applies rows one at a
+//! time, suspending on row locks without losing its place.
+
+mod agg;
+mod discard;
+mod distinct;
+mod filter;
+mod join;
+mod limit;
+pub mod mem;
+mod modify;
+mod project;
+mod runs;
+mod scan;
+mod setop;
+mod sort;
+pub mod subplan;
+pub mod tuplestore;
+mod values;
+
+pub use modify::{ModifyExec, Step};
+
+use crate::eval::EvalCx;
+use keel_access::{Engine, Transaction};
+use keel_common::PgResult;
+use keel_planner::plan::{Plan, QueryPlan};
+use keel_types::Datum;
+
+pub type Row = Vec<Datum>;
+
+/// One operator. `next` returns the next row or None at the end.
+pub trait Node<'a>: Send {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>>;
+}
+
+pub type BoxNode<'a> = Box<dyn Node<'a> + 'a>;
+
+/// Builds the node tree for `plan` (54001 when it is nested deeper than the stack allows).
+pub fn build<'a>(
+    plan: &'a Plan,
+    engine: &'a Engine,
+    txn: &'a Transaction,
+) -> PgResult<BoxNode<'a>> {
+    keel_common::stack::check()?;
+    Ok(match plan {
+        Plan::Scan {
+            table,
+            access,
+            filter,
+        } => Box::new(scan::Scan::new(engine, txn, table, access, filter.as_ref())),
+        Plan::Values { rows } => Box::new(values::Values::new(rows)),
+        Plan::Series {
+            start,
+            stop,
+            step,
+            ty,
+        } => Box::new(values::Series::new(start, stop, step.as_ref(), *ty)),
+        Plan::Filter { input, pred } => Box::new(filter::Filter {
+            input: build(input, engine, txn)?,
+            pred,
+        }),
+        Plan::Project { input, exprs, srf } => Box::new(project::Project::new(
+            build(input, engine, txn)?,
+            exprs,
+            srf.as_ref(),
+        )),
+        Plan::Join {
+            left,
+            right,
+            on,
+            left_join,
+            right_join,
+            left_width,
+            right_width,
+            hash,
+        } => Box::new(join::Join::new(
+            build(left, engine, txn)?,
+            build(right, engine, txn)?,
+            on.as_ref(),
+            (*left_join, *right_join),
+            (*left_width, *right_width),
+            hash.as_ref(),
+        )),
+        Plan::Agg { input, group, aggs } => {
+            Box::new(agg::Agg::new(build(input, engine, txn)?, group, aggs))
+        }
+        Plan::Sort { input, keys } => Box::new(sort::Sort::new(build(input, engine, txn)?, keys)),
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => Box::new(limit::Limit::new(
+            build(input, engine, txn)?,
+            limit.as_ref(),
+            offset.as_ref(),
+        )),
+        Plan::SetOp {
+            left,
+            right,
+            kind,
+            all,
+            types,
+        } => Box::new(setop::SetOp::new(
+            build(left, engine, txn)?,
+            build(right, engine, txn)?,
+            *kind,
+            *all,
+            types,
+        )),
+        Plan::Distinct { input, types, on } => Box::new(distinct::Distinct::new(
+            build(input, engine, txn)?,
+            types,
+            on,
+        )),
+    })
+}
+
+/// Runs a query to completion and returns its rows, held whole: while they are collected
+/// they count against the statement's memory limit (the charge ends with this call, when the
+/// rows pass to the caller).
+pub fn run_query(
+    plan: &QueryPlan,
+    engine: &Engine,
+    txn: &Transaction,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Vec<Row>> {
+    ev.subplans = plan.subplans.clone();
+    let mut root = build(&plan.root, engine, txn)?;
+    let mut out = Vec::new();
+    let mut mem = mem::MemCharge::new("The query's result");
+    let pulled = (|| {
+        while let Some(r) = root.next(ev)? {
+            ev.tick()?;
+            mem.add(
+                ev,
+                keel_types::datum::row_heap_bytes(&r) + std::mem::size_of::<Row>(),
+            )?;
+            out.push(r);
+        }
+        Ok(())
+    })();
+    match pulled {
+        Ok(()) => Ok(out),
+        Err(e) => {
+            discard::discard(out.len(), out);
+            Err(e)
+        }
+    }
+}
+
+/// The memcomparable key of `values` (for hashing, grouping and sorting).
+pub fn key_of(values: &[Datum], types: &[keel_types::TypeId], out: &mut Vec<u8>) {
+    out.clear();
+    keel_types::key::encode_key(values, types, out);
+}

@@ -1,0 +1,213 @@
+//! Hash aggregation (also the no-GROUP-BY case: one group, even for no input rows).
+//! Output rows are `[group keys..., aggregate results...]`.
+
+use super::discard::{Freed, discard_in_place};
+use super::mem::MemCharge;
+use super::{BoxNode, Node, Row, key_of};
+use crate::eval::{Eval, EvalCx};
+use keel_analyzer::expr::Expr;
+use keel_common::PgResult;
+use keel_planner::plan::AggCall;
+use keel_types::TypeId;
+use keel_types::datum::{alloc_size, row_heap_bytes};
+use keel_types::func::Accumulator;
+use std::collections::{HashMap, HashSet};
+use std::mem::size_of;
+
+/// Sort-key encodings and the aggregate's arguments of one input row.
+type Keyed = (Vec<(bool, Vec<u8>)>, Row);
+
+struct Group {
+    keys: Row,
+    accs: Vec<Box<dyn Accumulator>>,
+    seen: Vec<HashSet<Vec<u8>>>,
+    /// Per ordered aggregate: (sort key, arguments) buffered until the group is finished.
+    ordered: Vec<Vec<Keyed>>,
+}
+
+pub struct Agg<'a> {
+    input: Option<BoxNode<'a>>,
+    group: &'a [Expr],
+    aggs: &'a [AggCall],
+    out: std::vec::IntoIter<Row>,
+    /// Groups, their states and buffered inputs; then the result rows, given back as they
+    /// are returned.
+    mem: MemCharge,
+}
+
+impl<'a> Agg<'a> {
+    pub fn new(input: BoxNode<'a>, group: &'a [Expr], aggs: &'a [AggCall]) -> Self {
+        Agg {
+            input: Some(input),
+            group,
+            aggs,
+            out: Vec::new().into_iter(),
+            mem: MemCharge::new("A hash aggregate's groups and states"),
+        }
+    }
+
+    /// Heap bytes of one new group beyond its key values: the group, its per-aggregate
+    /// state boxes, DISTINCT sets and ORDER BY buffers.
+    fn group_bytes(&self) -> usize {
+        size_of::<Group>()
+            + self.aggs.len()
+                * (alloc_size(32)
+                    + size_of::<Box<dyn Accumulator>>()
+                    + size_of::<HashSet<Vec<u8>>>()
+                    + size_of::<Vec<Keyed>>())
+    }
+
+    fn new_group(&self, keys: Row) -> Group {
+        Group {
+            keys,
+            accs: self
+                .aggs
+                .iter()
+                .map(|a| (a.agg.new_accumulator)())
+                .collect(),
+            seen: self.aggs.iter().map(|_| HashSet::new()).collect(),
+            ordered: self.aggs.iter().map(|_| Vec::new()).collect(),
+        }
+    }
+}
+
+impl<'a> Node<'a> for Agg<'a> {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        if let Some(mut input) = self.input.take() {
+            let key_types: Vec<TypeId> = self.group.iter().map(Expr::ty).collect();
+            let mut groups: Freed<Vec<Group>> = Freed(Vec::new());
+            let mut index: Freed<HashMap<Vec<u8>, usize>> = Freed(HashMap::new());
+            let mut kbuf = Vec::new();
+            let mut args = Vec::new();
+            let group_bytes = self.group_bytes();
+            while let Some(r) = input.next(ev)? {
+                ev.tick()?;
+                let mut keys = Vec::with_capacity(self.group.len());
+                for g in self.group {
+                    keys.push(g.eval(&r, ev)?);
+                }
+                let gi = if self.group.is_empty() {
+                    if groups.is_empty() {
+                        self.mem.add(ev, group_bytes)?;
+                        groups.push(self.new_group(vec![]));
+                    }
+                    0
+                } else {
+                    key_of(&keys, &key_types, &mut kbuf);
+                    match index.get(&kbuf) {
+                        Some(&i) => i,
+                        None => {
+                            self.mem.add(
+                                ev,
+                                group_bytes + row_heap_bytes(&keys) + alloc_size(kbuf.len()),
+                            )?;
+                            self.mem.room_for_one(
+                                ev,
+                                &mut *index,
+                                size_of::<(Vec<u8>, usize)>(),
+                            )?;
+                            index.insert(kbuf.clone(), groups.len());
+                            groups.push(self.new_group(keys));
+                            groups.len() - 1
+                        }
+                    }
+                };
+                let g = &mut groups[gi];
+                for (ai, a) in self.aggs.iter().enumerate() {
+                    if let Some(f) = &a.filter
+                        && !f.test(&r, ev)?
+                    {
+                        continue;
+                    }
+                    args.clear();
+                    for e in &a.args {
+                        args.push(e.eval(&r, ev)?);
+                    }
+                    if a.distinct {
+                        if args.iter().any(|d| d.is_null()) {
+                            continue;
+                        }
+                        let tys: Vec<TypeId> = a.args.iter().map(Expr::ty).collect();
+                        let mut k = Vec::new();
+                        keel_types::key::encode_key(&args, &tys, &mut k);
+                        let bytes = alloc_size(k.len()) + size_of::<Vec<u8>>() * 2;
+                        if !g.seen[ai].insert(k) {
+                            continue;
+                        }
+                        self.mem.add(ev, bytes)?;
+                    }
+                    if a.order.is_empty() {
+                        let acc = &mut g.accs[ai];
+                        if a.agg.state_grows {
+                            let before = acc.heap_bytes();
+                            acc.update(&args)?;
+                            let after = acc.heap_bytes();
+                            if after > before {
+                                self.mem.add(ev, after - before)?;
+                            }
+                        } else {
+                            acc.update(&args)?;
+                        }
+                    } else {
+                        let k = super::sort::encode(&a.order, &r, ev)?;
+                        let held = args.clone();
+                        self.mem.add(
+                            ev,
+                            super::sort::key_heap_bytes(&k)
+                                + row_heap_bytes(&held)
+                                + size_of::<Keyed>(),
+                        )?;
+                        g.ordered[ai].push((k, held));
+                    }
+                }
+            }
+            if self.group.is_empty() && groups.is_empty() {
+                groups.push(self.new_group(vec![]));
+            }
+            let mut out = Freed(Vec::with_capacity(groups.len()));
+            let mut pending = Freed(std::mem::take(&mut *groups).into_iter());
+            for mut g in &mut *pending {
+                ev.tick()?;
+                for (ai, a) in self.aggs.iter().enumerate() {
+                    if a.order.is_empty() {
+                        continue;
+                    }
+                    let mut buf = std::mem::take(&mut g.ordered[ai]);
+                    let order = &a.order;
+                    super::runs::sort_checked(
+                        &mut buf,
+                        |x, y| super::sort::compare(order, &x.0, &y.0),
+                        ev,
+                    )?;
+                    let acc = &mut g.accs[ai];
+                    for (_, args) in &buf {
+                        ev.tick()?;
+                        let before = acc.heap_bytes();
+                        acc.update(args)?;
+                        let after = acc.heap_bytes();
+                        if after > before {
+                            self.mem.add(ev, after - before)?;
+                        }
+                    }
+                }
+                let mut row = g.keys;
+                for acc in &mut g.accs {
+                    row.push(acc.finish()?);
+                }
+                out.push(row);
+            }
+            // The groups' tables and states are gone; what stays is the result rows.
+            drop(index);
+            self.mem
+                .keep_rows(&out, out.iter().map(row_heap_bytes).sum());
+            self.out = std::mem::take(&mut *out).into_iter();
+        }
+        Ok(self.mem.row_out(self.out.next()))
+    }
+}
+
+impl Drop for Agg<'_> {
+    fn drop(&mut self) {
+        discard_in_place(&mut self.out);
+    }
+}

@@ -1,0 +1,23 @@
+//! Filter: passes rows for which the predicate is TRUE.
+
+use super::{BoxNode, Node, Row};
+use crate::eval::{Eval, EvalCx};
+use keel_analyzer::expr::Expr;
+use keel_common::PgResult;
+
+pub struct Filter<'a> {
+    pub input: BoxNode<'a>,
+    pub pred: &'a Expr,
+}
+
+impl<'a> Node<'a> for Filter<'a> {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        while let Some(r) = self.input.next(ev)? {
+            ev.tick()?;
+            if self.pred.test(&r, ev)? {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}

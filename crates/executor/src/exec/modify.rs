@@ -1,0 +1,489 @@
+//! ModifyTable: INSERT / UPDATE / DELETE.
+//!
+//! Suspend/resume contract: `step` returns `Step::Wait(w)` when the engine reports another
+//! transaction holds the row. Everything needed to continue — the input rows, the position,
+//! the computed new row and the engine's `WriteState` — stays in this struct; the session
+//! awaits `Engine::wait` and calls `step` again, which repeats the very same engine call.
+
+use super::mem::MemCharge;
+use super::scan::Scan;
+use super::tuplestore::{Item, Tuplestore};
+use super::{Row, build};
+use crate::eval::{Eval, EvalCx, check_violation, not_null_violation, row_text};
+use keel_access::{Engine, Isolation, KeyRange, RowRef, RowWait, Transaction, Write, WriteState};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_planner::plan::{ModifyKind, ModifyPlan};
+use keel_types::Datum;
+use std::ops::Bound;
+
+pub enum Step {
+    Done,
+    Wait(RowWait),
+}
+
+pub struct ModifyExec {
+    collected: bool,
+    /// INSERT: full new rows. UPDATE/DELETE: the target version and its old values. In
+    /// memory up to work_mem, then in a temporary file.
+    work: Tuplestore,
+    /// The item being written (kept across waits).
+    cur: Option<Item>,
+    /// Items taken from `work` (for the cancel check's rhythm).
+    pos: usize,
+    /// UPDATE: the new row computed for `cur` (kept across waits).
+    new_row: Option<Row>,
+    state: WriteState,
+    pub count: u64,
+    pub returned: Vec<Row>,
+    /// RETURNING rows, held until the statement's result is sent.
+    returned_mem: MemCharge,
+}
+
+impl Default for ModifyExec {
+    fn default() -> Self {
+        ModifyExec {
+            collected: false,
+            work: Tuplestore::default(),
+            cur: None,
+            pos: 0,
+            new_row: None,
+            state: WriteState::default(),
+            count: 0,
+            returned: Vec::new(),
+            returned_mem: MemCharge::new("The rows of RETURNING"),
+        }
+    }
+}
+
+/// Unique violations from the engine name the table and the constraint (PostgreSQL's `t`/`n`
+/// fields); the engine reports the constraint only in the message, so it is taken from there.
+fn name_objects(e: PgError, plan: &ModifyPlan) -> PgError {
+    if e.code != sqlstate::UNIQUE_VIOLATION || e.objects.is_some() {
+        return e;
+    }
+    let constraint = e.message.split('"').nth(1).map(str::to_string);
+    let e = e.with_table(plan.table.name.clone());
+    match constraint {
+        Some(c) => e.with_constraint(c),
+        None => e,
+    }
+}
+
+fn serialization_failure() -> PgError {
+    PgError::new(
+        sqlstate::SERIALIZATION_FAILURE,
+        "could not serialize access due to concurrent update",
+    )
+}
+
+impl ModifyExec {
+    pub fn new() -> ModifyExec {
+        ModifyExec::default()
+    }
+
+    /// Feeds ready-made full rows (COPY FROM); skips the plan's source.
+    pub fn with_rows(rows: Vec<Row>) -> ModifyExec {
+        ModifyExec {
+            collected: true,
+            work: Tuplestore::from_rows(rows),
+            ..ModifyExec::default()
+        }
+    }
+
+    /// Rows still to write (COPY batches are never "cheap").
+    pub fn pending(&self) -> usize {
+        if self.collected {
+            self.work.len() + usize::from(self.cur.is_some())
+        } else {
+            0
+        }
+    }
+
+    fn collect(
+        &mut self,
+        plan: &ModifyPlan,
+        engine: &Engine,
+        txn: &Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
+        let mut inner = ev.nested(Some(txn), &[]);
+        let r = self.collect_inner(plan, engine, txn, &mut inner);
+        let carried = inner.carried();
+        ev.restore(carried);
+        r
+    }
+
+    fn collect_inner(
+        &mut self,
+        plan: &ModifyPlan,
+        engine: &Engine,
+        txn: &Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
+        self.work = Tuplestore::new(ev.settings.work_mem_bytes());
+        let dir = || engine.temp_dir();
+        match &plan.kind {
+            ModifyKind::Insert { source, row } => {
+                let mut src = build(source, engine, txn)?;
+                while let Some(r) = src.next(ev)? {
+                    ev.tick()?;
+                    let mut full = Vec::with_capacity(row.len());
+                    for e in row {
+                        full.push(e.eval(&r, ev)?);
+                    }
+                    self.work.push(ev, (None, full), dir)?;
+                }
+            }
+            ModifyKind::Update { access, filter, .. } | ModifyKind::Delete { access, filter } => {
+                let mut scan = Scan::new(engine, txn, &plan.table, access, filter.as_ref());
+                while let Some((rref, r)) = scan.next_ref(ev)? {
+                    self.work.push(ev, (Some(rref), r), dir)?;
+                }
+            }
+        }
+        self.collected = true;
+        Ok(())
+    }
+
+    fn check_row(
+        plan: &ModifyPlan,
+        row: &[Datum],
+        engine: &Engine,
+        txn: &Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
+        for (i, c) in plan.table.columns.iter().enumerate() {
+            if c.not_null && row[i].is_null() {
+                return Err(not_null_violation(
+                    &c.name,
+                    &plan.table.name,
+                    row,
+                    &plan.types,
+                ));
+            }
+        }
+        for (name, e) in &plan.checks {
+            // NULL satisfies a CHECK constraint; only false violates it.
+            if let Datum::Bool(false) = e.eval(row, ev)? {
+                return Err(check_violation(&plan.table.name, name, row, &plan.types));
+            }
+        }
+        for fk in &plan.fks {
+            let vals: Vec<Datum> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+            if vals.iter().any(Datum::is_null) {
+                continue;
+            }
+            let found = match &fk.ref_index {
+                Some(idx) => {
+                    let range = KeyRange {
+                        lower: Bound::Included(vals.clone()),
+                        upper: Bound::Included(vals.clone()),
+                    };
+                    let mut it = engine.index_scan(txn, &fk.ref_table, idx, range);
+                    let mut found = false;
+                    for item in &mut it {
+                        let (_, r) = item?;
+                        if fk
+                            .ref_columns
+                            .iter()
+                            .zip(&vals)
+                            .all(|(&c, v)| keel_types::ops::compare(&r[c], v).is_eq())
+                        {
+                            found = true;
+                            break;
+                        }
+                    }
+                    found
+                }
+                None => {
+                    let mut found = false;
+                    for item in engine.scan(txn, &fk.ref_table) {
+                        let (_, r) = item?;
+                        ev.tick()?;
+                        if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| {
+                            !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()
+                        }) {
+                            found = true;
+                            break;
+                        }
+                    }
+                    found
+                }
+            };
+            if !found {
+                let names: Vec<&str> = fk
+                    .columns
+                    .iter()
+                    .map(|&c| plan.table.columns[c].name.as_str())
+                    .collect();
+                let tys: Vec<_> = fk.columns.iter().map(|&c| plan.types[c]).collect();
+                return Err(PgError::new(
+                    sqlstate::FOREIGN_KEY_VIOLATION,
+                    format!(
+                        "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+                        plan.table.name, fk.name
+                    ),
+                )
+                .with_detail(format!(
+                    "Key ({})=({}) is not present in table \"{}\".",
+                    names.join(", "),
+                    row_text(&vals, &tys),
+                    fk.ref_table.name
+                ))
+                .with_table(plan.table.name.clone())
+                .with_constraint(fk.name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows of other tables must not reference a deleted key, or a key an UPDATE changes.
+    fn check_refs(
+        plan: &ModifyPlan,
+        old: &[Datum],
+        new: Option<&[Datum]>,
+        engine: &Engine,
+        txn: &Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
+        for r in &plan.refs {
+            // Unchanged keys (every pgbench UPDATE) cost one comparison per column.
+            if let Some(new) = new
+                && r.columns
+                    .iter()
+                    .all(|&c| keel_types::ops::compare(&old[c], &new[c]).is_eq())
+            {
+                continue;
+            }
+            if r.columns.iter().any(|&c| old[c].is_null()) {
+                continue;
+            }
+            let vals: Vec<Datum> = r.columns.iter().map(|&c| old[c].clone()).collect();
+            let matches = |row: &[Datum]| {
+                r.child_columns.iter().zip(&vals).all(|(&c, v)| {
+                    !row[c].is_null() && keel_types::ops::compare(&row[c], v).is_eq()
+                })
+            };
+            let mut found = false;
+            match &r.child_index {
+                Some(idx) => {
+                    let range = KeyRange {
+                        lower: Bound::Included(vals.clone()),
+                        upper: Bound::Included(vals.clone()),
+                    };
+                    for item in engine.index_scan(txn, &r.child, idx, range) {
+                        if matches(&item?.1) {
+                            found = true;
+                            break;
+                        }
+                    }
+                }
+                None => {
+                    for item in engine.scan(txn, &r.child) {
+                        ev.tick()?;
+                        if matches(&item?.1) {
+                            found = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if found {
+                let names: Vec<&str> = r
+                    .columns
+                    .iter()
+                    .map(|&c| plan.table.columns[c].name.as_str())
+                    .collect();
+                let tys: Vec<_> = r.columns.iter().map(|&c| plan.types[c]).collect();
+                return Err(PgError::new(
+                    sqlstate::FOREIGN_KEY_VIOLATION,
+                    format!(
+                        "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+                        plan.table.name, r.name, r.child.name
+                    ),
+                )
+                .with_detail(format!(
+                    "Key ({})=({}) is still referenced from table \"{}\".",
+                    names.join(", "),
+                    row_text(&vals, &tys),
+                    r.child.name
+                ))
+                .with_table(r.child.name.clone())
+                .with_constraint(r.name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, plan: &ModifyPlan, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<()> {
+        self.count += 1;
+        if let Some((exprs, _)) = &plan.returning {
+            let mut out = Vec::with_capacity(exprs.len());
+            for e in exprs {
+                out.push(e.eval(row, ev)?);
+            }
+            self.returned_mem.add(
+                ev,
+                keel_types::datum::row_heap_bytes(&out) + std::mem::size_of::<Row>(),
+            )?;
+            self.returned.push(out);
+        }
+        Ok(())
+    }
+
+    /// READ COMMITTED after a concurrent update (PostgreSQL's EvalPlanQual): re-check the
+    /// newest version of the row against the WHERE and retarget the write at it, or skip it.
+    fn recheck_newest(
+        &mut self,
+        engine: &Engine,
+        txn: &Transaction,
+        plan: &ModifyPlan,
+        target: RowRef,
+        filter: Option<&keel_analyzer::expr::Expr>,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
+        let Some((newest, row)) = engine.fetch_newest(txn, &plan.table, target.root)? else {
+            self.advance();
+            return Ok(());
+        };
+        let still = match filter {
+            Some(f) => f.test(&row, ev)?,
+            None => true,
+        };
+        if still {
+            self.cur = Some((Some(newest), row));
+            self.new_row = None;
+            self.state = WriteState::default();
+        } else {
+            self.advance();
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self) {
+        self.pos += 1;
+        self.cur = None;
+        self.new_row = None;
+        self.state = WriteState::default();
+    }
+
+    /// Runs until done or until a row lock must be awaited.
+    pub fn step(
+        &mut self,
+        plan: &ModifyPlan,
+        engine: &Engine,
+        txn: &mut Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<Step> {
+        ev.subplans = plan.subplans.clone();
+        if !self.collected {
+            self.collect(plan, engine, txn, ev)?;
+        }
+        let rc = txn.isolation == Isolation::ReadCommitted;
+        loop {
+            ev.tick()?;
+            if self.cur.is_none() {
+                match self.work.pop()? {
+                    Some(item) => self.cur = Some(item),
+                    None => break,
+                }
+            }
+            let Some((target, row)) = &self.cur else {
+                break;
+            };
+            let target = *target;
+            match &plan.kind {
+                ModifyKind::Insert { .. } => {
+                    if self.state_is_fresh() {
+                        Self::check_row(plan, row, engine, txn, ev)?;
+                    }
+                    match engine
+                        .insert(txn, &plan.table, row, &mut self.state)
+                        .map_err(|e| name_objects(e, plan))?
+                    {
+                        Write::Done(_) => {
+                            let row = self.cur.take().map(|c| c.1).unwrap_or_default();
+                            self.emit(plan, &row, ev)?;
+                            self.advance();
+                        }
+                        Write::Wait(w) => return Ok(Step::Wait(w)),
+                        Write::Updated(_) | Write::Deleted => {
+                            return Err(PgError::internal("insert reported a concurrent update"));
+                        }
+                    }
+                }
+                ModifyKind::Update { set, filter, .. } => {
+                    let (Some(target), old) = (target, row) else {
+                        return Err(PgError::internal("update target without row identity"));
+                    };
+                    if self.new_row.is_none() {
+                        let shared: &Transaction = txn;
+                        let mut new = old.clone();
+                        {
+                            let mut sev = ev.nested(Some(shared), &[]);
+                            let r = set.iter().try_for_each(|(c, e)| {
+                                new[*c] = e.eval(old, &mut sev)?;
+                                Ok(())
+                            });
+                            let carried = sev.carried();
+                            ev.restore(carried);
+                            r?;
+                        }
+                        Self::check_row(plan, &new, engine, shared, ev)?;
+                        if !plan.refs.is_empty() {
+                            Self::check_refs(plan, old, Some(&new), engine, shared, ev)?;
+                        }
+                        self.new_row = Some(new);
+                    }
+                    let new = self.new_row.as_deref().unwrap_or_default();
+                    match engine
+                        .update(txn, &plan.table, target, new, &mut self.state)
+                        .map_err(|e| name_objects(e, plan))?
+                    {
+                        Write::Done(_) => {
+                            let new = self.new_row.take().unwrap_or_default();
+                            self.emit(plan, &new, ev)?;
+                            self.advance();
+                        }
+                        Write::Wait(w) => return Ok(Step::Wait(w)),
+                        Write::Updated(_) | Write::Deleted if !rc => {
+                            return Err(serialization_failure());
+                        }
+                        Write::Deleted => self.advance(),
+                        Write::Updated(_) => {
+                            self.recheck_newest(engine, txn, plan, target, filter.as_ref(), ev)?;
+                        }
+                    }
+                }
+                ModifyKind::Delete { filter, .. } => {
+                    let Some(target) = target else {
+                        return Err(PgError::internal("delete target without row identity"));
+                    };
+                    if !plan.refs.is_empty() {
+                        Self::check_refs(plan, row, None, engine, txn, ev)?;
+                    }
+                    match engine.delete(txn, &plan.table, target)? {
+                        Write::Done(()) => {
+                            let old = self.cur.take().map(|c| c.1).unwrap_or_default();
+                            self.emit(plan, &old, ev)?;
+                            self.advance();
+                        }
+                        Write::Wait(w) => return Ok(Step::Wait(w)),
+                        Write::Updated(_) | Write::Deleted if !rc => {
+                            return Err(serialization_failure());
+                        }
+                        Write::Deleted => self.advance(),
+                        Write::Updated(_) => {
+                            self.recheck_newest(engine, txn, plan, target, filter.as_ref(), ev)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Step::Done)
+    }
+
+    fn state_is_fresh(&self) -> bool {
+        self.state.is_fresh()
+    }
+}

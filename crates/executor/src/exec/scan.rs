@@ -1,0 +1,143 @@
+//! Table access: sequential or B-tree range scan, with the WHERE re-checked on every row
+//! (index entries may point at versions that no longer match).
+
+use super::{Node, Row};
+use crate::eval::{Eval, EvalCx};
+use keel_access::{Engine, KeyRange, RowIter, RowRef, Transaction};
+use keel_analyzer::expr::Expr;
+use keel_catalog::TableDef;
+use keel_common::PgResult;
+use keel_planner::plan::Access;
+use keel_types::Datum;
+use std::ops::Bound;
+
+pub struct Scan<'a> {
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    table: &'a TableDef,
+    access: &'a Access,
+    filter: Option<&'a Expr>,
+    iter: Option<RowIter<'a>>,
+    done: bool,
+}
+
+/// The key range for an index access, or None when it can match nothing (NULL key).
+pub fn key_range(access: &Access, ev: &mut EvalCx<'_>) -> PgResult<Option<KeyRange>> {
+    let Access::Index {
+        eq, lower, upper, ..
+    } = access
+    else {
+        return Ok(Some(KeyRange {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+        }));
+    };
+    let mut prefix = Vec::with_capacity(eq.len() + 1);
+    for e in eq {
+        let v = e.eval(&[], ev)?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        prefix.push(v);
+    }
+    let bound =
+        |b: &Option<(Expr, bool)>, ev: &mut EvalCx<'_>| -> PgResult<Option<Bound<Vec<Datum>>>> {
+            Ok(match b {
+                None if prefix.is_empty() => Some(Bound::Unbounded),
+                None => Some(Bound::Included(prefix.clone())),
+                Some((e, incl)) => {
+                    let v = e.eval(&[], ev)?;
+                    if v.is_null() {
+                        return Ok(None);
+                    }
+                    let mut k = prefix.clone();
+                    k.push(v);
+                    Some(if *incl {
+                        Bound::Included(k)
+                    } else {
+                        Bound::Excluded(k)
+                    })
+                }
+            })
+        };
+    let (Some(lo), Some(hi)) = (bound(lower, ev)?, bound(upper, ev)?) else {
+        return Ok(None);
+    };
+    Ok(Some(KeyRange {
+        lower: lo,
+        upper: hi,
+    }))
+}
+
+/// Opens the row iterator for `access` (None = provably empty).
+pub fn open<'a>(
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    table: &'a TableDef,
+    access: &'a Access,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Option<RowIter<'a>>> {
+    Ok(match access {
+        Access::Seq => Some(engine.scan(txn, table)),
+        Access::Index { index, .. } => {
+            key_range(access, ev)?.map(|r| engine.index_scan(txn, table, index, r))
+        }
+    })
+}
+
+impl<'a> Scan<'a> {
+    pub fn new(
+        engine: &'a Engine,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        access: &'a Access,
+        filter: Option<&'a Expr>,
+    ) -> Self {
+        Scan {
+            engine,
+            txn,
+            table,
+            access,
+            filter,
+            iter: None,
+            done: false,
+        }
+    }
+
+    /// Next matching row with its identity (used by UPDATE/DELETE).
+    pub fn next_ref(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<(RowRef, Row)>> {
+        if self.done {
+            return Ok(None);
+        }
+        if self.iter.is_none() {
+            match open(self.engine, self.txn, self.table, self.access, ev)? {
+                Some(it) => self.iter = Some(it),
+                None => {
+                    self.done = true;
+                    return Ok(None);
+                }
+            }
+        }
+        let Some(it) = self.iter.as_mut() else {
+            return Ok(None);
+        };
+        for item in it {
+            let (rref, row) = item?;
+            ev.tick()?;
+            if let Some(f) = self.filter
+                && !f.test(&row, ev)?
+            {
+                continue;
+            }
+            return Ok(Some((rref, row)));
+        }
+        self.done = true;
+        Ok(None)
+    }
+}
+
+impl<'a> Node<'a> for Scan<'a> {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        Ok(self.next_ref(ev)?.map(|(_, r)| r))
+    }
+}

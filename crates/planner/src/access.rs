@@ -1,0 +1,224 @@
+//! Planning helpers: index choice for a table's WHERE conjuncts and hash-join keys.
+
+use crate::plan::Access;
+use keel_analyzer::expr::Expr;
+use keel_catalog::{Catalog, TableDef};
+use std::sync::Arc;
+
+fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(args) => args.into_iter().for_each(|a| conjuncts(a, out)),
+        e => out.push(e),
+    }
+}
+
+/// Picks an index whose leading columns are constrained by equality (then a range on the
+/// next one) among the WHERE's conjuncts. The full predicate is kept as the filter: index
+/// entries may be stale, so every returned row is re-checked.
+pub fn choose_access(catalog: &Catalog, table: &Arc<TableDef>, pred: Expr) -> (Access, Expr) {
+    let mut parts = Vec::new();
+    conjuncts(pred.clone(), &mut parts);
+    // (column, op, value expr) with the column on the left.
+    let mut quals: Vec<(usize, &'static str, Expr)> = Vec::new();
+    for p in &parts {
+        if let Expr::Bin { op, l, r, .. } = p {
+            let flip = |o: &'static str| match o {
+                "<" => ">",
+                ">" => "<",
+                "<=" => ">=",
+                ">=" => "<=",
+                x => x,
+            };
+            match (l.as_ref(), r.as_ref()) {
+                (Expr::Col(c, t), v) if v.is_row_independent() && v.ty() == *t => {
+                    quals.push((*c, op, v.clone()))
+                }
+                (v, Expr::Col(c, t)) if v.is_row_independent() && v.ty() == *t => {
+                    quals.push((*c, flip(op), v.clone()))
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut best: Option<(usize, Access)> = None;
+    for idx in catalog.indexes_of(table.oid) {
+        let mut eq = Vec::new();
+        for col in &idx.columns {
+            match quals.iter().find(|(c, o, _)| c == col && *o == "=") {
+                Some((_, _, v)) => eq.push(v.clone()),
+                None => break,
+            }
+        }
+        let (mut lower, mut upper) = (None, None);
+        if let Some(next) = idx.columns.get(eq.len()) {
+            for (c, o, v) in &quals {
+                if c == next {
+                    match *o {
+                        ">" => lower = Some((v.clone(), false)),
+                        ">=" => lower = Some((v.clone(), true)),
+                        "<" => upper = Some((v.clone(), false)),
+                        "<=" => upper = Some((v.clone(), true)),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let score = eq.len() * 4
+            + usize::from(lower.is_some())
+            + usize::from(upper.is_some())
+            + usize::from(idx.unique && eq.len() == idx.columns.len()) * 2;
+        if score > 0 && best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((
+                score,
+                Access::Index {
+                    index: idx.clone(),
+                    eq,
+                    lower,
+                    upper,
+                },
+            ));
+        }
+    }
+    (best.map_or(Access::Seq, |b| b.1), pred)
+}
+
+/// Widens `lo..hi` to the columns `e` references. What it does not look into (subqueries,
+/// functions with special evaluation) counts as referencing every column, so such an
+/// expression is never taken as one side's join key ([`shift`] could not re-base it).
+fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
+    match e {
+        Expr::Col(i, _) => {
+            *lo = (*lo).min(*i);
+            *hi = (*hi).max(*i + 1);
+        }
+        Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => {}
+        Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
+            col_range(l, lo, hi);
+            col_range(r, lo, hi);
+        }
+        Expr::And(args) | Expr::Or(args) => args.iter().for_each(|a| col_range(a, lo, hi)),
+        Expr::Un { arg, .. }
+        | Expr::Not(arg)
+        | Expr::IsNull(arg, _)
+        | Expr::IsBool { arg, .. }
+        | Expr::Cast { arg, .. } => col_range(arg, lo, hi),
+        Expr::Func { args, .. } | Expr::Coalesce(args, _) | Expr::MinMax { args, .. } => {
+            args.iter().for_each(|a| col_range(a, lo, hi))
+        }
+        Expr::Case { whens, default, .. } => {
+            for (a, b) in whens {
+                col_range(a, lo, hi);
+                col_range(b, lo, hi);
+            }
+            col_range(default, lo, hi);
+        }
+        Expr::Special(..) | Expr::SubPlan(_) => {
+            *lo = 0;
+            *hi = usize::MAX;
+        }
+    }
+}
+
+/// Equi-join keys `left_expr = right_expr` from an ON clause (right exprs re-based to the
+/// right row).
+pub fn equi_keys(on: &Expr, left_width: usize) -> Option<(Vec<Expr>, Vec<Expr>)> {
+    let mut parts = Vec::new();
+    conjuncts(on.clone(), &mut parts);
+    let (mut lk, mut rk) = (Vec::new(), Vec::new());
+    for p in parts {
+        if let Expr::Bin { op: "=", l, r, .. } = p {
+            let side = |e: &Expr| {
+                let (mut lo, mut hi) = (usize::MAX, 0);
+                col_range(e, &mut lo, &mut hi);
+                if hi == 0 {
+                    None
+                } else if hi <= left_width {
+                    Some(true)
+                } else if lo >= left_width {
+                    Some(false)
+                } else {
+                    None
+                }
+            };
+            match (side(&l), side(&r)) {
+                (Some(true), Some(false)) if l.ty() == r.ty() => {
+                    lk.push(*l);
+                    rk.push(shift(*r, left_width));
+                }
+                (Some(false), Some(true)) if l.ty() == r.ty() => {
+                    lk.push(*r);
+                    rk.push(shift(*l, left_width));
+                }
+                _ => {}
+            }
+        }
+    }
+    if lk.is_empty() { None } else { Some((lk, rk)) }
+}
+
+/// Re-bases the column references of a key expression that [`col_range`] placed on the right
+/// side: every variant `col_range` descends into is rebuilt here.
+fn shift(e: Expr, by: usize) -> Expr {
+    let sh = |e: Box<Expr>| Box::new(shift(*e, by));
+    let all = |v: Vec<Expr>| v.into_iter().map(|a| shift(a, by)).collect::<Vec<_>>();
+    match e {
+        Expr::Col(i, t) => Expr::Col(i - by, t),
+        Expr::Bin { op, f, l, r, ty } => Expr::Bin {
+            op,
+            f,
+            l: sh(l),
+            r: sh(r),
+            ty,
+        },
+        Expr::And(args) => Expr::And(all(args)),
+        Expr::Or(args) => Expr::Or(all(args)),
+        Expr::Distinct { l, r, eq, negated } => Expr::Distinct {
+            l: sh(l),
+            r: sh(r),
+            eq,
+            negated,
+        },
+        Expr::Un { f, arg, ty } => Expr::Un {
+            f,
+            arg: sh(arg),
+            ty,
+        },
+        Expr::Not(arg) => Expr::Not(sh(arg)),
+        Expr::IsNull(arg, negated) => Expr::IsNull(sh(arg), negated),
+        Expr::IsBool {
+            arg,
+            value,
+            negated,
+        } => Expr::IsBool {
+            arg: sh(arg),
+            value,
+            negated,
+        },
+        Expr::Cast { arg, from, to, ctx } => Expr::Cast {
+            arg: sh(arg),
+            from,
+            to,
+            ctx,
+        },
+        Expr::Func { f, args } => Expr::Func { f, args: all(args) },
+        Expr::Coalesce(args, t) => Expr::Coalesce(all(args), t),
+        Expr::MinMax { args, greatest, ty } => Expr::MinMax {
+            args: all(args),
+            greatest,
+            ty,
+        },
+        Expr::Case { whens, default, ty } => Expr::Case {
+            whens: whens
+                .into_iter()
+                .map(|(a, b)| (shift(a, by), shift(b, by)))
+                .collect(),
+            default: sh(default),
+            ty,
+        },
+        other @ (Expr::Const(..)
+        | Expr::Param(..)
+        | Expr::Outer(..)
+        | Expr::Special(..)
+        | Expr::SubPlan(_)) => other,
+    }
+}

@@ -1,0 +1,262 @@
+//! The planner: a query tree (keel-analyzer) to a plan (how it runs).
+//!
+//! It chooses each table's access path from the WHERE conjuncts that reference it, the join
+//! method from the join clause (hash join on equality keys, else a nested loop), and plans the
+//! subqueries in expressions into the statement's subplan list. See README.md for what it
+//! decides today and what is still taken as written.
+
+mod access;
+pub mod plan;
+
+pub use access::{choose_access, equi_keys};
+
+use keel_analyzer::expr::Expr;
+use keel_analyzer::query::{ModifyQuery, Query, Rel};
+use keel_catalog::Catalog;
+use keel_common::{PgError, PgResult};
+use plan::{Access, ModifyKind, ModifyPlan, Plan, QueryPlan};
+
+/// Plans a query.
+pub fn plan_query(catalog: &Catalog, q: &Query) -> PgResult<QueryPlan> {
+    let mut p = Planner::new(catalog);
+    let root = p.rel(&q.root)?;
+    p.finish()?;
+    Ok(QueryPlan {
+        root,
+        columns: q.columns.clone(),
+        subplans: p.subplans.into(),
+    })
+}
+
+/// Plans an INSERT, UPDATE or DELETE.
+pub fn plan_modify(catalog: &Catalog, m: &ModifyQuery) -> PgResult<ModifyPlan> {
+    let mut p = Planner::new(catalog);
+    let kind = match &m.kind {
+        keel_analyzer::query::ModifyKind::Insert { source, row } => {
+            p.exprs(row);
+            ModifyKind::Insert {
+                source: p.rel(source)?,
+                row: row.clone(),
+            }
+        }
+        keel_analyzer::query::ModifyKind::Update { filter, set } => {
+            p.exprs(filter);
+            p.exprs(set.iter().map(|s| &s.1));
+            let (access, filter) = p.table_access(&m.table, filter.clone());
+            ModifyKind::Update {
+                access,
+                filter,
+                set: set.clone(),
+            }
+        }
+        keel_analyzer::query::ModifyKind::Delete { filter } => {
+            p.exprs(filter);
+            let (access, filter) = p.table_access(&m.table, filter.clone());
+            ModifyKind::Delete { access, filter }
+        }
+    };
+    if let Some((r, _)) = &m.returning {
+        p.exprs(r);
+    }
+    p.exprs(m.checks.iter().map(|c| &c.1));
+    p.finish()?;
+    Ok(ModifyPlan {
+        table: m.table.clone(),
+        types: m.types.clone(),
+        kind,
+        returning: m.returning.clone(),
+        fks: m.fks.clone(),
+        refs: m.refs.clone(),
+        checks: m.checks.clone(),
+        subplans: p.subplans.into(),
+    })
+}
+
+struct Planner<'a> {
+    catalog: &'a Catalog,
+    subplans: Vec<Option<Plan>>,
+    /// The first error met while planning a subquery (the expression walk cannot return it).
+    failed: Option<PgError>,
+}
+
+impl<'a> Planner<'a> {
+    fn new(catalog: &'a Catalog) -> Self {
+        Planner {
+            catalog,
+            subplans: Vec::new(),
+            failed: None,
+        }
+    }
+
+    /// Plans the subqueries in `exprs` (each id once).
+    fn exprs<'e>(&mut self, exprs: impl IntoIterator<Item = &'e Expr>) {
+        for e in exprs {
+            e.for_each_subplan(&mut |sp| {
+                let id = sp.id as usize;
+                if self.subplans.get(id).is_some_and(Option::is_some) {
+                    return;
+                }
+                if self.failed.is_some() {
+                    return;
+                }
+                match self.rel(&sp.query) {
+                    Ok(plan) => {
+                        if self.subplans.len() <= id {
+                            self.subplans.resize(id + 1, None);
+                        }
+                        self.subplans[id] = Some(plan);
+                    }
+                    Err(e) => self.failed = Some(e),
+                }
+            });
+        }
+    }
+
+    fn finish(&mut self) -> PgResult<()> {
+        self.failed.take().map_or(Ok(()), Err)
+    }
+
+    fn table_access(
+        &self,
+        table: &std::sync::Arc<keel_catalog::TableDef>,
+        filter: Option<Expr>,
+    ) -> (Access, Option<Expr>) {
+        match filter {
+            None => (Access::Seq, None),
+            Some(pred) => {
+                let (a, f) = choose_access(self.catalog, table, pred);
+                (a, Some(f))
+            }
+        }
+    }
+
+    fn rel(&mut self, r: &Rel) -> PgResult<Plan> {
+        keel_common::stack::check()?;
+        Ok(match r {
+            Rel::Scan { table } => Plan::Scan {
+                table: table.clone(),
+                access: Access::Seq,
+                filter: None,
+            },
+            Rel::Filter { input, pred } => {
+                self.exprs([pred]);
+                match input.as_ref() {
+                    Rel::Scan { table } => {
+                        let (access, filter) = self.table_access(table, Some(pred.clone()));
+                        Plan::Scan {
+                            table: table.clone(),
+                            access,
+                            filter,
+                        }
+                    }
+                    input => Plan::Filter {
+                        input: Box::new(self.rel(input)?),
+                        pred: pred.clone(),
+                    },
+                }
+            }
+            Rel::Values { rows } => {
+                self.exprs(rows.iter().flatten());
+                Plan::Values { rows: rows.clone() }
+            }
+            Rel::Series {
+                start,
+                stop,
+                step,
+                ty,
+            } => {
+                self.exprs([start, stop].into_iter().chain(step));
+                Plan::Series {
+                    start: start.clone(),
+                    stop: stop.clone(),
+                    step: step.clone(),
+                    ty: *ty,
+                }
+            }
+            Rel::Project { input, exprs, srf } => {
+                self.exprs(exprs);
+                if let Some((_, a, b, c)) = srf {
+                    self.exprs([a, b].into_iter().chain(c));
+                }
+                Plan::Project {
+                    input: Box::new(self.rel(input)?),
+                    exprs: exprs.clone(),
+                    srf: srf.clone(),
+                }
+            }
+            Rel::Join {
+                left,
+                right,
+                on,
+                left_join,
+                right_join,
+                left_width,
+                right_width,
+            } => {
+                self.exprs(on);
+                Plan::Join {
+                    left: Box::new(self.rel(left)?),
+                    right: Box::new(self.rel(right)?),
+                    on: on.clone(),
+                    left_join: *left_join,
+                    right_join: *right_join,
+                    left_width: *left_width,
+                    right_width: *right_width,
+                    hash: on.as_ref().and_then(|on| equi_keys(on, *left_width)),
+                }
+            }
+            Rel::Agg { input, group, aggs } => {
+                self.exprs(group);
+                for a in aggs {
+                    self.exprs(a.args.iter().chain(&a.filter));
+                    self.exprs(a.order.iter().map(|k| &k.expr));
+                }
+                Plan::Agg {
+                    input: Box::new(self.rel(input)?),
+                    group: group.clone(),
+                    aggs: aggs.clone(),
+                }
+            }
+            Rel::Sort { input, keys } => {
+                self.exprs(keys.iter().map(|k| &k.expr));
+                Plan::Sort {
+                    input: Box::new(self.rel(input)?),
+                    keys: keys.clone(),
+                }
+            }
+            Rel::Limit {
+                input,
+                limit,
+                offset,
+            } => {
+                self.exprs(limit.iter().chain(offset));
+                Plan::Limit {
+                    input: Box::new(self.rel(input)?),
+                    limit: limit.clone(),
+                    offset: offset.clone(),
+                }
+            }
+            Rel::Distinct { input, types, on } => {
+                self.exprs(on);
+                Plan::Distinct {
+                    input: Box::new(self.rel(input)?),
+                    types: types.clone(),
+                    on: on.clone(),
+                }
+            }
+            Rel::SetOp {
+                left,
+                right,
+                kind,
+                all,
+                types,
+            } => Plan::SetOp {
+                left: Box::new(self.rel(left)?),
+                right: Box::new(self.rel(right)?),
+                kind: *kind,
+                all: *all,
+                types: types.clone(),
+            },
+        })
+    }
+}

@@ -1,0 +1,235 @@
+//! Plan trees: how a statement runs. A plan is built once per statement (once per Parse for
+//! prepared statements) and executed many times; it is plain data, and expressions inside are
+//! fully bound. Subqueries in expressions run the statement's subplan of the same id.
+
+use keel_analyzer::expr::Expr;
+pub use keel_analyzer::query::{AggCall, FkCheck, OutColumn, RefCheck, SetOpKind, SortKey};
+use keel_catalog::{IndexDef, TableDef};
+use keel_types::TypeId;
+use std::sync::Arc;
+
+/// Access path to one table's rows.
+#[derive(Clone)]
+pub enum Access {
+    Seq,
+    /// Equality on the first `eq.len()` index columns, then optional bounds on the next one.
+    Index {
+        index: Arc<IndexDef>,
+        eq: Vec<Expr>,
+        lower: Option<(Expr, bool)>,
+        upper: Option<(Expr, bool)>,
+    },
+}
+
+#[derive(Clone)]
+pub enum Plan {
+    Scan {
+        table: Arc<TableDef>,
+        access: Access,
+        filter: Option<Expr>,
+    },
+    /// Rows of expressions without input (VALUES, or a FROM-less SELECT's single empty row).
+    Values {
+        rows: Vec<Vec<Expr>>,
+    },
+    Series {
+        start: Expr,
+        stop: Expr,
+        step: Option<Expr>,
+        ty: TypeId,
+    },
+    Filter {
+        input: Box<Plan>,
+        pred: Expr,
+    },
+    /// Projection; `srf` = a generate_series call in the select list at position `.0`.
+    Project {
+        input: Box<Plan>,
+        exprs: Vec<Expr>,
+        srf: Option<(usize, Expr, Expr, Option<Expr>)>,
+    },
+    Join {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        on: Option<Expr>,
+        /// Left rows without a match are kept (LEFT/FULL), NULL-extended.
+        left_join: bool,
+        /// Right rows without a match are kept (RIGHT/FULL), NULL-extended on the left.
+        right_join: bool,
+        left_width: usize,
+        right_width: usize,
+        hash: Option<(Vec<Expr>, Vec<Expr>)>,
+    },
+    Agg {
+        input: Box<Plan>,
+        group: Vec<Expr>,
+        aggs: Vec<AggCall>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<SortKey>,
+    },
+    Limit {
+        input: Box<Plan>,
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    },
+    /// SELECT DISTINCT (whole rows, `on` empty) or DISTINCT ON (`on` keys, typed `types`).
+    Distinct {
+        input: Box<Plan>,
+        types: Vec<TypeId>,
+        on: Vec<Expr>,
+    },
+    /// `left UNION/INTERSECT/EXCEPT [ALL] right`; both sides already have `types`.
+    SetOp {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: SetOpKind,
+        all: bool,
+        types: Vec<TypeId>,
+    },
+}
+
+#[derive(Clone)]
+pub struct QueryPlan {
+    pub root: Plan,
+    pub columns: Vec<OutColumn>,
+    /// The plans of the statement's subqueries in expressions, by `SubPlan::id`.
+    pub subplans: Subplans,
+}
+
+/// The plans of a statement's subqueries, by `SubPlan::id` (ids are dense per statement; an id
+/// whose subquery was dropped while binding has none).
+pub type Subplans = Arc<[Option<Plan>]>;
+
+#[derive(Clone)]
+pub enum ModifyKind {
+    /// `source` yields rows; `row` builds the full table row (defaults, assignment casts) from one.
+    Insert { source: Plan, row: Vec<Expr> },
+    /// Assignments: (column, expression over the old row).
+    Update {
+        access: Access,
+        filter: Option<Expr>,
+        set: Vec<(usize, Expr)>,
+    },
+    Delete {
+        access: Access,
+        filter: Option<Expr>,
+    },
+}
+
+#[derive(Clone)]
+pub struct ModifyPlan {
+    pub table: Arc<TableDef>,
+    pub types: Vec<TypeId>,
+    pub kind: ModifyKind,
+    pub returning: Option<(Vec<Expr>, Vec<OutColumn>)>,
+    pub fks: Vec<FkCheck>,
+    pub refs: Vec<RefCheck>,
+    /// CHECK constraints of the table: (constraint name, bound boolean expression).
+    pub checks: Vec<(String, Expr)>,
+    /// As [`QueryPlan::subplans`].
+    pub subplans: Subplans,
+}
+
+impl Access {
+    /// Equality on every column of a unique index: at most one row.
+    pub fn is_point(&self) -> bool {
+        matches!(self, Access::Index { index, eq, .. } if index.unique && eq.len() == index.columns.len())
+    }
+}
+
+/// No expression among `exprs` holds a subquery (which may run as long as any query).
+fn no_subplan<'a>(exprs: impl IntoIterator<Item = &'a Expr>) -> bool {
+    !exprs.into_iter().any(Expr::has_subplan)
+}
+
+impl Plan {
+    /// Whether the plan touches at most a handful of rows (point lookups, VALUES) and runs no
+    /// subquery, so running it inline on the async runtime cannot starve other sessions (nor
+    /// hold up a CancelRequest for one of them).
+    pub fn is_cheap(&self) -> bool {
+        match self {
+            Plan::Scan { access, filter, .. } => access.is_point() && no_subplan(filter),
+            Plan::Values { rows } => rows.len() <= 16 && no_subplan(rows.iter().flatten()),
+            Plan::Series { .. } => false,
+            Plan::Filter { input, pred } => no_subplan([pred]) && input.is_cheap(),
+            Plan::Project {
+                input,
+                exprs,
+                srf: None,
+            } => no_subplan(exprs) && input.is_cheap(),
+            Plan::Limit {
+                input,
+                limit,
+                offset,
+            } => no_subplan(limit.iter().chain(offset)) && input.is_cheap(),
+            Plan::Project { .. } => false,
+            Plan::Agg { input, group, aggs } => {
+                let args = aggs.iter().flat_map(|a| {
+                    a.args
+                        .iter()
+                        .chain(&a.filter)
+                        .chain(a.order.iter().map(|k| &k.expr))
+                });
+                no_subplan(group.iter().chain(args)) && input.is_cheap()
+            }
+            Plan::Sort { input, keys } => {
+                no_subplan(keys.iter().map(|k| &k.expr)) && input.is_cheap()
+            }
+            Plan::Distinct { input, on, .. } => no_subplan(on) && input.is_cheap(),
+            Plan::Join {
+                left,
+                right,
+                on,
+                hash,
+                ..
+            } => {
+                let keys = hash.iter().flat_map(|(l, r)| l.iter().chain(r));
+                no_subplan(on.iter().chain(keys)) && left.is_cheap() && right.is_cheap()
+            }
+            Plan::SetOp { left, right, .. } => left.is_cheap() && right.is_cheap(),
+        }
+    }
+}
+
+impl ModifyPlan {
+    /// Whether running it reads table data through the statement snapshot. Only INSERT ...
+    /// VALUES without subqueries and without foreign keys to check does not (unique checks
+    /// look at the newest versions, not the snapshot); such a statement need not wait for the
+    /// transaction's pre-committed dependencies to become visible (`Engine::settle`).
+    pub fn reads_tables(&self) -> bool {
+        match &self.kind {
+            ModifyKind::Insert {
+                source: Plan::Values { rows },
+                row,
+            } => {
+                !self.fks.is_empty()
+                    || self
+                        .returning
+                        .as_ref()
+                        .is_some_and(|(r, _)| r.iter().any(Expr::has_subplan))
+                    || rows.iter().flatten().chain(row).any(Expr::has_subplan)
+            }
+            _ => true,
+        }
+    }
+
+    /// As [`Plan::is_cheap`]: a point write, or a few VALUES rows, with no subquery and no
+    /// foreign key check that must scan a table without an index.
+    pub fn is_cheap(&self) -> bool {
+        let returning = self.returning.iter().flat_map(|(r, _)| r);
+        let scans = self.fks.iter().any(|f| f.ref_index.is_none())
+            || self.refs.iter().any(|r| r.child_index.is_none());
+        let own = match &self.kind {
+            ModifyKind::Insert { source, row } => source.is_cheap() && no_subplan(row),
+            ModifyKind::Update {
+                access,
+                filter,
+                set,
+            } => access.is_point() && no_subplan(filter.iter().chain(set.iter().map(|s| &s.1))),
+            ModifyKind::Delete { access, filter } => access.is_point() && no_subplan(filter),
+        };
+        own && !scans && no_subplan(returning.chain(self.checks.iter().map(|c| &c.1)))
+    }
+}
