@@ -11,6 +11,7 @@ mod join;
 mod limit;
 pub mod mem;
 mod modify;
+mod nestloop;
 mod project;
 mod runs;
 mod scan;
@@ -113,6 +114,21 @@ pub fn build<'a>(
             build(input, engine, txn)?,
             types,
             on,
+        )),
+        Plan::IndexNestLoop {
+            outer,
+            table,
+            access,
+            inner_filter,
+            join_filter,
+            ..
+        } => Box::new(nestloop::IndexNestLoop::new(
+            build(outer, engine, txn)?,
+            engine,
+            txn,
+            table,
+            access,
+            (inner_filter.as_ref(), join_filter.as_ref()),
         )),
     })
 }

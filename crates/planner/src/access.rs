@@ -5,7 +5,7 @@ use keel_analyzer::expr::Expr;
 use keel_catalog::{Catalog, TableDef};
 use std::sync::Arc;
 
-fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+pub(crate) fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     match e {
         Expr::And(args) => args.into_iter().for_each(|a| conjuncts(a, out)),
         e => out.push(e),
@@ -85,7 +85,7 @@ pub fn choose_access(catalog: &Catalog, table: &Arc<TableDef>, pred: Expr) -> (A
 /// Widens `lo..hi` to the columns `e` references. What it does not look into (subqueries,
 /// functions with special evaluation) counts as referencing every column, so such an
 /// expression is never taken as one side's join key ([`shift`] could not re-base it).
-fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
+pub(crate) fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
     match e {
         Expr::Col(i, _) => {
             *lo = (*lo).min(*i);
@@ -159,10 +159,17 @@ pub fn equi_keys(on: &Expr, left_width: usize) -> Option<(Vec<Expr>, Vec<Expr>)>
 /// Re-bases the column references of a key expression that [`col_range`] placed on the right
 /// side: every variant `col_range` descends into is rebuilt here.
 fn shift(e: Expr, by: usize) -> Expr {
-    let sh = |e: Box<Expr>| Box::new(shift(*e, by));
-    let all = |v: Vec<Expr>| v.into_iter().map(|a| shift(a, by)).collect::<Vec<_>>();
+    remap(e, &|i| i - by)
+}
+
+/// Rewrites every column reference `Col(i)` to `Col(to(i))`. Only for expressions
+/// [`col_range`] sees fully into (no subquery, no special function): those keep their
+/// references as they are.
+pub(crate) fn remap(e: Expr, to: &dyn Fn(usize) -> usize) -> Expr {
+    let sh = |e: Box<Expr>| Box::new(remap(*e, to));
+    let all = |v: Vec<Expr>| v.into_iter().map(|a| remap(a, to)).collect::<Vec<_>>();
     match e {
-        Expr::Col(i, t) => Expr::Col(i - by, t),
+        Expr::Col(i, t) => Expr::Col(to(i), t),
         Expr::Bin { op, f, l, r, ty } => Expr::Bin {
             op,
             f,
@@ -210,7 +217,7 @@ fn shift(e: Expr, by: usize) -> Expr {
         Expr::Case { whens, default, ty } => Expr::Case {
             whens: whens
                 .into_iter()
-                .map(|(a, b)| (shift(a, by), shift(b, by)))
+                .map(|(a, b)| (remap(a, to), remap(b, to)))
                 .collect(),
             default: sh(default),
             ty,

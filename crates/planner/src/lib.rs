@@ -6,19 +6,36 @@
 //! decides today and what is still taken as written.
 
 mod access;
+mod cost;
+mod joins;
 pub mod plan;
 
 pub use access::{choose_access, equi_keys};
 
 use keel_analyzer::expr::Expr;
 use keel_analyzer::query::{ModifyQuery, Query, Rel};
-use keel_catalog::Catalog;
+use keel_catalog::{Catalog, TableDef};
 use keel_common::{PgError, PgResult};
 use plan::{Access, ModifyKind, ModifyPlan, Plan, QueryPlan};
 
+/// What the planner asks of the storage: relation sizes (statistics will join them).
+pub trait RelSizes {
+    /// Bytes on disk of the table's heap.
+    fn relation_bytes(&self, table: &TableDef) -> u64;
+}
+
+/// Sizes for planning without storage (tests, catalogs being built): every table is small.
+pub struct NoSizes;
+
+impl RelSizes for NoSizes {
+    fn relation_bytes(&self, _: &TableDef) -> u64 {
+        0
+    }
+}
+
 /// Plans a query.
-pub fn plan_query(catalog: &Catalog, q: &Query) -> PgResult<QueryPlan> {
-    let mut p = Planner::new(catalog);
+pub fn plan_query(catalog: &Catalog, sizes: &dyn RelSizes, q: &Query) -> PgResult<QueryPlan> {
+    let mut p = Planner::new(catalog, sizes);
     let root = p.rel(&q.root)?;
     p.finish()?;
     Ok(QueryPlan {
@@ -29,8 +46,12 @@ pub fn plan_query(catalog: &Catalog, q: &Query) -> PgResult<QueryPlan> {
 }
 
 /// Plans an INSERT, UPDATE or DELETE.
-pub fn plan_modify(catalog: &Catalog, m: &ModifyQuery) -> PgResult<ModifyPlan> {
-    let mut p = Planner::new(catalog);
+pub fn plan_modify(
+    catalog: &Catalog,
+    sizes: &dyn RelSizes,
+    m: &ModifyQuery,
+) -> PgResult<ModifyPlan> {
+    let mut p = Planner::new(catalog, sizes);
     let kind = match &m.kind {
         keel_analyzer::query::ModifyKind::Insert { source, row } => {
             p.exprs(row);
@@ -74,15 +95,17 @@ pub fn plan_modify(catalog: &Catalog, m: &ModifyQuery) -> PgResult<ModifyPlan> {
 
 struct Planner<'a> {
     catalog: &'a Catalog,
+    sizes: &'a dyn RelSizes,
     subplans: Vec<Option<Plan>>,
     /// The first error met while planning a subquery (the expression walk cannot return it).
     failed: Option<PgError>,
 }
 
 impl<'a> Planner<'a> {
-    fn new(catalog: &'a Catalog) -> Self {
+    fn new(catalog: &'a Catalog, sizes: &'a dyn RelSizes) -> Self {
         Planner {
             catalog,
+            sizes,
             subplans: Vec::new(),
             failed: None,
         }
@@ -118,7 +141,7 @@ impl<'a> Planner<'a> {
 
     fn table_access(
         &self,
-        table: &std::sync::Arc<keel_catalog::TableDef>,
+        table: &std::sync::Arc<TableDef>,
         filter: Option<Expr>,
     ) -> (Access, Option<Expr>) {
         match filter {
@@ -132,6 +155,9 @@ impl<'a> Planner<'a> {
 
     fn rel(&mut self, r: &Rel) -> PgResult<Plan> {
         keel_common::stack::check()?;
+        if let Some(block) = joins::flatten(r) {
+            return self.plan_block(block);
+        }
         Ok(match r {
             Rel::Scan { table } => Plan::Scan {
                 table: table.clone(),

@@ -60,6 +60,18 @@ pub enum Plan {
         right_width: usize,
         hash: Option<(Vec<Expr>, Vec<Expr>)>,
     },
+    /// Inner join by index: for each `outer` row, `table` is probed through `access` (an
+    /// index access whose key expressions are over the outer row); probed rows that pass
+    /// `inner_filter` (over the table's row) and `join_filter` (over the outer row followed by
+    /// the table's row) are emitted as that concatenation.
+    IndexNestLoop {
+        outer: Box<Plan>,
+        table: Arc<TableDef>,
+        access: Access,
+        inner_filter: Option<Expr>,
+        join_filter: Option<Expr>,
+        outer_width: usize,
+    },
     Agg {
         input: Box<Plan>,
         group: Vec<Expr>,
@@ -187,6 +199,21 @@ impl Plan {
             } => {
                 let keys = hash.iter().flat_map(|(l, r)| l.iter().chain(r));
                 no_subplan(on.iter().chain(keys)) && left.is_cheap() && right.is_cheap()
+            }
+            Plan::IndexNestLoop {
+                outer,
+                access,
+                inner_filter,
+                join_filter,
+                ..
+            } => {
+                let keys = match access {
+                    Access::Index { eq, .. } => eq.as_slice(),
+                    Access::Seq => &[],
+                };
+                access.is_point()
+                    && no_subplan(inner_filter.iter().chain(join_filter).chain(keys))
+                    && outer.is_cheap()
             }
             Plan::SetOp { left, right, .. } => left.is_cheap() && right.is_cheap(),
         }

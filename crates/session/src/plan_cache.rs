@@ -48,6 +48,7 @@ impl PlanCache {
     pub(crate) fn prepare(
         &self,
         catalog: Arc<Catalog>,
+        sizes: &dyn keel_sql::RelSizes,
         text: &str,
         char_offset: usize,
         declared: &[TypeId],
@@ -64,7 +65,13 @@ impl PlanCache {
         }
         // Planned outside the mutex: two sessions may plan the same text at once; the later
         // insert wins and both plans are equally valid.
-        let plan = Arc::new(keel_sql::prepare(catalog, text, char_offset, declared)?);
+        let plan = Arc::new(keel_sql::prepare(
+            catalog,
+            sizes,
+            text,
+            char_offset,
+            declared,
+        )?);
         if key.text.len() > TEXT_CAPACITY / 16 {
             return Ok(plan);
         }
@@ -90,24 +97,36 @@ mod tests {
         let cache = PlanCache::default();
         let old = Arc::new(Catalog::default());
         let sql = "SELECT $1 + 1";
-        let a = cache.prepare(old.clone(), sql, 0, &[TypeId::Int4]).unwrap();
-        let b = cache.prepare(old.clone(), sql, 0, &[TypeId::Int4]).unwrap();
+        let a = cache
+            .prepare(old.clone(), &keel_sql::NoSizes, sql, 0, &[TypeId::Int4])
+            .unwrap();
+        let b = cache
+            .prepare(old.clone(), &keel_sql::NoSizes, sql, 0, &[TypeId::Int4])
+            .unwrap();
         assert!(Arc::ptr_eq(&a, &b), "same key and catalog: one shared plan");
 
-        let c = cache.prepare(old.clone(), sql, 0, &[TypeId::Int8]).unwrap();
+        let c = cache
+            .prepare(old.clone(), &keel_sql::NoSizes, sql, 0, &[TypeId::Int8])
+            .unwrap();
         assert!(!Arc::ptr_eq(&a, &c), "other declared types: another plan");
         assert_eq!(c.params, vec![TypeId::Int8]);
-        let d = cache.prepare(old.clone(), sql, 3, &[TypeId::Int4]).unwrap();
+        let d = cache
+            .prepare(old.clone(), &keel_sql::NoSizes, sql, 3, &[TypeId::Int4])
+            .unwrap();
         assert!(
             !Arc::ptr_eq(&a, &d),
             "other offset (error positions): another plan"
         );
 
         let new = Arc::new(Catalog::default());
-        let e = cache.prepare(new.clone(), sql, 0, &[TypeId::Int4]).unwrap();
+        let e = cache
+            .prepare(new.clone(), &keel_sql::NoSizes, sql, 0, &[TypeId::Int4])
+            .unwrap();
         assert!(!Arc::ptr_eq(&a, &e), "a newer catalog is planned again");
         assert!(Arc::ptr_eq(&e.catalog, &new));
-        let f = cache.prepare(new, sql, 0, &[TypeId::Int4]).unwrap();
+        let f = cache
+            .prepare(new, &keel_sql::NoSizes, sql, 0, &[TypeId::Int4])
+            .unwrap();
         assert!(Arc::ptr_eq(&e, &f), "and then shared");
     }
 
@@ -115,11 +134,21 @@ mod tests {
     fn errors_are_not_cached_and_the_map_stays_bounded() {
         let cache = PlanCache::default();
         let cat = Arc::new(Catalog::default());
-        assert!(cache.prepare(cat.clone(), "SELEC 1", 0, &[]).is_err());
+        assert!(
+            cache
+                .prepare(cat.clone(), &keel_sql::NoSizes, "SELEC 1", 0, &[])
+                .is_err()
+        );
         assert!(cache.plans.lock().map.is_empty());
         for i in 0..CAPACITY + 10 {
             cache
-                .prepare(cat.clone(), &format!("SELECT {i}"), 0, &[])
+                .prepare(
+                    cat.clone(),
+                    &keel_sql::NoSizes,
+                    &format!("SELECT {i}"),
+                    0,
+                    &[],
+                )
                 .unwrap();
         }
         assert!(cache.plans.lock().map.len() <= CAPACITY);
@@ -127,14 +156,22 @@ mod tests {
         let long = format!("SELECT 1 {}", " ".repeat(TEXT_CAPACITY / 20));
         for i in 0..40 {
             cache
-                .prepare(cat.clone(), &format!("{long}+{i}"), 0, &[])
+                .prepare(
+                    cat.clone(),
+                    &keel_sql::NoSizes,
+                    &format!("{long}+{i}"),
+                    0,
+                    &[],
+                )
                 .unwrap();
             let p = cache.plans.lock();
             assert!(p.text <= TEXT_CAPACITY);
             assert_eq!(p.text, p.map.keys().map(|k| k.text.len()).sum::<usize>());
         }
         let huge = format!("SELECT 1 {}", " ".repeat(TEXT_CAPACITY / 8));
-        cache.prepare(cat.clone(), &huge, 0, &[]).unwrap();
+        cache
+            .prepare(cat.clone(), &keel_sql::NoSizes, &huge, 0, &[])
+            .unwrap();
         assert!(cache.plans.lock().map.keys().all(|k| k.text != huge));
     }
 }

@@ -295,7 +295,13 @@ impl Session {
         declared: &[TypeId],
     ) -> PgResult<Prepared> {
         self.stack_limit();
-        keel_sql::prepare(self.catalog(), sql, char_offset, declared)
+        keel_sql::prepare(
+            self.catalog(),
+            &keel_sql::EngineSizes(&self.engine),
+            sql,
+            char_offset,
+            declared,
+        )
     }
 
     /// Applies the session's `max_stack_depth` to the thread about to parse, bind or run a
@@ -323,9 +329,13 @@ impl Session {
             return Ok(None);
         }
         self.stack_limit();
-        let p = self
-            .plans
-            .prepare(self.catalog(), &prep.text, prep.char_offset, declared)?;
+        let p = self.plans.prepare(
+            self.catalog(),
+            &keel_sql::EngineSizes(&self.engine),
+            &prep.text,
+            prep.char_offset,
+            declared,
+        )?;
         Ok(Some(p))
     }
 }
@@ -435,7 +445,13 @@ impl keel_wire::Backend for Session {
                 .first()
                 .map_or((sql, 0), |p| (p.text, sql[..p.offset].chars().count()));
             self.stack_limit();
-            let prep = self.plans.prepare(self.catalog(), text, off, &declared)?;
+            let prep = self.plans.prepare(
+                self.catalog(),
+                &keel_sql::EngineSizes(&self.engine),
+                text,
+                off,
+                &declared,
+            )?;
             if self.block == Block::Failed {
                 failed_block_check(self.block, &prep)?;
             }

@@ -63,9 +63,22 @@ impl Prepared {
     }
 }
 
-/// Parses and binds one statement (`text` is one element of [`split::split_statements`]).
+/// Relation sizes for the planner, read from the engine.
+pub struct EngineSizes<'a>(pub &'a keel_access::Engine);
+
+impl keel_planner::RelSizes for EngineSizes<'_> {
+    fn relation_bytes(&self, table: &keel_catalog::TableDef) -> u64 {
+        self.0.relation_size(table.relfile)
+    }
+}
+
+pub use keel_planner::{NoSizes, RelSizes};
+
+/// Parses, analyzes and plans one statement (`text` is one element of
+/// [`split::split_statements`]).
 pub fn prepare(
     catalog: Arc<Catalog>,
+    sizes: &dyn RelSizes,
     text: &str,
     char_offset: usize,
     param_types: &[TypeId],
@@ -88,8 +101,8 @@ pub fn prepare(
     let (analyzed, params) =
         keel_analyzer::analyze(&catalog, &stmt, &parsed_text, char_offset, param_types)?;
     let s = match analyzed {
-        Analyzed::Query(q) => Stmt::Query(keel_planner::plan_query(&catalog, &q)?),
-        Analyzed::Modify(m) => Stmt::Modify(keel_planner::plan_modify(&catalog, &m)?),
+        Analyzed::Query(q) => Stmt::Query(keel_planner::plan_query(&catalog, sizes, &q)?),
+        Analyzed::Modify(m) => Stmt::Modify(keel_planner::plan_modify(&catalog, sizes, &m)?),
         Analyzed::Ddl(stmt) => Stmt::Ddl(stmt),
     };
     Ok(mk(s, params))

@@ -1,7 +1,7 @@
 //! Binding and planning tests (no engine needed).
 
 use crate::plan::{Access, ModifyKind};
-use crate::{Stmt, prepare};
+use crate::{NoSizes, Stmt, prepare};
 use keel_catalog::{Catalog, ColumnDef, IndexDef, IndexMethod, Persistence, TableDef};
 use keel_types::{SqlType, TypeId};
 use std::sync::Arc;
@@ -83,6 +83,7 @@ fn catalog() -> Arc<Catalog> {
 fn pgbench_update_infers_int4_params_and_uses_the_pkey() {
     let p = prepare(
         catalog(),
+        &NoSizes,
         "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
         0,
         &[],
@@ -102,6 +103,7 @@ fn pgbench_update_infers_int4_params_and_uses_the_pkey() {
 fn pgbench_select_and_insert() {
     let p = prepare(
         catalog(),
+        &NoSizes,
         "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
         0,
         &[],
@@ -112,7 +114,7 @@ fn pgbench_select_and_insert() {
     assert_eq!(cols[0].name, "abalance");
     assert_eq!(cols[0].ty, TypeId::Int4);
     assert_eq!(cols[0].attnum, 3);
-    let p = prepare(catalog(), "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)", 0, &[]).unwrap();
+    let p = prepare(catalog(), &NoSizes, "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)", 0, &[]).unwrap();
     assert_eq!(p.params, vec![TypeId::Int4; 4]);
     assert!(p.columns().is_none());
 }
@@ -121,6 +123,7 @@ fn pgbench_select_and_insert() {
 fn declared_parameter_types_win() {
     let p = prepare(
         catalog(),
+        &NoSizes,
         "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
         0,
         &[TypeId::Int8],
@@ -131,13 +134,19 @@ fn declared_parameter_types_win() {
 
 #[test]
 fn unknown_column_has_position() {
-    let e = prepare(catalog(), "select nosuch from pgbench_accounts", 0, &[])
-        .err()
-        .unwrap();
+    let e = prepare(
+        catalog(),
+        &NoSizes,
+        "select nosuch from pgbench_accounts",
+        0,
+        &[],
+    )
+    .err()
+    .unwrap();
     assert_eq!(e.code, "42703");
     assert_eq!(e.position, Some(8));
     // Offsets of later statements in a multi-statement string are added.
-    let e = prepare(catalog(), "select * from nope", 10, &[])
+    let e = prepare(catalog(), &NoSizes, "select * from nope", 10, &[])
         .err()
         .unwrap();
     assert_eq!(e.code, "42P01");
@@ -146,7 +155,9 @@ fn unknown_column_has_position() {
 
 #[test]
 fn syntax_error_position() {
-    let e = prepare(catalog(), "selec 1", 0, &[]).err().unwrap();
+    let e = prepare(catalog(), &NoSizes, "selec 1", 0, &[])
+        .err()
+        .unwrap();
     assert_eq!(e.code, "42601");
     assert_eq!(e.message, "syntax error at or near \"selec\"");
     assert_eq!(e.position, Some(1));
@@ -156,6 +167,7 @@ fn syntax_error_position() {
 fn grouping_errors() {
     let e = prepare(
         catalog(),
+        &NoSizes,
         "select aid, count(*) from pgbench_accounts",
         0,
         &[],
@@ -166,6 +178,7 @@ fn grouping_errors() {
     assert!(
         prepare(
             catalog(),
+            &NoSizes,
             "select bid, count(*) from pgbench_accounts group by bid order by 2 desc",
             0,
             &[]
@@ -175,6 +188,7 @@ fn grouping_errors() {
     assert!(
         prepare(
             catalog(),
+            &NoSizes,
             "select bid, sum(abalance) from pgbench_accounts group by 1 having sum(abalance) > 0",
             0,
             &[]
@@ -185,12 +199,19 @@ fn grouping_errors() {
 
 #[test]
 fn unsupported_is_0a000() {
-    let e = prepare(catalog(), "select * from pg_catalog.pg_class", 0, &[])
-        .err()
-        .unwrap();
+    let e = prepare(
+        catalog(),
+        &NoSizes,
+        "select * from pg_catalog.pg_class",
+        0,
+        &[],
+    )
+    .err()
+    .unwrap();
     assert_eq!(e.code, "0A000");
     let e = prepare(
         catalog(),
+        &NoSizes,
         "select sum(aid) over () from pgbench_accounts",
         0,
         &[],
@@ -204,13 +225,21 @@ fn unsupported_is_0a000() {
 fn joins_and_series_bind() {
     let p = prepare(
         catalog(),
+        &NoSizes,
         "select a.aid, g from pgbench_accounts a join generate_series(1, 10) g on a.aid = g",
         0,
         &[],
     )
     .unwrap();
     assert_eq!(p.columns().unwrap().len(), 2);
-    let p = prepare(catalog(), "select generate_series(1, 3) as x", 0, &[]).unwrap();
+    let p = prepare(
+        catalog(),
+        &NoSizes,
+        "select generate_series(1, 3) as x",
+        0,
+        &[],
+    )
+    .unwrap();
     assert_eq!(p.columns().unwrap()[0].name, "x");
 }
 
@@ -220,6 +249,7 @@ fn subqueries_bind() {
     // Correlated: the inner WHERE reads the outer row's aid through one outer reference.
     let p = prepare(
         catalog(),
+        &NoSizes,
         "select aid from pgbench_accounts a where exists \
          (select 1 from pgbench_history h where h.aid = a.aid)",
         0,
@@ -246,15 +276,15 @@ fn subqueries_bind() {
     walk(&q.root, &mut found);
     assert_eq!(found, Some(1));
     // Errors as PostgreSQL: one column only; unknown columns still reported.
-    let e = prepare(catalog(), "select (select 1, 2)", 0, &[])
+    let e = prepare(catalog(), &NoSizes, "select (select 1, 2)", 0, &[])
         .err()
         .unwrap();
     assert_eq!((e.code, e.position), ("42601", Some(8)));
-    let e = prepare(catalog(), "select 1 in (select 1, 2)", 0, &[])
+    let e = prepare(catalog(), &NoSizes, "select 1 in (select 1, 2)", 0, &[])
         .err()
         .unwrap();
     assert_eq!((e.code, e.position), ("42601", Some(10)));
-    let e = prepare(catalog(), "select (select nosuch)", 0, &[])
+    let e = prepare(catalog(), &NoSizes, "select (select nosuch)", 0, &[])
         .err()
         .unwrap();
     assert_eq!(e.code, "42703");
@@ -295,7 +325,7 @@ fn syntax_errors_like_postgres() {
         ("select 1 union", "syntax error at end of input", 15),
     ];
     for (q, msg, pos) in cases {
-        let e = prepare(catalog(), q, 0, &[]).err().unwrap();
+        let e = prepare(catalog(), &NoSizes, q, 0, &[]).err().unwrap();
         assert_eq!((e.message.as_str(), e.position), (*msg, Some(*pos)), "{q}");
     }
 }

@@ -44,7 +44,7 @@ impl Db {
     fn run(&mut self, sql: &str) -> Result<Vec<String>, PgError> {
         let txn = self.txn.as_mut().unwrap();
         let catalog = txn.catalog(&self.engine);
-        let prep = prepare(catalog, sql, 0, &[])?;
+        let prep = prepare(catalog, &keel_sql::EngineSizes(&self.engine), sql, 0, &[])?;
         self.engine.start_statement(txn);
         let no_cancel = || false;
         let mut ev = EvalCx {

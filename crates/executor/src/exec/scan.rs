@@ -23,6 +23,16 @@ pub struct Scan<'a> {
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
 pub fn key_range(access: &Access, ev: &mut EvalCx<'_>) -> PgResult<Option<KeyRange>> {
+    key_range_on(access, &[], ev)
+}
+
+/// [`key_range`] with the key expressions evaluated on `row` (an index nested loop's outer
+/// row).
+pub fn key_range_on(
+    access: &Access,
+    row: &[Datum],
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Option<KeyRange>> {
     let Access::Index {
         eq, lower, upper, ..
     } = access
@@ -34,7 +44,7 @@ pub fn key_range(access: &Access, ev: &mut EvalCx<'_>) -> PgResult<Option<KeyRan
     };
     let mut prefix = Vec::with_capacity(eq.len() + 1);
     for e in eq {
-        let v = e.eval(&[], ev)?;
+        let v = e.eval(row, ev)?;
         if v.is_null() {
             return Ok(None);
         }
@@ -46,7 +56,7 @@ pub fn key_range(access: &Access, ev: &mut EvalCx<'_>) -> PgResult<Option<KeyRan
                 None if prefix.is_empty() => Some(Bound::Unbounded),
                 None => Some(Bound::Included(prefix.clone())),
                 Some((e, incl)) => {
-                    let v = e.eval(&[], ev)?;
+                    let v = e.eval(row, ev)?;
                     if v.is_null() {
                         return Ok(None);
                     }

@@ -1,0 +1,86 @@
+//! Index nested loop: each outer row's key values probe the inner table's index.
+
+use super::scan::key_range_on;
+use super::{BoxNode, Node, Row};
+use crate::eval::{Eval, EvalCx};
+use keel_access::{Engine, RowIter, Transaction};
+use keel_analyzer::expr::Expr;
+use keel_catalog::TableDef;
+use keel_common::PgResult;
+use keel_planner::plan::Access;
+
+pub struct IndexNestLoop<'a> {
+    outer: BoxNode<'a>,
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    table: &'a TableDef,
+    access: &'a Access,
+    inner_filter: Option<&'a Expr>,
+    join_filter: Option<&'a Expr>,
+    /// The outer row being joined and the probe of the inner table for it.
+    cur: Option<(Row, RowIter<'a>)>,
+}
+
+impl<'a> IndexNestLoop<'a> {
+    pub fn new(
+        outer: BoxNode<'a>,
+        engine: &'a Engine,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        access: &'a Access,
+        filters: (Option<&'a Expr>, Option<&'a Expr>),
+    ) -> Self {
+        IndexNestLoop {
+            outer,
+            engine,
+            txn,
+            table,
+            access,
+            inner_filter: filters.0,
+            join_filter: filters.1,
+            cur: None,
+        }
+    }
+}
+
+impl<'a> Node<'a> for IndexNestLoop<'a> {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        loop {
+            if let Some((outer, probe)) = &mut self.cur {
+                for item in probe.by_ref() {
+                    let (_, inner) = item?;
+                    ev.tick()?;
+                    if let Some(f) = self.inner_filter
+                        && !f.test(&inner, ev)?
+                    {
+                        continue;
+                    }
+                    let mut joined = Vec::with_capacity(outer.len() + inner.len());
+                    joined.extend_from_slice(outer);
+                    joined.extend(inner);
+                    if let Some(f) = self.join_filter
+                        && !f.test(&joined, ev)?
+                    {
+                        continue;
+                    }
+                    return Ok(Some(joined));
+                }
+                self.cur = None;
+            }
+            let Some(outer) = self.outer.next(ev)? else {
+                return Ok(None);
+            };
+            ev.tick()?;
+            let Access::Index { index, .. } = self.access else {
+                return Err(keel_common::PgError::internal(
+                    "index nested loop without an index",
+                ));
+            };
+            // A NULL key matches nothing.
+            if let Some(range) = key_range_on(self.access, &outer, ev)? {
+                let probe = self.engine.index_scan(self.txn, self.table, index, range);
+                self.cur = Some((outer, probe));
+            }
+        }
+    }
+}

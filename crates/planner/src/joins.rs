@@ -1,0 +1,514 @@
+//! Inner-join blocks: a tree of inner joins (and the WHERE above it) over base tables is
+//! flattened into its tables and the conjuncts of all its ON and WHERE clauses. Conjuncts that
+//! reference one table are pushed down to it (and pick its access path); the others join. The
+//! join order is chosen greedily by estimated cost, starting from the table with the fewest
+//! estimated rows, and each step picks an index nested loop (the next table probed through an
+//! index on its join columns), a hash join (building on the smaller side) or a nested loop.
+//! A projection on top restores the column order the query was written in.
+
+use crate::Planner;
+use crate::access::{col_range, conjuncts, equi_keys, remap};
+use crate::cost::{Estimate, eq_sel, leaf_estimate};
+use crate::plan::{Access, Plan};
+use keel_analyzer::expr::Expr;
+use keel_analyzer::query::Rel;
+use keel_catalog::TableDef;
+use keel_common::PgResult;
+use keel_types::TypeId;
+use std::sync::Arc;
+
+/// Deepest expression the block moves between row layouts (re-basing is recursive); deeper
+/// conjuncts stay on top, evaluated where they were written.
+const MAX_MOVED_DEPTH: usize = 1000;
+
+struct Leaf {
+    table: Arc<TableDef>,
+    /// First column of the table in the block's written row layout.
+    offset: usize,
+}
+
+impl Leaf {
+    fn width(&self) -> usize {
+        self.table.columns.len()
+    }
+}
+
+pub(crate) struct Block {
+    leaves: Vec<Leaf>,
+    /// Conjuncts over the written row layout.
+    conj: Vec<Expr>,
+    width: usize,
+}
+
+/// The block `rel` heads, when it is an inner join of at least two base tables (possibly
+/// under a WHERE), or None.
+pub(crate) fn flatten(rel: &Rel) -> Option<Block> {
+    let mut b = Block {
+        leaves: Vec::new(),
+        conj: Vec::new(),
+        width: 0,
+    };
+    if !walk(rel, 0, &mut b) || b.leaves.len() < 2 {
+        return None;
+    }
+    b.width = b.leaves.iter().map(Leaf::width).sum();
+    Some(b)
+}
+
+fn walk(rel: &Rel, offset: usize, b: &mut Block) -> bool {
+    match rel {
+        Rel::Scan { table } => {
+            b.leaves.push(Leaf {
+                table: table.clone(),
+                offset,
+            });
+            true
+        }
+        Rel::Filter { input, pred } => walk(input, offset, b) && add_conj(pred, offset, b),
+        Rel::Join {
+            left,
+            right,
+            on,
+            left_join: false,
+            right_join: false,
+            left_width,
+            ..
+        } => {
+            walk(left, offset, b)
+                && walk(right, offset + left_width, b)
+                && on.as_ref().is_none_or(|on| add_conj(on, offset, b))
+        }
+        _ => false,
+    }
+}
+
+fn add_conj(pred: &Expr, offset: usize, b: &mut Block) -> bool {
+    let mut parts = Vec::new();
+    conjuncts(pred.clone(), &mut parts);
+    for c in parts {
+        if offset == 0 {
+            b.conj.push(c);
+        } else if movable(&c) {
+            b.conj.push(remap(c, &|i| i + offset));
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `e` can be re-based to another row layout: [`col_range`] sees all its column
+/// references, and it is shallow enough for the recursive rewrite.
+fn movable(e: &Expr) -> bool {
+    let (mut lo, mut hi) = (usize::MAX, 0);
+    if depth(e) > MAX_MOVED_DEPTH {
+        return false;
+    }
+    col_range(e, &mut lo, &mut hi);
+    hi != usize::MAX
+}
+
+/// Nesting depth of `e`, counted without recursion.
+fn depth(e: &Expr) -> usize {
+    let mut max = 0;
+    let mut todo = vec![(e, 1)];
+    while let Some((e, d)) = todo.pop() {
+        max = max.max(d);
+        if max > MAX_MOVED_DEPTH {
+            break;
+        }
+        e.for_each_child(&mut |c| todo.push((c, d + 1)));
+    }
+    max
+}
+
+/// Columns `e` references (written layout), or None when it cannot be moved.
+fn columns(e: &Expr) -> Option<Vec<usize>> {
+    if !movable(e) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![e];
+    while let Some(e) = todo.pop() {
+        if let Expr::Col(i, _) = e {
+            out.push(*i);
+        }
+        e.for_each_child(&mut |c| todo.push(c));
+    }
+    Some(out)
+}
+
+/// A joined part of the block: its plan, estimate, and where each written column is in its
+/// rows.
+struct Part {
+    plan: Plan,
+    est: Estimate,
+    /// Leaves it holds.
+    leaves: Vec<usize>,
+    /// Written column -> position in this part's rows (for the leaves it holds).
+    pos: Vec<Option<usize>>,
+    width: usize,
+}
+
+struct Conj {
+    expr: Expr,
+    /// Leaves referenced; None = stays on top (not movable).
+    leaves: Option<Vec<usize>>,
+    used: bool,
+}
+
+impl Planner<'_> {
+    pub(crate) fn plan_block(&mut self, b: Block) -> PgResult<Plan> {
+        let leaf_of = |col: usize| b.leaves.iter().rposition(|l| l.offset <= col);
+        let mut conj: Vec<Conj> = b
+            .conj
+            .into_iter()
+            .map(|expr| {
+                let leaves = columns(&expr).and_then(|cols| {
+                    let mut ls: Vec<usize> = cols.iter().filter_map(|c| leaf_of(*c)).collect();
+                    ls.sort_unstable();
+                    ls.dedup();
+                    (!ls.is_empty() && !expr.has_subplan()).then_some(ls)
+                });
+                Conj {
+                    expr,
+                    leaves,
+                    used: false,
+                }
+            })
+            .collect();
+        for c in &conj {
+            self.exprs([&c.expr]);
+        }
+        // Each table with the conjuncts that reference it alone.
+        let mut parts: Vec<Option<Part>> = Vec::new();
+        for (i, leaf) in b.leaves.iter().enumerate() {
+            let mut local = Vec::new();
+            for c in conj.iter_mut() {
+                if c.leaves.as_deref() == Some(&[i]) {
+                    c.used = true;
+                    local.push(remap(c.expr.clone(), &|col| col - leaf.offset));
+                }
+            }
+            let pred = local.into_iter().reduce(Expr::and);
+            let (access, filter) = self.table_access(&leaf.table, pred);
+            let est = leaf_estimate(self.sizes, &leaf.table, &access, filter.as_ref());
+            let mut pos = vec![None; b.width];
+            for k in 0..leaf.width() {
+                pos[leaf.offset + k] = Some(k);
+            }
+            parts.push(Some(Part {
+                plan: Plan::Scan {
+                    table: leaf.table.clone(),
+                    access,
+                    filter,
+                },
+                est,
+                leaves: vec![i],
+                pos,
+                width: leaf.width(),
+            }));
+        }
+        // Start from the smallest, then add the cheapest next table.
+        let first = (0..parts.len())
+            .min_by(|a, b| rows_of(&parts[*a]).total_cmp(&rows_of(&parts[*b])))
+            .unwrap_or(0);
+        let mut cur = parts[first]
+            .take()
+            .ok_or_else(|| keel_common::PgError::internal("empty join block"))?;
+        while parts.iter().any(Option::is_some) {
+            let mut best: Option<(f64, usize, Step)> = None;
+            for (r, p) in parts.iter().enumerate() {
+                let Some(p) = p else { continue };
+                let step = self.join_step(&cur, p, r, &b.leaves, &conj);
+                let connected = step.connected;
+                // Unconnected tables come last (a cross join multiplies rows).
+                let cost = step.cost + if connected { 0.0 } else { 1e15 };
+                if best.as_ref().is_none_or(|(c, ..)| cost < *c) {
+                    best = Some((cost, r, step));
+                }
+            }
+            let Some((_, r, step)) = best else { break };
+            let right = parts[r]
+                .take()
+                .ok_or_else(|| keel_common::PgError::internal("join part"))?;
+            cur = self.apply_step(cur, right, step, &b.leaves, &mut conj);
+        }
+        // Restore the written column order, then what could not move.
+        let types = written_types(&b.leaves);
+        let exprs = (0..b.width)
+            .map(|g| Expr::Col(cur.pos[g].unwrap_or(0), types[g]))
+            .collect::<Vec<_>>();
+        let identity = cur.width == b.width && (0..b.width).all(|g| cur.pos[g] == Some(g));
+        let mut plan = if identity {
+            cur.plan
+        } else {
+            Plan::Project {
+                input: Box::new(cur.plan),
+                exprs,
+                srf: None,
+            }
+        };
+        let top = conj
+            .into_iter()
+            .filter(|c| !c.used)
+            .map(|c| c.expr)
+            .reduce(Expr::and);
+        if let Some(pred) = top {
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                pred,
+            };
+        }
+        Ok(plan)
+    }
+
+    /// How `right` (table `r`) would join `cur`.
+    fn join_step(
+        &self,
+        cur: &Part,
+        right: &Part,
+        r: usize,
+        leaves: &[Leaf],
+        conj: &[Conj],
+    ) -> Step {
+        let covered: Vec<usize> = conj
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                !c.used
+                    && c.leaves.as_ref().is_some_and(|ls| {
+                        ls.contains(&r) && ls.iter().all(|l| *l == r || cur.leaves.contains(l))
+                    })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let leaf = &leaves[r];
+        // Equalities `right column = expression over cur`.
+        let mut keys: Vec<(usize, Expr, Option<usize>)> = Vec::new();
+        for &i in &covered {
+            if let Expr::Bin {
+                op: "=", l, r: rr, ..
+            } = &conj[i].expr
+            {
+                for (a, b) in [(l, rr), (rr, l)] {
+                    if let Expr::Col(c, t) = a.as_ref()
+                        && (leaf.offset..leaf.offset + leaf.width()).contains(c)
+                        && b.ty() == *t
+                        && let Some(cols) = columns(b)
+                        && !cols.is_empty()
+                        && cols.iter().all(|g| cur.pos[*g].is_some())
+                    {
+                        let partner = match b.as_ref() {
+                            Expr::Col(g, _) => Some(*g),
+                            _ => None,
+                        };
+                        keys.push((
+                            *c - leaf.offset,
+                            remap((**b).clone(), &|g| cur.pos[g].unwrap_or(0)),
+                            partner,
+                        ));
+                    }
+                }
+            }
+        }
+        let connected = !covered.is_empty();
+        let right_sel = right.est.rows / crate::cost::table_rows(self.sizes, &leaf.table).max(1.0);
+        // Index nested loop: an index whose leading columns all have keys.
+        let mut nl: Option<(f64, Access, f64)> = None;
+        for idx in self.catalog.indexes_of(leaf.table.oid) {
+            let mut eq = Vec::new();
+            let mut partners = Vec::new();
+            for col in &idx.columns {
+                match keys.iter().find(|k| k.0 == *col) {
+                    Some(k) => {
+                        eq.push(k.1.clone());
+                        partners.push(k.2);
+                    }
+                    None => break,
+                }
+            }
+            if eq.is_empty() {
+                continue;
+            }
+            let unique = idx.unique && eq.len() == idx.columns.len();
+            let table_rows = crate::cost::table_rows(self.sizes, &leaf.table);
+            let per_probe = if unique {
+                1.0
+            } else {
+                // Distinct values of the key: as many as the partner table's rows when the
+                // partner column is that table's unique key (a foreign key), else the default.
+                let nd = partners
+                    .first()
+                    .copied()
+                    .flatten()
+                    .and_then(|g| self.unique_partner_rows(leaves, g))
+                    .unwrap_or(1.0 / eq_sel());
+                (table_rows / nd.max(1.0)).max(1.0)
+            };
+            let cost = cur.est.rows
+                * (crate::cost::RANDOM_PAGE_COST + per_probe * (1.0 + crate::cost::CPU_TUPLE_COST));
+            let rows = cur.est.rows * per_probe * right_sel.min(1.0);
+            if nl.as_ref().is_none_or(|(c, ..)| cost < *c) {
+                nl = Some((
+                    cost,
+                    Access::Index {
+                        index: idx.clone(),
+                        eq,
+                        lower: None,
+                        upper: None,
+                    },
+                    rows,
+                ));
+            }
+        }
+        // Hash join (or nested loop without keys): both inputs run once.
+        let hash_rows = if keys.is_empty() {
+            cur.est.rows * right.est.rows
+        } else {
+            (cur.est.rows * right.est.rows * eq_sel()).max(cur.est.rows.min(right.est.rows))
+        };
+        let hash_cost = right.est.cost
+            + (cur.est.rows + right.est.rows) * crate::cost::CPU_OPERATOR_COST * 2.0
+            + if keys.is_empty() {
+                cur.est.rows * right.est.rows * crate::cost::CPU_OPERATOR_COST
+            } else {
+                0.0
+            };
+        match nl {
+            Some((cost, access, rows)) if cost < hash_cost => Step {
+                covered,
+                cost,
+                rows,
+                connected,
+                index: Some(access),
+            },
+            _ => Step {
+                covered,
+                cost: hash_cost,
+                rows: hash_rows,
+                connected,
+                index: None,
+            },
+        }
+    }
+
+    /// Rows of the table whose column `g` (written layout) is its sole unique key.
+    fn unique_partner_rows(&self, leaves: &[Leaf], g: usize) -> Option<f64> {
+        let l = leaves.iter().rev().find(|l| l.offset <= g)?;
+        let col = g - l.offset;
+        self.catalog
+            .indexes_of(l.table.oid)
+            .any(|i| i.unique && i.columns == [col])
+            .then(|| crate::cost::table_rows(self.sizes, &l.table))
+    }
+
+    fn apply_step(
+        &self,
+        cur: Part,
+        right: Part,
+        step: Step,
+        leaves: &[Leaf],
+        conj: &mut [Conj],
+    ) -> Part {
+        let mut on_parts = Vec::new();
+        for &i in &step.covered {
+            conj[i].used = true;
+            on_parts.push(i);
+        }
+        let r = right.leaves[0];
+        let mut leaves_held = cur.leaves.clone();
+        leaves_held.push(r);
+        let est = Estimate {
+            rows: step.rows.max(1.0),
+            cost: cur.est.cost + step.cost,
+        };
+        match step.index {
+            Some(access) => {
+                // Outer rows first, then the probed table's columns.
+                let mut pos = cur.pos.clone();
+                let leaf = &leaves[r];
+                for k in 0..leaf.width() {
+                    pos[leaf.offset + k] = Some(cur.width + k);
+                }
+                let join_filter = on_parts
+                    .iter()
+                    .map(|&i| remap(conj[i].expr.clone(), &|g| pos[g].unwrap_or(0)))
+                    .reduce(Expr::and);
+                let Plan::Scan { table, filter, .. } = right.plan else {
+                    unreachable!("an index nested loop probes a base table")
+                };
+                Part {
+                    plan: Plan::IndexNestLoop {
+                        outer: Box::new(cur.plan),
+                        table,
+                        access,
+                        inner_filter: filter,
+                        join_filter,
+                        outer_width: cur.width,
+                    },
+                    est,
+                    leaves: leaves_held,
+                    pos,
+                    width: cur.width + leaf.width(),
+                }
+            }
+            None => {
+                // Build the hash table on the smaller side (the executor builds on the right).
+                let (l, rt) = if right.est.rows <= cur.est.rows {
+                    (cur, right)
+                } else {
+                    (right, cur)
+                };
+                let mut pos = l.pos.clone();
+                for (g, p) in rt.pos.iter().enumerate() {
+                    if let Some(p) = p {
+                        pos[g] = Some(l.width + p);
+                    }
+                }
+                let on = on_parts
+                    .iter()
+                    .map(|&i| remap(conj[i].expr.clone(), &|g| pos[g].unwrap_or(0)))
+                    .reduce(Expr::and);
+                let hash = on.as_ref().and_then(|on| equi_keys(on, l.width));
+                let width = l.width + rt.width;
+                Part {
+                    plan: Plan::Join {
+                        left: Box::new(l.plan),
+                        right: Box::new(rt.plan),
+                        on,
+                        left_join: false,
+                        right_join: false,
+                        left_width: l.width,
+                        right_width: rt.width,
+                        hash,
+                    },
+                    est,
+                    leaves: leaves_held,
+                    pos,
+                    width,
+                }
+            }
+        }
+    }
+}
+
+struct Step {
+    covered: Vec<usize>,
+    cost: f64,
+    rows: f64,
+    connected: bool,
+    /// Some = index nested loop with this access on the new table.
+    index: Option<Access>,
+}
+
+fn rows_of(p: &Option<Part>) -> f64 {
+    p.as_ref().map_or(f64::INFINITY, |p| p.est.rows)
+}
+
+fn written_types(leaves: &[Leaf]) -> Vec<TypeId> {
+    leaves
+        .iter()
+        .flat_map(|l| l.table.columns.iter().map(|c| c.ty.id))
+        .collect()
+}
