@@ -15,6 +15,7 @@ mod nestloop;
 mod project;
 mod runs;
 mod scan;
+mod semijoin;
 mod setop;
 mod sort;
 pub mod subplan;
@@ -114,6 +115,18 @@ pub fn build<'a>(
             build(input, engine, txn)?,
             types,
             on,
+        )),
+        Plan::SemiJoin {
+            input,
+            inner,
+            outer_keys,
+            inner_keys,
+            anti,
+        } => Box::new(semijoin::SemiJoin::new(
+            build(input, engine, txn)?,
+            build(inner, engine, txn)?,
+            (outer_keys, inner_keys),
+            *anti,
         )),
         Plan::IndexNestLoop {
             outer,

@@ -9,6 +9,7 @@ mod access;
 mod cost;
 mod joins;
 pub mod plan;
+mod semijoin;
 
 pub use access::{choose_access, equi_keys};
 
@@ -153,8 +154,48 @@ impl<'a> Planner<'a> {
         }
     }
 
+    /// A WHERE whose conjuncts include correlated EXISTS / NOT EXISTS that can run as semi- or
+    /// anti-joins: the other conjuncts filter `input` first, then each join applies.
+    fn with_semi_joins(&mut self, input: &Rel, pred: &Expr) -> PgResult<Option<Plan>> {
+        let mut parts = Vec::new();
+        access::conjuncts(pred.clone(), &mut parts);
+        let (mut semis, mut rest) = (Vec::new(), Vec::new());
+        for p in parts {
+            match semijoin::semi_join(&p) {
+                Some(s) => semis.push(s),
+                None => rest.push(p),
+            }
+        }
+        if semis.is_empty() {
+            return Ok(None);
+        }
+        let mut plan = match rest.into_iter().reduce(Expr::and) {
+            Some(pred) => self.rel(&Rel::Filter {
+                input: Box::new(input.clone()),
+                pred,
+            })?,
+            None => self.rel(input)?,
+        };
+        for s in semis {
+            self.exprs(&s.outer_keys);
+            plan = Plan::SemiJoin {
+                input: Box::new(plan),
+                inner: Box::new(self.rel(&s.inner)?),
+                outer_keys: s.outer_keys,
+                inner_keys: s.inner_keys,
+                anti: s.anti,
+            };
+        }
+        Ok(Some(plan))
+    }
+
     fn rel(&mut self, r: &Rel) -> PgResult<Plan> {
         keel_common::stack::check()?;
+        if let Rel::Filter { input, pred } = r
+            && let Some(plan) = self.with_semi_joins(input, pred)?
+        {
+            return Ok(plan);
+        }
         if let Some(block) = joins::flatten(r) {
             return self.plan_block(block);
         }

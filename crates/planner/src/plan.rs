@@ -72,6 +72,15 @@ pub enum Plan {
         join_filter: Option<Expr>,
         outer_width: usize,
     },
+    /// `WHERE [NOT] EXISTS (correlated subquery)` as a hash semi-join (`anti`: anti-join):
+    /// `input` rows pass when their `outer_keys` are (are not) among `inner`'s `inner_keys`.
+    SemiJoin {
+        input: Box<Plan>,
+        inner: Box<Plan>,
+        outer_keys: Vec<Expr>,
+        inner_keys: Vec<Expr>,
+        anti: bool,
+    },
     Agg {
         input: Box<Plan>,
         group: Vec<Expr>,
@@ -215,6 +224,7 @@ impl Plan {
                     && no_subplan(inner_filter.iter().chain(join_filter).chain(keys))
                     && outer.is_cheap()
             }
+            Plan::SemiJoin { .. } => false,
             Plan::SetOp { left, right, .. } => left.is_cheap() && right.is_cheap(),
         }
     }
