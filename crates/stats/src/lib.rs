@@ -22,6 +22,8 @@ mod width;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_select;
 
 pub use compute::compute_column;
 pub use pgstats::{PgStatsRow, pg_stats_rows};

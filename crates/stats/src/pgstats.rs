@@ -58,9 +58,8 @@ fn array_text(values: &[Datum], ty: TypeId) -> String {
         format_text(v, ty, &mut s);
         let quote = s.is_empty()
             || s.eq_ignore_ascii_case("null")
-            || s.bytes().any(|c| {
-                matches!(c, b'{' | b'}' | b',' | b'"' | b'\\') || c.is_ascii_whitespace()
-            });
+            || s.bytes()
+                .any(|c| matches!(c, b'{' | b'}' | b',' | b'"' | b'\\') || c.is_ascii_whitespace());
         if quote {
             out.push('"');
             for c in s.chars() {

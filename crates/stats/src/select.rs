@@ -118,7 +118,7 @@ pub fn num_distinct(col: &Column) -> (f64, bool) {
     };
     if col.unique {
         let null_frac = col.stats.map_or(0.0, |s| s.null_frac as f64);
-        stadistinct = -1.0 * (1.0 - null_frac);
+        stadistinct = -(1.0 - null_frac);
     }
     if stadistinct > 0.0 {
         return (clamp_row_est(stadistinct), false);

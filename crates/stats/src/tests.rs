@@ -32,17 +32,18 @@ pub(crate) fn s1_rows() -> (Vec<(String, TypeId)>, Vec<Vec<Datum>>) {
                     Datum::Text(format!("v{}", g % 37))
                 },
                 Datum::Numeric(Box::new(
-                    Numeric::from_i64((g % 100) as i64)
-                        .div(&four)
-                        .expect("div"),
+                    Numeric::from_i64((g % 100) as i64).div(&four).expect("div"),
                 )),
                 Datum::Float8((g * 37 % 1000) as f64 / 3.0),
                 Datum::Bool(g % 3 == 0),
-                Datum::Int4(match g {
-                    ..=2000 => 1,
-                    ..=2600 => 2,
-                    ..=2700 => 3,
-                    _ => g,
+                Datum::Int4(if g <= 2000 {
+                    1
+                } else if g <= 2600 {
+                    2
+                } else if g <= 2700 {
+                    3
+                } else {
+                    g
                 }),
                 Datum::Int4(((g as i64 * 7919) % 3000) as i32),
             ]
@@ -76,7 +77,6 @@ fn render(rows: &[PgStatsRow]) -> Vec<String> {
             let c = r.columns();
             c[2..]
                 .iter()
-                .filter(|_| true)
                 .enumerate()
                 .filter(|(i, _)| *i != 1) // `inherited` is not in the captured output
                 .map(|(_, v)| v.clone().unwrap_or_default())

@@ -21,7 +21,7 @@ pub(crate) fn fixed_len(ty: TypeId) -> Option<i32> {
 /// it fits, 4-byte otherwise). Values past TOAST's threshold would be compressed by
 /// PostgreSQL; Keel stores them whole, so widths of such values can differ.
 fn varlena(payload: usize) -> usize {
-    if payload + 1 <= VARATT_SHORT_MAX {
+    if payload < VARATT_SHORT_MAX {
         payload + 1
     } else {
         payload + 4
