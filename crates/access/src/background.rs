@@ -50,7 +50,7 @@ fn autovacuum(engine: Weak<Engine>) {
                 );
             }
             if e.inner.take_analyze_due(table)
-                && let Err(err) = e.inner.analyze(table, &|| Ok(()))
+                && let Err(err) = e.inner.analyze(None, table, &|| Ok(()))
             {
                 eprintln!(
                     "LOG:  automatic analyze of table \"{}\" failed: {err}",

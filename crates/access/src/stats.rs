@@ -10,7 +10,7 @@
 //! replay of the ones after it just replaces entries. Entries of tables no longer in the
 //! catalog are dropped when a catalog is installed, at recovery, and at every save.
 
-use crate::api::{Engine, Isolation};
+use crate::api::{Engine, Isolation, Transaction};
 use crate::engine::EngineInner;
 use crate::heap;
 use keel_catalog::{Catalog, TableDef};
@@ -123,17 +123,25 @@ struct Sample {
 }
 
 impl EngineInner {
-    /// Samples `table` (PostgreSQL's `acquire_sample_rows`) through a fresh snapshot: rows
-    /// visible to it are live. `check` runs per block.
+    /// Samples `table` (PostgreSQL's `acquire_sample_rows`): rows visible to the snapshot of
+    /// `own` (the session's transaction, whose own writes count as PostgreSQL's ANALYZE
+    /// counts them), or to a fresh one, are live. `check` runs per block.
     fn sample(
         &self,
+        own: Option<&Transaction>,
         table: &TableDef,
         targrows: usize,
         check: &dyn Fn() -> PgResult<()>,
     ) -> PgResult<Sample> {
-        let mut txn = self.begin(Isolation::ReadCommitted, true);
-        self.start_statement(&mut txn);
-        let snap = self.snapshot(&txn);
+        let fresh = own.is_none().then(|| {
+            let mut txn = self.begin(Isolation::ReadCommitted, true);
+            self.start_statement(&mut txn);
+            txn
+        });
+        let snap = match (own, &fresh) {
+            (Some(t), _) | (None, Some(t)) => self.snapshot(t),
+            (None, None) => unreachable!("one of the two is set"),
+        };
         let sampled = (|| {
             let rel = self.rel(table.relfile)?;
             let types = crate::rows::column_types(table);
@@ -166,14 +174,18 @@ impl EngineInner {
                 rows: reservoir.finish(),
             })
         })();
-        self.rollback(txn);
+        if let Some(txn) = fresh {
+            self.rollback(txn);
+        }
         sampled
     }
 
-    /// ANALYZE of one table: sample, compute, then install (logged, durable) and return the
-    /// statistics. Resets the table's count of changed rows.
+    /// ANALYZE of one table: sample (through `own`'s snapshot if given, see `sample`),
+    /// compute, then install (logged, durable) and return the statistics. Resets the table's
+    /// count of changed rows.
     pub fn analyze(
         &self,
+        own: Option<&Transaction>,
         table: &TableDef,
         check: &dyn Fn() -> PgResult<()>,
     ) -> PgResult<Arc<TableStats>> {
@@ -181,7 +193,7 @@ impl EngineInner {
             rel.mods_since_analyze.store(0, Ordering::Relaxed);
         }
         let target = DEFAULT_STATISTICS_TARGET;
-        let sample = self.sample(table, sample_rows_for(target), check)?;
+        let sample = self.sample(own, table, sample_rows_for(target), check)?;
         let mut columns = Vec::with_capacity(table.columns.len());
         for (i, col) in table.columns.iter().enumerate() {
             check()?;
@@ -223,14 +235,16 @@ impl EngineInner {
 }
 
 impl Engine {
-    /// ANALYZE of one table (see `EngineInner::analyze`). Reads up to 30,000 blocks: run it
-    /// off the async workers.
+    /// ANALYZE of one table (see `EngineInner::analyze`), seeing what the transaction `own`
+    /// sees (its own uncommitted rows included; call `start_statement` on it first), or
+    /// committed rows only. Reads up to 30,000 blocks: run it off the async workers.
     pub fn analyze(
         &self,
+        own: Option<&Transaction>,
         table: &TableDef,
         check: &dyn Fn() -> PgResult<()>,
     ) -> PgResult<Arc<TableStats>> {
-        self.inner.analyze(table, check)
+        self.inner.analyze(own, table, check)
     }
 
     /// The statistics of the last ANALYZE of table `oid`, if any.

@@ -74,7 +74,7 @@ fn analyze_is_exact_on_a_small_table_and_survives_crash_and_restart() {
     let (table, _) = create_table_ff(&eng, false, 100);
     insert_rows(&eng, &table, 0..3000);
     assert!(eng.table_stats(table.oid).is_none());
-    let s = eng.analyze(&table, &|| Ok(())).unwrap();
+    let s = eng.analyze(None, &table, &|| Ok(())).unwrap();
     assert_eq!(s.relpages as u64 * 8192, eng.relation_size(table.relfile));
     check_small(&eng, table.oid);
 
@@ -115,7 +115,7 @@ fn a_table_past_the_sample_size_is_sampled() {
     let eng = Engine::open(dir.path(), &settings()).unwrap();
     let (table, _) = create_table_ff(&eng, false, 100);
     insert_rows(&eng, &table, 0..45_000);
-    let s = eng.analyze(&table, &|| Ok(())).unwrap();
+    let s = eng.analyze(None, &table, &|| Ok(())).unwrap();
     // Fewer blocks than the sample size: every block is read, so the count is exact,
     // while the 30,000 rows kept are a random subset.
     assert_eq!(s.reltuples, 45_000.0);

@@ -6,10 +6,10 @@ use keel_catalog::TableDef;
 use keel_common::PgResult;
 
 impl Session {
-    /// ANALYZE of `tables` by name, or of every table when the list is empty. Runs in its
-    /// own snapshot and installs the statistics at once, whether or not a transaction block
-    /// is open (they are not transactional, see keel-access).
-    pub(crate) fn analyze_tables(&self, tables: &[String]) -> PgResult<()> {
+    /// ANALYZE of `tables` by name, or of every table when the list is empty. Installs the
+    /// statistics at once, whether or not a transaction block is open (they are not
+    /// transactional, see keel-access).
+    pub(crate) fn analyze_tables(&mut self, tables: &[String]) -> PgResult<()> {
         let cat = self.catalog();
         let targets: Vec<_> = if tables.is_empty() {
             cat.tables.values().cloned().collect()
@@ -27,14 +27,22 @@ impl Session {
     }
 
     /// ANALYZE of one table; a cancel or statement_timeout stops it (57014) before anything
-    /// is installed.
-    pub(crate) fn analyze_table(&self, table: &TableDef) -> PgResult<()> {
+    /// is installed. Inside a transaction (a block, or the implicit one of a multi-statement
+    /// query) it sees that transaction's own rows, as PostgreSQL's does: `CREATE TABLE; COPY;
+    /// ANALYZE` in one transaction must not record an empty table.
+    pub(crate) fn analyze_table(&mut self, table: &TableDef) -> PgResult<()> {
+        if let Some(txn) = self.txn.as_mut() {
+            self.engine.start_statement(txn);
+        }
         let cf = self.cancel_check();
         let interrupt = keel_sql::ddl::Interrupt {
             cancel: &cf,
             deadline: self.deadline,
         };
-        crate::exec::maybe_blocking(false, || self.engine.analyze(table, &|| interrupt.check()))?;
+        crate::exec::maybe_blocking(false, || {
+            self.engine
+                .analyze(self.txn.as_ref(), table, &|| interrupt.check())
+        })?;
         Ok(())
     }
 }
