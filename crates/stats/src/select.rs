@@ -14,6 +14,8 @@ pub const DEFAULT_EQ_SEL: f64 = 0.005;
 pub const DEFAULT_INEQ_SEL: f64 = 0.3333333333333333;
 /// `x > a AND x < b` when either side had to use a default.
 pub const DEFAULT_RANGE_INEQ_SEL: f64 = 0.005;
+/// PostgreSQL's page size, which its density estimate for never-analyzed tables assumes.
+const BLCKSZ: f64 = 8192.0;
 /// Distinct values assumed when nothing better is known.
 pub const DEFAULT_NUM_DISTINCT: f64 = 200.0;
 /// `x IS NULL` without statistics (and `IS NOT NULL`: 1 minus it).
@@ -98,14 +100,10 @@ pub fn estimate_tuples(stats: Option<&crate::TableStats>, cur_pages: u32, tuple_
         Some((tuples, relpages)) if relpages > 0 => tuples / relpages as f64,
         _ => {
             // Page header 24 bytes; per tuple a 24-byte header and a 4-byte line pointer.
-            (keel_storage_page_size() - 24.0) / (tuple_width + 28.0)
+            (BLCKSZ - 24.0) / (tuple_width + 28.0)
         }
     };
     (density * pages).round_ties_even()
-}
-
-fn keel_storage_page_size() -> f64 {
-    8192.0
 }
 
 /// Distinct non-null values of the column, and whether that is a default guess
