@@ -160,9 +160,9 @@ impl EngineInner {
                         }
                         let h = heap::tuple::Header::read(item);
                         if heap::visible(&self.txns, &snap, &h) {
-                            let row =
-                                keel_types::row::decode_row(&item[heap::tuple::HEADER..], &types)?;
-                            reservoir.offer(Tid::new(block, slot).to_u64(), row);
+                            reservoir.offer_with(Tid::new(block, slot).to_u64(), || {
+                                keel_types::row::decode_row(&item[heap::tuple::HEADER..], &types)
+                            })?;
                         }
                     }
                 }

@@ -84,17 +84,28 @@ impl<T, R: Rng> Reservoir<T, R> {
 
     /// Offers the item at physical position `pos` (positions increase along the scan).
     pub fn offer(&mut self, pos: u64, item: T) {
+        let _ = self.offer_with(pos, || Ok::<T, ()>(item));
+    }
+
+    /// As `offer`, building the item only if the sample takes it: once the reservoir is
+    /// full, most rows are passed over, and decoding them would be most of ANALYZE's work.
+    pub fn offer_with<E>(
+        &mut self,
+        pos: u64,
+        make: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(), E> {
         let t = self.seen;
         self.seen += 1;
         if self.items.len() < self.target {
-            self.items.push((pos, item));
-            return;
+            self.items.push((pos, make()?));
+            return Ok(());
         }
         let k = self.rng.gen_range(0..=t);
         if (k as usize) < self.target {
-            self.items[k as usize] = (pos, item);
+            self.items[k as usize] = (pos, make()?);
             self.replaced = true;
         }
+        Ok(())
     }
 
     /// Rows offered so far.
