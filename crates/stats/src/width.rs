@@ -90,7 +90,8 @@ mod tests {
 
     #[test]
     fn numeric_widths_match_pg_column_size() {
-        // pg_column_size(x::numeric) on PostgreSQL 15.
+        // pg_column_size(v) of the values stored in a numeric column on PostgreSQL 15 (a
+        // free-standing value has a 4-byte header: 3 more).
         for (v, w) in [
             ("0", 3),
             ("1", 5),
