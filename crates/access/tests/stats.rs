@@ -136,6 +136,7 @@ fn a_table_past_the_sample_size_is_sampled() {
 fn autovacuum_analyzes_a_changed_table() {
     let dir = tempfile::tempdir().unwrap();
     let eng = Engine::open(dir.path(), &settings()).unwrap();
+    eng.set_autovacuum_naptime(Duration::from_secs(3));
     let (table, _) = create_table_ff(&eng, false, 100);
     // 50 changes do not pass the threshold (50 + 0.1 × 0 rows)...
     insert_rows(&eng, &table, 0..50);
@@ -149,7 +150,7 @@ fn autovacuum_analyzes_a_changed_table() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(eng.table_stats(table.oid).unwrap().reltuples, 51.0);
-    // Next threshold: 50 + 0.1 × 51 = 55.1 changed rows.
+    // Next threshold: 50 + 0.1 × 51 = 55.1 changed rows (and the naptime passed).
     insert_rows(&eng, &table, 51..100);
     std::thread::sleep(Duration::from_millis(4500));
     assert_eq!(eng.table_stats(table.oid).unwrap().reltuples, 51.0);
