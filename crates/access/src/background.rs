@@ -1,4 +1,4 @@
-//! Background workers: the checkpointer and autovacuum. They hold only a weak reference to
+//! Background workers: the checkpointer and autovacuum (which also runs auto-analyze). They hold only a weak reference to
 //! the engine and take page latches one at a time, so they never block foreground sessions
 //! for longer than a page access.
 
@@ -46,6 +46,14 @@ fn autovacuum(engine: Weak<Engine>) {
             {
                 eprintln!(
                     "LOG:  automatic vacuum of table \"{}\" failed: {err}",
+                    table.name
+                );
+            }
+            if e.inner.take_analyze_due(table)
+                && let Err(err) = e.inner.analyze(None, table, &|| Ok(()))
+            {
+                eprintln!(
+                    "LOG:  automatic analyze of table \"{}\" failed: {err}",
                     table.name
                 );
             }

@@ -179,6 +179,7 @@ impl EngineInner {
             &self.catalog().to_bytes(),
         )?;
         self.seqs.persist(fs, &self.data_dir)?;
+        self.stats.persist(fs, &self.data_dir, &self.catalog())?;
         let control = Control {
             redo,
             next_xid,

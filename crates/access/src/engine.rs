@@ -31,6 +31,8 @@ pub struct EngineInner {
     catalog_install: Mutex<()>,
     rels: RwLock<HashMap<RelFileId, Arc<RelState>>>,
     pub(crate) seqs: Sequences,
+    /// Planner statistics (ANALYZE), see stats.rs.
+    pub(crate) stats: crate::stats::StatsStore,
     slot_pool: Arc<SlotPool>,
     pub(crate) checkpoint_lock: Mutex<()>,
     /// The redo point of the last completed checkpoint, and when that checkpoint started.
@@ -112,6 +114,7 @@ fn open_with(
         clog.load_bitmap(&bitmap);
     }
     let seqs = Sequences::load(&*fs, data_dir)?;
+    let stats = crate::stats::StatsStore::load(&*fs, data_dir)?;
     let smgr = Arc::new(Smgr::on(fs.clone(), data_dir)?);
     let fsync = settings.bool("fsync");
 
@@ -128,11 +131,12 @@ fn open_with(
         if rec.xid >= next_xid {
             next_xid = rec.xid + 1;
         }
-        replay(&pool, &clog, &mut catalog, &seqs, &rec)?;
+        replay(&pool, &clog, &mut catalog, &seqs, &stats, &rec)?;
         replayed += 1;
     }
     let end = reader.end();
     clog.set_boot_xid(next_xid);
+    stats.retain(&catalog);
     if replayed > 0 {
         eprintln!(
             "LOG:  redo done at {} ({} records)",
@@ -156,6 +160,7 @@ fn open_with(
             catalog,
             clog,
             seqs,
+            stats,
             next_xid,
             end,
             crashed: !control.clean,
@@ -174,6 +179,7 @@ struct StartState {
     catalog: Catalog,
     clog: CommitLog,
     seqs: Sequences,
+    stats: crate::stats::StatsStore,
     next_xid: u64,
     /// The end of the log: where new records go.
     end: u64,
@@ -196,6 +202,7 @@ fn start(
         catalog,
         clog,
         seqs,
+        stats,
         next_xid,
         end,
         crashed,
@@ -233,6 +240,7 @@ fn start(
         catalog_install: Mutex::new(()),
         rels: RwLock::new(HashMap::new()),
         seqs,
+        stats,
         slot_pool: Arc::new(SlotPool::default()),
         checkpoint_lock: Mutex::new(()),
         last_redo: Mutex::new((end, Instant::now())),
@@ -265,6 +273,7 @@ fn replay(
     clog: &CommitLog,
     catalog: &mut Catalog,
     seqs: &Sequences,
+    stats: &crate::stats::StatsStore,
     rec: &keel_storage::WalRecord,
 ) -> PgResult<()> {
     match rec.kind {
@@ -284,6 +293,7 @@ fn replay(
         }
         RecordKind::Abort | RecordKind::Checkpoint => Ok(()),
         RecordKind::Sequence => seqs.redo(&rec.payload),
+        RecordKind::Statistics => stats.redo(&rec.payload),
     }
 }
 
@@ -307,6 +317,8 @@ impl EngineInner {
             .store(Arc::as_ptr(&c) as usize, Ordering::Release);
         let old = std::mem::replace(&mut *cur, c);
         drop(cur);
+        // DROP TABLE drops its statistics.
+        self.stats.retain(&self.catalog.read());
         // Freed (if this was the last reference) only after `catalog_addr` moved on.
         drop(old);
     }

@@ -19,6 +19,8 @@ mod index;
 mod relstate;
 mod rows;
 mod seq;
+mod stats;
 mod txnstate;
 
 pub use api::*;
+pub use stats::{AUTOVACUUM_ANALYZE_SCALE_FACTOR, AUTOVACUUM_ANALYZE_THRESHOLD};

@@ -17,6 +17,8 @@ pub struct RelState {
     free: Mutex<Vec<BlockNo>>,
     /// Versions made dead since the last vacuum (updates and deletes).
     pub changes: std::sync::atomic::AtomicU64,
+    /// Rows inserted, updated or deleted since the last ANALYZE (auto-analyze's trigger).
+    pub mods_since_analyze: std::sync::atomic::AtomicU64,
     /// A cache of root -> newest version for recently updated rows, where reads of a hot
     /// row start (walking back through `prev` links) instead of walking the whole chain.
     latest: Box<[Mutex<HashMap<Tid, Tid>>]>,
@@ -33,6 +35,7 @@ impl RelState {
             target: AtomicU32::new(if n > 0 { n - 1 } else { NONE }),
             free: Mutex::new(Vec::new()),
             changes: Default::default(),
+            mods_since_analyze: Default::default(),
             latest: (0..LATEST_SHARDS)
                 .map(|_| Mutex::new(HashMap::new()))
                 .collect(),

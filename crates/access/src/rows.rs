@@ -136,6 +136,8 @@ impl EngineInner {
                     None,
                 )?;
                 state.heap_tid = Some(t);
+                rel.mods_since_analyze
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 t
             }
         };
@@ -248,6 +250,8 @@ impl EngineInner {
                 let (t, old) = new.ok_or_else(|| PgError::internal("update placed no version"))?;
                 rel.changes
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                rel.mods_since_analyze
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 state.heap_tid = Some(t);
                 old_bytes = Some(old);
                 t
@@ -295,6 +299,8 @@ impl EngineInner {
         match heap.delete(target.version, target.root, xid, cid, &must_queue)? {
             LockOutcome::Locked => {
                 rel.changes
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                rel.mods_since_analyze
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Ok(Write::Done(()))
             }

@@ -2,6 +2,7 @@
 //! layer and the engine (transaction blocks, prepared statements, portals, SET/SHOW, COPY).
 //! See README.md for the transaction state machine.
 
+mod analyze;
 mod copy;
 mod describe;
 mod exec;

@@ -314,14 +314,14 @@ impl Session {
                             format!("analyzing \"public.{}\"", t.name),
                         ));
                     }
+                    if *analyze {
+                        self.analyze_table(&t)?;
+                    }
                 }
                 tag("VACUUM")
             }
             Utility::Analyze { tables } => {
-                let cat = self.catalog();
-                for t in tables {
-                    cat.table(t)?;
-                }
+                self.analyze_tables(tables)?;
                 tag("ANALYZE")
             }
             Utility::Checkpoint => {

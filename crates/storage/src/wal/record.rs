@@ -16,6 +16,8 @@ pub enum RecordKind {
     Checkpoint = 4,
     /// A sequence advanced; payload = oid u32, value i64.
     Sequence = 5,
+    /// ANALYZE's statistics of a table; payload = table oid u32, then keel-stats' encoding.
+    Statistics = 6,
 }
 
 impl RecordKind {
@@ -26,6 +28,7 @@ impl RecordKind {
             3 => RecordKind::Abort,
             4 => RecordKind::Checkpoint,
             5 => RecordKind::Sequence,
+            6 => RecordKind::Statistics,
             _ => return None,
         })
     }
