@@ -8,7 +8,7 @@
 
 use crate::Planner;
 use crate::access::{col_range, conjuncts, equi_keys, remap};
-use crate::cost::{Estimate, eq_sel, leaf_estimate};
+use crate::cost::{Estimate, TableInfo, distinct, eq_sel, leaf_estimate, table_info};
 use crate::plan::{Access, Plan};
 use keel_analyzer::expr::Expr;
 use keel_analyzer::query::Rel;
@@ -181,6 +181,11 @@ impl Planner<'_> {
             self.exprs([&c.expr]);
         }
         // Each table with the conjuncts that reference it alone.
+        let infos: Vec<TableInfo> = b
+            .leaves
+            .iter()
+            .map(|l| table_info(self.sizes, &l.table))
+            .collect();
         let mut parts: Vec<Option<Part>> = Vec::new();
         for (i, leaf) in b.leaves.iter().enumerate() {
             let mut local = Vec::new();
@@ -192,7 +197,13 @@ impl Planner<'_> {
             }
             let pred = local.into_iter().reduce(Expr::and);
             let (access, filter) = self.table_access(&leaf.table, pred);
-            let est = leaf_estimate(self.sizes, &leaf.table, &access, filter.as_ref());
+            let est = leaf_estimate(
+                self.catalog,
+                &infos[i],
+                &leaf.table,
+                &access,
+                filter.as_ref(),
+            );
             let mut pos = vec![None; b.width];
             for k in 0..leaf.width() {
                 pos[leaf.offset + k] = Some(k);
@@ -220,7 +231,7 @@ impl Planner<'_> {
             let mut best: Option<(f64, usize, Step)> = None;
             for (r, p) in parts.iter().enumerate() {
                 let Some(p) = p else { continue };
-                let step = self.join_step(&cur, p, r, &b.leaves, &conj);
+                let step = self.join_step(&cur, p, r, (&b.leaves, &infos), &conj);
                 let connected = step.connected;
                 // Unconnected tables come last (a cross join multiplies rows).
                 let cost = step.cost + if connected { 0.0 } else { 1e15 };
@@ -269,7 +280,7 @@ impl Planner<'_> {
         cur: &Part,
         right: &Part,
         r: usize,
-        leaves: &[Leaf],
+        (leaves, infos): (&[Leaf], &[TableInfo]),
         conj: &[Conj],
     ) -> Step {
         let covered: Vec<usize> = conj
@@ -313,7 +324,7 @@ impl Planner<'_> {
             }
         }
         let connected = !covered.is_empty();
-        let right_sel = right.est.rows / crate::cost::table_rows(self.sizes, &leaf.table).max(1.0);
+        let right_sel = right.est.rows / infos[r].rows.max(1.0);
         // Index nested loop: an index whose leading columns all have keys.
         let mut nl: Option<(f64, Access, f64)> = None;
         for idx in self.catalog.indexes_of(leaf.table.oid) {
@@ -332,18 +343,24 @@ impl Planner<'_> {
                 continue;
             }
             let unique = idx.unique && eq.len() == idx.columns.len();
-            let table_rows = crate::cost::table_rows(self.sizes, &leaf.table);
+            let table_rows = infos[r].rows;
             let per_probe = if unique {
                 1.0
             } else {
-                // Distinct values of the key: as many as the partner table's rows when the
-                // partner column is that table's unique key (a foreign key), else the default.
-                let nd = partners
-                    .first()
-                    .copied()
-                    .flatten()
-                    .and_then(|g| self.unique_partner_rows(leaves, g))
-                    .unwrap_or(1.0 / eq_sel());
+                // Distinct values of the leading key: from the statistics; without them, as
+                // many as the partner table's rows when the partner column is that table's
+                // unique key (a foreign key), else the default.
+                let (nd, guessed) = distinct(self.catalog, &infos[r], &leaf.table, idx.columns[0]);
+                let nd = if guessed {
+                    partners
+                        .first()
+                        .copied()
+                        .flatten()
+                        .and_then(|g| self.unique_partner_rows(leaves, infos, g))
+                        .unwrap_or(nd)
+                } else {
+                    nd
+                };
                 (table_rows / nd.max(1.0)).max(1.0)
             };
             let cost = cur.est.rows
@@ -394,13 +411,14 @@ impl Planner<'_> {
     }
 
     /// Rows of the table whose column `g` (written layout) is its sole unique key.
-    fn unique_partner_rows(&self, leaves: &[Leaf], g: usize) -> Option<f64> {
-        let l = leaves.iter().rev().find(|l| l.offset <= g)?;
+    fn unique_partner_rows(&self, leaves: &[Leaf], infos: &[TableInfo], g: usize) -> Option<f64> {
+        let at = leaves.iter().rposition(|l| l.offset <= g)?;
+        let l = &leaves[at];
         let col = g - l.offset;
         self.catalog
             .indexes_of(l.table.oid)
             .any(|i| i.unique && i.columns == [col])
-            .then(|| crate::cost::table_rows(self.sizes, &l.table))
+            .then(|| infos[at].rows)
     }
 
     fn apply_step(

@@ -12,6 +12,7 @@ pub mod plan;
 mod semijoin;
 
 pub use access::{choose_access, equi_keys};
+pub use keel_stats::TableStats;
 
 use keel_analyzer::expr::Expr;
 use keel_analyzer::query::{ModifyQuery, Query, Rel};
@@ -23,6 +24,10 @@ use plan::{Access, ModifyKind, ModifyPlan, Plan, QueryPlan};
 pub trait RelSizes {
     /// Bytes on disk of the table's heap.
     fn relation_bytes(&self, table: &TableDef) -> u64;
+    /// The table's statistics from its last ANALYZE.
+    fn table_stats(&self, _table: &TableDef) -> Option<std::sync::Arc<keel_stats::TableStats>> {
+        None
+    }
 }
 
 /// Sizes for planning without storage (tests, catalogs being built): every table is small.

@@ -70,6 +70,10 @@ impl keel_planner::RelSizes for EngineSizes<'_> {
     fn relation_bytes(&self, table: &keel_catalog::TableDef) -> u64 {
         self.0.relation_size(table.relfile)
     }
+
+    fn table_stats(&self, table: &keel_catalog::TableDef) -> Option<Arc<keel_planner::TableStats>> {
+        self.0.table_stats(table.oid)
+    }
 }
 
 pub use keel_planner::{NoSizes, RelSizes};
