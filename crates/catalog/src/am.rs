@@ -371,6 +371,48 @@ mod tests {
     }
 
     #[test]
+    fn an_index_from_an_older_catalog_uses_default_classes() {
+        // IndexDef as catalogs wrote it before `opclasses` existed.
+        let old = r#"{"oid":16390,"name":"t_pkey","table":16384,"columns":[1,0],
+            "unique":true,"primary":true,"method":"Btree","relfile":16391}"#;
+        let index: IndexDef = serde_json::from_str(old).unwrap();
+        assert!(index.opclasses.is_empty());
+        let column = |name: &str, ty| crate::ColumnDef {
+            name: name.into(),
+            ty: keel_types::SqlType::new(ty),
+            not_null: false,
+            default: None,
+        };
+        let table = TableDef {
+            oid: 16384,
+            name: "t".into(),
+            columns: vec![column("a", TypeId::Int8), column("b", TypeId::Varchar)],
+            relfile: 16385,
+            persistence: crate::Persistence::Permanent,
+            fillfactor: 100,
+            foreign_keys: vec![],
+            checks: vec![],
+            identity_always: vec![],
+        };
+        let classes: Vec<_> = index_opclasses(&index, &table)
+            .unwrap()
+            .iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(classes, ["text_ops", "int8_ops"]);
+        let recorded = IndexDef {
+            opclasses: vec![3126, 3124],
+            ..index
+        };
+        let classes: Vec<_> = index_opclasses(&recorded, &table)
+            .unwrap()
+            .iter()
+            .map(|c| c.oid)
+            .collect();
+        assert_eq!(classes, [3126, 3124]);
+    }
+
+    #[test]
     fn named_classes_check_the_column_type() {
         assert_eq!(
             named_opclass(IndexMethod::Btree, "int4_ops", TypeId::Int4)
