@@ -27,7 +27,7 @@ use keel_catalog::{IndexDef, IndexMethod, TableDef};
 use keel_common::{PgResult, Tid};
 use keel_storage::BufferPool;
 use keel_storage::smgr::RelFile;
-use keel_types::{Datum, TypeId};
+use keel_types::Datum;
 use std::sync::Arc;
 
 /// What a method can do (PostgreSQL's `amcanorder`, `amcanunique`, `amcanmulticol`,
@@ -60,18 +60,6 @@ pub struct IndexRelation<'a> {
     pub file: Arc<RelFile>,
     pub table: &'a TableDef,
     pub index: &'a IndexDef,
-}
-
-impl IndexRelation<'_> {
-    /// Type of the `i`-th key column.
-    pub fn key_type(&self, i: usize) -> TypeId {
-        self.table.columns[self.index.columns[i]].ty.id
-    }
-
-    /// Number of key columns.
-    pub fn key_columns(&self) -> usize {
-        self.index.columns.len()
-    }
 }
 
 /// An index access method (PostgreSQL's `IndexAmRoutine`).
