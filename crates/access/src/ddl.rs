@@ -1,11 +1,11 @@
 //! Relation files for DDL, index builds, and vacuum.
 
+use crate::am::{self, BuildResult, BuildTuple, Existing};
 use crate::api::*;
 use crate::engine::EngineInner;
 use crate::heap::{Heap, prune, tuple::Header};
 use crate::index::{self, IndexKeys};
 use crate::rows::column_types;
-use keel_btree::{BTree, Existing, UniqueInsert};
 use keel_catalog::{IndexDef, Persistence, TableDef};
 use keel_common::{PgError, PgResult, Tid, sqlstate};
 use keel_storage::page::{LinePointer, PageRead};
@@ -60,74 +60,47 @@ impl EngineInner {
         check: &dyn Fn() -> PgResult<()>,
     ) -> PgResult<()> {
         let xid = self.xid(txn)?;
-        let irel = self.rel(index.relfile)?;
-        let tree = BTree::new(self.pool.clone(), irel.file.clone());
-        if irel.file.nblocks() == 0 {
-            tree.create(xid)?;
+        let caps = am::method(index.method).capabilities();
+        if index.unique && !caps.can_unique {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                format!(
+                    "access method \"{}\" does not support unique indexes",
+                    index.method.am().name
+                ),
+            ));
         }
+        let irel = self.rel(index.relfile)?;
+        let am = self.open_index(&irel, table, index);
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
         let keys = IndexKeys::new(table, index);
         let types = column_types(table);
-        let horizon = self.txns.horizon();
-        let txns = &self.txns;
-        for root in self.roots(table, check)? {
-            check()?;
-            let mut versions: Vec<Vec<keel_types::Datum>> = Vec::new();
-            let mut err = None;
-            heap.walk_all(root, |_, h, row| {
-                if matches!(txns.status(h.xmin), XidStatus::Aborted) {
-                    return false;
-                }
-                let dead = h.xmax != 0
-                    && matches!(txns.status(h.xmax), XidStatus::Committed(c) if c <= horizon);
-                if !dead {
-                    match keel_types::row::decode_row(row, &types) {
-                        Ok(v) => versions.push(v),
-                        Err(e) => {
-                            err = Some(e);
-                            return false;
-                        }
-                    }
-                }
-                true
-            })?;
-            if let Some(e) = err {
-                return Err(e);
-            }
-            let mut seen: HashSet<Vec<u8>> = HashSet::new();
-            for values in versions {
-                let key = keys.encode_row(&values);
-                if !seen.insert(key.clone()) {
-                    continue;
-                }
-                if !index.unique || keys.has_null(&values) {
-                    tree.insert(&key, root, xid)?;
-                    continue;
-                }
-                let mut check = |other: Tid| -> PgResult<Existing> {
-                    if other == root {
-                        return Ok(Existing::Dead);
-                    }
-                    index::holds_key(&heap, &keys, &types, other, &key, xid)
-                };
-                match tree.insert_unique(&key, root, xid, &mut check)? {
-                    UniqueInsert::Inserted => {}
-                    UniqueInsert::Duplicate(_) | UniqueInsert::Wait(_) => {
-                        return Err(PgError::new(
-                            sqlstate::UNIQUE_VIOLATION,
-                            format!("could not create unique index \"{}\"", index.name),
-                        )
-                        .with_detail(format!(
-                            "Key ({})=({}) is duplicated.",
-                            keys.column_names(),
-                            keys.format_values(&values)
-                        )));
-                    }
-                }
-            }
+        let mut tuples = BuildTuples {
+            engine: self,
+            heap: &heap,
+            keys: &keys,
+            types: &types,
+            unique: index.unique,
+            horizon: self.txns.horizon(),
+            roots: self.roots(table, check)?.into_iter(),
+            pending: Vec::new(),
+        };
+        let mut unique = |key: &[keel_types::Datum], other: Tid| -> PgResult<Existing> {
+            index::holds_key(&heap, &keys, &types, other, key, xid)
+        };
+        match am.build(xid, &mut tuples, &mut unique, check)? {
+            BuildResult::Built { .. } => Ok(()),
+            BuildResult::Duplicate(key) => Err(PgError::new(
+                sqlstate::UNIQUE_VIOLATION,
+                format!("could not create unique index \"{}\"", index.name),
+            )
+            .with_detail(format!(
+                "Key ({})=({}) is duplicated.",
+                keys.column_names(),
+                keys.format_key(&key)
+            ))),
         }
-        Ok(())
     }
 
     /// After a crash, unlogged tables were emptied; their indexes need a fresh empty tree.
@@ -142,7 +115,10 @@ impl EngineInner {
                 let irel = self.rel(idx.relfile)?;
                 irel.file.truncate()?;
                 self.pool.discard_rel(idx.relfile);
-                BTree::new(self.pool.clone(), irel.file.clone()).create(0)?;
+                let table = catalog.tables.get(&idx.table).ok_or_else(|| {
+                    PgError::internal(format!("index \"{}\" has no table", idx.name))
+                })?;
+                self.open_index(&irel, table, idx).create_empty(0)?;
             }
         }
         Ok(())
@@ -203,14 +179,17 @@ impl EngineInner {
             }
         }
         stats.removed_versions += prune::free_garbage(&heap, garbage)? as u64;
-        if !dead_roots.is_empty() {
-            let catalog = self.catalog();
-            for idx in catalog.indexes_of(table.oid) {
-                let irel = self.rel(idx.relfile)?;
-                let tree = BTree::new(self.pool.clone(), irel.file.clone());
+        let catalog = self.catalog();
+        for idx in catalog.indexes_of(table.oid) {
+            let irel = self.rel(idx.relfile)?;
+            let am = self.open_index(&irel, table, idx);
+            if !dead_roots.is_empty() {
                 stats.index_entries_removed +=
-                    tree.bulk_delete(0, &|t| dead_roots.contains(&t), check)?;
+                    am.bulk_delete(0, &|t| dead_roots.contains(&t), check)?;
             }
+            am.vacuum_cleanup(0, check)?;
+        }
+        if !dead_roots.is_empty() {
             for root in &dead_roots {
                 check()?;
                 let mut page = self.pool.write(&rel.file, root.block)?;
@@ -222,5 +201,74 @@ impl EngineInner {
             }
         }
         Ok(stats)
+    }
+}
+
+/// The entries of an index build: for each row (root), its versions that some snapshot may
+/// still see, each with its key (duplicate keys of one row are the AM's no-op re-inserts).
+struct BuildTuples<'a> {
+    engine: &'a EngineInner,
+    heap: &'a Heap<'a>,
+    keys: &'a IndexKeys<'a>,
+    types: &'a [keel_types::TypeId],
+    unique: bool,
+    /// Versions deleted by a transaction committed at or below it are dead to every snapshot.
+    horizon: u64,
+    roots: std::vec::IntoIter<Tid>,
+    /// Versions of the current root not yet handed out, last first.
+    pending: Vec<BuildTuple>,
+}
+
+impl BuildTuples<'_> {
+    fn versions(&mut self, root: Tid) -> PgResult<()> {
+        let txns = &self.engine.txns;
+        let horizon = self.horizon;
+        let mut err = None;
+        let mut rows = Vec::new();
+        self.heap.walk_all(root, |_, h, row| {
+            if matches!(txns.status(h.xmin), XidStatus::Aborted) {
+                return false;
+            }
+            let dead = h.xmax != 0
+                && matches!(txns.status(h.xmax), XidStatus::Committed(c) if c <= horizon);
+            if !dead {
+                match keel_types::row::decode_row(row, self.types) {
+                    Ok(v) => rows.push(v),
+                    Err(e) => {
+                        err = Some(e);
+                        return false;
+                    }
+                }
+            }
+            true
+        })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        for values in rows.into_iter().rev() {
+            self.pending.push(BuildTuple {
+                tid: root,
+                key: self.keys.key_of(&values),
+                unique: self.unique && !self.keys.has_null(&values),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for BuildTuples<'_> {
+    type Item = PgResult<BuildTuple>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(t) = self.pending.pop() {
+                return Some(Ok(t));
+            }
+            let root = self.roots.next()?;
+            if let Err(e) = self.versions(root) {
+                self.roots = Vec::new().into_iter();
+                return Some(Err(e));
+            }
+        }
     }
 }

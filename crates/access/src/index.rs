@@ -1,50 +1,44 @@
 //! Index keys of rows, and the unique check's view of a row.
 
+use crate::am::{self, AmIndex, Existing, IndexRelation};
+use crate::engine::EngineInner;
 use crate::heap::Heap;
 use crate::heap::tuple::Header;
-use keel_btree::Existing;
+use crate::relstate::RelState;
 use keel_catalog::{IndexDef, TableDef};
 use keel_common::{PgResult, Tid};
 use keel_txn::XidStatus;
 use keel_types::{Datum, TypeId};
 
-/// How to build an index's keys from a table's rows.
+/// How to take an index's key columns out of a table's rows. Borrows the definitions:
+/// allocates nothing.
 pub struct IndexKeys<'t> {
-    cols: Vec<usize>,
-    types: Vec<TypeId>,
+    cols: &'t [usize],
     table: &'t TableDef,
+    index: &'t IndexDef,
 }
 
 impl<'t> IndexKeys<'t> {
-    pub fn new(table: &'t TableDef, index: &IndexDef) -> IndexKeys<'t> {
+    pub fn new(table: &'t TableDef, index: &'t IndexDef) -> IndexKeys<'t> {
         IndexKeys {
-            cols: index.columns.clone(),
-            types: index
-                .columns
-                .iter()
-                .map(|&c| table.columns[c].ty.id)
-                .collect(),
+            cols: &index.columns,
             table,
+            index,
         }
     }
 
-    pub fn encode_row(&self, row: &[Datum]) -> Vec<u8> {
-        let vals: Vec<Datum> = self
-            .cols
-            .iter()
-            .map(|&c| row.get(c).cloned().unwrap_or(Datum::Null))
-            .collect();
-        let mut out = Vec::with_capacity(16);
-        keel_types::key::encode_key(&vals, &self.types, &mut out);
-        out
+    /// Whether a version with key `new` needs other index entries than one with `old`
+    /// (the access method decides: `IndexAm::key_changed`).
+    pub fn changed(&self, old: &[Datum], new: &[Datum]) -> bool {
+        am::method(self.index.method).key_changed(self.table, self.index, old, new)
     }
 
-    /// Key of the first `prefix.len()` columns.
-    pub fn encode_prefix(&self, prefix: &[Datum]) -> Vec<u8> {
-        let n = prefix.len().min(self.types.len());
-        let mut out = Vec::with_capacity(16);
-        keel_types::key::encode_key(&prefix[..n], &self.types[..n], &mut out);
-        out
+    /// The values of the key columns of `row`, in index column order.
+    pub fn key_of(&self, row: &[Datum]) -> Vec<Datum> {
+        self.cols
+            .iter()
+            .map(|&c| row.get(c).cloned().unwrap_or(Datum::Null))
+            .collect()
     }
 
     /// A key with a NULL never conflicts in a unique index (NULLS DISTINCT).
@@ -62,15 +56,17 @@ impl<'t> IndexKeys<'t> {
             .join(", ")
     }
 
-    pub fn format_values(&self, row: &[Datum]) -> String {
+    /// `key` (values in index column order) as PostgreSQL's DETAIL lines show it.
+    pub fn format_key(&self, key: &[Datum]) -> String {
         self.cols
             .iter()
-            .zip(&self.types)
-            .map(|(&c, &t)| {
+            .zip(key)
+            .map(|(&c, d)| {
+                let t = self.table.columns[c].ty.id;
                 let mut s = String::new();
-                match row.get(c) {
-                    Some(Datum::Null) | None => s.push_str("null"),
-                    Some(d) => keel_types::io::format_text(d, t, &mut s),
+                match d {
+                    Datum::Null => s.push_str("null"),
+                    d => keel_types::io::format_text(d, t, &mut s),
                 }
                 s
             })
@@ -79,21 +75,21 @@ impl<'t> IndexKeys<'t> {
     }
 }
 
-/// Whether row `root` holds `key` for a unique index: some version with that key is live
-/// (`Live`), or may become or stay live depending on an in-progress transaction
-/// (`InProgress`). Versions created or deleted by `own` count as decided.
+/// Whether row `root` holds `key` for the unique index `am`: some version whose key gives the
+/// same entry is live (`Live`), or may become or stay live depending on an in-progress
+/// transaction (`InProgress`). Versions created or deleted by `own` count as decided.
 pub fn holds_key(
     heap: &Heap<'_>,
     keys: &IndexKeys,
     types: &[TypeId],
     root: Tid,
-    key: &[u8],
+    key: &[Datum],
     own: u64,
 ) -> PgResult<Existing> {
     let txns = heap.txns;
     let mut verdict = Existing::Dead;
     let mut err = None;
-    heap.walk_all(root, |tid, h: &Header, row: &[u8]| {
+    heap.walk_all(root, |_, h: &Header, row: &[u8]| {
         let created = match txns.status(h.xmin) {
             _ if h.xmin == own => true,
             XidStatus::Aborted => return false,
@@ -112,10 +108,9 @@ pub fn holds_key(
                 return false;
             }
         };
-        if keys.encode_row(&values) != key {
+        if keys.changed(&keys.key_of(&values), key) {
             return true;
         }
-        let _ = tid;
         verdict = if !created {
             Existing::InProgress(h.xmin)
         } else if h.xmax != 0 && matches!(txns.status(h.xmax), XidStatus::InProgress) {
@@ -129,4 +124,21 @@ pub fn holds_key(
         return Err(e);
     }
     Ok(verdict)
+}
+
+impl EngineInner {
+    /// `index` (stored in `irel`) opened through its access method.
+    pub(crate) fn open_index<'a>(
+        &'a self,
+        irel: &RelState,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+    ) -> Box<dyn AmIndex<'a> + 'a> {
+        am::method(index.method).open(IndexRelation {
+            pool: &self.pool,
+            file: irel.file.clone(),
+            table,
+            index,
+        })
+    }
 }

@@ -6,6 +6,7 @@
 //! did not change are never written. Readers go root -> chain -> the version their snapshot
 //! sees. See README.md for the full protocol.
 
+pub mod am;
 mod api;
 mod background;
 mod checkpoint;

@@ -1,17 +1,16 @@
 //! Row operations: scans, index scans, insert, update, delete.
 
+use crate::am::{self, Existing, InsertResult};
 use crate::api::*;
 use crate::engine::EngineInner;
 use crate::heap::{self, Heap, LockOutcome, Version};
 use crate::index::{self, IndexKeys};
-use keel_btree::{BTree, Existing, UniqueInsert};
 use keel_catalog::{IndexDef, TableDef};
 use keel_common::{PgError, PgResult, Tid, Xid, sqlstate};
 use keel_storage::page::{LinePointer, PageRead};
 use keel_txn::Snapshot;
 use keel_types::{Datum, TypeId};
 use std::collections::VecDeque;
-use std::ops::Bound;
 
 pub(crate) fn column_types(table: &TableDef) -> Vec<TypeId> {
     table.columns.iter().map(|c| c.ty.id).collect()
@@ -54,54 +53,14 @@ impl EngineInner {
         let setup = || -> PgResult<IndexScan<'a>> {
             let rel = self.rel(table.relfile)?;
             let irel = self.rel(index.relfile)?;
-            let keys = IndexKeys::new(table, index);
-            let lower = range.lower.as_ref().map(|v| keys.encode_prefix(v));
-            let upper = range.upper.as_ref().map(|v| keys.encode_prefix(v));
-            let tree = BTree::new(self.pool.clone(), irel.file.clone());
-            // Equality on every column: a point lookup, the pgbench hot path.
-            if let (Bound::Included(lo), Bound::Included(hi)) = (&range.lower, &range.upper)
-                && lo.len() == index.columns.len()
-                && lo == hi
-            {
-                let key = keys.encode_prefix(lo);
-                let roots = tree.lookup(&key)?;
-                return Ok(IndexScan {
-                    engine: self,
-                    rel,
-                    snap: self.snapshot(txn),
-                    types: column_types(table),
-                    keys,
-                    source: Source::Lookup(key, roots.into_iter()),
-                    lower_excl: None,
-                    upper_excl: None,
-                    done: false,
-                });
-            }
-            let scan = tree.scan(
-                match &lower {
-                    Bound::Included(k) | Bound::Excluded(k) => Bound::Included(k.clone()),
-                    Bound::Unbounded => Bound::Unbounded,
-                },
-                match &upper {
-                    Bound::Included(k) | Bound::Excluded(k) => Bound::Included(k.clone()),
-                    Bound::Unbounded => Bound::Unbounded,
-                },
-            );
+            let source = self.open_index(&irel, table, index).scan(&range)?;
             Ok(IndexScan {
                 engine: self,
                 rel,
                 snap: self.snapshot(txn),
                 types: column_types(table),
-                keys,
-                source: Source::Scan(scan),
-                lower_excl: match lower {
-                    Bound::Excluded(k) => Some(k),
-                    _ => None,
-                },
-                upper_excl: match upper {
-                    Bound::Excluded(k) => Some(k),
-                    _ => None,
-                },
+                keys: IndexKeys::new(table, index),
+                source,
                 done: false,
             })
         };
@@ -172,28 +131,25 @@ impl EngineInner {
         xid: u64,
     ) -> PgResult<Option<RowWait>> {
         let keys = IndexKeys::new(table, idx);
-        let key = keys.encode_row(row);
+        let key = keys.key_of(row);
         let irel = self.rel(idx.relfile)?;
-        let tree = BTree::new(self.pool.clone(), irel.file.clone());
+        let am = self.open_index(&irel, table, idx);
         if !idx.unique || keys.has_null(row) {
-            tree.insert(&key, root, xid)?;
+            am.insert(&key, root, xid, None)?;
             return Ok(None);
         }
         let heap = Heap::new(&self.pool, &self.txns, rel);
         let types = column_types(table);
-        let mut check = |other: Tid| -> PgResult<Existing> {
-            if other == root {
-                return Ok(Existing::Dead);
-            }
-            index::holds_key(&heap, &keys, &types, other, &key, xid)
+        let mut check = |key: &[Datum], other: Tid| -> PgResult<Existing> {
+            index::holds_key(&heap, &keys, &types, other, key, xid)
         };
-        match tree.insert_unique(&key, root, xid, &mut check)? {
-            UniqueInsert::Inserted => Ok(None),
-            UniqueInsert::Wait(x) => Ok(Some(RowWait {
+        match am.insert(&key, root, xid, Some(&mut check))? {
+            InsertResult::Inserted => Ok(None),
+            InsertResult::Wait(x) => Ok(Some(RowWait {
                 xid: Xid(x),
                 tuple: None,
             })),
-            UniqueInsert::Duplicate(_) => Err(PgError::new(
+            InsertResult::Duplicate(_) => Err(PgError::new(
                 sqlstate::UNIQUE_VIOLATION,
                 format!(
                     "duplicate key value violates unique constraint \"{}\"",
@@ -203,7 +159,7 @@ impl EngineInner {
             .with_detail(format!(
                 "Key ({})=({}) already exists.",
                 keys.column_names(),
-                keys.format_values(row)
+                keys.format_key(&key)
             ))),
         }
     }
@@ -270,7 +226,7 @@ impl EngineInner {
             {
                 let keys = IndexKeys::new(table, idx);
                 // The heart of the design: an index whose key did not change is not touched.
-                if keys.encode_row(&old_row) != keys.encode_row(new_row)
+                if keys.changed(&keys.key_of(&old_row), &keys.key_of(new_row))
                     && let Some(w) =
                         self.index_insert(&rel, table, idx, new_row, target.root, xid)?
                 {
@@ -457,47 +413,19 @@ impl Iterator for SeqScan<'_> {
     }
 }
 
-enum Source {
-    Scan(keel_btree::BTreeScan),
-    Lookup(Vec<u8>, std::vec::IntoIter<Tid>),
-}
-
 struct IndexScan<'a> {
     engine: &'a EngineInner,
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
     types: Vec<TypeId>,
     keys: IndexKeys<'a>,
-    source: Source,
-    lower_excl: Option<Vec<u8>>,
-    upper_excl: Option<Vec<u8>>,
+    source: Box<dyn am::IndexScan + 'a>,
     done: bool,
 }
 
 impl IndexScan<'_> {
     fn step(&mut self) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
-        loop {
-            let (key, root) = match &mut self.source {
-                Source::Scan(scan) => match scan.next() {
-                    Some(entry) => entry?,
-                    None => break,
-                },
-                Source::Lookup(key, roots) => match roots.next() {
-                    Some(root) => (key.clone(), root),
-                    None => break,
-                },
-            };
-            if let Some(p) = &self.lower_excl
-                && key.starts_with(p)
-            {
-                continue;
-            }
-            if let Some(p) = &self.upper_excl
-                && key.starts_with(p)
-            {
-                self.done = true;
-                return Ok(None);
-            }
+        while let Some(root) = self.source.next()? {
             let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
             let Some(Version { tid, row, .. }) = heap.fetch_visible(root, &self.snap)? else {
                 continue;
@@ -505,7 +433,7 @@ impl IndexScan<'_> {
             let values = decode(&row, &self.types)?;
             // Entries are never updated in place: an entry whose key differs from the version
             // this snapshot sees is stale, and the version is reached through its own entry.
-            if self.keys.encode_row(&values) != key {
+            if !self.source.recheck(&self.keys.key_of(&values)) {
                 continue;
             }
             return Ok(Some((RowRef { root, version: tid }, values)));

@@ -64,6 +64,11 @@ impl BTree {
         }
     }
 
+    /// Whether the relation file holds a tree (`create` ran); false for a new, empty file.
+    pub fn is_created(&self) -> bool {
+        self.rel.nblocks() != 0
+    }
+
     /// Initializes an empty index in an empty relation file (meta page and root leaf),
     /// WAL-logged with `xid`.
     pub fn create(&self, xid: u64) -> PgResult<()> {

@@ -63,6 +63,11 @@ pub struct IndexDef {
     pub primary: bool,
     pub method: IndexMethod,
     pub relfile: RelFileId,
+    /// The operator class (pg_opclass OID, see `am.rs`) of each column, as pg_index.indclass.
+    /// Empty in catalogs written before classes were recorded: the columns' default classes
+    /// (`am::index_opclasses`).
+    #[serde(default)]
+    pub opclasses: Vec<Oid>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -9,6 +9,7 @@
 //! Relation names share one namespace per schema (tables, indexes and sequences), as in
 //! PostgreSQL's pg_class. Only schema `public` exists for user objects.
 
+pub mod am;
 mod defs;
 pub use defs::*;
 

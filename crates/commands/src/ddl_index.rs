@@ -5,6 +5,7 @@
 use crate::ddl::{Interrupt, notice, plain_name};
 use keel_access::{Engine, Transaction};
 use keel_analyzer::bind::fold;
+use keel_catalog::am::{default_opclass, named_opclass};
 use keel_catalog::{Catalog, IndexDef, IndexMethod, Persistence};
 use keel_common::{PgError, PgResult, sqlstate};
 use sqlparser::ast;
@@ -81,6 +82,10 @@ pub(crate) fn add_index(
         }
         cat.tables.insert(table_oid, Arc::new(nt));
     }
+    let opclasses = cols
+        .iter()
+        .map(|&c| Ok(default_opclass(IndexMethod::Btree, table.columns[c].ty.id)?.oid))
+        .collect::<PgResult<Vec<_>>>()?;
     let index = IndexDef {
         oid: cat.new_oid(),
         name,
@@ -90,6 +95,7 @@ pub(crate) fn add_index(
         primary,
         method: IndexMethod::Btree,
         relfile: cat.new_oid(),
+        opclasses,
     };
     let table = cat
         .tables
@@ -112,6 +118,14 @@ pub(crate) fn add_index(
     let index = Arc::new(index);
     cat.indexes.insert(index.oid, index.clone());
     Ok(index)
+}
+
+/// An operator class name as written (`int4_ops`, `pg_catalog.int4_ops`), folded.
+fn fold_name(name: &ast::ObjectName) -> String {
+    name.0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map_or_else(|| name.to_string(), fold)
 }
 
 pub(crate) fn create_index(
@@ -138,12 +152,24 @@ pub(crate) fn create_index(
     let mut cols = Vec::new();
     for ic in &ci.columns {
         let n = index_col_name(ic)?;
-        cols.push(table.column_index(&n).ok_or_else(|| {
+        let c = table.column_index(&n).ok_or_else(|| {
             PgError::new(
                 sqlstate::UNDEFINED_COLUMN,
                 format!("column \"{n}\" does not exist"),
             )
-        })?);
+        })?;
+        if let Some(class) = &ic.operator_class {
+            // Each type has one B-tree order here: only its default class is offered.
+            let ty = table.columns[c].ty.id;
+            let named = named_opclass(IndexMethod::Btree, &fold_name(class), ty)?;
+            if named.oid != default_opclass(IndexMethod::Btree, ty)?.oid {
+                return Err(PgError::unsupported(format!(
+                    "operator class \"{}\"",
+                    named.name
+                )));
+            }
+        }
+        cols.push(c);
     }
     let name = match &ci.name {
         Some(n) => {

@@ -49,6 +49,7 @@ fn catalog() -> Arc<Catalog> {
             primary: true,
             method: IndexMethod::Btree,
             relfile: 2,
+            opclasses: vec![1978],
         }),
     );
     let hoid = c.new_oid();

@@ -65,6 +65,8 @@ pub fn create_table_ff(
             primary: true,
             method: IndexMethod::Btree,
             relfile: irel,
+            // int4_ops, as PostgreSQL records for an int4 column.
+            opclasses: vec![1978],
         });
         eng.create_relfile(&mut txn, irel, false).unwrap();
         eng.build_index(&mut txn, &table, &idx, &|| Ok(())).unwrap();
