@@ -213,7 +213,14 @@ fn start(
             smgr.remove(id)?;
         }
     }
+    // Only unlogged files (flagged, emptied after a crash) and missing ones (created empty)
+    // are opened here; the others open on first use. Opening all of them kept one descriptor
+    // per relation file from start-up on: at 10,000 tables of 2 indexes, past the process's
+    // limit, so the server could not start.
     for (&id, &persistence) in &live {
+        if persistence == Persistence::Permanent && smgr.exists(id) {
+            continue;
+        }
         let f = smgr.open(id, true)?;
         if persistence == Persistence::Unlogged {
             f.unlogged.store(true, Ordering::Relaxed);

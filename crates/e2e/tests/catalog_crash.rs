@@ -28,7 +28,7 @@ const FIRST: &[&str] = &[
 const SECOND: &[&str] = &[
     "alter table alter_t add column b text",
     "update alter_t set b = 'b' || a::text",
-    "alter table alter_t drop column a",
+    "alter table alter_t rename column a to a2",
     "create index alter_b on alter_t (b)",
     "drop table drop_later",
     "alter table rename_me rename to renamed",
