@@ -189,7 +189,7 @@ fn scenario(seed: u64, power_loss: bool) {
             }
         }
         let before = eng.catalog();
-        assert!(before.tables.len() > 0, "the scenario made no tables");
+        assert!(!before.tables.is_empty(), "the scenario made no tables");
         // A DDL transaction in flight at the crash: its changes must not survive.
         let open_txn = ddl(&eng, |eng, txn, cat| {
             n += 1;
