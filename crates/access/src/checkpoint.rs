@@ -162,6 +162,10 @@ impl EngineInner {
         }
         self.smgr.sync_dir().map_err(|e| self.sync_failed(e))?;
         let sync = synced_at.elapsed();
+        // Taken before the flush: every catalog change it holds was logged before it was
+        // installed, so the flush makes all of them durable (a catalog read after the flush
+        // could hold a DDL whose commit record a crash then loses).
+        let catalog = self.catalog();
         // Everything logged so far must be durable before metadata claims it.
         self.wal.flush_blocking(self.wal.insert_lsn())?;
         let next_xid = self.txns.next_xid();
@@ -172,12 +176,7 @@ impl EngineInner {
             "xact",
             &self.txns.clog.logged_bitmap(next_xid),
         )?;
-        write_atomic(
-            fs,
-            &self.data_dir,
-            "catalog.json",
-            &self.catalog().to_bytes(),
-        )?;
+        write_atomic(fs, &self.data_dir, "catalog.json", &catalog.to_bytes())?;
         self.seqs.persist(fs, &self.data_dir)?;
         self.stats.persist(fs, &self.data_dir, &self.catalog())?;
         let control = Control {

@@ -1,25 +1,37 @@
-//! The payload of a commit record: the new catalog when the transaction ran DDL, and the
+//! The payload of a commit record: what the transaction's DDL changed in the catalog, and the
 //! relation files to remove.
+//!
+//! Layout: a tag byte (0 no catalog change, 1 a whole catalog, 2 a [`CatalogDelta`]), for tags
+//! 1 and 2 a u32 length and that many bytes of JSON, then a u32 count of dropped relation
+//! files and each as a u32. Tag 1 is written no more (a commit logs only its delta) but is
+//! still read, so a log written before deltas replays.
 
-use keel_catalog::Catalog;
+use keel_catalog::{Catalog, CatalogDelta};
 use keel_common::{PgError, PgResult, sqlstate};
 
+pub enum CatalogChange {
+    /// The whole new catalog (logs written before deltas).
+    Full(Catalog),
+    Delta(CatalogDelta),
+}
+
 pub struct CommitRecord {
-    pub catalog: Option<Catalog>,
+    pub catalog: Option<CatalogChange>,
     pub drops: Vec<u32>,
 }
 
 impl CommitRecord {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        match &self.catalog {
-            Some(c) => {
-                let bytes = c.to_bytes();
-                out.push(1);
-                out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-                out.extend_from_slice(&bytes);
-            }
-            None => out.push(0),
+        let (tag, bytes) = match &self.catalog {
+            Some(CatalogChange::Full(c)) => (1, c.to_bytes()),
+            Some(CatalogChange::Delta(d)) => (2, d.to_bytes()),
+            None => (0, Vec::new()),
+        };
+        out.push(tag);
+        if tag != 0 {
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(&bytes);
         }
         out.extend_from_slice(&(self.drops.len() as u32).to_le_bytes());
         for d in &self.drops {
@@ -37,12 +49,16 @@ impl CommitRecord {
         };
         let mut at = 1;
         let catalog = match b.first() {
-            Some(1) => {
+            Some(tag @ (1 | 2)) => {
                 let len = u32_at(at)? as usize;
                 at += 4;
                 let json = b.get(at..at + len).ok_or_else(bad)?;
                 at += len;
-                Some(Catalog::from_bytes(json)?)
+                Some(if *tag == 1 {
+                    CatalogChange::Full(Catalog::from_bytes(json)?)
+                } else {
+                    CatalogChange::Delta(CatalogDelta::from_bytes(json)?)
+                })
             }
             Some(0) => None,
             _ => return Err(bad()),

@@ -1,6 +1,7 @@
 //! The engine's shared state, start-up (crash recovery), commit and rollback, checkpoints.
 
 use crate::api::*;
+use crate::commitrec::CatalogChange;
 use crate::relstate::RelState;
 use crate::seq::Sequences;
 use crate::txnstate::{SlotPool, TxnState};
@@ -219,7 +220,14 @@ fn start(
             smgr.remove(id)?;
         }
     }
+    // Only unlogged files (flagged, emptied after a crash) and missing ones (created empty)
+    // are opened here; the others open on first use. Opening all of them kept one descriptor
+    // per relation file from start-up on: at 10,000 tables of 2 indexes, past the process's
+    // limit, so the server could not start.
     for (&id, &persistence) in &live {
+        if persistence == Persistence::Permanent && smgr.exists(id) {
+            continue;
+        }
         let f = smgr.open(id, true)?;
         if persistence == Persistence::Unlogged {
             f.unlogged.store(true, Ordering::Relaxed);
@@ -268,6 +276,17 @@ fn start(
     Ok(engine)
 }
 
+/// `c` with its change sets cleared, for installation: the next DDL clones the installed
+/// catalog, and its delta must hold only its own changes. Usually `c` is not shared (the
+/// pending catalog leaves the transaction) and is cleared in place; otherwise the clone is
+/// O(1) (persistent maps).
+fn without_changes(mut c: Arc<Catalog>) -> Arc<Catalog> {
+    if c.has_changes() {
+        Arc::make_mut(&mut c).clear_changes();
+    }
+    c
+}
+
 fn replay(
     pool: &BufferPool,
     clog: &CommitLog,
@@ -282,8 +301,12 @@ fn replay(
             clog.set_logged(rec.xid);
             clog.set_csn(rec.xid, keel_txn::CSN_FROZEN);
             let commit = crate::commitrec::CommitRecord::decode(&rec.payload)?;
-            if let Some(c) = commit.catalog {
-                *catalog = c;
+            match commit.catalog {
+                Some(CatalogChange::Full(c)) => *catalog = c,
+                Some(CatalogChange::Delta(d)) => {
+                    catalog.apply_delta(&d)?;
+                }
+                None => {}
             }
             for id in commit.drops {
                 pool.discard_rel(id);
@@ -442,7 +465,14 @@ impl EngineInner {
         let pending = txn.pending_catalog.take();
         let Some(xid) = txn.inner.xid else {
             if let Some(c) = pending {
-                self.install_catalog(c)?;
+                let lsn = self.install_catalog(c)?;
+                txn.inner.finish();
+                // Acknowledged DDL (ALTER, RENAME: no relation file, so no xid) must be as
+                // durable as any commit; without this flush a crash lost the last one.
+                if sync {
+                    self.wal.flush(lsn).await?;
+                }
+                return Ok(());
             }
             txn.inner.finish();
             return Ok(());
@@ -451,8 +481,9 @@ impl EngineInner {
             // Visible at once: what it built on must be visible first (see commitq).
             self.settle(&txn).await?;
         }
+        // Only what this transaction changed is logged: O(its changes), not O(catalog).
         let rec = crate::commitrec::CommitRecord {
-            catalog: pending.as_ref().map(|c| (**c).clone()),
+            catalog: pending.as_ref().map(|c| CatalogChange::Delta(c.delta())),
             drops: txn.inner.drop_at_commit.clone(),
         };
         let lsn = {
@@ -479,7 +510,7 @@ impl EngineInner {
                     self.txns.clog.set_logged(xid);
                 });
             if let Some(c) = pending {
-                self.set_catalog(c);
+                self.set_catalog(without_changes(c));
             }
             lsn
         };
@@ -546,7 +577,8 @@ impl EngineInner {
             .fetch_max(at, std::sync::atomic::Ordering::AcqRel);
     }
 
-    fn install_catalog(&self, c: Arc<Catalog>) -> PgResult<()> {
+    /// Logs and installs the DDL of a transaction without an xid; returns the record's end.
+    fn install_catalog(&self, c: Arc<Catalog>) -> PgResult<u64> {
         let _g = self.catalog_install.lock();
         let current = self.catalog.read().version;
         if c.version != current + 1 {
@@ -556,12 +588,12 @@ impl EngineInner {
             ));
         }
         let rec = crate::commitrec::CommitRecord {
-            catalog: Some((*c).clone()),
+            catalog: Some(CatalogChange::Delta(c.delta())),
             drops: Vec::new(),
         };
-        self.wal.log(RecordKind::Commit, 0, &rec.encode());
-        self.set_catalog(c);
-        Ok(())
+        let lsn = self.wal.log(RecordKind::Commit, 0, &rec.encode());
+        self.set_catalog(without_changes(c));
+        Ok(lsn)
     }
 
     pub fn rollback(&self, mut txn: Transaction) {

@@ -21,7 +21,7 @@ pub struct ColumnDef {
     pub default: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TableDef {
     pub oid: Oid,
     pub name: String,
@@ -52,7 +52,7 @@ pub enum IndexMethod {
     Btree,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IndexDef {
     pub oid: Oid,
     pub name: String,
@@ -70,7 +70,7 @@ pub struct IndexDef {
     pub opclasses: Vec<Oid>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ForeignKeyDef {
     pub name: String,
     pub columns: Vec<usize>,
@@ -86,7 +86,7 @@ pub struct CheckDef {
     pub expr: String,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SequenceDef {
     pub oid: Oid,
     pub name: String,
@@ -99,4 +99,39 @@ pub struct SequenceDef {
     pub cycle: bool,
     /// The column that owns it (serial), dropped with the table.
     pub owned_by: Option<(Oid, usize)>,
+}
+
+impl crate::CatalogEntry for TableDef {
+    fn oid(&self) -> Oid {
+        self.oid
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl crate::CatalogEntry for IndexDef {
+    fn oid(&self) -> Oid {
+        self.oid
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    /// A table's indexes are found through the table (every written row asks).
+    fn owner(&self) -> Option<Oid> {
+        Some(self.table)
+    }
+}
+
+impl crate::CatalogEntry for SequenceDef {
+    fn oid(&self) -> Oid {
+        self.oid
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    /// Serial sequences are found through their table (DROP TABLE, TRUNCATE RESTART IDENTITY).
+    fn owner(&self) -> Option<Oid> {
+        self.owned_by.map(|(table, _)| table)
+    }
 }

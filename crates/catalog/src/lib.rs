@@ -8,27 +8,35 @@
 //!
 //! Relation names share one namespace per schema (tables, indexes and sequences), as in
 //! PostgreSQL's pg_class. Only schema `public` exists for user objects.
+//!
+//! Scale: entries live in persistent maps ([`RelMap`]) found by oid, by name and by owner
+//! (a table's indexes and serial sequences), so lookups never scan and a clone is O(1) at any
+//! number of relations. Each map notes what changed since the catalog was installed, so a DDL
+//! commit logs a [`CatalogDelta`], not the whole catalog.
 
 pub mod am;
 mod defs;
+mod delta;
+mod relmap;
 pub use defs::*;
+pub use delta::CatalogDelta;
+pub use relmap::{CatalogEntry, RelMap};
 
 use keel_common::{Oid, PgError, PgResult, RelFileId, sqlstate};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// First OID handed to user objects, as PostgreSQL's FirstNormalObjectId.
 pub const FIRST_USER_OID: Oid = 16384;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Catalog {
     /// Bumped by every installed change; used to detect concurrent DDL.
     pub version: u64,
     pub next_oid: Oid,
-    pub tables: BTreeMap<Oid, Arc<TableDef>>,
-    pub indexes: BTreeMap<Oid, Arc<IndexDef>>,
-    pub sequences: BTreeMap<Oid, Arc<SequenceDef>>,
+    pub tables: RelMap<TableDef>,
+    pub indexes: RelMap<IndexDef>,
+    pub sequences: RelMap<SequenceDef>,
 }
 
 impl Default for Catalog {
@@ -36,9 +44,9 @@ impl Default for Catalog {
         Catalog {
             version: 0,
             next_oid: FIRST_USER_OID,
-            tables: BTreeMap::new(),
-            indexes: BTreeMap::new(),
-            sequences: BTreeMap::new(),
+            tables: RelMap::default(),
+            indexes: RelMap::default(),
+            sequences: RelMap::default(),
         }
     }
 }
@@ -60,24 +68,25 @@ impl Catalog {
 
     /// Looks a relation up by (lower-cased, unquoted-folded) name.
     pub fn relation(&self, name: &str) -> Option<Relation> {
-        if let Some(t) = self.tables.values().find(|t| t.name == name) {
+        if let Some(t) = self.tables.by_name(name) {
             return Some(Relation::Table(t.clone()));
         }
-        if let Some(i) = self.indexes.values().find(|i| i.name == name) {
+        if let Some(i) = self.indexes.by_name(name) {
             return Some(Relation::Index(i.clone()));
         }
         self.sequences
-            .values()
-            .find(|s| s.name == name)
+            .by_name(name)
             .map(|s| Relation::Sequence(s.clone()))
     }
 
     pub fn name_taken(&self, name: &str) -> bool {
-        self.relation(name).is_some()
+        self.tables.by_name(name).is_some()
+            || self.indexes.by_name(name).is_some()
+            || self.sequences.by_name(name).is_some()
     }
 
     pub fn table_by_name(&self, name: &str) -> Option<&Arc<TableDef>> {
-        self.tables.values().find(|t| t.name == name)
+        self.tables.by_name(name)
     }
 
     /// The table `name`, or 42P01 `relation "name" does not exist`.
@@ -90,12 +99,18 @@ impl Catalog {
         })
     }
 
+    /// The table's indexes in oid order, found through the table: O(their number).
     pub fn indexes_of(&self, table: Oid) -> impl Iterator<Item = &Arc<IndexDef>> {
-        self.indexes.values().filter(move |i| i.table == table)
+        self.indexes.owned_by(table)
+    }
+
+    /// The sequences owned by a column of `table` (serial and identity columns).
+    pub fn sequences_of(&self, table: Oid) -> impl Iterator<Item = &Arc<SequenceDef>> {
+        self.sequences.owned_by(table)
     }
 
     pub fn sequence_by_name(&self, name: &str) -> Option<&Arc<SequenceDef>> {
-        self.sequences.values().find(|s| s.name == name)
+        self.sequences.by_name(name)
     }
 
     /// Every relation file in use, with its persistence (for recovery and crash reset).

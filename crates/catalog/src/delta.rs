@@ -1,0 +1,96 @@
+//! What one installed DDL transaction changed in the catalog: the unit a commit record logs
+//! and recovery replays.
+//!
+//! A delta carries the *final* value of each entry it touched (or its removal) and the
+//! counters after the change, never increments. Replaying it on a catalog that already
+//! contains it therefore changes nothing; recovery skips such deltas by version anyway (the
+//! checkpointed catalog may be newer than the redo point), and refuses a gap in versions.
+
+use crate::{Catalog, IndexDef, SequenceDef, TableDef};
+use keel_common::{Oid, PgError, PgResult, sqlstate};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CatalogDelta {
+    /// The version of the catalog this delta produces (its base's plus one).
+    pub version: u64,
+    pub next_oid: Oid,
+    pub tables: Vec<Arc<TableDef>>,
+    pub dropped_tables: Vec<Oid>,
+    pub indexes: Vec<Arc<IndexDef>>,
+    pub dropped_indexes: Vec<Oid>,
+    pub sequences: Vec<Arc<SequenceDef>>,
+    pub dropped_sequences: Vec<Oid>,
+}
+
+impl CatalogDelta {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> PgResult<CatalogDelta> {
+        serde_json::from_slice(bytes).map_err(|e| {
+            PgError::new(
+                sqlstate::DATA_CORRUPTED,
+                format!("catalog change record is corrupt: {e}"),
+            )
+        })
+    }
+}
+
+impl Catalog {
+    /// The changes since this catalog's maps were last cleared (its base, the catalog it was
+    /// cloned from when that was installed), at this catalog's version. O(changed entries).
+    pub fn delta(&self) -> CatalogDelta {
+        let (tables, dropped_tables) = self.tables.changes();
+        let (indexes, dropped_indexes) = self.indexes.changes();
+        let (sequences, dropped_sequences) = self.sequences.changes();
+        CatalogDelta {
+            version: self.version,
+            next_oid: self.next_oid,
+            tables,
+            dropped_tables,
+            indexes,
+            dropped_indexes,
+            sequences,
+            dropped_sequences,
+        }
+    }
+
+    pub fn has_changes(&self) -> bool {
+        self.tables.has_changes() || self.indexes.has_changes() || self.sequences.has_changes()
+    }
+
+    /// Forgets the change sets: done when the catalog is installed, so the next DDL's
+    /// delta holds only its own changes.
+    pub fn clear_changes(&mut self) {
+        self.tables.clear_changes();
+        self.indexes.clear_changes();
+        self.sequences.clear_changes();
+    }
+
+    /// Replays `d` (recovery). Returns false when this catalog already contains it (its
+    /// version is at least `d.version`); fails with XX001 on a gap, which would mean a lost
+    /// commit record.
+    pub fn apply_delta(&mut self, d: &CatalogDelta) -> PgResult<bool> {
+        if d.version <= self.version {
+            return Ok(false);
+        }
+        if d.version != self.version + 1 {
+            return Err(PgError::new(
+                sqlstate::DATA_CORRUPTED,
+                format!(
+                    "catalog change to version {} cannot follow catalog version {}",
+                    d.version, self.version
+                ),
+            ));
+        }
+        self.tables.apply(&d.tables, &d.dropped_tables);
+        self.indexes.apply(&d.indexes, &d.dropped_indexes);
+        self.sequences.apply(&d.sequences, &d.dropped_sequences);
+        self.next_oid = self.next_oid.max(d.next_oid);
+        self.version = d.version;
+        Ok(true)
+    }
+}
