@@ -1,0 +1,58 @@
+-- Join planning: inner-join blocks (pushdown, reordering, index nested loops, hash joins)
+-- and correlated EXISTS / NOT EXISTS as semi- and anti-joins. Each "-- case:" block runs in
+-- its own psql session on keel and on PostgreSQL 15 and the outputs must be identical.
+-- Queries without ORDER BY are wrapped so their output does not depend on the join order.
+
+-- case: join_block_three_tables
+create table jc (id int primary key, name text, region int);
+create table jo (id int primary key, cid int, day int, amount int);
+create table jl (oid int, pid int, qty int);
+create index jo_cid on jo (cid);
+create index jl_oid on jl (oid);
+insert into jc select g, 'c' || g, g % 7 from generate_series(1, 300) g;
+insert into jo select g, g % 300 + 1, g % 30, g % 97 from generate_series(1, 3000) g;
+insert into jo values (3001, null, 1, 5), (3002, 999, 1, 6);
+insert into jl select g % 3002 + 1, g % 50, g % 5 from generate_series(1, 9000) g;
+insert into jl values (null, 1, 1);
+select o.id, c.name, o.amount from jo o join jc c on c.id = o.cid where o.id = 42;
+select c.name, o.id, l.pid, l.qty from jl l join jo o on o.id = l.oid join jc c on c.id = o.cid where o.id = 17 order by 3, 4;
+select count(*), sum(l.qty) from jc c, jo o, jl l where c.id = o.cid and l.oid = o.id and c.region = 3;
+select c.region, count(*) from jo o join jc c on c.id = o.cid where o.day between 3 and 5 group by c.region order by 1;
+select count(*) from jo o join jc c on o.cid = c.id and c.region < 2 where o.amount > 50;
+select o.id from jo o join jc c on c.id = o.cid where c.id = 5 and o.amount > 10 order by o.id;
+select * from jc c join jo o on o.cid = c.id where o.id in (1, 2, 3001, 3002) order by o.id;
+select c.*, o.* from jo o, jc c where o.cid = c.id and o.id < 4 order by o.id;
+select count(*) from jo a join jo b on a.cid = b.cid where a.id = 10;
+select count(*) from jc a join jc b on a.region = b.region where a.id <= 10;
+select count(*) from jc a, jc b where a.id < 3 and b.id < 4;
+select o.id, c.name from jo o join jc c on c.id = o.cid + 0 where o.id between 100 and 103 order by 1;
+select o.id, (select count(*) from jl l where l.oid = o.id) from jo o join jc c on c.id = o.cid where c.id = 9 order by 1;
+select c.name from jc c join jo o on o.cid = c.id where o.id = 5 and (select 1) = 1;
+
+-- case: join_mixed_outer
+create table ma (id int primary key, b int);
+create table mb (id int primary key, c int);
+create table mc (id int primary key, v text);
+insert into ma select g, g % 11 from generate_series(1, 50) g;
+insert into mb select g, g % 5 from generate_series(0, 10) g;
+insert into mc values (0, 'zero'), (1, 'one'), (2, 'two');
+select ma.id, mb.id, mc.v from ma join mb on mb.id = ma.b left join mc on mc.id = mb.c where ma.id < 15 order by 1;
+select ma.id, mc.v from ma left join mb on mb.id = ma.b join mc on mc.id = mb.c where ma.id < 15 order by 1;
+select count(*) from ma join mb using (id) join mc using (id);
+
+-- case: semi_anti_joins
+create table sa (id int primary key, k int, t text);
+create table sb (id int primary key, k int, flag bool);
+insert into sa select g, case when g % 10 = 0 then null else g % 37 end, 't' || g from generate_series(1, 400) g;
+insert into sb select g, case when g % 13 = 0 then null else g % 23 end, g % 3 = 0 from generate_series(1, 200) g;
+select count(*) from sa a where exists (select 1 from sb b where b.k = a.k);
+select count(*) from sa a where not exists (select 1 from sb b where b.k = a.k);
+select count(*) from sa a where exists (select * from sb b where a.k = b.k and b.flag);
+select count(*) from sa a where not exists (select 1 from sb b where b.k = a.k and b.id > 100) and a.id < 300;
+select a.id from sa a where exists (select 1 from sb b where b.k = a.k and b.id = a.id) order by 1 limit 5;
+select count(*) from sa a where exists (select 1 from sb b where b.k = a.k) and exists (select 1 from sb b where b.id = a.id);
+select count(*) from sa a where exists (select 1 from sb b where b.k = a.k limit 1);
+select count(*) from sa a where exists (select 1 from sb b where b.k > a.k);
+select count(*) from sa a where a.k in (select k from sb);
+select count(*) from sa a where a.k not in (select k from sb where k is not null);
+select count(*) from sa a join sb b on b.id = a.id where not exists (select 1 from sb c where c.k = a.k);
