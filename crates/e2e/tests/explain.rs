@@ -16,8 +16,10 @@
 //!   `explain (analyze,verbose,timing,costs,buffers) select * from test order by info`
 //!   over a scaled-down `test` table gives the same lines with every number masked.
 //!
-//! Both sessions run with `max_parallel_workers_per_gather = 0` and `jit = off`, so plans are
-//! not parallel. Every mismatch is collected, and the failure lists, per query, both texts.
+//! Both sessions run with `max_parallel_workers_per_gather = 0`, `jit = off` (plans are not
+//! parallel) and `work_mem = '4MB'`; a setting the server under test rejects is reported, and
+//! the comparison runs without it. Every mismatch is collected, and the failure lists, per
+//! query, both texts. `tests/explain/README.md` lists the corpus with PostgreSQL 15's plans.
 //! The tests are ignored until keel has EXPLAIN; `KEEL_E2E_TARGET=pg` runs them PostgreSQL
 //! against PostgreSQL, where they must pass (`--include-ignored`).
 
