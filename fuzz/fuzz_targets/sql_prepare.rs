@@ -5,7 +5,7 @@
 #![no_main]
 
 use keel_catalog::{Catalog, ColumnDef, IndexDef, IndexMethod, Persistence, TableDef};
-use keel_sql::{prepare, split::split_statements};
+use keel_sql::{NoSizes, prepare, split::split_statements};
 use keel_types::{SqlType, TypeId};
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};
@@ -67,6 +67,7 @@ fn catalog() -> Arc<Catalog> {
                 primary: true,
                 method: IndexMethod::Btree,
                 relfile: 2u32.into(),
+                opclasses: vec![],
             }),
         );
         table(
@@ -87,9 +88,9 @@ fuzz_target!(|data: &[u8]| {
     let cat = catalog();
     for (i, raw) in split_statements(sql).iter().enumerate() {
         let chars = sql.get(..raw.offset).map_or(0, |p| p.chars().count());
-        let _ = prepare(cat.clone(), raw.text, chars, &[]);
+        let _ = prepare(cat.clone(), &NoSizes, raw.text, chars, &[]);
         if i == 0 {
-            let _ = prepare(cat.clone(), raw.text, chars, &[TypeId::Int4, TypeId::Text]);
+            let _ = prepare(cat.clone(), &NoSizes, raw.text, chars, &[TypeId::Int4, TypeId::Text]);
         }
     }
 });
