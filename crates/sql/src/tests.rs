@@ -247,12 +247,35 @@ fn joins_and_series_bind() {
 #[test]
 fn subqueries_bind() {
     use crate::expr::Expr;
-    // Correlated: the inner WHERE reads the outer row's aid through one outer reference.
+    // Correlated EXISTS on an equality of columns: a hash semi-join, keyed on aid.
     let p = prepare(
         catalog(),
         &NoSizes,
         "select aid from pgbench_accounts a where exists \
          (select 1 from pgbench_history h where h.aid = a.aid)",
+        0,
+        &[],
+    )
+    .unwrap();
+    let Stmt::Query(q) = &p.stmt else { panic!() };
+    fn semi(p: &crate::plan::Plan) -> Option<(usize, bool)> {
+        use crate::plan::Plan;
+        match p {
+            Plan::SemiJoin {
+                outer_keys, anti, ..
+            } => Some((outer_keys.len(), *anti)),
+            Plan::Project { input, .. } | Plan::Filter { input, .. } => semi(input),
+            _ => None,
+        }
+    }
+    assert_eq!(semi(&q.root), Some((1, false)));
+    // Correlated on an inequality: a subplan reading the outer row's aid through one outer
+    // reference.
+    let p = prepare(
+        catalog(),
+        &NoSizes,
+        "select aid from pgbench_accounts a where exists \
+         (select 1 from pgbench_history h where h.aid > a.aid)",
         0,
         &[],
     )
