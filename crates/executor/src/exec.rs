@@ -146,6 +146,18 @@ pub fn build<'a>(
     })
 }
 
+/// The node tree of a query, ready to pull rows from with `ev`, which is pointed at the
+/// query's subplans (the plans its expression subqueries run).
+pub fn open_query<'a>(
+    plan: &'a QueryPlan,
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<BoxNode<'a>> {
+    ev.subplans = plan.subplans.clone();
+    build(&plan.root, engine, txn)
+}
+
 /// Runs a query to completion and returns its rows, held whole: while they are collected
 /// they count against the statement's memory limit (the charge ends with this call, when the
 /// rows pass to the caller).
@@ -155,8 +167,7 @@ pub fn run_query(
     txn: &Transaction,
     ev: &mut EvalCx<'_>,
 ) -> PgResult<Vec<Row>> {
-    ev.subplans = plan.subplans.clone();
-    let mut root = build(&plan.root, engine, txn)?;
+    let mut root = open_query(plan, engine, txn, ev)?;
     let mut out = Vec::new();
     let mut mem = mem::MemCharge::new("The query's result");
     let pulled = (|| {

@@ -268,7 +268,7 @@ impl Session {
         // computed before CopyOutResponse, so an error there (PostgreSQL raises `1/0` while
         // planning) is a plain statement error.
         let cheap = q.root.is_cheap();
-        let mut root = keel_sql::exec::build(&q.root, &self.engine, txn)?;
+        let mut root = keel_sql::exec::open_query(q, &self.engine, txn, &mut ev)?;
         let mut next = crate::exec::maybe_blocking(cheap, || root.next(&mut ev))?;
         client.copy_out_start(false, cols.len());
         if o.header {

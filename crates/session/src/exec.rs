@@ -213,7 +213,7 @@ impl Session {
             .ok_or_else(|| keel_common::PgError::internal("no transaction"))?;
         let mut ev = eval_cx(stmt_env!(self), params, &cf, Some(txn));
         let cheap = q.root.is_cheap();
-        let mut root = keel_sql::exec::build(&q.root, &self.engine, txn)?;
+        let mut root = keel_sql::exec::open_query(q, &self.engine, txn, &mut ev)?;
         if let RowSink::Describe = sink {
             client.row_description(&fields(cols, formats));
         }
