@@ -91,3 +91,35 @@ fn recycling_keeps_at_most_the_given_number_ahead() {
     );
     wal.shutdown();
 }
+
+#[test]
+fn after_shutdown_no_segment_is_still_being_created() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = Wal::open(dir.path(), FIRST_LSN, 0, false).unwrap();
+        // The first write starts the creation of segment 1 ahead (16 MB of zeros); shut down
+        // at once, while it is likely still running.
+        log_batch(&wal, 1, 1);
+        wal.shutdown();
+        let names = |d: &std::path::Path| {
+            let mut v: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        let wal_dir = dir.path().join("wal");
+        let at_shutdown = names(&wal_dir);
+        assert!(
+            !at_shutdown.iter().any(|n| n.starts_with("xlogtemp.")),
+            "round {round}: a temporary segment outlived shutdown: {at_shutdown:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(
+            names(&wal_dir),
+            at_shutdown,
+            "round {round}: the directory changed after shutdown"
+        );
+    }
+}

@@ -438,8 +438,11 @@ impl Wal {
                     self.segments.fs.panic(&e.message);
                     self.failed.store(true, Ordering::Release);
                     self.flushed_tx.send_modify(|_| {});
-                    let _g = self.flushed_mx.lock();
-                    self.flushed_cv.notify_all();
+                    {
+                        let _g = self.flushed_mx.lock();
+                        self.flushed_cv.notify_all();
+                    }
+                    finish_prep(prep);
                     return;
                 }
                 wrote = true;
@@ -452,6 +455,7 @@ impl Wal {
                 let _g = self.flushed_mx.lock();
                 self.flushed_cv.notify_all();
             } else if self.shutdown.load(Ordering::Acquire) {
+                finish_prep(prep);
                 return;
             }
             if wrote && prep.as_ref().is_none_or(|p| p.seg != seg + 1) {
@@ -536,6 +540,18 @@ fn raise_priority() {
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, tid, -10);
+    }
+}
+
+/// Waits for a creation ahead still running: once the writer has stopped, no thread of this
+/// log touches the directory any more (a server started on it next must not find a file
+/// appearing or vanishing under it).
+fn finish_prep(prep: Option<Prep>) {
+    if let Some(Prep {
+        handle: Some(h), ..
+    }) = prep
+    {
+        let _ = h.join();
     }
 }
 
