@@ -21,6 +21,8 @@ pub struct OutColumn {
 
 #[derive(Clone)]
 pub struct AggCall {
+    /// The name as called (lower case), for EXPLAIN.
+    pub name: String,
     pub agg: Aggregate,
     pub args: Vec<Expr>,
     pub distinct: bool,

@@ -7,6 +7,7 @@
 
 mod access;
 mod cost;
+pub mod explain;
 mod joins;
 pub mod plan;
 mod semijoin;

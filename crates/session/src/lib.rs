@@ -5,6 +5,7 @@
 mod copy;
 mod describe;
 mod exec;
+mod explain;
 mod panic_guard;
 mod plan_cache;
 mod session;
