@@ -48,9 +48,10 @@ pub enum SetOpKind {
 
 #[derive(Clone)]
 pub enum Rel {
-    /// Every row of a table.
+    /// Every row of a table; `alias` as written in FROM (EXPLAIN prints it).
     Scan {
         table: Arc<TableDef>,
+        alias: Option<String>,
     },
     /// Rows of expressions without input (VALUES, or a FROM-less SELECT's single empty row).
     Values {

@@ -77,6 +77,7 @@ fn build_node<'a>(
             table,
             access,
             filter: Some(pred),
+            ..
         } if ins.is_some() => {
             // Instrumented, the filter runs as its own step so the rows it removes are
             // counted (`Rows Removed by Filter`); the rows that pass are the same.
@@ -98,6 +99,7 @@ fn build_node<'a>(
             table,
             access,
             filter,
+            ..
         } => Box::new(scan::Scan::new(engine, txn, table, access, filter.as_ref())),
         Plan::Values { rows } => Box::new(values::Values::new(rows)),
         Plan::Series {

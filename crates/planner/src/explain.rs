@@ -139,6 +139,8 @@ struct Explainer<'a> {
     subplans: &'a [Option<Plan>],
     /// Subquery ids already printed (each is printed once, under the first node using it).
     shown: Vec<u32>,
+    /// The output names of the last Agg explained, unparenthesized (for its HAVING filter).
+    agg_raw: Option<Vec<String>>,
 }
 
 /// The lines of `EXPLAIN` for a query (without the summary lines).
@@ -154,6 +156,7 @@ pub fn explain_query(
         next_id: 0,
         subplans: &plan.subplans,
         shown: Vec::new(),
+        agg_raw: None,
     };
     let (d, _) = ex.node(&plan.root);
     let mut out = Vec::new();
@@ -176,6 +179,7 @@ pub fn explain_modify(
         next_id: 1,
         subplans: &plan.subplans,
         shown: Vec::new(),
+        agg_raw: None,
     };
     let (verb, child) = match &plan.kind {
         ModifyKind::Insert { source, .. } => {
@@ -183,10 +187,12 @@ pub fn explain_modify(
             ("Insert", ex.node(source).0)
         }
         ModifyKind::Update { access, filter, .. } => {
-            ("Update", ex.scan(&plan.table, access, filter.as_ref(), Source::Node(1)).0)
+            let s = ex.scan(&plan.table, None, access, filter.as_ref(), Source::Node(1));
+            ("Update", s.0)
         }
         ModifyKind::Delete { access, filter } => {
-            ("Delete", ex.scan(&plan.table, access, filter.as_ref(), Source::Node(1)).0)
+            let s = ex.scan(&plan.table, None, access, filter.as_ref(), Source::Node(1));
+            ("Delete", s.0)
         }
     };
     let est = Est {
@@ -246,12 +252,13 @@ impl Explainer<'_> {
         id
     }
 
-    fn table_names(&self, t: &TableDef) -> Vec<String> {
+    fn table_names(&self, t: &TableDef, alias: Option<&str>) -> Vec<String> {
+        let refname = alias.unwrap_or(&t.name);
         t.columns
             .iter()
             .map(|c| {
                 if self.prefix {
-                    format!("{}.{}", t.name, c.name)
+                    format!("{refname}.{}", c.name)
                 } else {
                     c.name.clone()
                 }
@@ -259,12 +266,21 @@ impl Explainer<'_> {
             .collect()
     }
 
-    /// Adds the `SubPlan N` blocks of the subqueries in `exprs` to `d`.
-    fn subqueries<'e>(&mut self, d: &mut Display, exprs: impl IntoIterator<Item = &'e Expr>) {
+    /// Adds the `SubPlan N` blocks of the subqueries in `exprs` (over a row named `names`)
+    /// to `d`.
+    fn subqueries<'e>(
+        &mut self,
+        d: &mut Display,
+        names: &[String],
+        exprs: impl IntoIterator<Item = &'e Expr>,
+    ) {
         for e in exprs {
             let mut ids = Vec::new();
-            e.for_each_subplan(&mut |sp| ids.push(sp.id));
-            for id in ids {
+            e.for_each_subplan(&mut |sp| {
+                let outer = sp.outer_args.iter().map(|a| deparse(a, names)).collect();
+                ids.push((sp.id, outer))
+            });
+            for (id, outer) in ids {
                 if self.shown.contains(&id) {
                     continue;
                 }
@@ -275,7 +291,7 @@ impl Explainer<'_> {
                 // Subquery plans are not numbered: the executor runs them uninstrumented.
                 let saved = self.next_id;
                 self.next_id = usize::MAX / 2;
-                let (mut sd, _) = self.node(p);
+                let (mut sd, _) = deparse::with_outer(outer, || self.node(p));
                 self.next_id = saved;
                 clear_sources(&mut sd);
                 d.subplans.push((format!("SubPlan {}", id + 1), sd));
@@ -287,11 +303,16 @@ impl Explainer<'_> {
     fn scan(
         &mut self,
         table: &TableDef,
+        alias: Option<&str>,
         access: &Access,
         filter: Option<&Expr>,
         source: Source,
     ) -> (Display, Vec<String>) {
-        let names = self.table_names(table);
+        // PostgreSQL prints a scan's own quals without relation prefixes (they can only be
+        // the scanned table's columns); nodes above see the qualified names.
+        let names = self.table_names(table, alias);
+        let on_name = relation_label(table, alias);
+        let own: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
         let e = cost::leaf_estimate(self.sizes, table, access, filter);
         let est = Est {
             startup: 0.0,
@@ -301,38 +322,31 @@ impl Explainer<'_> {
         };
         let mut d = match access {
             Access::Seq => {
-                let mut d = Display::new(format!("Seq Scan on {}", table.name), est, source);
-                if let Some(f) = filter {
-                    d.props.push(format!("Filter: {}", deparse(f, &names)));
+                let mut d = Display::new(format!("Seq Scan on {on_name}"), est, source);
+                if let Some(f) = filter.and_then(|f| scan_filter(f, &own, &[])) {
+                    d.props.push(format!("Filter: {f}"));
                     d.filtered = true;
                 }
                 d
             }
             Access::Index { index, .. } => {
                 let mut d = Display::new(
-                    format!("Index Scan using {} on {}", index.name, table.name),
+                    format!("Index Scan using {} on {on_name}", index.name),
                     est,
                     source,
                 );
-                let (cond, keys) = index_cond(table, access, &[], &names);
+                let (cond, keys) = index_cond(table, access, &[], &own);
                 if let Some(c) = cond {
                     d.props.push(format!("Index Cond: {c}"));
                 }
-                let rest: Vec<String> = filter
-                    .map(conjuncts)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|c| deparse(c, &names))
-                    .filter(|c| !keys.contains(c))
-                    .collect();
-                if let Some(f) = and_text(&rest) {
+                if let Some(f) = filter.and_then(|f| scan_filter(f, &own, &keys)) {
                     d.props.push(format!("Filter: {f}"));
                     d.filtered = true;
                 }
                 d
             }
         };
-        self.subqueries(&mut d, filter);
+        self.subqueries(&mut d, &names, filter);
         (d, names)
     }
 
@@ -343,9 +357,10 @@ impl Explainer<'_> {
         match plan {
             Plan::Scan {
                 table,
+                alias,
                 access,
                 filter,
-            } => self.scan(table, access, filter.as_ref(), src),
+            } => self.scan(table, alias.as_deref(), access, filter.as_ref(), src),
             Plan::Values { rows } if rows.len() == 1 => {
                 let names: Vec<String> = rows[0].iter().map(|e| deparse(e, &[])).collect();
                 let est = Est {
@@ -355,7 +370,7 @@ impl Explainer<'_> {
                     width: rows[0].iter().map(|e| width_of(e.ty())).sum(),
                 };
                 let mut d = Display::new("Result", est, src);
-                self.subqueries(&mut d, rows.iter().flatten());
+                self.subqueries(&mut d, &[], rows.iter().flatten());
                 (d, names)
             }
             Plan::Values { rows } => {
@@ -372,7 +387,7 @@ impl Explainer<'_> {
                         .map_or(0, |r| r.iter().map(|e| width_of(e.ty())).sum()),
                 };
                 let mut d = Display::new("Values Scan on \"*VALUES*\"", est, src);
-                self.subqueries(&mut d, rows.iter().flatten());
+                self.subqueries(&mut d, &[], rows.iter().flatten());
                 (d, names)
             }
             Plan::Series { ty, .. } => {
@@ -386,8 +401,19 @@ impl Explainer<'_> {
                 (d, vec!["generate_series".to_string()])
             }
             Plan::Filter { input, pred } => {
+                self.agg_raw = None;
                 let (mut d, names) = self.node(input);
-                d.props.push(format!("Filter: {}", deparse(pred, &names)));
+                let shown = match self.agg_raw.take() {
+                    Some(raw) if matches!(d.name.as_str(), "HashAggregate" | "Aggregate") => names
+                        .iter()
+                        .map(|n| match n.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
+                            Some(inner) if raw.iter().any(|r| r == inner) => inner.to_string(),
+                            _ => n.clone(),
+                        })
+                        .collect(),
+                    _ => names.clone(),
+                };
+                d.props.push(format!("Filter: {}", deparse(pred, &shown)));
                 d.est.rows = (d.est.rows * 0.5).round().max(1.0);
                 d.est.total += d.est.rows * CPU_OPERATOR_COST;
                 // The filter's own counters are the node's rows; its input's the rows before.
@@ -398,7 +424,7 @@ impl Explainer<'_> {
                         input: inner,
                     };
                 }
-                self.subqueries(&mut d, [pred]);
+                self.subqueries(&mut d, &names, [pred]);
                 (d, names)
             }
             Plan::Project { input, exprs, srf } => {
@@ -416,17 +442,17 @@ impl Explainer<'_> {
                         width: exprs.iter().map(|e| width_of(e.ty())).sum(),
                     };
                     let mut d = Display::new("Result", est, src);
-                    self.subqueries(&mut d, exprs);
+                    self.subqueries(&mut d, &[], exprs);
                     return (d, names);
                 }
                 let (mut d, in_names) = self.node(input);
-                let names: Vec<String> = exprs.iter().map(|e| deparse(e, &in_names)).collect();
+                let names: Vec<String> = exprs.iter().map(|e| output_name(e, &in_names)).collect();
                 d.est.width = exprs.iter().map(|e| width_of(e.ty())).sum();
                 if srf.is_some() {
                     let mut p = Display::new("ProjectSet", d.est, src);
                     p.est.rows *= 1000.0;
                     p.children.push(d);
-                    self.subqueries(&mut p, exprs);
+                    self.subqueries(&mut p, &in_names, exprs);
                     return (p, names);
                 }
                 // The projection's rows are its input's: its counters are the node's.
@@ -435,11 +461,19 @@ impl Explainer<'_> {
                 {
                     d.source = src;
                 }
-                self.subqueries(&mut d, exprs);
+                self.subqueries(&mut d, &in_names, exprs);
                 (d, names)
             }
             _ => self.node2(plan, id),
         }
+    }
+}
+
+/// `table [alias]` as EXPLAIN names a scanned relation (the alias only when it differs).
+fn relation_label(table: &TableDef, alias: Option<&str>) -> String {
+    match alias {
+        Some(a) if a != table.name => format!("{} {a}", table.name),
+        _ => table.name.clone(),
     }
 }
 
@@ -513,10 +547,10 @@ fn flip(op: &str) -> &str {
 }
 
 fn sort_key_text(k: &SortKey, names: &[String]) -> String {
+    // A key computed below the sort is, to PostgreSQL, a reference to its input's target
+    // entry, printed in parentheses when that entry is not a plain column.
     let mut s = deparse(&k.expr, names);
-    if matches!(k.expr, Expr::Bin { .. } | Expr::And(_) | Expr::Or(_)) {
-        // Already parenthesized.
-    } else if !matches!(k.expr, Expr::Col(..) | Expr::Const(..)) && !s.starts_with('(') {
+    if !matches!(k.expr, Expr::Col(..)) {
         s = format!("({s})");
     }
     match (k.desc, k.nulls_first) {
@@ -630,20 +664,23 @@ impl Explainer<'_> {
                     if let Some(f) = and_text(&rest) {
                         d.props.push(format!("Join Filter: {f}"));
                     }
-                    self.subqueries(&mut d, [on]);
+                    self.subqueries(&mut d, &names, [on]);
                 }
                 (d, names)
             }
             Plan::IndexNestLoop {
                 outer,
                 table,
+                alias,
                 access,
                 inner_filter,
                 join_filter,
                 ..
             } => {
                 let (od, on) = self.node(outer);
-                let inner_names = self.table_names(table);
+                let inner_names = self.table_names(table, alias.as_deref());
+                let on_name = relation_label(table, alias.as_deref());
+                let own: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
                 let names: Vec<String> = on.iter().chain(&inner_names).cloned().collect();
                 let e = cost::leaf_estimate(self.sizes, table, access, inner_filter.as_ref());
                 let inner_est = Est {
@@ -654,9 +691,9 @@ impl Explainer<'_> {
                 };
                 let iname = match access {
                     Access::Index { index, .. } => {
-                        format!("Index Scan using {} on {}", index.name, table.name)
+                        format!("Index Scan using {} on {on_name}", index.name)
                     }
-                    Access::Seq => format!("Seq Scan on {}", table.name),
+                    Access::Seq => format!("Seq Scan on {on_name}"),
                 };
                 let outer_id = match od.source {
                     Source::Node(n) | Source::Filtered { out: n, .. } => n,
@@ -674,19 +711,11 @@ impl Explainer<'_> {
                         Source::None
                     },
                 );
-                let (cond, keys) = index_cond(table, access, &on, &inner_names);
+                let (cond, keys) = index_cond(table, access, &on, &own);
                 if let Some(c) = cond {
                     inner.props.push(format!("Index Cond: {c}"));
                 }
-                let rest: Vec<String> = inner_filter
-                    .as_ref()
-                    .map(conjuncts)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|c| deparse(c, &inner_names))
-                    .filter(|c| !keys.contains(c))
-                    .collect();
-                if let Some(f) = and_text(&rest) {
+                if let Some(f) = inner_filter.as_ref().and_then(|f| scan_filter(f, &own, &keys)) {
                     inner.props.push(format!("Filter: {f}"));
                 }
                 let rows = od.est.rows * inner_est.rows;
@@ -697,12 +726,22 @@ impl Explainer<'_> {
                     width: od.est.width + inner_est.width,
                 };
                 let mut d = Display::new("Nested Loop", est, src);
+                // The join's key equalities are the probe's Index Cond; keel re-checks them
+                // in the join filter, PostgreSQL does not show them twice.
+                let (_, joined) = index_cond(table, access, &on, &inner_names);
                 if let Some(j) = join_filter {
-                    d.props.push(format!("Join Filter: {}", deparse(j, &names)));
+                    let rest: Vec<String> = conjuncts(j)
+                        .into_iter()
+                        .map(|c| deparse(c, &names))
+                        .filter(|c| !joined.contains(c))
+                        .collect();
+                    if let Some(f) = and_text(&rest) {
+                        d.props.push(format!("Join Filter: {f}"));
+                    }
                 }
                 d.children.push(od);
                 d.children.push(inner);
-                self.subqueries(&mut d, join_filter.iter().chain(inner_filter));
+                self.subqueries(&mut d, &names, join_filter.iter().chain(inner_filter));
                 (d, names)
             }
             Plan::SemiJoin {
@@ -749,6 +788,20 @@ impl Explainer<'_> {
                     let distinct = if a.distinct { "DISTINCT " } else { "" };
                     names.push(format!("{}({distinct}{args})", a.name));
                 }
+                // A filter right above (HAVING) is evaluated in the Agg node by PostgreSQL and
+                // names the aggregates as they are; anything higher references them.
+                self.agg_raw = Some(names.clone());
+                let wrapped: Vec<String> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        if i >= group.len() || !matches!(group[i], Expr::Col(..)) {
+                            format!("({n})")
+                        } else {
+                            n.clone()
+                        }
+                    })
+                    .collect();
                 let rows = if group.is_empty() {
                     1.0
                 } else {
@@ -777,8 +830,8 @@ impl Explainer<'_> {
                     .iter()
                     .flat_map(|a| a.args.iter().chain(&a.filter))
                     .chain(group);
-                self.subqueries(&mut d, args);
-                (d, names)
+                self.subqueries(&mut d, &cn, args);
+                (d, wrapped)
             }
             Plan::Sort { input, keys } => {
                 let (cd, cn) = self.node(input);
@@ -909,6 +962,39 @@ impl Explainer<'_> {
             | Plan::Project { .. } => self.node(plan),
         }
     }
+}
+
+/// How a node above names a computed output column: PostgreSQL prints a reference to a
+/// lower node's non-column target entry in parentheses.
+fn output_name(e: &Expr, input: &[String]) -> String {
+    match e {
+        Expr::Col(..) => deparse(e, input),
+        _ => format!("({})", deparse(e, input)),
+    }
+}
+
+/// A scan's Filter text: its conjuncts other than those in `covered` (the Index Cond's),
+/// in PostgreSQL's order. PostgreSQL turns `column = constant` into an equivalence class and
+/// re-adds it to the scan's quals after the others, so those equalities come last.
+fn scan_filter(filter: &Expr, own: &[String], covered: &[String]) -> Option<String> {
+    let is_const_eq = |e: &Expr| match e {
+        Expr::Bin { op: "=", l, r, .. } => {
+            let col = |x: &Expr| matches!(x, Expr::Col(..));
+            let fixed = |x: &Expr| x.is_row_independent() && !x.has_subplan();
+            (col(l) && fixed(r)) || (fixed(l) && col(r))
+        }
+        _ => false,
+    };
+    let parts = conjuncts(filter);
+    let ordered = parts
+        .iter()
+        .filter(|c| !is_const_eq(c))
+        .chain(parts.iter().filter(|c| is_const_eq(c)));
+    let texts: Vec<String> = ordered
+        .map(|c| deparse(c, own))
+        .filter(|c| !covered.contains(c))
+        .collect();
+    and_text(&texts)
 }
 
 /// `(a = b)` as `(b = a)`.

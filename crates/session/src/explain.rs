@@ -133,9 +133,12 @@ impl Session {
         let ins = Instrumentation::new(nodes, timing);
         let mut exec = ModifyExec::new();
         exec.instrument = Some(ins.clone());
+        let started = Instant::now();
         self.drive_modify(m, &mut exec, params).await?;
         // The write node returns no rows (RETURNING aside), as PostgreSQL's ModifyTable.
         ins.add_rows(0, 0);
+        let total = started.elapsed();
+        ins.set_time(0, total, total);
         let fks = match &m.kind {
             ModifyKind::Insert { .. } if exec.count > 0 => m
                 .fks

@@ -72,6 +72,17 @@ impl Instrumentation {
         }
     }
 
+    /// Records the time node `id` took to its first row and in total (a node timed outside
+    /// a wrapper: a write, or the scan collecting its rows).
+    pub fn set_time(&self, id: usize, first: std::time::Duration, total: std::time::Duration) {
+        if let Some(c) = self.nodes.get(id)
+            && self.timing
+        {
+            c.first_ns.store(first.as_nanos() as u64, Relaxed);
+            c.total_ns.store(total.as_nanos() as u64, Relaxed);
+        }
+    }
+
     /// Records `rows` output rows for node `id` and marks it as run.
     pub fn add_rows(&self, id: usize, rows: u64) {
         if let Some(c) = self.nodes.get(id) {

@@ -149,6 +149,8 @@ impl ModifyExec {
                 let scan_filter = if ins.is_some() { None } else { filter.as_ref() };
                 let mut scan = Scan::new(engine, txn, &plan.table, access, scan_filter);
                 let (mut seen, mut kept) = (0u64, 0u64);
+                let started = std::time::Instant::now();
+                let mut first = None;
                 while let Some((rref, r)) = scan.next_ref(ev)? {
                     if ins.is_some() {
                         seen += 1;
@@ -158,6 +160,7 @@ impl ModifyExec {
                             continue;
                         }
                         kept += 1;
+                        first.get_or_insert_with(|| started.elapsed());
                     }
                     self.work.push(ev, (Some(rref), r), dir)?;
                 }
@@ -165,6 +168,8 @@ impl ModifyExec {
                     // Node 0 is the write itself, node 1 its scan.
                     ins.add_input_rows(1, seen);
                     ins.add_rows(1, kept);
+                    let total = started.elapsed();
+                    ins.set_time(1, first.unwrap_or(total), total);
                 }
             }
         }

@@ -5,6 +5,22 @@
 
 use keel_analyzer::expr::{Expr, SubKind};
 use keel_types::{Datum, TypeId};
+use std::cell::RefCell;
+
+thread_local! {
+    /// While a correlated subquery's plan is printed: the texts of its outer arguments
+    /// (`Expr::Outer(k)` is the k-th), deparsed in the enclosing node with relation prefixes,
+    /// as PostgreSQL prints a subplan's parameters by their referents.
+    static OUTER: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `outer` as the texts of `Expr::Outer` references.
+pub fn with_outer<R>(outer: Vec<String>, f: impl FnOnce() -> R) -> R {
+    let saved = OUTER.with(|o| std::mem::replace(&mut *o.borrow_mut(), outer));
+    let r = f();
+    OUTER.with(|o| *o.borrow_mut() = saved);
+    r
+}
 
 /// The names of the columns of the row an expression is evaluated on, already in the form
 /// EXPLAIN prints them (qualified with the relation name where the plan has several).
@@ -35,7 +51,10 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             None => out.push_str(&format!("${i}")),
         },
         Expr::Param(i, _) => out.push_str(&format!("${}", i + 1)),
-        Expr::Outer(i, _) => out.push_str(&format!("$outer{i}")),
+        Expr::Outer(i, _) => {
+            let text = OUTER.with(|o| o.borrow().get(*i).cloned());
+            out.push_str(&text.unwrap_or_else(|| format!("${}", i)));
+        }
         Expr::Bin { op, l, r, .. } => {
             out.push('(');
             write_expr(l, names, out);
@@ -96,9 +115,16 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             });
         }
         Expr::Cast { arg, to, .. } => {
-            if let Expr::Const(d, _) = arg.as_ref() {
-                // PostgreSQL folds a cast of a constant at plan time.
-                write_const(d, to.id, out);
+            if let Expr::Const(d, from) = arg.as_ref() {
+                let int = |t: TypeId| matches!(t, TypeId::Int2 | TypeId::Int4 | TypeId::Int8);
+                if int(*from) && int(to.id) {
+                    // Keel widens an integer operand to the other side's type; PostgreSQL
+                    // has cross-type integer operators and keeps the constant as written.
+                    write_const(d, *from, out);
+                } else {
+                    // PostgreSQL folds a cast of a constant at plan time.
+                    write_const(d, to.id, out);
+                }
                 return;
             }
             out.push('(');
@@ -139,15 +165,8 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             let n = sp.id + 1;
             match &sp.kind {
                 SubKind::Exists | SubKind::Scalar => out.push_str(&format!("(SubPlan {n})")),
-                SubKind::Quantified { lhs, all, .. } => {
-                    out.push('(');
-                    if *all {
-                        out.push_str("NOT ");
-                    }
-                    out.push_str(&format!("(SubPlan {n})"));
-                    let _ = lhs;
-                    out.push(')');
-                }
+                // Keel compares with the subquery's rows one by one (never hashed).
+                SubKind::Quantified { .. } => out.push_str(&format!("(SubPlan {n})")),
             }
         }
     }
