@@ -38,6 +38,12 @@ pub type Row = Vec<Datum>;
 /// One operator. `next` returns the next row or None at the end.
 pub trait Node<'a>: Send {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>>;
+
+    /// EXPLAIN ANALYZE's extra lines about how the node ran (`Sort Method: ...`), asked
+    /// once the node has returned its last row.
+    fn explain_lines(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 pub type BoxNode<'a> = Box<dyn Node<'a> + 'a>;

@@ -50,7 +50,7 @@ impl Default for ExplainOptions {
 }
 
 /// What one plan node did under EXPLAIN ANALYZE.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NodeActual {
     pub rows: u64,
     pub loops: u64,
@@ -58,6 +58,8 @@ pub struct NodeActual {
     pub first_ms: f64,
     pub total_ms: f64,
     pub removed_by_filter: u64,
+    /// The node's own lines about how it ran (`Sort Method: ...`).
+    pub lines: Vec<String>,
 }
 
 /// The counters EXPLAIN ANALYZE collected, by node number (None: the node never ran).
@@ -141,6 +143,9 @@ struct Explainer<'a> {
     shown: Vec<u32>,
     /// The output names of the last Agg explained, unparenthesized (for its HAVING filter).
     agg_raw: Option<Vec<String>>,
+    /// INSERT ... SELECT from its own target: PostgreSQL names the target's range-table entry
+    /// by the table and the source's scan `<table>_1`. The target table's oid.
+    insert_target: Option<keel_common::Oid>,
 }
 
 /// The lines of `EXPLAIN` for a query (without the summary lines).
@@ -157,6 +162,7 @@ pub fn explain_query(
         subplans: &plan.subplans,
         shown: Vec::new(),
         agg_raw: None,
+        insert_target: None,
     };
     let (d, _) = ex.node(&plan.root);
     let mut out = Vec::new();
@@ -180,10 +186,12 @@ pub fn explain_modify(
         subplans: &plan.subplans,
         shown: Vec::new(),
         agg_raw: None,
+        insert_target: None,
     };
     let (verb, child) = match &plan.kind {
         ModifyKind::Insert { source, .. } => {
             ex.prefix = relations(source, &plan.subplans) > 0;
+            ex.insert_target = Some(plan.table.oid);
             ("Insert", ex.node(source).0)
         }
         ModifyKind::Update { access, filter, .. } => {
@@ -310,6 +318,11 @@ impl Explainer<'_> {
     ) -> (Display, Vec<String>) {
         // PostgreSQL prints a scan's own quals without relation prefixes (they can only be
         // the scanned table's columns); nodes above see the qualified names.
+        let renamed = format!("{}_1", table.name);
+        let alias = match alias {
+            None if self.insert_target == Some(table.oid) => Some(renamed.as_str()),
+            a => a,
+        };
         let names = self.table_names(table, alias);
         let on_name = relation_label(table, alias);
         let own: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
@@ -1013,9 +1026,14 @@ fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActual, Option<
         Source::Filtered { out, input } => {
             let a = actual(out)?;
             let before = actual(input).map_or(a.rows, |i| i.rows);
-            let mut a2 = a;
-            a2.removed_by_filter = before.saturating_sub(a.rows);
-            Some((a2, Some(a2.removed_by_filter)))
+            let removed = before.saturating_sub(a.rows);
+            Some((
+                NodeActual {
+                    removed_by_filter: removed,
+                    ..a
+                },
+                Some(removed),
+            ))
         }
         Source::Probe { outer, join } => {
             let o = actual(outer)?;
@@ -1027,6 +1045,7 @@ fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActual, Option<
                     first_ms: 0.0,
                     total_ms: 0.0,
                     removed_by_filter: 0,
+                    lines: Vec::new(),
                 },
                 None,
             ))
@@ -1068,6 +1087,7 @@ fn print(
         ));
     }
     let mut removed = None;
+    let mut extra = Vec::new();
     if let Some(actual) = actual
         && !matches!(d.source, Source::None)
     {
@@ -1077,6 +1097,7 @@ fn print(
                 let probe = matches!(d.source, Source::Probe { .. });
                 line.push_str(&fmt_actual(&a, opts.timing, probe));
                 removed = r.or((d.filtered).then_some(a.removed_by_filter));
+                extra = a.lines;
             }
             None => line.push_str("(never executed)"),
         }
@@ -1091,6 +1112,9 @@ fn print(
         {
             out.push(format!("{pad}Rows Removed by Filter: {n}"));
         }
+    }
+    for l in extra {
+        out.push(format!("{pad}{l}"));
     }
     for c in &d.children {
         print(c, base + 6, false, opts, actual, out);

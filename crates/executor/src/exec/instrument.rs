@@ -24,6 +24,8 @@ pub struct Counters {
     input_rows: AtomicU64,
     first_ns: AtomicU64,
     total_ns: AtomicU64,
+    /// The node's own lines (`Sort Method`), taken when it returned its last row.
+    lines: std::sync::Mutex<Vec<String>>,
 }
 
 /// The counters of every node of one statement's plan.
@@ -62,6 +64,7 @@ impl Instrumentation {
             first_ms: c.first_ns.load(Relaxed) as f64 / 1e6,
             total_ms: c.total_ns.load(Relaxed) as f64 / 1e6,
             removed_by_filter: input.saturating_sub(rows),
+            lines: c.lines.lock().map(|l| l.clone()).unwrap_or_default(),
         })
     }
 
@@ -110,6 +113,10 @@ pub(super) struct Instrumented<'a> {
 }
 
 impl<'a> Node<'a> for Instrumented<'a> {
+    fn explain_lines(&self) -> Vec<String> {
+        self.inner.explain_lines()
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         let Some(c) = self.ins.nodes.get(self.id) else {
             return self.inner.next(ev);
@@ -131,6 +138,8 @@ impl<'a> Node<'a> for Instrumented<'a> {
                 }
                 if r.is_some() {
                     c.rows.fetch_add(1, Relaxed);
+                } else if let Ok(mut l) = c.lines.lock() {
+                    *l = self.inner.explain_lines();
                 }
             }
             Slot::Input => {
