@@ -1106,15 +1106,17 @@ fn print(
     let pad = " ".repeat(base + 2);
     for p in &d.props {
         out.push(format!("{pad}{p}"));
-        if p.starts_with("Filter: ")
-            && let Some(n) = removed
-            && n > 0
-        {
-            out.push(format!("{pad}Rows Removed by Filter: {n}"));
-        }
     }
+    // PostgreSQL prints a node's own figures (sort method, hash aggregate batches) after
+    // its qualifiers, then the rows its filter removed.
     for l in extra {
         out.push(format!("{pad}{l}"));
+    }
+    if d.props.iter().any(|p| p.starts_with("Filter: "))
+        && let Some(n) = removed
+        && n > 0
+    {
+        out.push(format!("{pad}Rows Removed by Filter: {n}"));
     }
     for c in &d.children {
         print(c, base + 6, false, opts, actual, out);

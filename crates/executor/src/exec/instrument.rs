@@ -104,6 +104,19 @@ pub(super) enum Slot {
     Input,
 }
 
+/// Takes the node's own lines when the tree is dropped after the run (a node above may stop
+/// pulling before this one ends, as a Limit does).
+impl Drop for Instrumented<'_> {
+    fn drop(&mut self) {
+        if let (Slot::Output, Some(c)) = (self.slot, self.ins.nodes.get(self.id))
+            && c.started.load(Relaxed)
+            && let Ok(mut l) = c.lines.lock()
+        {
+            *l = self.inner.explain_lines();
+        }
+    }
+}
+
 /// Counts what `inner` returns into node `id`'s counters.
 pub(super) struct Instrumented<'a> {
     pub inner: BoxNode<'a>,
@@ -138,8 +151,6 @@ impl<'a> Node<'a> for Instrumented<'a> {
                 }
                 if r.is_some() {
                     c.rows.fetch_add(1, Relaxed);
-                } else if let Ok(mut l) = c.lines.lock() {
-                    *l = self.inner.explain_lines();
                 }
             }
             Slot::Input => {

@@ -138,7 +138,7 @@ impl<'a> Node<'a> for Sort<'a> {
     fn explain_lines(&self) -> Vec<String> {
         vec![format!(
             "Sort Method: quicksort  Memory: {}kB",
-            self.held.div_ceil(1024)
+            self.held.max(self.mem.peak()).div_ceil(1024)
         )]
     }
 }
