@@ -173,7 +173,11 @@ fn explain_analyze_update_really_updates() {
     rt.block_on(async {
         let c = connect(&target.conn_str()).await;
         exec(&c, "create table t (id int primary key, v text)").await;
-        exec(&c, "insert into t select i, 'old' from generate_series(1, 10) i").await;
+        exec(
+            &c,
+            "insert into t select i, 'old' from generate_series(1, 10) i",
+        )
+        .await;
         let plan = run(&c, "explain analyze update t set v = 'new' where id = 3").await;
         assert!(plan.starts_with("Update on t"), "{plan}");
         assert_eq!(value(&c, "select v from t where id = 3").await, "new");

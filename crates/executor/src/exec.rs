@@ -26,10 +26,10 @@ mod values;
 pub use modify::{ModifyExec, Step};
 
 use crate::eval::EvalCx;
+use instrument::{Instrumentation, Instrumented, Slot};
 use keel_access::{Engine, Transaction};
 use keel_common::PgResult;
 use keel_planner::plan::{Plan, QueryPlan};
-use instrument::{Instrumentation, Instrumented, Slot};
 use keel_types::Datum;
 use std::sync::Arc;
 
@@ -77,7 +77,8 @@ fn build_node<'a>(
     // The node's number is taken before its inputs are built: preorder, as the planner's
     // EXPLAIN numbers them.
     let id = ins.map(|i| i.take_id());
-    let build = |p: &'a Plan, engine: &'a Engine, txn: &'a Transaction| build_node(p, engine, txn, ins);
+    let build =
+        |p: &'a Plan, engine: &'a Engine, txn: &'a Transaction| build_node(p, engine, txn, ins);
     let node: BoxNode<'a> = match plan {
         Plan::Scan {
             table,
@@ -89,7 +90,9 @@ fn build_node<'a>(
             // counted (`Rows Removed by Filter`); the rows that pass are the same.
             let scan: BoxNode<'a> = Box::new(scan::Scan::new(engine, txn, table, access, None));
             let (Some(ins), Some(id)) = (ins, id) else {
-                return Err(keel_common::PgError::internal("instrumentation without a node id"));
+                return Err(keel_common::PgError::internal(
+                    "instrumentation without a node id",
+                ));
             };
             Box::new(filter::Filter {
                 input: Box::new(Instrumented {

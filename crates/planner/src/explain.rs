@@ -94,9 +94,15 @@ enum Source {
     Node(usize),
     /// The inner index scan of an index nested loop: probed once per row of node `outer`;
     /// its rows are the loop's own when no join filter drops any.
-    Probe { outer: usize, join: usize },
+    Probe {
+        outer: usize,
+        join: usize,
+    },
     /// A node whose filter ran as keel's separate Filter node `out` over node `input`.
-    Filtered { out: usize, input: usize },
+    Filtered {
+        out: usize,
+        input: usize,
+    },
 }
 
 #[derive(Clone, Copy, Default)]
@@ -388,9 +394,8 @@ impl Explainer<'_> {
             }
             Plan::Values { rows } => {
                 let n = rows.first().map_or(0, Vec::len);
-                let names: Vec<String> = (1..=n)
-                    .map(|i| format!("\"*VALUES*\".column{i}"))
-                    .collect();
+                let names: Vec<String> =
+                    (1..=n).map(|i| format!("\"*VALUES*\".column{i}")).collect();
                 let est = Est {
                     startup: 0.0,
                     total: rows.len() as f64 * CPU_TUPLE_COST * 1.25,
@@ -419,10 +424,12 @@ impl Explainer<'_> {
                 let shown = match self.agg_raw.take() {
                     Some(raw) if matches!(d.name.as_str(), "HashAggregate" | "Aggregate") => names
                         .iter()
-                        .map(|n| match n.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
-                            Some(inner) if raw.iter().any(|r| r == inner) => inner.to_string(),
-                            _ => n.clone(),
-                        })
+                        .map(
+                            |n| match n.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
+                                Some(inner) if raw.iter().any(|r| r == inner) => inner.to_string(),
+                                _ => n.clone(),
+                            },
+                        )
                         .collect(),
                     _ => names.clone(),
                 };
@@ -712,23 +719,36 @@ impl Explainer<'_> {
                     Source::Node(n) | Source::Filtered { out: n, .. } => n,
                     _ => id,
                 };
-                let mut inner = Display::new(
-                    iname,
-                    inner_est,
-                    if join_filter.is_none() && inner_filter.is_none() {
-                        Source::Probe {
-                            outer: outer_id,
-                            join: id,
-                        }
-                    } else {
-                        Source::None
-                    },
-                );
+                // The join's key equalities are the probe's Index Cond; keel re-checks them
+                // in the join filter, PostgreSQL does not show them twice.
+                let (_, joined) = index_cond(table, access, &on, &inner_names);
+                let join_rest: Vec<String> = join_filter
+                    .as_ref()
+                    .map(conjuncts)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|c| deparse(c, &names))
+                    .filter(|c| !joined.contains(c))
+                    .collect();
+                // Without other filters, every probed row is a joined row: the probe's rows
+                // are the loop's, over as many loops as the outer side has rows.
+                let source = if join_rest.is_empty() && inner_filter.is_none() {
+                    Source::Probe {
+                        outer: outer_id,
+                        join: id,
+                    }
+                } else {
+                    Source::None
+                };
+                let mut inner = Display::new(iname, inner_est, source);
                 let (cond, keys) = index_cond(table, access, &on, &own);
                 if let Some(c) = cond {
                     inner.props.push(format!("Index Cond: {c}"));
                 }
-                if let Some(f) = inner_filter.as_ref().and_then(|f| scan_filter(f, &own, &keys)) {
+                if let Some(f) = inner_filter
+                    .as_ref()
+                    .and_then(|f| scan_filter(f, &own, &keys))
+                {
                     inner.props.push(format!("Filter: {f}"));
                 }
                 let rows = od.est.rows * inner_est.rows;
@@ -739,18 +759,8 @@ impl Explainer<'_> {
                     width: od.est.width + inner_est.width,
                 };
                 let mut d = Display::new("Nested Loop", est, src);
-                // The join's key equalities are the probe's Index Cond; keel re-checks them
-                // in the join filter, PostgreSQL does not show them twice.
-                let (_, joined) = index_cond(table, access, &on, &inner_names);
-                if let Some(j) = join_filter {
-                    let rest: Vec<String> = conjuncts(j)
-                        .into_iter()
-                        .map(|c| deparse(c, &names))
-                        .filter(|c| !joined.contains(c))
-                        .collect();
-                    if let Some(f) = and_text(&rest) {
-                        d.props.push(format!("Join Filter: {f}"));
-                    }
+                if let Some(f) = and_text(&join_rest) {
+                    d.props.push(format!("Join Filter: {f}"));
                 }
                 d.children.push(od);
                 d.children.push(inner);
@@ -771,7 +781,11 @@ impl Explainer<'_> {
                     width: ld.est.width,
                     ..est
                 };
-                let name = if *anti { "Hash Anti Join" } else { "Hash Semi Join" };
+                let name = if *anti {
+                    "Hash Anti Join"
+                } else {
+                    "Hash Semi Join"
+                };
                 let mut d = Display::new(name, est, src);
                 let conds: Vec<String> = outer_keys
                     .iter()
@@ -921,7 +935,8 @@ impl Explainer<'_> {
                 };
                 match kind {
                     SetOpKind::Union => {
-                        let mut app = Display::new("Append", est, if *all { src } else { Source::None });
+                        let mut app =
+                            Display::new("Append", est, if *all { src } else { Source::None });
                         app.children.push(ld);
                         app.children.push(rd);
                         if *all {
@@ -931,7 +946,9 @@ impl Explainer<'_> {
                             "HashAggregate",
                             Est {
                                 startup: est.total + rows * CPU_OPERATOR_COST,
-                                total: est.total + rows * CPU_OPERATOR_COST + rows.min(200.0) * CPU_TUPLE_COST,
+                                total: est.total
+                                    + rows * CPU_OPERATOR_COST
+                                    + rows.min(200.0) * CPU_TUPLE_COST,
                                 rows: rows.min(200.0),
                                 width: est.width,
                             },

@@ -140,11 +140,9 @@ impl Session {
         let total = started.elapsed();
         ins.set_time(0, total, total);
         let fks = match &m.kind {
-            ModifyKind::Insert { .. } if exec.count > 0 => m
-                .fks
-                .iter()
-                .map(|f| (f.name.clone(), exec.count))
-                .collect(),
+            ModifyKind::Insert { .. } if exec.count > 0 => {
+                m.fks.iter().map(|f| (f.name.clone(), exec.count)).collect()
+            }
             _ => vec![],
         };
         Ok((ins, fks))

@@ -150,9 +150,7 @@ pub fn parse_prefix(text: &str) -> PgResult<(ExplainOptions, usize)> {
         _ => {
             for word in ["analyze", "verbose"] {
                 match next_token(text, at) {
-                    Some((w, after))
-                        if w == word || (word == "analyze" && w == "analyse") =>
-                    {
+                    Some((w, after)) if w == word || (word == "analyze" && w == "analyse") => {
                         if word == "analyze" {
                             opts.analyze = true;
                         } else {
@@ -196,7 +194,13 @@ pub(crate) fn prepare_explain(
     let inner_text = &text[at..];
     let inner_offset = char_offset + text[..at].chars().count();
     let started = std::time::Instant::now();
-    let inner = crate::prepare(catalog.clone(), sizes, inner_text, inner_offset, param_types)?;
+    let inner = crate::prepare(
+        catalog.clone(),
+        sizes,
+        inner_text,
+        inner_offset,
+        param_types,
+    )?;
     let planning_ms = started.elapsed().as_secs_f64() * 1e3;
     match inner.stmt {
         Stmt::Query(_) | Stmt::Modify(_) => {}

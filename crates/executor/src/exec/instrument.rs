@@ -143,9 +143,9 @@ impl<'a> Node<'a> for Instrumented<'a> {
                 if let Some(s) = start {
                     let ns = s.elapsed().as_nanos() as u64;
                     let total = c.total_ns.fetch_add(ns, Relaxed) + ns;
-                    if r.is_some() && c.rows.load(Relaxed) == 0 {
-                        c.first_ns.store(total, Relaxed);
-                    } else if r.is_none() && c.rows.load(Relaxed) == 0 {
+                    // Until the first row (or the end, for a node without rows) the time
+                    // so far is the startup time.
+                    if c.rows.load(Relaxed) == 0 {
                         c.first_ns.store(total, Relaxed);
                     }
                 }

@@ -98,7 +98,11 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
         Expr::IsNull(a, negated) => {
             out.push('(');
             write_expr(a, names, out);
-            out.push_str(if *negated { " IS NOT NULL)" } else { " IS NULL)" });
+            out.push_str(if *negated {
+                " IS NOT NULL)"
+            } else {
+                " IS NULL)"
+            });
         }
         Expr::IsBool {
             arg,
@@ -187,7 +191,9 @@ fn write_const(d: &Datum, ty: TypeId, out: &mut String) {
     match ty {
         TypeId::Int4 | TypeId::Numeric | TypeId::Float8
             if !text.starts_with('-')
-                && text.chars().all(|c| c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+') =>
+                && text.chars().all(|c| {
+                    c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+'
+                }) =>
         {
             // Digits read back as int4; with a point (or exponent) as numeric.
             let reads_back = match ty {
