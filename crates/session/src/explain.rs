@@ -64,14 +64,9 @@ impl Session {
         }
         for (name, calls) in fk_calls {
             // PostgreSQL checks foreign keys in AFTER triggers and reports each; keel checks
-            // them row by row during the write, so their time is the write's own.
-            if e.opts.timing {
-                lines.push(format!(
-                    "Trigger for constraint {name}: time=0.000 calls={calls}"
-                ));
-            } else {
-                lines.push(format!("Trigger for constraint {name}: calls={calls}"));
-            }
+            // them row by row inside the write, whose time includes theirs, so no separate
+            // time is printed (PostgreSQL's TIMING OFF form).
+            lines.push(format!("Trigger for constraint {name}: calls={calls}"));
         }
         if e.opts.summary {
             lines.push(format!("Execution Time: {execution_ms:.3} ms"));
