@@ -232,3 +232,57 @@ pub(crate) fn prepare_explain(
         notices: inner.notices,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(text: &str) -> PgResult<(ExplainOptions, String)> {
+        parse_prefix(text).map(|(o, at)| (o, text[at..].trim().to_string()))
+    }
+
+    #[test]
+    fn prefix_forms() {
+        let (o, rest) = opts("EXPLAIN select 1").unwrap();
+        assert!(!o.analyze && o.costs && !o.summary && !o.timing);
+        assert_eq!(rest, "select 1");
+        let (o, rest) = opts("explain analyse\n  update t set a = 1").unwrap();
+        assert!(o.analyze && o.timing && o.summary);
+        assert_eq!(rest, "update t set a = 1");
+        let (o, _) =
+            opts("explain (analyze, costs off, timing false, summary off, buffers) select 1")
+                .unwrap();
+        assert!(o.analyze && !o.costs && !o.timing && !o.summary && o.buffers);
+        let (o, _) = opts("explain (summary) select 1").unwrap();
+        assert!(o.summary && !o.analyze);
+        let (o, rest) = opts("/* c */ explain (format text) -- x\n select 1").unwrap();
+        assert!(!o.json);
+        // The statement's own text starts after the options (a comment there is its own).
+        assert_eq!(rest, "-- x\n select 1");
+    }
+
+    #[test]
+    fn option_errors_as_postgres() {
+        let code = |t: &str| opts(t).err().map(|e| (e.code, e.message));
+        assert_eq!(
+            code("explain (timing) select 1"),
+            Some((
+                "22023",
+                "EXPLAIN option TIMING requires ANALYZE".to_string()
+            ))
+        );
+        assert_eq!(
+            code("explain (bogus) select 1"),
+            Some(("42601", "unrecognized EXPLAIN option \"bogus\"".to_string()))
+        );
+        assert_eq!(
+            code("explain (analyze maybe) select 1"),
+            Some(("42601", "analyze requires a Boolean value".to_string()))
+        );
+        assert_eq!(
+            code("explain (format json) select 1").map(|c| c.0),
+            Some("0A000")
+        );
+        assert_eq!(code("explain verbose select 1").map(|c| c.0), Some("0A000"));
+    }
+}
