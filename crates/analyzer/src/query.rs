@@ -21,6 +21,8 @@ pub struct OutColumn {
 
 #[derive(Clone)]
 pub struct AggCall {
+    /// The name as called (lower case), for EXPLAIN.
+    pub name: String,
     pub agg: Aggregate,
     pub args: Vec<Expr>,
     pub distinct: bool,
@@ -46,9 +48,10 @@ pub enum SetOpKind {
 
 #[derive(Clone)]
 pub enum Rel {
-    /// Every row of a table.
+    /// Every row of a table; `alias` as written in FROM (EXPLAIN prints it).
     Scan {
         table: Arc<TableDef>,
+        alias: Option<String>,
     },
     /// Rows of expressions without input (VALUES, or a FROM-less SELECT's single empty row).
     Values {

@@ -7,6 +7,7 @@ mod agg;
 mod discard;
 mod distinct;
 mod filter;
+pub mod instrument;
 mod join;
 mod limit;
 pub mod mem;
@@ -25,16 +26,24 @@ mod values;
 pub use modify::{ModifyExec, Step};
 
 use crate::eval::EvalCx;
+use instrument::{Instrumentation, Instrumented, Slot};
 use keel_access::{Engine, Transaction};
 use keel_common::PgResult;
 use keel_planner::plan::{Plan, QueryPlan};
 use keel_types::Datum;
+use std::sync::Arc;
 
 pub type Row = Vec<Datum>;
 
 /// One operator. `next` returns the next row or None at the end.
 pub trait Node<'a>: Send {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>>;
+
+    /// EXPLAIN ANALYZE's extra lines about how the node ran (`Sort Method: ...`), asked
+    /// once the node has returned its last row.
+    fn explain_lines(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 pub type BoxNode<'a> = Box<dyn Node<'a> + 'a>;
@@ -45,12 +54,61 @@ pub fn build<'a>(
     engine: &'a Engine,
     txn: &'a Transaction,
 ) -> PgResult<BoxNode<'a>> {
+    build_node(plan, engine, txn, None)
+}
+
+/// [`build`] with every node wrapped in EXPLAIN ANALYZE's counters.
+pub fn build_instrumented<'a>(
+    plan: &'a Plan,
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    ins: &Arc<Instrumentation>,
+) -> PgResult<BoxNode<'a>> {
+    build_node(plan, engine, txn, Some(ins))
+}
+
+fn build_node<'a>(
+    plan: &'a Plan,
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    ins: Option<&Arc<Instrumentation>>,
+) -> PgResult<BoxNode<'a>> {
     keel_common::stack::check()?;
-    Ok(match plan {
+    // The node's number is taken before its inputs are built: preorder, as the planner's
+    // EXPLAIN numbers them.
+    let id = ins.map(|i| i.take_id());
+    let build =
+        |p: &'a Plan, engine: &'a Engine, txn: &'a Transaction| build_node(p, engine, txn, ins);
+    let node: BoxNode<'a> = match plan {
+        Plan::Scan {
+            table,
+            access,
+            filter: Some(pred),
+            ..
+        } if ins.is_some() => {
+            // Instrumented, the filter runs as its own step so the rows it removes are
+            // counted (`Rows Removed by Filter`); the rows that pass are the same.
+            let scan: BoxNode<'a> = Box::new(scan::Scan::new(engine, txn, table, access, None));
+            let (Some(ins), Some(id)) = (ins, id) else {
+                return Err(keel_common::PgError::internal(
+                    "instrumentation without a node id",
+                ));
+            };
+            Box::new(filter::Filter {
+                input: Box::new(Instrumented {
+                    inner: scan,
+                    ins: ins.clone(),
+                    id,
+                    slot: Slot::Input,
+                }),
+                pred,
+            })
+        }
         Plan::Scan {
             table,
             access,
             filter,
+            ..
         } => Box::new(scan::Scan::new(engine, txn, table, access, filter.as_ref())),
         Plan::Values { rows } => Box::new(values::Values::new(rows)),
         Plan::Series {
@@ -143,6 +201,15 @@ pub fn build<'a>(
             access,
             (inner_filter.as_ref(), join_filter.as_ref()),
         )),
+    };
+    Ok(match (ins, id) {
+        (Some(ins), Some(id)) => Box::new(Instrumented {
+            inner: node,
+            ins: ins.clone(),
+            id,
+            slot: Slot::Output,
+        }),
+        _ => node,
     })
 }
 

@@ -23,6 +23,7 @@ const MAX_MOVED_DEPTH: usize = 1000;
 
 struct Leaf {
     table: Arc<TableDef>,
+    alias: Option<String>,
     /// First column of the table in the block's written row layout.
     offset: usize,
 }
@@ -57,9 +58,10 @@ pub(crate) fn flatten(rel: &Rel) -> Option<Block> {
 
 fn walk(rel: &Rel, offset: usize, b: &mut Block) -> bool {
     match rel {
-        Rel::Scan { table } => {
+        Rel::Scan { table, alias } => {
             b.leaves.push(Leaf {
                 table: table.clone(),
+                alias: alias.clone(),
                 offset,
             });
             true
@@ -211,6 +213,7 @@ impl Planner<'_> {
             parts.push(Some(Part {
                 plan: Plan::Scan {
                     table: leaf.table.clone(),
+                    alias: leaf.alias.clone(),
                     access,
                     filter,
                 },
@@ -453,13 +456,20 @@ impl Planner<'_> {
                     .iter()
                     .map(|&i| remap(conj[i].expr.clone(), &|g| pos[g].unwrap_or(0)))
                     .reduce(Expr::and);
-                let Plan::Scan { table, filter, .. } = right.plan else {
+                let Plan::Scan {
+                    table,
+                    alias,
+                    filter,
+                    ..
+                } = right.plan
+                else {
                     unreachable!("an index nested loop probes a base table")
                 };
                 Part {
                     plan: Plan::IndexNestLoop {
                         outer: Box::new(cur.plan),
                         table,
+                        alias,
                         access,
                         inner_filter: filter,
                         join_filter,

@@ -7,6 +7,7 @@
 
 mod access;
 mod cost;
+pub mod explain;
 mod joins;
 pub mod plan;
 mod semijoin;
@@ -205,18 +206,20 @@ impl<'a> Planner<'a> {
             return self.plan_block(block);
         }
         Ok(match r {
-            Rel::Scan { table } => Plan::Scan {
+            Rel::Scan { table, alias } => Plan::Scan {
                 table: table.clone(),
+                alias: alias.clone(),
                 access: Access::Seq,
                 filter: None,
             },
             Rel::Filter { input, pred } => {
                 self.exprs([pred]);
                 match input.as_ref() {
-                    Rel::Scan { table } => {
+                    Rel::Scan { table, alias } => {
                         let (access, filter) = self.table_access(table, Some(pred.clone()));
                         Plan::Scan {
                             table: table.clone(),
+                            alias: alias.clone(),
                             access,
                             filter,
                         }

@@ -25,6 +25,8 @@ pub enum Access {
 pub enum Plan {
     Scan {
         table: Arc<TableDef>,
+        /// The name the statement gave the table in FROM, if any (EXPLAIN prints it).
+        alias: Option<String>,
         access: Access,
         filter: Option<Expr>,
     },
@@ -67,6 +69,8 @@ pub enum Plan {
     IndexNestLoop {
         outer: Box<Plan>,
         table: Arc<TableDef>,
+        /// As `Scan::alias`.
+        alias: Option<String>,
         access: Access,
         inner_filter: Option<Expr>,
         join_filter: Option<Expr>,

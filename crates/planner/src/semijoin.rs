@@ -54,7 +54,7 @@ pub(crate) fn semi_join(conj: &Expr) -> Option<Semi> {
     let Rel::Filter { input, pred } = body else {
         return None;
     };
-    let Rel::Scan { table } = input.as_ref() else {
+    let Rel::Scan { table, alias } = input.as_ref() else {
         return None;
     };
     let mut parts = Vec::new();
@@ -90,6 +90,7 @@ pub(crate) fn semi_join(conj: &Expr) -> Option<Semi> {
     }
     let scan = Rel::Scan {
         table: table.clone(),
+        alias: alias.clone(),
     };
     let inner = match local.into_iter().reduce(Expr::and) {
         Some(pred) => Rel::Filter {

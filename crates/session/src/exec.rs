@@ -257,6 +257,7 @@ impl Session {
         match &prep.stmt {
             Stmt::Empty => Ok((vec![], String::new())),
             Stmt::Utility(u) => self.utility(u, client).await,
+            Stmt::Explain(e) => self.explain(e, params, client).await,
             Stmt::Query(_) => Err(keel_common::PgError::internal(
                 "a query's rows are streamed, not collected",
             )),

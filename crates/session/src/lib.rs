@@ -6,6 +6,7 @@ mod analyze;
 mod copy;
 mod describe;
 mod exec;
+mod explain;
 mod panic_guard;
 mod plan_cache;
 mod session;

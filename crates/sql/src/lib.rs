@@ -9,6 +9,7 @@ pub use keel_commands::ddl;
 pub use keel_executor::{exec, interrupt};
 pub use keel_parser::{names, parse, split, syntax, utility};
 pub use keel_planner::plan;
+pub mod explain;
 
 /// Expressions: the analyzer's data and the executor's evaluation.
 pub mod expr {
@@ -34,6 +35,8 @@ pub enum Stmt {
     /// DDL is bound when executed (it needs the transaction's catalog at that time).
     Ddl(Box<ast::Statement>),
     Utility(Utility),
+    /// EXPLAIN of a query or a write (`explain.rs`).
+    Explain(Box<explain::Explain>),
     Empty,
 }
 
@@ -58,6 +61,7 @@ impl Prepared {
             Stmt::Query(q) => Some(&q.columns),
             Stmt::Modify(m) => m.returning.as_ref().map(|r| r.1.as_slice()),
             Stmt::Utility(Utility::Show(_)) | Stmt::Utility(Utility::ShowAll) => None,
+            Stmt::Explain(e) => Some(&e.columns),
             _ => None,
         }
     }
@@ -87,6 +91,9 @@ pub fn prepare(
     char_offset: usize,
     param_types: &[TypeId],
 ) -> PgResult<Prepared> {
+    if explain::is_explain(text) {
+        return explain::prepare_explain(catalog, sizes, text, char_offset, param_types);
+    }
     let parsed = keel_parser::parse_statement(text, char_offset)?;
     let mut notices = Some(parsed.notices);
     let mut mk = |stmt, params| Prepared {

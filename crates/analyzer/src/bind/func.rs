@@ -171,6 +171,7 @@ impl Binder<'_> {
             .as_deref_mut()
             .ok_or_else(|| PgError::internal("aggregate context lost"))?;
         a.aggs.push(AggCall {
+            name: name.to_string(),
             agg: resolved,
             args: coerced,
             distinct,

@@ -234,7 +234,8 @@ impl Binder<'_> {
                     .map(|a| fold(&a.name))
                     .unwrap_or_else(|| table.name.clone());
                 let scope = table_scope(&table, &qual);
-                Ok((Rel::Scan { table }, scope))
+                let alias = alias.as_ref().map(|a| fold(&a.name));
+                Ok((Rel::Scan { table, alias }, scope))
             }
             ast::TableFactor::Derived {
                 lateral: false,

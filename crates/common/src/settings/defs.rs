@@ -359,6 +359,20 @@ pub static DEFS: &[Def] = &[
         Context::User,
         false,
     ),
+    // Accepted for clients and scripts that set them (EXPLAIN comparisons, pg_dump): keel
+    // never compiles expressions and never runs a plan in parallel, whatever their values.
+    d("jit", "on", Kind::Bool, Context::User, false),
+    d(
+        "max_parallel_workers_per_gather",
+        "2",
+        Kind::Int {
+            unit: Unit::None,
+            min: 0,
+            max: 1024,
+        },
+        Context::User,
+        false,
+    ),
     d(
         "auth_method",
         "trust",

@@ -72,6 +72,17 @@ impl<'a> Agg<'a> {
 }
 
 impl<'a> Node<'a> for Agg<'a> {
+    /// A grouped aggregate is PostgreSQL's HashAggregate; keel's never spills (one batch).
+    fn explain_lines(&self) -> Vec<String> {
+        if self.group.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "Batches: 1  Memory Usage: {}kB",
+            self.mem.peak().div_ceil(1024)
+        )]
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut input) = self.input.take() {
             let key_types: Vec<TypeId> = self.group.iter().map(Expr::ty).collect();

@@ -64,6 +64,14 @@ impl<'a> Distinct<'a> {
 }
 
 impl<'a> Node<'a> for Distinct<'a> {
+    /// Shown as PostgreSQL's HashAggregate; the set of keys seen never spills (one batch).
+    fn explain_lines(&self) -> Vec<String> {
+        vec![format!(
+            "Batches: 1  Memory Usage: {}kB",
+            self.seen.mem.peak().div_ceil(1024)
+        )]
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         while let Some(r) = self.input.next(ev)? {
             ev.tick()?;

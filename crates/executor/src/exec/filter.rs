@@ -11,6 +11,11 @@ pub struct Filter<'a> {
 }
 
 impl<'a> Node<'a> for Filter<'a> {
+    /// A filter is shown on the node below it in EXPLAIN: that node's lines.
+    fn explain_lines(&self) -> Vec<String> {
+        self.input.explain_lines()
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         while let Some(r) = self.input.next(ev)? {
             ev.tick()?;

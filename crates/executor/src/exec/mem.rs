@@ -102,6 +102,8 @@ fn show_bytes(bytes: usize) -> String {
 pub struct MemCharge {
     mem: Option<Arc<StatementMem>>,
     bytes: usize,
+    /// The most bytes held at once (EXPLAIN ANALYZE's memory figures).
+    peak: usize,
     what: &'static str,
 }
 
@@ -110,8 +112,14 @@ impl MemCharge {
         MemCharge {
             mem: None,
             bytes: 0,
+            peak: 0,
             what,
         }
+    }
+
+    /// The most bytes held at once so far.
+    pub fn peak(&self) -> usize {
+        self.peak
     }
 
     /// Adds `bytes`; 53200 when the statement would pass its limit (the bytes stay charged
@@ -119,6 +127,7 @@ impl MemCharge {
     #[inline]
     pub fn add(&mut self, ev: &EvalCx<'_>, bytes: usize) -> PgResult<()> {
         self.bytes += bytes;
+        self.peak = self.peak.max(self.bytes);
         match &self.mem {
             Some(m) => m.charge(bytes, self.what),
             None => {

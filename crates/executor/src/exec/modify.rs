@@ -35,6 +35,8 @@ pub struct ModifyExec {
     state: WriteState,
     pub count: u64,
     pub returned: Vec<Row>,
+    /// EXPLAIN ANALYZE: counters for the write (node 0) and its source (nodes from 1).
+    pub instrument: Option<std::sync::Arc<super::instrument::Instrumentation>>,
     /// RETURNING rows, held until the statement's result is sent.
     returned_mem: MemCharge,
 }
@@ -50,6 +52,7 @@ impl Default for ModifyExec {
             state: WriteState::default(),
             count: 0,
             returned: Vec::new(),
+            instrument: None,
             returned_mem: MemCharge::new("The rows of RETURNING"),
         }
     }
@@ -124,7 +127,13 @@ impl ModifyExec {
         let dir = || engine.temp_dir();
         match &plan.kind {
             ModifyKind::Insert { source, row } => {
-                let mut src = build(source, engine, txn)?;
+                let mut src = match &self.instrument {
+                    Some(ins) => {
+                        ins.take_id();
+                        super::build_instrumented(source, engine, txn, ins)?
+                    }
+                    None => build(source, engine, txn)?,
+                };
                 while let Some(r) = src.next(ev)? {
                     ev.tick()?;
                     let mut full = Vec::with_capacity(row.len());
@@ -135,9 +144,32 @@ impl ModifyExec {
                 }
             }
             ModifyKind::Update { access, filter, .. } | ModifyKind::Delete { access, filter } => {
-                let mut scan = Scan::new(engine, txn, &plan.table, access, filter.as_ref());
+                // Instrumented, the filter is tested here so the rows it removes are counted.
+                let ins = self.instrument.clone();
+                let scan_filter = if ins.is_some() { None } else { filter.as_ref() };
+                let mut scan = Scan::new(engine, txn, &plan.table, access, scan_filter);
+                let (mut seen, mut kept) = (0u64, 0u64);
+                let started = std::time::Instant::now();
+                let mut first = None;
                 while let Some((rref, r)) = scan.next_ref(ev)? {
+                    if ins.is_some() {
+                        seen += 1;
+                        if let Some(f) = filter
+                            && !crate::eval::Eval::test(f, &r, ev)?
+                        {
+                            continue;
+                        }
+                        kept += 1;
+                        first.get_or_insert_with(|| started.elapsed());
+                    }
                     self.work.push(ev, (Some(rref), r), dir)?;
+                }
+                if let Some(ins) = &ins {
+                    // Node 0 is the write itself, node 1 its scan.
+                    ins.add_input_rows(1, seen);
+                    ins.add_rows(1, kept);
+                    let total = started.elapsed();
+                    ins.set_time(1, first.unwrap_or(total), total);
                 }
             }
         }

@@ -29,6 +29,11 @@ impl<'a> Project<'a> {
 }
 
 impl<'a> Node<'a> for Project<'a> {
+    /// A projection is folded into the node below it in EXPLAIN: that node's lines.
+    fn explain_lines(&self) -> Vec<String> {
+        self.input.explain_lines()
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         let Some(srf) = self.srf else {
             let Some(r) = self.input.next(ev)? else {

@@ -1,0 +1,227 @@
+//! Expressions back to text, as PostgreSQL's `deparse_expression` prints them in EXPLAIN
+//! (ruleutils.c without pretty-printing): every operator, AND/OR, NOT and IS test in its own
+//! parentheses, constants with a cast unless their text reads back as the same type
+//! (`42`, `1.5`, `true`, but `'400'::numeric`, `'x'::text`, `'-1'::integer`).
+
+use keel_analyzer::expr::{Expr, SubKind};
+use keel_types::{Datum, TypeId};
+use std::cell::RefCell;
+
+thread_local! {
+    /// While a correlated subquery's plan is printed: the texts of its outer arguments
+    /// (`Expr::Outer(k)` is the k-th), deparsed in the enclosing node with relation prefixes,
+    /// as PostgreSQL prints a subplan's parameters by their referents.
+    static OUTER: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `outer` as the texts of `Expr::Outer` references.
+pub fn with_outer<R>(outer: Vec<String>, f: impl FnOnce() -> R) -> R {
+    let saved = OUTER.with(|o| std::mem::replace(&mut *o.borrow_mut(), outer));
+    let r = f();
+    OUTER.with(|o| *o.borrow_mut() = saved);
+    r
+}
+
+/// The names of the columns of the row an expression is evaluated on, already in the form
+/// EXPLAIN prints them (qualified with the relation name where the plan has several).
+pub type Names = [String];
+
+/// `e` as EXPLAIN prints it, over a row whose columns are `names`; `outer` names an
+/// enclosing query's columns (a correlated subquery's `Expr::Outer`).
+pub fn deparse(e: &Expr, names: &Names) -> String {
+    let mut out = String::new();
+    write_expr(e, names, &mut out);
+    out
+}
+
+fn write_list(args: &[Expr], names: &Names, sep: &str, out: &mut String) {
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        write_expr(a, names, out);
+    }
+}
+
+fn write_expr(e: &Expr, names: &Names, out: &mut String) {
+    match e {
+        Expr::Const(d, t) => write_const(d, *t, out),
+        Expr::Col(i, _) => match names.get(*i) {
+            Some(n) => out.push_str(n),
+            None => out.push_str(&format!("${i}")),
+        },
+        Expr::Param(i, _) => out.push_str(&format!("${}", i + 1)),
+        Expr::Outer(i, _) => {
+            let text = OUTER.with(|o| o.borrow().get(*i).cloned());
+            out.push_str(&text.unwrap_or_else(|| format!("${}", i)));
+        }
+        Expr::Bin { op, l, r, .. } => {
+            out.push('(');
+            write_expr(l, names, out);
+            out.push(' ');
+            out.push_str(op);
+            out.push(' ');
+            write_expr(r, names, out);
+            out.push(')');
+        }
+        Expr::Distinct { l, r, negated, .. } => {
+            out.push('(');
+            write_expr(l, names, out);
+            out.push_str(if *negated {
+                " IS NOT DISTINCT FROM "
+            } else {
+                " IS DISTINCT FROM "
+            });
+            write_expr(r, names, out);
+            out.push(')');
+        }
+        Expr::Un { arg, .. } => {
+            out.push_str("(- ");
+            write_expr(arg, names, out);
+            out.push(')');
+        }
+        Expr::Not(a) => {
+            out.push_str("(NOT ");
+            write_expr(a, names, out);
+            out.push(')');
+        }
+        Expr::And(args) => {
+            out.push('(');
+            write_list(args, names, " AND ", out);
+            out.push(')');
+        }
+        Expr::Or(args) => {
+            out.push('(');
+            write_list(args, names, " OR ", out);
+            out.push(')');
+        }
+        Expr::IsNull(a, negated) => {
+            out.push('(');
+            write_expr(a, names, out);
+            out.push_str(if *negated {
+                " IS NOT NULL)"
+            } else {
+                " IS NULL)"
+            });
+        }
+        Expr::IsBool {
+            arg,
+            value,
+            negated,
+        } => {
+            out.push('(');
+            write_expr(arg, names, out);
+            out.push_str(match (value, negated) {
+                (true, false) => " IS TRUE)",
+                (true, true) => " IS NOT TRUE)",
+                (false, false) => " IS FALSE)",
+                (false, true) => " IS NOT FALSE)",
+            });
+        }
+        Expr::Cast { arg, to, .. } => {
+            if let Expr::Const(d, from) = arg.as_ref() {
+                let int = |t: TypeId| matches!(t, TypeId::Int2 | TypeId::Int4 | TypeId::Int8);
+                if int(*from) && int(to.id) {
+                    // Keel widens an integer operand to the other side's type; PostgreSQL
+                    // has cross-type integer operators and keeps the constant as written.
+                    write_const(d, *from, out);
+                } else {
+                    // PostgreSQL folds a cast of a constant at plan time.
+                    write_const(d, to.id, out);
+                }
+                return;
+            }
+            out.push('(');
+            write_expr(arg, names, out);
+            out.push_str(")::");
+            out.push_str(to.id.name());
+        }
+        Expr::Func { args, .. } => {
+            // Functions carry no name in the bound tree; EXPLAIN shows the call's arguments.
+            out.push_str("function(");
+            write_list(args, names, ", ", out);
+            out.push(')');
+        }
+        Expr::Special(..) => out.push_str("function()"),
+        Expr::Case { whens, default, .. } => {
+            out.push_str("CASE");
+            for (w, t) in whens {
+                out.push_str(" WHEN ");
+                write_expr(w, names, out);
+                out.push_str(" THEN ");
+                write_expr(t, names, out);
+            }
+            out.push_str(" ELSE ");
+            write_expr(default, names, out);
+            out.push_str(" END");
+        }
+        Expr::Coalesce(args, _) => {
+            out.push_str("COALESCE(");
+            write_list(args, names, ", ", out);
+            out.push(')');
+        }
+        Expr::MinMax { args, greatest, .. } => {
+            out.push_str(if *greatest { "GREATEST(" } else { "LEAST(" });
+            write_list(args, names, ", ", out);
+            out.push(')');
+        }
+        Expr::SubPlan(sp) => {
+            let n = sp.id + 1;
+            match &sp.kind {
+                SubKind::Exists | SubKind::Scalar => out.push_str(&format!("(SubPlan {n})")),
+                // Keel compares with the subquery's rows one by one (never hashed).
+                SubKind::Quantified { .. } => out.push_str(&format!("(SubPlan {n})")),
+            }
+        }
+    }
+}
+
+/// A constant as ruleutils' get_const_expr prints it.
+fn write_const(d: &Datum, ty: TypeId, out: &mut String) {
+    if d.is_null() {
+        out.push_str("NULL");
+        if ty != TypeId::Unknown {
+            out.push_str("::");
+            out.push_str(ty.name());
+        }
+        return;
+    }
+    let mut text = String::new();
+    keel_types::io::format_text(d, ty, &mut text);
+    match ty {
+        TypeId::Int4 | TypeId::Numeric | TypeId::Float8
+            if !text.starts_with('-')
+                && text.chars().all(|c| {
+                    c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+'
+                }) =>
+        {
+            // Digits read back as int4; with a point (or exponent) as numeric.
+            let reads_back = match ty {
+                TypeId::Int4 => true,
+                TypeId::Numeric => text.contains('.'),
+                _ => false,
+            };
+            if reads_back {
+                out.push_str(&text);
+                return;
+            }
+        }
+        TypeId::Bool => {
+            out.push_str(if text == "t" { "true" } else { "false" });
+            return;
+        }
+        _ => {}
+    }
+    out.push('\'');
+    for c in text.chars() {
+        if c == '\'' {
+            out.push('\'');
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    if ty != TypeId::Unknown {
+        out.push_str("::");
+        out.push_str(ty.name());
+    }
+}

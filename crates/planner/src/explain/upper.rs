@@ -1,0 +1,464 @@
+//! EXPLAIN's nodes above the scans: joins, aggregates, sorts, limits, DISTINCT and set
+//! operations.
+
+use super::{
+    Display, Est, Explainer, Source, and_text, conjuncts, deparse, index_cond, relation_label,
+    sort_key_text, width_of,
+};
+use crate::cost::{CPU_OPERATOR_COST, CPU_TUPLE_COST};
+use crate::plan::{Access, Plan, SetOpKind};
+use keel_analyzer::expr::Expr;
+
+fn hash_of(build: Display) -> Display {
+    let est = Est {
+        startup: build.est.total,
+        ..build.est
+    };
+    let mut h = Display::new("Hash", est, build.source_for_hash());
+    h.children.push(build);
+    h
+}
+
+impl Display {
+    /// A Hash node has as many rows as its build side.
+    fn source_for_hash(&self) -> Source {
+        match self.source {
+            Source::Filtered { out, .. } => Source::Node(out),
+            s => s,
+        }
+    }
+}
+
+fn join_est(l: &Est, r: &Est, rows: f64) -> Est {
+    let startup = r.total + r.rows * (CPU_OPERATOR_COST + CPU_TUPLE_COST);
+    Est {
+        startup,
+        total: startup + l.total + l.rows * CPU_OPERATOR_COST + rows * CPU_TUPLE_COST,
+        rows: rows.round().max(1.0),
+        width: l.width + r.width,
+    }
+}
+
+impl Explainer<'_> {
+    pub(super) fn node2(&mut self, plan: &Plan, id: usize) -> (Display, Vec<String>) {
+        let src = Source::Node(id);
+        match plan {
+            Plan::Join {
+                left,
+                right,
+                on,
+                left_join,
+                right_join,
+                hash,
+                ..
+            } => {
+                let (ld, ln) = self.node(left);
+                let (rd, rn) = self.node(right);
+                let names: Vec<String> = ln.iter().chain(&rn).cloned().collect();
+                let kind = match (left_join, right_join) {
+                    (false, false) => "",
+                    (true, false) => " Left",
+                    (false, true) => " Right",
+                    (true, true) => " Full",
+                };
+                let (mut d, conds) = match hash {
+                    Some((lk, rk)) => {
+                        let rows = ld.est.rows.max(rd.est.rows);
+                        let est = join_est(&ld.est, &rd.est, rows);
+                        let conds: Vec<String> = lk
+                            .iter()
+                            .zip(rk)
+                            .map(|(l, r)| format!("({} = {})", deparse(l, &ln), deparse(r, &rn)))
+                            .collect();
+                        let name = if kind.is_empty() {
+                            "Hash Join".to_string()
+                        } else {
+                            format!("Hash{kind} Join")
+                        };
+                        let mut d = Display::new(name, est, src);
+                        if let Some(c) = and_text(&conds) {
+                            d.props.push(format!("Hash Cond: {c}"));
+                        }
+                        d.children.push(ld);
+                        d.children.push(hash_of(rd));
+                        (d, conds)
+                    }
+                    None => {
+                        let rows = ld.est.rows * rd.est.rows;
+                        let est = Est {
+                            startup: rd.est.startup,
+                            total: ld.est.total + ld.est.rows * rd.est.total,
+                            rows: rows.round().max(1.0),
+                            width: ld.est.width + rd.est.width,
+                        };
+                        let name = if kind.is_empty() {
+                            "Nested Loop".to_string()
+                        } else {
+                            format!("Nested Loop{kind} Join")
+                        };
+                        let mut d = Display::new(name, est, src);
+                        d.children.push(ld);
+                        d.children.push(rd);
+                        (d, vec![])
+                    }
+                };
+                if let Some(on) = on {
+                    let rest: Vec<String> = conjuncts(on)
+                        .into_iter()
+                        .map(|c| deparse(c, &names))
+                        .filter(|c| !conds.contains(c) && !conds.iter().any(|k| swapped(k) == *c))
+                        .collect();
+                    if let Some(f) = and_text(&rest) {
+                        d.props.push(format!("Join Filter: {f}"));
+                    }
+                    self.subqueries(&mut d, &names, [on]);
+                }
+                (d, names)
+            }
+            Plan::IndexNestLoop {
+                outer,
+                table,
+                alias,
+                access,
+                inner_filter,
+                join_filter,
+                ..
+            } => {
+                let (od, on) = self.node(outer);
+                let inner_names = self.table_names(table, alias.as_deref());
+                let on_name = relation_label(table, alias.as_deref());
+                let own: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+                let names: Vec<String> = on.iter().chain(&inner_names).cloned().collect();
+                let e = self.leaf_estimate(table, access, inner_filter.as_ref());
+                let inner_est = Est {
+                    startup: 0.0,
+                    total: e.cost,
+                    rows: e.rows.round(),
+                    width: table.columns.iter().map(|c| width_of(c.ty.id)).sum(),
+                };
+                let iname = match access {
+                    Access::Index { index, .. } => {
+                        format!("Index Scan using {} on {on_name}", index.name)
+                    }
+                    Access::Seq => format!("Seq Scan on {on_name}"),
+                };
+                let outer_id = match od.source {
+                    Source::Node(n) | Source::Filtered { out: n, .. } => n,
+                    _ => id,
+                };
+                // The join's key equalities are the probe's Index Cond; keel re-checks them
+                // in the join filter, PostgreSQL does not show them twice.
+                let (_, joined) = index_cond(table, access, &on, &inner_names);
+                let join_rest: Vec<String> = join_filter
+                    .as_ref()
+                    .map(conjuncts)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|c| deparse(c, &names))
+                    .filter(|c| !joined.contains(c))
+                    .collect();
+                // Without other filters, every probed row is a joined row: the probe's rows
+                // are the loop's, over as many loops as the outer side has rows.
+                let source = if join_rest.is_empty() && inner_filter.is_none() {
+                    Source::Probe {
+                        outer: outer_id,
+                        join: id,
+                    }
+                } else {
+                    Source::None
+                };
+                let mut inner = Display::new(iname, inner_est, source);
+                let (cond, keys) = index_cond(table, access, &on, &own);
+                if let Some(c) = cond {
+                    inner.props.push(format!("Index Cond: {c}"));
+                }
+                if let Some(f) = inner_filter
+                    .as_ref()
+                    .and_then(|f| scan_filter(f, &own, &keys))
+                {
+                    inner.props.push(format!("Filter: {f}"));
+                }
+                let rows = od.est.rows * inner_est.rows;
+                let est = Est {
+                    startup: od.est.startup,
+                    total: od.est.total + od.est.rows * inner_est.total,
+                    rows: rows.round().max(1.0),
+                    width: od.est.width + inner_est.width,
+                };
+                let mut d = Display::new("Nested Loop", est, src);
+                if let Some(f) = and_text(&join_rest) {
+                    d.props.push(format!("Join Filter: {f}"));
+                }
+                d.children.push(od);
+                d.children.push(inner);
+                self.subqueries(&mut d, &names, join_filter.iter().chain(inner_filter));
+                (d, names)
+            }
+            Plan::SemiJoin {
+                input,
+                inner,
+                outer_keys,
+                inner_keys,
+                anti,
+            } => {
+                let (ld, ln) = self.node(input);
+                let (rd, rn) = self.node(inner);
+                let est = join_est(&ld.est, &rd.est, ld.est.rows * 0.5);
+                let est = Est {
+                    width: ld.est.width,
+                    ..est
+                };
+                let name = if *anti {
+                    "Hash Anti Join"
+                } else {
+                    "Hash Semi Join"
+                };
+                let mut d = Display::new(name, est, src);
+                let conds: Vec<String> = outer_keys
+                    .iter()
+                    .zip(inner_keys)
+                    .map(|(l, r)| format!("({} = {})", deparse(l, &ln), deparse(r, &rn)))
+                    .collect();
+                if let Some(c) = and_text(&conds) {
+                    d.props.push(format!("Hash Cond: {c}"));
+                }
+                d.children.push(ld);
+                d.children.push(hash_of(rd));
+                (d, ln)
+            }
+            Plan::Agg { input, group, aggs } => {
+                let (cd, cn) = self.node(input);
+                let mut names: Vec<String> = group.iter().map(|g| deparse(g, &cn)).collect();
+                for a in aggs {
+                    let args = if a.args.is_empty() {
+                        "*".to_string()
+                    } else {
+                        a.args
+                            .iter()
+                            .map(|e| deparse(e, &cn))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    let distinct = if a.distinct { "DISTINCT " } else { "" };
+                    names.push(format!("{}({distinct}{args})", a.name));
+                }
+                // A filter right above (HAVING) is evaluated in the Agg node by PostgreSQL and
+                // names the aggregates as they are; anything higher references them.
+                self.agg_raw = Some(names.clone());
+                let wrapped: Vec<String> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        if i >= group.len() || !matches!(group[i], Expr::Col(..)) {
+                            format!("({n})")
+                        } else {
+                            n.clone()
+                        }
+                    })
+                    .collect();
+                let rows = if group.is_empty() {
+                    1.0
+                } else {
+                    cd.est.rows.min(200.0)
+                };
+                let cost = cd.est.total
+                    + cd.est.rows * CPU_OPERATOR_COST * (group.len() + aggs.len()).max(1) as f64;
+                let est = Est {
+                    startup: cost,
+                    total: cost + rows * CPU_TUPLE_COST,
+                    rows,
+                    width: names.len() as i64 * 8,
+                };
+                let name = if group.is_empty() {
+                    "Aggregate"
+                } else {
+                    "HashAggregate"
+                };
+                let mut d = Display::new(name, est, src);
+                if !group.is_empty() {
+                    let keys: Vec<String> = names[..group.len()].to_vec();
+                    d.props.push(format!("Group Key: {}", keys.join(", ")));
+                }
+                d.children.push(cd);
+                let args = aggs
+                    .iter()
+                    .flat_map(|a| a.args.iter().chain(&a.filter))
+                    .chain(group);
+                self.subqueries(&mut d, &cn, args);
+                (d, wrapped)
+            }
+            Plan::Sort { input, keys } => {
+                let (cd, cn) = self.node(input);
+                let n = cd.est.rows.max(2.0);
+                let sort = 2.0 * CPU_OPERATOR_COST * n * n.log2();
+                let est = Est {
+                    startup: cd.est.total + sort,
+                    total: cd.est.total + sort + CPU_OPERATOR_COST * n,
+                    ..cd.est
+                };
+                let mut d = Display::new("Sort", est, src);
+                let k: Vec<String> = keys.iter().map(|k| sort_key_text(k, &cn)).collect();
+                d.props.push(format!("Sort Key: {}", k.join(", ")));
+                d.children.push(cd);
+                (d, cn)
+            }
+            Plan::Limit { input, limit, .. } => {
+                let (cd, cn) = self.node(input);
+                let rows = match limit {
+                    Some(Expr::Const(keel_types::Datum::Int8(n), _)) => cd.est.rows.min(*n as f64),
+                    Some(Expr::Const(keel_types::Datum::Int4(n), _)) => cd.est.rows.min(*n as f64),
+                    _ => cd.est.rows,
+                };
+                let frac = if cd.est.rows > 0.0 {
+                    rows / cd.est.rows
+                } else {
+                    1.0
+                };
+                let est = Est {
+                    startup: cd.est.startup,
+                    total: cd.est.startup + (cd.est.total - cd.est.startup) * frac,
+                    rows,
+                    width: cd.est.width,
+                };
+                let mut d = Display::new("Limit", est, src);
+                d.children.push(cd);
+                (d, cn)
+            }
+            Plan::Distinct { input, on, .. } => {
+                let (cd, cn) = self.node(input);
+                let keys: Vec<String> = if on.is_empty() {
+                    cn.clone()
+                } else {
+                    on.iter().map(|e| deparse(e, &cn)).collect()
+                };
+                let rows = cd.est.rows.min(200.0);
+                let cost = cd.est.total + cd.est.rows * CPU_OPERATOR_COST * keys.len() as f64;
+                let est = Est {
+                    startup: cost,
+                    total: cost + rows * CPU_TUPLE_COST,
+                    rows,
+                    width: cd.est.width,
+                };
+                let mut d = Display::new("HashAggregate", est, src);
+                d.props.push(format!("Group Key: {}", keys.join(", ")));
+                d.children.push(cd);
+                (d, cn)
+            }
+            Plan::SetOp {
+                left,
+                right,
+                kind,
+                all,
+                ..
+            } => {
+                let (ld, ln) = self.node(left);
+                let (rd, _) = self.node(right);
+                let rows = ld.est.rows + rd.est.rows;
+                let est = Est {
+                    startup: ld.est.startup,
+                    total: ld.est.total + rd.est.total,
+                    rows,
+                    width: ld.est.width.max(rd.est.width),
+                };
+                match kind {
+                    SetOpKind::Union => {
+                        let mut app =
+                            Display::new("Append", est, if *all { src } else { Source::None });
+                        app.children.push(ld);
+                        app.children.push(rd);
+                        if *all {
+                            return (app, ln);
+                        }
+                        let mut d = Display::new(
+                            "HashAggregate",
+                            Est {
+                                startup: est.total + rows * CPU_OPERATOR_COST,
+                                total: est.total
+                                    + rows * CPU_OPERATOR_COST
+                                    + rows.min(200.0) * CPU_TUPLE_COST,
+                                rows: rows.min(200.0),
+                                width: est.width,
+                            },
+                            src,
+                        );
+                        d.props.push(format!("Group Key: {}", ln.join(", ")));
+                        d.children.push(app);
+                        (d, ln)
+                    }
+                    SetOpKind::Intersect | SetOpKind::Except => {
+                        let word = if *kind == SetOpKind::Intersect {
+                            "Intersect"
+                        } else {
+                            "Except"
+                        };
+                        let name = if *all {
+                            format!("HashSetOp {word} All")
+                        } else {
+                            format!("HashSetOp {word}")
+                        };
+                        let mut app = Display::new("Append", est, Source::None);
+                        for (i, c) in [ld, rd].into_iter().enumerate() {
+                            let mut sq = Display::new(
+                                format!("Subquery Scan on \"*SELECT* {}\"", i + 1),
+                                c.est,
+                                Source::None,
+                            );
+                            sq.children.push(c);
+                            app.children.push(sq);
+                        }
+                        let mut d = Display::new(name, est, src);
+                        d.children.push(app);
+                        (d, ln)
+                    }
+                }
+            }
+            Plan::Scan { .. }
+            | Plan::Values { .. }
+            | Plan::Series { .. }
+            | Plan::Filter { .. }
+            | Plan::Project { .. } => self.node(plan),
+        }
+    }
+}
+
+/// How a node above names a computed output column: PostgreSQL prints a reference to a
+/// lower node's non-column target entry in parentheses.
+pub(super) fn output_name(e: &Expr, input: &[String]) -> String {
+    match e {
+        Expr::Col(..) => deparse(e, input),
+        _ => format!("({})", deparse(e, input)),
+    }
+}
+
+/// A scan's Filter text: its conjuncts other than those in `covered` (the Index Cond's),
+/// in PostgreSQL's order. PostgreSQL turns `column = constant` into an equivalence class and
+/// re-adds it to the scan's quals after the others, so those equalities come last.
+pub(super) fn scan_filter(filter: &Expr, own: &[String], covered: &[String]) -> Option<String> {
+    let is_const_eq = |e: &Expr| match e {
+        Expr::Bin { op: "=", l, r, .. } => {
+            let col = |x: &Expr| matches!(x, Expr::Col(..));
+            let fixed = |x: &Expr| x.is_row_independent() && !x.has_subplan();
+            (col(l) && fixed(r)) || (fixed(l) && col(r))
+        }
+        _ => false,
+    };
+    let parts = conjuncts(filter);
+    let ordered = parts
+        .iter()
+        .filter(|c| !is_const_eq(c))
+        .chain(parts.iter().filter(|c| is_const_eq(c)));
+    let texts: Vec<String> = ordered
+        .map(|c| deparse(c, own))
+        .filter(|c| !covered.contains(c))
+        .collect();
+    and_text(&texts)
+}
+
+/// `(a = b)` as `(b = a)`.
+fn swapped(cond: &str) -> String {
+    let inner = cond.trim_start_matches('(').trim_end_matches(')');
+    match inner.split_once(" = ") {
+        Some((a, b)) => format!("({b} = {a})"),
+        None => cond.to_string(),
+    }
+}
