@@ -44,6 +44,11 @@ pub trait Node<'a>: Send {
     fn explain_lines(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The node above will pull at most `n` rows (PostgreSQL's `ExecSetTupleBound`): a sort
+    /// then keeps only the first `n`. Called before the first `next`; nodes that pass rows
+    /// through one for one forward it.
+    fn set_bound(&mut self, _n: u64) {}
 }
 
 pub type BoxNode<'a> = Box<dyn Node<'a> + 'a>;

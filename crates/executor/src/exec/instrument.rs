@@ -130,6 +130,10 @@ impl<'a> Node<'a> for Instrumented<'a> {
         self.inner.explain_lines()
     }
 
+    fn set_bound(&mut self, n: u64) {
+        self.inner.set_bound(n)
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         let Some(c) = self.ins.nodes.get(self.id) else {
             return self.inner.next(ev);

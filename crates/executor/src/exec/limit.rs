@@ -43,6 +43,9 @@ impl<'a> Node<'a> for Limit<'a> {
         if self.state.is_none() {
             let off = count(self.offset, ev, "OFFSET")?.unwrap_or(0);
             let lim = count(self.limit, ev, "LIMIT")?;
+            if let Some(n) = lim {
+                self.input.set_bound(off.saturating_add(n));
+            }
             self.state = Some((off, lim));
         }
         let Some((off, lim)) = self.state.as_mut() else {

@@ -34,6 +34,13 @@ impl<'a> Node<'a> for Project<'a> {
         self.input.explain_lines()
     }
 
+    /// One row out per row in, unless a set-returning function expands rows.
+    fn set_bound(&mut self, n: u64) {
+        if self.srf.is_none() {
+            self.input.set_bound(n);
+        }
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         let Some(srf) = self.srf else {
             let Some(r) = self.input.next(ev)? else {

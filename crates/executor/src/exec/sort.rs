@@ -1,5 +1,11 @@
 //! Sort: materializes its input and orders it by per-key memcomparable encodings
 //! (keel_types::key), honouring DESC and NULLS FIRST/LAST per key.
+//!
+//! Bounded (a LIMIT above asked for at most `n` rows, [`Node::set_bound`]), it holds at most
+//! `2n` rows: whenever that many are held it sorts them and drops all but the first `n`, so a
+//! `ORDER BY ... LIMIT 10` over a million rows keeps 20 rows, not a million, in
+//! O(rows · log n) time. As PostgreSQL's tuplesort, it switches to that mode only once more
+//! than `2n` rows arrived, and EXPLAIN ANALYZE then reports `top-N heapsort`.
 
 use super::discard::discard;
 use super::mem::MemCharge;
@@ -19,6 +25,10 @@ pub struct Sort<'a> {
     mem: MemCharge,
     /// Bytes of rows and keys held once the input was read (EXPLAIN ANALYZE).
     held: usize,
+    /// At most this many rows will be pulled (a LIMIT above).
+    bound: Option<usize>,
+    /// The bound cut rows (EXPLAIN ANALYZE: `top-N heapsort`).
+    bounded: bool,
 }
 
 impl<'a> Sort<'a> {
@@ -29,6 +39,8 @@ impl<'a> Sort<'a> {
             rows: Vec::new().into_iter(),
             mem: MemCharge::new("A sort's rows"),
             held: 0,
+            bound: None,
+            bounded: false,
         }
     }
 }
@@ -97,6 +109,20 @@ pub(crate) fn compare(keys: &[SortKey], a: &[(bool, Vec<u8>)], b: &[(bool, Vec<u
     Ordering::Equal
 }
 
+/// Drops the rows after the first `keep`, giving back their memory; returns the heap bytes of
+/// the rows dropped and the bytes (rows, keys, slots) given back.
+fn cut(all: &mut Vec<Keyed>, keep: usize, mem: &mut MemCharge) -> (usize, usize) {
+    let (mut rows, mut total) = (0, 0);
+    for (k, r) in all.drain(keep.min(all.len())..) {
+        let bytes = row_heap_bytes(&r);
+        rows += bytes;
+        let n = bytes + key_heap_bytes(&k) + size_of::<Keyed>();
+        total += n;
+        mem.sub(n);
+    }
+    (rows, total)
+}
+
 impl<'a> Node<'a> for Sort<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(mut input) = self.input.take() {
@@ -105,26 +131,55 @@ impl<'a> Node<'a> for Sort<'a> {
             let mem = &mut self.mem;
             let mut row_bytes = 0;
             let mut held = 0;
+            let mut peak = 0;
+            let bound = self.bound;
+            let mut bounded = false;
             let sorted = (|| {
+                // Once cut: the key of the last row kept. A row that does not sort before it
+                // can never be among the first `bound` (equal keys keep input order).
+                let mut worst: Option<Vec<(bool, Vec<u8>)>> = None;
                 while let Some(r) = input.next(ev)? {
                     ev.tick()?;
                     let k = encode(keys, &r, ev)?;
+                    if worst
+                        .as_ref()
+                        .is_some_and(|w| compare(keys, &k, w) != Ordering::Less)
+                    {
+                        continue;
+                    }
                     let bytes = row_heap_bytes(&r);
                     row_bytes += bytes;
                     // A Vec's spare capacity is not touched, so it is not counted: a slot is.
                     let n = bytes + key_heap_bytes(&k) + size_of::<Keyed>();
                     held += n;
+                    peak = peak.max(held);
                     mem.add(ev, n)?;
                     all.push((k, r));
+                    if let Some(b) = bound
+                        && all.len() > b.saturating_mul(2)
+                    {
+                        // Stable, so among equal keys the earliest rows stay.
+                        super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)?;
+                        let (r, h) = cut(&mut all, b, mem);
+                        row_bytes -= r;
+                        held -= h;
+                        worst = all.last().map(|(k, _)| k.clone());
+                        bounded = true;
+                    }
                 }
                 // Stable: equal keys keep their input order.
-                super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)
+                super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)?;
+                if let Some(b) = bound {
+                    row_bytes -= cut(&mut all, b, mem).0;
+                }
+                Ok(())
             })();
             if let Err(e) = sorted {
                 discard(all.len(), all);
                 return Err(e);
             }
-            self.held = held;
+            self.bounded = bounded;
+            self.held = peak;
             let rows = all.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
             // The keys are gone; what stays is the rows.
             self.mem.keep_rows(&rows, row_bytes);
@@ -136,10 +191,19 @@ impl<'a> Node<'a> for Sort<'a> {
     /// Keel sorts in memory (the statement's memory limit bounds it): PostgreSQL's name for
     /// an in-memory sort of all rows is quicksort.
     fn explain_lines(&self) -> Vec<String> {
+        let method = if self.bounded {
+            "top-N heapsort"
+        } else {
+            "quicksort"
+        };
         vec![format!(
-            "Sort Method: quicksort  Memory: {}kB",
+            "Sort Method: {method}  Memory: {}kB",
             self.held.max(self.mem.peak()).div_ceil(1024)
         )]
+    }
+
+    fn set_bound(&mut self, n: u64) {
+        self.bound = Some(usize::try_from(n).unwrap_or(usize::MAX));
     }
 }
 
