@@ -1,85 +1,12 @@
-//! Planning helpers: index choice for a table's WHERE conjuncts and hash-join keys.
+//! Planning helpers: conjuncts, column ranges and hash-join keys.
 
-use crate::plan::Access;
 use keel_analyzer::expr::Expr;
-use keel_catalog::{Catalog, TableDef};
-use std::sync::Arc;
 
 pub(crate) fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     match e {
         Expr::And(args) => args.into_iter().for_each(|a| conjuncts(a, out)),
         e => out.push(e),
     }
-}
-
-/// Picks an index whose leading columns are constrained by equality (then a range on the
-/// next one) among the WHERE's conjuncts. The full predicate is kept as the filter: index
-/// entries may be stale, so every returned row is re-checked.
-pub fn choose_access(catalog: &Catalog, table: &Arc<TableDef>, pred: Expr) -> (Access, Expr) {
-    let mut parts = Vec::new();
-    conjuncts(pred.clone(), &mut parts);
-    // (column, op, value expr) with the column on the left.
-    let mut quals: Vec<(usize, &'static str, Expr)> = Vec::new();
-    for p in &parts {
-        if let Expr::Bin { op, l, r, .. } = p {
-            let flip = |o: &'static str| match o {
-                "<" => ">",
-                ">" => "<",
-                "<=" => ">=",
-                ">=" => "<=",
-                x => x,
-            };
-            match (l.as_ref(), r.as_ref()) {
-                (Expr::Col(c, t), v) if v.is_row_independent() && v.ty() == *t => {
-                    quals.push((*c, op, v.clone()))
-                }
-                (v, Expr::Col(c, t)) if v.is_row_independent() && v.ty() == *t => {
-                    quals.push((*c, flip(op), v.clone()))
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut best: Option<(usize, Access)> = None;
-    for idx in catalog.indexes_of(table.oid) {
-        let mut eq = Vec::new();
-        for col in &idx.columns {
-            match quals.iter().find(|(c, o, _)| c == col && *o == "=") {
-                Some((_, _, v)) => eq.push(v.clone()),
-                None => break,
-            }
-        }
-        let (mut lower, mut upper) = (None, None);
-        if let Some(next) = idx.columns.get(eq.len()) {
-            for (c, o, v) in &quals {
-                if c == next {
-                    match *o {
-                        ">" => lower = Some((v.clone(), false)),
-                        ">=" => lower = Some((v.clone(), true)),
-                        "<" => upper = Some((v.clone(), false)),
-                        "<=" => upper = Some((v.clone(), true)),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        let score = eq.len() * 4
-            + usize::from(lower.is_some())
-            + usize::from(upper.is_some())
-            + usize::from(idx.unique && eq.len() == idx.columns.len()) * 2;
-        if score > 0 && best.as_ref().is_none_or(|(s, _)| score > *s) {
-            best = Some((
-                score,
-                Access::Index {
-                    index: idx.clone(),
-                    eq,
-                    lower,
-                    upper,
-                },
-            ));
-        }
-    }
-    (best.map_or(Access::Seq, |b| b.1), pred)
 }
 
 /// Widens `lo..hi` to the columns `e` references. What it does not look into (subqueries,

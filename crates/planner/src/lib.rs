@@ -9,14 +9,15 @@ mod access;
 mod cost;
 pub mod explain;
 mod joins;
+mod paths;
 pub mod plan;
 mod semijoin;
 
-pub use access::{choose_access, equi_keys};
+pub use access::equi_keys;
 pub use keel_stats::TableStats;
 
 use keel_analyzer::expr::Expr;
-use keel_analyzer::query::{ModifyQuery, Query, Rel};
+use keel_analyzer::query::{ModifyQuery, Query, Rel, SortKey};
 use keel_catalog::{Catalog, TableDef};
 use keel_common::{PgError, PgResult};
 use plan::{Access, ModifyKind, ModifyPlan, Plan, QueryPlan};
@@ -28,6 +29,10 @@ pub trait RelSizes {
     /// The table's statistics from its last ANALYZE.
     fn table_stats(&self, _table: &TableDef) -> Option<std::sync::Arc<keel_stats::TableStats>> {
         None
+    }
+    /// Bytes on disk of an index.
+    fn index_bytes(&self, _index: &keel_catalog::IndexDef) -> u64 {
+        0
     }
 }
 
@@ -106,6 +111,10 @@ struct Planner<'a> {
     subplans: Vec<Option<Plan>>,
     /// The first error met while planning a subquery (the expression walk cannot return it).
     failed: Option<PgError>,
+    /// At most this many rows of the relation being planned will be read (a LIMIT above,
+    /// through nodes that pass rows one for one): a path that returns its first rows cheaply
+    /// may then win over one that is cheaper in total.
+    goal: Option<f64>,
 }
 
 impl<'a> Planner<'a> {
@@ -115,6 +124,7 @@ impl<'a> Planner<'a> {
             sizes,
             subplans: Vec::new(),
             failed: None,
+            goal: None,
         }
     }
 
@@ -154,8 +164,8 @@ impl<'a> Planner<'a> {
         match filter {
             None => (Access::Seq, None),
             Some(pred) => {
-                let (a, f) = choose_access(self.catalog, table, pred);
-                (a, Some(f))
+                let best = paths::cheapest(self.catalog, self.sizes, table, Some(&pred));
+                (best.access, Some(pred))
             }
         }
     }
@@ -195,8 +205,45 @@ impl<'a> Planner<'a> {
         Ok(Some(plan))
     }
 
+    /// A sort of one table's rows that an index read in key order can give instead, when
+    /// that is cheaper (with the row goal of a LIMIT above it, it usually is).
+    fn sorted_scan(&mut self, input: &Rel, keys: &[SortKey], goal: Option<f64>) -> Option<Plan> {
+        let (table, alias, pred) = match input {
+            Rel::Scan { table, alias } => (table, alias, None),
+            Rel::Filter { input, pred } => match input.as_ref() {
+                Rel::Scan { table, alias } => {
+                    let mut parts = Vec::new();
+                    access::conjuncts(pred.clone(), &mut parts);
+                    if parts.iter().any(|p| semijoin::semi_join(p).is_some()) {
+                        return None;
+                    }
+                    (table, alias, Some(pred))
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let (path, sort) =
+            paths::cheapest_sorted(self.catalog, self.sizes, table, pred, keys, goal);
+        if sort {
+            return None;
+        }
+        if let Some(p) = pred {
+            self.exprs([p]);
+        }
+        Some(Plan::Scan {
+            table: table.clone(),
+            alias: alias.clone(),
+            access: path.access,
+            filter: pred.cloned(),
+        })
+    }
+
     fn rel(&mut self, r: &Rel) -> PgResult<Plan> {
         keel_common::stack::check()?;
+        // The row goal applies to this node only; the arms below pass it on where rows go
+        // through one for one.
+        let goal = self.goal.take();
         if let Rel::Filter { input, pred } = r
             && let Some(plan) = self.with_semi_joins(input, pred)?
         {
@@ -253,6 +300,9 @@ impl<'a> Planner<'a> {
                 if let Some((_, a, b, c)) = srf {
                     self.exprs([a, b].into_iter().chain(c));
                 }
+                if srf.is_none() {
+                    self.goal = goal;
+                }
                 Plan::Project {
                     input: Box::new(self.rel(input)?),
                     exprs: exprs.clone(),
@@ -294,6 +344,9 @@ impl<'a> Planner<'a> {
             }
             Rel::Sort { input, keys } => {
                 self.exprs(keys.iter().map(|k| &k.expr));
+                if let Some(scan) = self.sorted_scan(input, keys, goal) {
+                    return Ok(scan);
+                }
                 Plan::Sort {
                     input: Box::new(self.rel(input)?),
                     keys: keys.clone(),
@@ -305,6 +358,16 @@ impl<'a> Planner<'a> {
                 offset,
             } => {
                 self.exprs(limit.iter().chain(offset));
+                let count = |e: &Option<Expr>| match e {
+                    None => Some(0.0),
+                    Some(Expr::Const(keel_types::Datum::Int8(n), _)) if *n >= 0 => Some(*n as f64),
+                    _ => None,
+                };
+                if limit.is_some()
+                    && let (Some(l), Some(o)) = (count(limit), count(offset))
+                {
+                    self.goal = Some(l + o);
+                }
                 Plan::Limit {
                     input: Box::new(self.rel(input)?),
                     limit: limit.clone(),

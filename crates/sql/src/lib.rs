@@ -78,6 +78,10 @@ impl keel_planner::RelSizes for EngineSizes<'_> {
     fn table_stats(&self, table: &keel_catalog::TableDef) -> Option<Arc<keel_planner::TableStats>> {
         self.0.table_stats(table.oid)
     }
+
+    fn index_bytes(&self, index: &keel_catalog::IndexDef) -> u64 {
+        self.0.relation_size(index.relfile)
+    }
 }
 
 pub use keel_planner::{NoSizes, RelSizes};
