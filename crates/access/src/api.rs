@@ -285,6 +285,18 @@ impl Engine {
         self.inner.index_scan(txn, table, index, range)
     }
 
+    /// Visible rows whose roots `index` gives for `keys` (its bitmap scan), in heap order.
+    /// A superset: the caller rechecks its condition on every row.
+    pub fn bitmap_heap_scan<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+        keys: &[crate::am::ScanKey],
+    ) -> RowIter<'a> {
+        self.inner.bitmap_heap_scan(txn, table, index, keys)
+    }
+
     /// Inserts a row (values in column order, already coerced to the column types) and its
     /// index entries, enforcing unique indexes (23505).
     pub fn insert(

@@ -9,6 +9,7 @@
 pub mod am;
 mod api;
 mod background;
+mod bitmap;
 mod checkpoint;
 mod commitq;
 mod commitrec;

@@ -369,6 +369,31 @@ impl Explainer<'_> {
                 }
                 d
             }
+            Access::Index {
+                index,
+                bitmap: true,
+                ..
+            } => {
+                // PostgreSQL's pair of nodes: the heap scan rechecks the index conditions
+                // (`Recheck Cond`) and applies the rest of the WHERE (`Filter`).
+                let mut d = Display::new(format!("Bitmap Heap Scan on {on_name}"), est, source);
+                let (cond, keys) = index_cond(table, access, &[], &own);
+                let mut child = Display::new(
+                    format!("Bitmap Index Scan on {}", index.name),
+                    Est { width: 0, ..est },
+                    Source::None,
+                );
+                if let Some(c) = cond {
+                    d.props.push(format!("Recheck Cond: {c}"));
+                    child.props.push(format!("Index Cond: {c}"));
+                }
+                if let Some(f) = filter.and_then(|f| scan_filter(f, &own, &keys)) {
+                    d.props.push(format!("Filter: {f}"));
+                    d.filtered = true;
+                }
+                d.children.push(child);
+                d
+            }
             Access::Index { index, .. } => {
                 let mut d = Display::new(
                     format!("Index Scan using {} on {on_name}", index.name),
@@ -538,6 +563,7 @@ fn index_cond(
         eq,
         lower,
         upper,
+        ..
     } = access
     else {
         return (None, vec![]);

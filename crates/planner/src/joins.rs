@@ -377,6 +377,7 @@ impl Planner<'_> {
                         eq,
                         lower: None,
                         upper: None,
+                        bitmap: false,
                     },
                     rows,
                 ));

@@ -7,7 +7,9 @@
 
 use crate::RelSizes;
 use crate::access::conjuncts;
-use crate::cost::{self, CPU_OPERATOR_COST, CPU_TUPLE_COST, SEQ_PAGE_COST, TableInfo};
+use crate::cost::{
+    self, CPU_OPERATOR_COST, CPU_TUPLE_COST, RANDOM_PAGE_COST, SEQ_PAGE_COST, TableInfo,
+};
 use crate::plan::{Access, SortKey};
 use keel_access::am::{self, CostInput, CostParams};
 use keel_analyzer::expr::Expr;
@@ -113,6 +115,7 @@ fn index_access<'e>(idx: &Arc<IndexDef>, quals: &[Qual<'e>]) -> (Access, Vec<&'e
             eq,
             lower,
             upper,
+            bitmap: false,
         },
         used,
     )
@@ -172,11 +175,46 @@ fn index_path(
     let c = am::method(index.method).cost_estimate(&input, &CostParams::default());
     // Every fetched row is checked against the whole filter (index entries may be stale).
     let check = c.rows * CPU_OPERATOR_COST * filter_quals as f64;
+    let rows = keel_stats::select::clamp_row_est(info.rows * filter_sel).min(c.rows);
+    if let Access::Index { bitmap: true, .. } = access {
+        return bitmap_path(info, access, c, filter_quals, rows);
+    }
     ScanPath {
         access,
         startup: c.startup,
         total: c.total + check,
-        rows: keel_stats::select::clamp_row_est(info.rows * filter_sel).min(c.rows),
+        rows,
+        ordered: false,
+    }
+}
+
+/// A bitmap heap scan over the index scan costed `c` (PostgreSQL's `cost_bitmap_heap_scan`
+/// with one index): the index part is paid before the first row (plus a tenth of an
+/// operator per entry to build the bitmap); each heap page holding a match is read once,
+/// priced between a random read (few pages) and a sequential one (most of the table).
+fn bitmap_path(
+    info: &TableInfo,
+    access: Access,
+    c: am::IndexCost,
+    filter_quals: usize,
+    rows: f64,
+) -> ScanPath {
+    let tuples = c.rows;
+    let t = info.pages.max(1.0);
+    let pages = ((2.0 * t * tuples) / (2.0 * t + tuples)).min(t).ceil();
+    let per_page = if pages >= 2.0 {
+        RANDOM_PAGE_COST - (RANDOM_PAGE_COST - SEQ_PAGE_COST) * (pages / t).sqrt()
+    } else {
+        RANDOM_PAGE_COST
+    };
+    let startup = c.index_total + 0.1 * CPU_OPERATOR_COST * tuples;
+    let run =
+        pages * per_page + tuples * (CPU_TUPLE_COST + CPU_OPERATOR_COST * filter_quals as f64);
+    ScanPath {
+        access,
+        startup,
+        total: startup + run,
+        rows,
         ordered: false,
     }
 }
@@ -223,6 +261,15 @@ pub(crate) fn scan_paths(
         });
         if used.is_empty() && !ordered {
             continue;
+        }
+        if caps.has_bitmap_scan && !used.is_empty() {
+            let mut bitmap = access.clone();
+            if let Access::Index { bitmap: b, .. } = &mut bitmap {
+                *b = true;
+            }
+            paths.push(index_path(
+                catalog, sizes, &info, table, bitmap, &used, filter_sel, nquals,
+            ));
         }
         let mut path = index_path(
             catalog, sizes, &info, table, access, &used, filter_sel, nquals,

@@ -18,6 +18,9 @@ pub enum Access {
         eq: Vec<Expr>,
         lower: Option<(Expr, bool)>,
         upper: Option<(Expr, bool)>,
+        /// A bitmap scan: the index gives every matching row root at once, and the heap is
+        /// read in physical order (no index order; each page once).
+        bitmap: bool,
     },
 }
 

@@ -71,6 +71,9 @@ pub struct IndexCost {
     pub total: f64,
     /// Rows fetched from the heap.
     pub rows: f64,
+    /// The index's own part of `total`, without the heap fetches: what a bitmap scan of the
+    /// index costs (PostgreSQL's `indexTotalCost`).
+    pub index_total: f64,
 }
 
 /// PostgreSQL's clamp_row_est: at least one row, rounded.
@@ -140,6 +143,7 @@ pub fn with_heap_fetches(
         startup: index_startup,
         total: index_startup + run,
         rows,
+        index_total,
     }
 }
 

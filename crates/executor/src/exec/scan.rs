@@ -3,6 +3,7 @@
 
 use super::{Node, Row};
 use crate::eval::{Eval, EvalCx};
+use keel_access::am::ScanKey;
 use keel_access::{Engine, KeyRange, RowIter, RowRef, Transaction};
 use keel_analyzer::expr::Expr;
 use keel_catalog::TableDef;
@@ -19,6 +20,10 @@ pub struct Scan<'a> {
     filter: Option<&'a Expr>,
     iter: Option<RowIter<'a>>,
     done: bool,
+    /// Heap pages a bitmap scan read rows from, and the last one (EXPLAIN ANALYZE's
+    /// `Heap Blocks: exact=`).
+    heap_blocks: u64,
+    last_block: Option<keel_common::BlockNo>,
 }
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
@@ -89,10 +94,53 @@ pub fn open<'a>(
 ) -> PgResult<Option<RowIter<'a>>> {
     Ok(match access {
         Access::Seq => Some(engine.scan(txn, table)),
+        Access::Index {
+            index,
+            bitmap: true,
+            ..
+        } => scan_keys(access, ev)?.map(|k| engine.bitmap_heap_scan(txn, table, index, &k)),
         Access::Index { index, .. } => {
             key_range(access, ev)?.map(|r| engine.index_scan(txn, table, index, r))
         }
     })
+}
+
+/// The scan keys of a bitmap index access (B-tree strategies: 1 `<`, 2 `<=`, 3 `=`, 4 `>=`,
+/// 5 `>`), or None when it can match nothing (a NULL key: every B-tree operator is strict).
+fn scan_keys(access: &Access, ev: &mut EvalCx<'_>) -> PgResult<Option<Vec<ScanKey>>> {
+    let Access::Index {
+        eq, lower, upper, ..
+    } = access
+    else {
+        return Ok(Some(Vec::new()));
+    };
+    let mut keys = Vec::with_capacity(eq.len() + 2);
+    for (column, e) in eq.iter().enumerate() {
+        keys.push(ScanKey {
+            column,
+            strategy: 3,
+            argument: e.eval(&[], ev)?,
+        });
+    }
+    let next = eq.len();
+    if let Some((e, incl)) = lower {
+        keys.push(ScanKey {
+            column: next,
+            strategy: if *incl { 4 } else { 5 },
+            argument: e.eval(&[], ev)?,
+        });
+    }
+    if let Some((e, incl)) = upper {
+        keys.push(ScanKey {
+            column: next,
+            strategy: if *incl { 2 } else { 1 },
+            argument: e.eval(&[], ev)?,
+        });
+    }
+    if keys.iter().any(|k| k.argument.is_null()) {
+        return Ok(None);
+    }
+    Ok(Some(keys))
 }
 
 impl<'a> Scan<'a> {
@@ -111,6 +159,8 @@ impl<'a> Scan<'a> {
             filter,
             iter: None,
             done: false,
+            heap_blocks: 0,
+            last_block: None,
         }
     }
 
@@ -134,6 +184,10 @@ impl<'a> Scan<'a> {
         for item in it {
             let (rref, row) = item?;
             ev.tick()?;
+            if self.last_block != Some(rref.root.block) {
+                self.last_block = Some(rref.root.block);
+                self.heap_blocks += 1;
+            }
             if let Some(f) = self.filter
                 && !f.test(&row, ev)?
             {
@@ -149,5 +203,14 @@ impl<'a> Scan<'a> {
 impl<'a> Node<'a> for Scan<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         Ok(self.next_ref(ev)?.map(|(_, r)| r))
+    }
+
+    fn explain_lines(&self) -> Vec<String> {
+        match self.access {
+            Access::Index { bitmap: true, .. } if self.heap_blocks > 0 => {
+                vec![format!("Heap Blocks: exact={}", self.heap_blocks)]
+            }
+            _ => Vec::new(),
+        }
     }
 }

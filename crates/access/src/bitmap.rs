@@ -1,0 +1,76 @@
+//! Bitmap heap scans: the index gives every row root that may match (`AmIndex::bitmap_scan`,
+//! sorted by block and without duplicates), and the heap is then read in that physical order,
+//! each page once for all its matching rows, instead of in index order. The rows returned are
+//! the versions the statement's snapshot sees; the caller rechecks its whole condition on each
+//! (an entry may be stale, and a method may use only part of the keys).
+
+use crate::am::ScanKey;
+use crate::api::*;
+use crate::engine::EngineInner;
+use crate::heap::{Heap, Version};
+use crate::relstate::RelState;
+use crate::rows::column_types;
+use keel_catalog::{IndexDef, TableDef};
+use keel_common::{PgResult, Tid};
+use keel_txn::Snapshot;
+use keel_types::TypeId;
+use std::sync::Arc;
+
+impl EngineInner {
+    pub fn bitmap_heap_scan<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+        keys: &[ScanKey],
+    ) -> RowIter<'a> {
+        let setup = || -> PgResult<BitmapHeapScan<'a>> {
+            let rel = self.rel(table.relfile)?;
+            let irel = self.rel(index.relfile)?;
+            let roots = self.open_index(&irel, table, index).bitmap_scan(keys)?;
+            Ok(BitmapHeapScan {
+                engine: self,
+                rel,
+                snap: self.snapshot(txn),
+                types: column_types(table),
+                roots: roots.into_iter(),
+            })
+        };
+        match setup() {
+            Ok(s) => Box::new(s),
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        }
+    }
+}
+
+struct BitmapHeapScan<'a> {
+    engine: &'a EngineInner,
+    rel: Arc<RelState>,
+    snap: Snapshot,
+    types: Vec<TypeId>,
+    roots: std::vec::IntoIter<Tid>,
+}
+
+impl Iterator for BitmapHeapScan<'_> {
+    type Item = PgResult<(RowRef, Vec<keel_types::Datum>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        for root in self.roots.by_ref() {
+            let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
+            match heap.fetch_visible(root, &self.snap) {
+                Ok(Some(Version { tid, row, .. })) => {
+                    return Some(
+                        keel_types::row::decode_row(&row, &self.types)
+                            .map(|values| (RowRef { root, version: tid }, values)),
+                    );
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    self.roots = Vec::new().into_iter();
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+}

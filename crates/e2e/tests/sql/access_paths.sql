@@ -1,0 +1,47 @@
+-- Access paths chosen by cost: sequential, index and bitmap heap scans, and ORDER BY read
+-- from an index in key order (with and without LIMIT). Each "-- case:" block runs in its own
+-- psql session on keel and on PostgreSQL 15 and the outputs must be identical. The plans are
+-- printed too, so a plan that differs from PostgreSQL's fails the case.
+
+-- case: scans_by_cost
+create table ap (id int primary key, cid int, created int, note text);
+insert into ap select g, (g * 7919) % 1000, g, 'n' || g from generate_series(1, 50000) g;
+insert into ap values (50001, null, null, 'no customer');
+create index ap_created on ap (created);
+create index ap_cid on ap (cid);
+analyze ap;
+explain (costs off) select * from ap where cid = 5;
+select count(*), sum(id), min(note), max(note) from ap where cid = 5;
+explain (costs off) select * from ap where cid = 5 and note like 'n1%';
+select id, note from ap where cid = 5 and note like 'n1%' order by id;
+select count(*) from ap where cid between 3 and 7;
+select count(*) from ap where cid > 995;
+select count(*) from ap where cid is null;
+explain (costs off) select * from ap where id > 5;
+select count(*) from ap where id > 5;
+explain (costs off) select * from ap where id between 100 and 110;
+select id from ap where id between 100 and 110;
+-- A row whose indexed column changed is found through its new entry only, once.
+update ap set cid = 6 where id in (select id from ap where cid = 5 and id < 20000);
+select count(*), sum(id) from ap where cid = 5;
+select count(*), sum(id) from ap where cid = 6;
+select count(*) from ap where cid in (5, 6);
+delete from ap where cid = 6 and id % 2 = 0;
+select count(*), sum(id) from ap where cid = 6;
+
+-- case: order_from_an_index
+create table ao (id int primary key, k int, v text);
+insert into ao select g, (g * 37) % 1000, 'v' || g from generate_series(1, 20000) g;
+insert into ao values (20001, null, 'null k');
+create index ao_k on ao (k);
+analyze ao;
+explain (costs off) select * from ao order by k limit 5;
+select * from ao order by k, id limit 5;
+select id, k from ao order by k limit 5 offset 20;
+explain (costs off) select * from ao order by id;
+select count(*) from (select id from ao order by id) s;
+select k from ao order by k desc limit 3;
+select k, id from ao where k >= 990 order by k, id limit 7;
+select id, k from ao where k is null order by k limit 1;
+select k from ao order by k nulls first limit 2;
+select v from ao order by v limit 4;
