@@ -151,11 +151,14 @@ fn build_node<'a>(
             input,
             limit,
             offset,
-        } => Box::new(limit::Limit::new(
-            build(input, engine, txn)?,
-            limit.as_ref(),
-            offset.as_ref(),
-        )),
+        } => {
+            // A sort read only up to the limit keeps only that many rows (top-N).
+            let input = match limit {
+                Some(l) => build_bounded_sort(input, engine, txn, ins, (l, offset.as_ref()))?,
+                None => build(input, engine, txn)?,
+            };
+            Box::new(limit::Limit::new(input, limit.as_ref(), offset.as_ref()))
+        }
         Plan::SetOp {
             left,
             right,
@@ -201,6 +204,60 @@ fn build_node<'a>(
             access,
             (inner_filter.as_ref(), join_filter.as_ref()),
         )),
+    };
+    Ok(match (ins, id) {
+        (Some(ins), Some(id)) => Box::new(Instrumented {
+            inner: node,
+            ins: ins.clone(),
+            id,
+            slot: Slot::Output,
+        }),
+        _ => node,
+    })
+}
+
+/// The input of a LIMIT, built as [`build_node`] would, except that a sort under it (directly
+/// or under projections that map rows one to one) is bounded by the limit (and offset).
+fn build_bounded_sort<'a>(
+    plan: &'a Plan,
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    ins: Option<&Arc<Instrumentation>>,
+    bound: (
+        &'a keel_analyzer::expr::Expr,
+        Option<&'a keel_analyzer::expr::Expr>,
+    ),
+) -> PgResult<BoxNode<'a>> {
+    let bounded = match plan {
+        Plan::Sort { .. } => true,
+        Plan::Project {
+            input, srf: None, ..
+        } => matches!(&**input, Plan::Sort { .. } | Plan::Project { .. }),
+        _ => false,
+    };
+    if !bounded {
+        return build_node(plan, engine, txn, ins);
+    }
+    keel_common::stack::check()?;
+    // Preorder numbering, as in build_node.
+    let id = ins.map(|i| i.take_id());
+    let node: BoxNode<'a> = match plan {
+        Plan::Sort { input, keys } => Box::new(sort::Sort::bounded(
+            build_node(input, engine, txn, ins)?,
+            keys,
+            bound.0,
+            bound.1,
+        )),
+        Plan::Project { input, exprs, srf } => Box::new(project::Project::new(
+            build_bounded_sort(input, engine, txn, ins, bound)?,
+            exprs,
+            srf.as_ref(),
+        )),
+        _ => {
+            return Err(keel_common::PgError::internal(
+                "bounded sort of another node",
+            ));
+        }
     };
     Ok(match (ins, id) {
         (Some(ins), Some(id)) => Box::new(Instrumented {

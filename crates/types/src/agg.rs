@@ -108,7 +108,7 @@ impl Accumulator for SumNumeric {
     fn update(&mut self, args: &[Datum]) -> PgResult<()> {
         match args.first() {
             None | Some(Datum::Null) => return Ok(()),
-            Some(d) => self.sum = self.sum.add(&to_numeric(d)?),
+            Some(d) => self.sum = self.sum.add(&crate::ops::numeric_arg(d)?),
         }
         self.count += 1;
         Ok(())

@@ -1,12 +1,20 @@
 //! Sort: materializes its input and orders it by per-key memcomparable encodings
 //! (keel_types::key), honouring DESC and NULLS FIRST/LAST per key.
+//!
+//! Under a LIMIT (`bound`: limit + offset rows are all that will be read) the sort keeps only
+//! that many rows: whenever its buffer holds twice the bound it sorts the buffer and drops all
+//! but the first `bound` rows (PostgreSQL's bounded "top-N heapsort"). The sort is stable and
+//! the rows kept came before the rows added after them, so the result is the same rows in the
+//! same order as a full sort's first `bound`, at O(n log bound) time and O(bound) memory.
 
 use super::discard::discard;
 use super::mem::MemCharge;
 use super::{BoxNode, Node, Row};
 use crate::eval::{Eval, EvalCx};
+use keel_analyzer::expr::Expr;
 use keel_common::PgResult;
 use keel_planner::plan::SortKey;
+use keel_types::Datum;
 use keel_types::datum::{alloc_size, row_heap_bytes};
 use std::cmp::Ordering;
 use std::mem::size_of;
@@ -19,6 +27,10 @@ pub struct Sort<'a> {
     mem: MemCharge,
     /// Bytes of rows and keys held once the input was read (EXPLAIN ANALYZE).
     held: usize,
+    /// The LIMIT and OFFSET above the sort (see the module doc).
+    bound: Option<(&'a Expr, Option<&'a Expr>)>,
+    /// Whether the bound dropped rows (EXPLAIN ANALYZE's `top-N heapsort`).
+    bounded: bool,
 }
 
 impl<'a> Sort<'a> {
@@ -29,8 +41,45 @@ impl<'a> Sort<'a> {
             rows: Vec::new().into_iter(),
             mem: MemCharge::new("A sort's rows"),
             held: 0,
+            bound: None,
+            bounded: false,
         }
     }
+
+    /// A sort whose reader stops after `limit` rows past `offset` (both evaluated without a
+    /// row when the sort starts: constants or parameters, as LIMIT's are).
+    pub fn bounded(
+        input: BoxNode<'a>,
+        keys: &'a [SortKey],
+        limit: &'a Expr,
+        offset: Option<&'a Expr>,
+    ) -> Self {
+        let mut s = Sort::new(input, keys);
+        s.bound = Some((limit, offset));
+        s
+    }
+
+    /// The number of rows the reader takes, if known and valid (an invalid LIMIT or OFFSET
+    /// is the Limit node's error to raise: it evaluates them before it reads a row).
+    fn bound_rows(&self, ev: &mut EvalCx<'_>) -> Option<usize> {
+        let (limit, offset) = self.bound?;
+        let count = |e: &Expr, ev: &mut EvalCx<'_>| match e.eval(&[], ev) {
+            Ok(Datum::Int8(n)) if n >= 0 => Some(n as u64),
+            _ => None,
+        };
+        let lim = count(limit, ev)?;
+        let off = match offset {
+            Some(o) => count(o, ev)?,
+            None => 0,
+        };
+        usize::try_from(lim.saturating_add(off)).ok()
+    }
+}
+
+/// Heap bytes charged for one buffered row with its keys.
+fn keyed_bytes(k: &Keyed) -> (usize, usize) {
+    let row = row_heap_bytes(&k.1);
+    (row, row + key_heap_bytes(&k.0) + size_of::<Keyed>())
 }
 
 type Keyed = (Vec<(bool, Vec<u8>)>, Row);
@@ -102,29 +151,55 @@ impl<'a> Node<'a> for Sort<'a> {
         if let Some(mut input) = self.input.take() {
             let mut all: Vec<Keyed> = Vec::new();
             let keys = self.keys;
+            let bound = self.bound_rows(ev);
             let mem = &mut self.mem;
             let mut row_bytes = 0;
             let mut held = 0;
+            let mut seen = 0usize;
             let sorted = (|| {
                 while let Some(r) = input.next(ev)? {
                     ev.tick()?;
-                    let k = encode(keys, &r, ev)?;
-                    let bytes = row_heap_bytes(&r);
+                    seen += 1;
+                    let k = (encode(keys, &r, ev)?, r);
+                    let (bytes, n) = keyed_bytes(&k);
                     row_bytes += bytes;
                     // A Vec's spare capacity is not touched, so it is not counted: a slot is.
-                    let n = bytes + key_heap_bytes(&k) + size_of::<Keyed>();
                     held += n;
                     mem.add(ev, n)?;
-                    all.push((k, r));
+                    all.push(k);
+                    if let Some(b) = bound
+                        && all.len() >= b.saturating_mul(2).max(64)
+                    {
+                        super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)?;
+                        for gone in all.drain(b..) {
+                            let (bytes, n) = keyed_bytes(&gone);
+                            row_bytes -= bytes;
+                            held -= n;
+                            mem.sub(n);
+                        }
+                    }
                 }
                 // Stable: equal keys keep their input order.
-                super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)
+                super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)?;
+                if let Some(b) = bound
+                    && all.len() > b
+                {
+                    for gone in all.drain(b..) {
+                        let (bytes, n) = keyed_bytes(&gone);
+                        row_bytes -= bytes;
+                        held -= n;
+                        mem.sub(n);
+                    }
+                }
+                Ok(())
             })();
             if let Err(e) = sorted {
                 discard(all.len(), all);
                 return Err(e);
             }
             self.held = held;
+            // PostgreSQL reports a top-N heapsort once the input passed twice the bound.
+            self.bounded = bound.is_some_and(|b| seen > b.saturating_mul(2));
             let rows = all.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
             // The keys are gone; what stays is the rows.
             self.mem.keep_rows(&rows, row_bytes);
@@ -136,8 +211,13 @@ impl<'a> Node<'a> for Sort<'a> {
     /// Keel sorts in memory (the statement's memory limit bounds it): PostgreSQL's name for
     /// an in-memory sort of all rows is quicksort.
     fn explain_lines(&self) -> Vec<String> {
+        let method = if self.bounded {
+            "top-N heapsort"
+        } else {
+            "quicksort"
+        };
         vec![format!(
-            "Sort Method: quicksort  Memory: {}kB",
+            "Sort Method: {method}  Memory: {}kB",
             self.held.max(self.mem.peak()).div_ceil(1024)
         )]
     }
