@@ -144,17 +144,17 @@ pub(crate) fn numeric_arg(d: &Datum) -> PgResult<std::borrow::Cow<'_, Numeric>> 
 
 pub(super) fn num_add(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        numeric_arg(a)?.add(&numeric_arg(b)?).check_range()?,
+        numeric_arg(a)?.add(&*numeric_arg(b)?).check_range()?,
     )))
 }
 pub(super) fn num_sub(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        numeric_arg(a)?.sub(&numeric_arg(b)?).check_range()?,
+        numeric_arg(a)?.sub(&*numeric_arg(b)?).check_range()?,
     )))
 }
 pub(super) fn num_mul(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        numeric_arg(a)?.mul(&numeric_arg(b)?).check_range()?,
+        numeric_arg(a)?.mul(&*numeric_arg(b)?).check_range()?,
     )))
 }
 pub(super) fn num_div(a: &Datum, b: &Datum) -> PgResult<Datum> {

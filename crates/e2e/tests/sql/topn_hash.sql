@@ -11,7 +11,7 @@ select id, g from tn order by g, id limit 5;
 select id, g from tn order by g desc, id limit 5;
 select id, g from tn order by g nulls first, id desc limit 4;
 select id, g, v from tn order by v desc nulls last, g, id limit 7 offset 3;
-select id, g from tn order by g limit 3 offset 1995;
+select id, g from tn order by g, id limit 3 offset 1995;
 select id from tn order by g, v limit 0;
 select count(*) from (select id from tn order by g limit 300) s;
 select sum(id) from (select id from tn order by v, id limit 150 offset 20) s;
