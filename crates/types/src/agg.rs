@@ -3,7 +3,7 @@
 use crate::func::{Accumulator, Aggregate};
 use crate::interval::Interval;
 use crate::numeric::Numeric;
-use crate::ops::{compare_typed, int_out_of_range, to_numeric};
+use crate::ops::{compare_typed, int_out_of_range};
 use crate::{Datum, TypeId};
 use keel_common::{PgError, PgResult};
 use std::cmp::Ordering;
@@ -108,7 +108,7 @@ impl Accumulator for SumNumeric {
     fn update(&mut self, args: &[Datum]) -> PgResult<()> {
         match args.first() {
             None | Some(Datum::Null) => return Ok(()),
-            Some(d) => self.sum = self.sum.add(&to_numeric(d)?),
+            Some(d) => self.sum = self.sum.add(&*crate::ops::numeric_arg(d)?),
         }
         self.count += 1;
         Ok(())

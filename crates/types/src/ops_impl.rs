@@ -134,19 +134,27 @@ pub(super) fn shr(a: &Datum, b: &Datum) -> PgResult<Datum> {
     })
 }
 
+/// A numeric operand, borrowed when it is one already (no copy of its digits per call).
+pub(crate) fn numeric_arg(d: &Datum) -> PgResult<std::borrow::Cow<'_, Numeric>> {
+    match d {
+        Datum::Numeric(n) => Ok(std::borrow::Cow::Borrowed(&**n)),
+        other => to_numeric(other).map(std::borrow::Cow::Owned),
+    }
+}
+
 pub(super) fn num_add(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        to_numeric(a)?.add(&to_numeric(b)?).check_range()?,
+        numeric_arg(a)?.add(&*numeric_arg(b)?).check_range()?,
     )))
 }
 pub(super) fn num_sub(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        to_numeric(a)?.sub(&to_numeric(b)?).check_range()?,
+        numeric_arg(a)?.sub(&*numeric_arg(b)?).check_range()?,
     )))
 }
 pub(super) fn num_mul(a: &Datum, b: &Datum) -> PgResult<Datum> {
     Ok(Datum::Numeric(Box::new(
-        to_numeric(a)?.mul(&to_numeric(b)?).check_range()?,
+        numeric_arg(a)?.mul(&*numeric_arg(b)?).check_range()?,
     )))
 }
 pub(super) fn num_div(a: &Datum, b: &Datum) -> PgResult<Datum> {

@@ -3,15 +3,17 @@
 
 use super::discard::{Freed, discard_in_place};
 use super::mem::MemCharge;
-use super::{BoxNode, Node, Row, key_of};
+use super::{BoxNode, Node, Row};
 use crate::eval::{Eval, EvalCx};
 use keel_analyzer::expr::Expr;
 use keel_common::PgResult;
 use keel_planner::plan::AggCall;
+use keel_types::Datum;
 use keel_types::TypeId;
 use keel_types::datum::{alloc_size, row_heap_bytes};
 use keel_types::func::Accumulator;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::FxHashMap;
+use std::collections::HashSet;
 use std::mem::size_of;
 
 /// Sort-key encodings and the aggregate's arguments of one input row.
@@ -65,8 +67,17 @@ impl<'a> Agg<'a> {
                 .iter()
                 .map(|a| (a.agg.new_accumulator)())
                 .collect(),
-            seen: self.aggs.iter().map(|_| HashSet::new()).collect(),
-            ordered: self.aggs.iter().map(|_| Vec::new()).collect(),
+            // Only DISTINCT and ORDER BY aggregates use these: no allocation otherwise.
+            seen: if self.aggs.iter().any(|a| a.distinct) {
+                self.aggs.iter().map(|_| HashSet::new()).collect()
+            } else {
+                Vec::new()
+            },
+            ordered: if self.aggs.iter().any(|a| !a.order.is_empty()) {
+                self.aggs.iter().map(|_| Vec::new()).collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -87,16 +98,14 @@ impl<'a> Node<'a> for Agg<'a> {
         if let Some(mut input) = self.input.take() {
             let key_types: Vec<TypeId> = self.group.iter().map(Expr::ty).collect();
             let mut groups: Freed<Vec<Group>> = Freed(Vec::new());
-            let mut index: Freed<HashMap<Vec<u8>, usize>> = Freed(HashMap::new());
+            let mut index: Freed<FxHashMap<Vec<u8>, usize>> = Freed(FxHashMap::default());
             let mut kbuf = Vec::new();
+            // Group keys that are not plain columns, evaluated once per row.
+            let mut computed: Vec<Datum> = Vec::new();
             let mut args = Vec::new();
             let group_bytes = self.group_bytes();
             while let Some(r) = input.next(ev)? {
                 ev.tick()?;
-                let mut keys = Vec::with_capacity(self.group.len());
-                for g in self.group {
-                    keys.push(g.eval(&r, ev)?);
-                }
                 let gi = if self.group.is_empty() {
                     if groups.is_empty() {
                         self.mem.add(ev, group_bytes)?;
@@ -104,10 +113,34 @@ impl<'a> Node<'a> for Agg<'a> {
                     }
                     0
                 } else {
-                    key_of(&keys, &key_types, &mut kbuf);
-                    match index.get(&kbuf) {
+                    // The key is encoded from the row's columns in place; the key values
+                    // are copied only for a new group.
+                    kbuf.clear();
+                    computed.clear();
+                    for (g, &ty) in self.group.iter().zip(&key_types) {
+                        match g {
+                            Expr::Col(i, _) if *i < r.len() => {
+                                keel_types::key::encode_key_value(&r[*i], ty, &mut kbuf)
+                            }
+                            _ => {
+                                let v = g.eval(&r, ev)?;
+                                keel_types::key::encode_key_value(&v, ty, &mut kbuf);
+                                computed.push(v);
+                            }
+                        }
+                    }
+                    match index.get(kbuf.as_slice()) {
                         Some(&i) => i,
                         None => {
+                            let mut computed = computed.drain(..);
+                            let keys: Row = self
+                                .group
+                                .iter()
+                                .map(|g| match g {
+                                    Expr::Col(i, _) if *i < r.len() => r[*i].clone(),
+                                    _ => computed.next().unwrap_or(Datum::Null),
+                                })
+                                .collect();
                             self.mem.add(
                                 ev,
                                 group_bytes + row_heap_bytes(&keys) + alloc_size(kbuf.len()),

@@ -1,16 +1,23 @@
 //! Inner, left, right and full joins: hash join on equi-keys when the ON clause has them, otherwise a
 //! nested loop over the materialized right side. The full ON clause is always evaluated on
 //! the joined row.
+//!
+//! The hash table maps a key's encoding to the first and last inner row with that key; the
+//! inner rows of one key are chained through `next` in their input order, so a key costs one
+//! table entry and no per-key list, and candidates are walked without being copied.
 
 use super::mem::MemCharge;
-use super::{BoxNode, Node, Row, key_of};
+use super::{BoxNode, Node, Row};
 use crate::eval::{Eval, EvalCx};
 use keel_analyzer::expr::Expr;
 use keel_common::PgResult;
+use keel_types::Datum;
 use keel_types::datum::{alloc_size, row_heap_bytes};
-use keel_types::{Datum, TypeId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::mem::size_of;
+
+/// End of a candidate chain.
+const NONE: usize = usize::MAX;
 
 pub struct Join<'a> {
     left: BoxNode<'a>,
@@ -25,11 +32,13 @@ pub struct Join<'a> {
     unmatched_pos: usize,
     hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
     right_rows: Vec<Row>,
-    table: HashMap<Vec<u8>, Vec<usize>>,
-    // Current left row and the candidate right rows still to try.
+    /// Key encoding -> (first, last) inner row with that key.
+    table: FxHashMap<Vec<u8>, (usize, usize)>,
+    /// Per inner row: the next inner row with the same key (NONE at the chain's end).
+    next: Vec<usize>,
+    // Current left row and the next candidate right row to try (NONE: no more).
     cur: Option<Row>,
-    candidates: Vec<usize>,
-    cand_pos: usize,
+    cand: usize,
     matched: bool,
     kbuf: Vec<u8>,
     /// The inner rows and the hash table, held until the join ends.
@@ -57,78 +66,120 @@ impl<'a> Join<'a> {
             unmatched_pos: 0,
             hash,
             right_rows: Vec::new(),
-            table: HashMap::new(),
+            table: FxHashMap::default(),
+            next: Vec::new(),
             cur: None,
-            candidates: Vec::new(),
-            cand_pos: 0,
+            cand: NONE,
             matched: false,
             kbuf: Vec::new(),
             mem: MemCharge::new("A join's inner rows"),
         }
     }
 
+    /// The key encoding of `row` under `exprs` into `buf`; false when a key is NULL (it
+    /// matches nothing). Column references are encoded in place, without a copy.
     fn keys(
         exprs: &[Expr],
         row: &[Datum],
         ev: &mut EvalCx<'_>,
         buf: &mut Vec<u8>,
     ) -> PgResult<bool> {
-        let mut vals = Vec::with_capacity(exprs.len());
+        buf.clear();
         for e in exprs {
-            let v = e.eval(row, ev)?;
+            let owned;
+            let v = match e {
+                Expr::Col(i, _) if *i < row.len() => &row[*i],
+                _ => {
+                    owned = e.eval(row, ev)?;
+                    &owned
+                }
+            };
             if v.is_null() {
                 return Ok(false);
             }
-            vals.push(v);
+            keel_types::key::encode_key_value(v, e.ty(), buf);
         }
-        let tys: Vec<TypeId> = exprs.iter().map(Expr::ty).collect();
-        key_of(&vals, &tys, buf);
         Ok(true)
+    }
+
+    /// Reads the inner side whole and, for a hash join, builds the table.
+    fn build(&mut self, mut right: BoxNode<'a>, ev: &mut EvalCx<'_>) -> PgResult<()> {
+        let mut buf = Vec::new();
+        while let Some(r) = right.next(ev)? {
+            ev.tick()?;
+            self.mem.add(
+                ev,
+                row_heap_bytes(&r) + size_of::<Row>() + size_of::<usize>(),
+            )?;
+            let at = self.right_rows.len();
+            if let Some((_, rk)) = self.hash {
+                self.next.push(NONE);
+                if Self::keys(rk, &r, ev, &mut buf)? {
+                    if let Some((_, last)) = self.table.get_mut(buf.as_slice()) {
+                        self.next[*last] = at;
+                        *last = at;
+                    } else {
+                        self.mem.add(ev, alloc_size(buf.len()))?;
+                        self.mem.room_for_one(
+                            ev,
+                            &mut self.table,
+                            size_of::<(Vec<u8>, (usize, usize))>(),
+                        )?;
+                        self.table.insert(buf.clone(), (at, at));
+                    }
+                }
+            }
+            self.right_rows.push(r);
+        }
+        if self.right_join {
+            self.mem.add(ev, self.right_rows.len())?;
+            self.right_matched = vec![false; self.right_rows.len()];
+        }
+        Ok(())
+    }
+
+    /// The candidate after `ri` for the current left row.
+    fn after(&self, ri: usize) -> usize {
+        if self.hash.is_some() {
+            self.next[ri]
+        } else if ri + 1 < self.right_rows.len() {
+            ri + 1
+        } else {
+            NONE
+        }
     }
 }
 
 impl<'a> Node<'a> for Join<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
-        if let Some(mut right) = self.right.take() {
-            while let Some(r) = right.next(ev)? {
-                ev.tick()?;
-                self.mem.add(
-                    ev,
-                    row_heap_bytes(&r) + size_of::<Row>() + size_of::<usize>(),
-                )?;
-                if let Some((_, rk)) = self.hash {
-                    let mut buf = Vec::new();
-                    if Self::keys(rk, &r, ev, &mut buf)? {
-                        let at = self.right_rows.len();
-                        match self.table.get_mut(&buf) {
-                            Some(v) => v.push(at),
-                            None => {
-                                self.mem.add(ev, alloc_size(buf.len()) + alloc_size(32))?;
-                                self.mem.room_for_one(
-                                    ev,
-                                    &mut self.table,
-                                    size_of::<(Vec<u8>, Vec<usize>)>(),
-                                )?;
-                                self.table.insert(buf, vec![at]);
-                            }
-                        }
-                    }
-                }
-                self.right_rows.push(r);
-            }
-            if self.right_join {
-                self.mem.add(ev, self.right_rows.len())?;
-                self.right_matched = vec![false; self.right_rows.len()];
-            }
+        if let Some(right) = self.right.take() {
+            self.build(right, ev)?;
         }
         loop {
-            if let Some(l) = &self.cur {
-                while self.cand_pos < self.candidates.len() {
+            if self.cur.is_some() {
+                while self.cand != NONE {
                     ev.tick()?;
-                    let ri = self.candidates[self.cand_pos];
-                    self.cand_pos += 1;
-                    let mut joined = Vec::with_capacity(l.len() + self.right_width);
-                    joined.extend_from_slice(l);
+                    let ri = self.cand;
+                    self.cand = self.after(ri);
+                    let last = self.cand == NONE;
+                    // The last candidate takes the left row over instead of copying it; a
+                    // failed ON clause gives it back.
+                    let mut joined = match (last, self.cur.take()) {
+                        (true, Some(mut l)) => {
+                            l.reserve_exact(self.right_width);
+                            l
+                        }
+                        (_, Some(l)) => {
+                            let mut j = Vec::with_capacity(l.len() + self.right_width);
+                            j.extend_from_slice(&l);
+                            self.cur = Some(l);
+                            j
+                        }
+                        (_, None) => {
+                            return Err(keel_common::PgError::internal("join lost its row"));
+                        }
+                    };
+                    let lw = joined.len();
                     joined.extend_from_slice(&self.right_rows[ri]);
                     let ok = match self.on {
                         Some(p) => p.test(&joined, ev)?,
@@ -139,7 +190,15 @@ impl<'a> Node<'a> for Join<'a> {
                         if self.right_join {
                             self.right_matched[ri] = true;
                         }
+                        if last {
+                            // The left row is used up: nothing is left to NULL-extend.
+                            self.cur = Some(Vec::new());
+                        }
                         return Ok(Some(joined));
+                    }
+                    if last {
+                        joined.truncate(lw);
+                        self.cur = Some(joined);
                     }
                 }
                 let l = self.cur.take();
@@ -166,18 +225,19 @@ impl<'a> Node<'a> for Join<'a> {
             };
             ev.tick()?;
             self.matched = false;
-            self.cand_pos = 0;
-            self.candidates.clear();
-            match self.hash {
+            self.cand = match self.hash {
                 Some((lk, _)) => {
-                    if Self::keys(lk, &l, ev, &mut self.kbuf)?
-                        && let Some(v) = self.table.get(&self.kbuf)
-                    {
-                        self.candidates.extend_from_slice(v);
+                    if Self::keys(lk, &l, ev, &mut self.kbuf)? {
+                        self.table
+                            .get(self.kbuf.as_slice())
+                            .map_or(NONE, |&(first, _)| first)
+                    } else {
+                        NONE
                     }
                 }
-                None => self.candidates.extend(0..self.right_rows.len()),
-            }
+                None if self.right_rows.is_empty() => NONE,
+                None => 0,
+            };
             self.cur = Some(l);
         }
     }
