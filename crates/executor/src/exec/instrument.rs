@@ -9,7 +9,8 @@
 use super::{BoxNode, Node, Row};
 use crate::eval::EvalCx;
 use keel_common::PgResult;
-use keel_planner::explain::NodeActual;
+use keel_planner::explain::{BufferCounts, NodeActual};
+use keel_storage::usage::{self, BufferUsage};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -26,6 +27,9 @@ pub struct Counters {
     total_ns: AtomicU64,
     /// The node's own lines (`Sort Method`), taken when it returned its last row.
     lines: std::sync::Mutex<Vec<String>>,
+    /// Shared-buffer pages touched inside the node's calls (its inputs' included), from this
+    /// thread's counters read around each call (`keel_storage::usage`).
+    buffers: std::sync::Mutex<Option<BufferUsage>>,
 }
 
 /// The counters of every node of one statement's plan.
@@ -65,7 +69,27 @@ impl Instrumentation {
             total_ms: c.total_ns.load(Relaxed) as f64 / 1e6,
             removed_by_filter: input.saturating_sub(rows),
             lines: c.lines.lock().map(|l| l.clone()).unwrap_or_default(),
+            buffers: c
+                .buffers
+                .lock()
+                .ok()
+                .and_then(|b| *b)
+                .map(|b| BufferCounts {
+                    hit: b.hit,
+                    read: b.read,
+                    dirtied: b.dirtied,
+                    written: b.written,
+                }),
         })
+    }
+
+    /// Adds `pages` to node `id`'s buffer counts.
+    pub fn add_buffers(&self, id: usize, pages: BufferUsage) {
+        if let Some(c) = self.nodes.get(id)
+            && let Ok(mut b) = c.buffers.lock()
+        {
+            b.get_or_insert_with(BufferUsage::default).add(&pages);
+        }
     }
 
     /// Records `rows` input rows for node `id` (a scan counted outside a wrapper).
@@ -134,9 +158,19 @@ impl<'a> Node<'a> for Instrumented<'a> {
         let Some(c) = self.ins.nodes.get(self.id) else {
             return self.inner.next(ev);
         };
-        let timing = self.ins.timing && matches!(self.slot, Slot::Output);
+        let output = matches!(self.slot, Slot::Output);
+        let timing = self.ins.timing && output;
         let start = timing.then(Instant::now);
+        // The call runs on this thread from start to end: the counters' difference is the
+        // node's (and its inputs') pages.
+        let pages = output.then(usage::current);
         let r = self.inner.next(ev)?;
+        if let Some(before) = pages {
+            let diff = usage::current() - before;
+            if let Ok(mut b) = c.buffers.lock() {
+                b.get_or_insert_with(BufferUsage::default).add(&diff);
+            }
+        }
         match self.slot {
             Slot::Output => {
                 c.started.store(true, Relaxed);
