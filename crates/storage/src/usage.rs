@@ -22,19 +22,6 @@ pub struct BufferUsage {
     pub written: u64,
 }
 
-impl BufferUsage {
-    pub fn is_zero(&self) -> bool {
-        *self == BufferUsage::default()
-    }
-
-    pub fn add(&mut self, other: &BufferUsage) {
-        self.hit += other.hit;
-        self.read += other.read;
-        self.dirtied += other.dirtied;
-        self.written += other.written;
-    }
-}
-
 impl Sub for BufferUsage {
     type Output = BufferUsage;
 
@@ -97,4 +84,52 @@ pub(crate) fn count_dirtied() {
 
 pub(crate) fn count_written() {
     bump(|u| &u.written);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BufferPool;
+    use crate::smgr::Smgr;
+    use crate::wal::Wal;
+    use std::sync::Arc;
+
+    /// An extension counts as a write, a page found in the pool as a hit, a page read back
+    /// after eviction as a read, a clean page turning dirty once as dirtied, and evicting a
+    /// dirty page as a write; the counts are this thread's only.
+    #[test]
+    fn counts_hits_reads_dirtied_and_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let smgr = Arc::new(Smgr::new(dir.path()).unwrap());
+        let wal = Wal::open(dir.path(), 0, 0, false).unwrap();
+        // 16 frames (the pool's minimum): 40 pages cannot all stay.
+        let pool = BufferPool::new(smgr.clone(), wal.clone(), 16);
+        let rel = smgr.open(9, true).unwrap();
+        let start = current();
+        for _ in 0..40 {
+            let mut page = pool.extend(&rel).unwrap();
+            page.init(1, 0);
+            page.add_item(&[1, 2, 3]).unwrap();
+            wal.log_pages(1, &mut [&mut page]);
+        }
+        let made = current() - start;
+        assert_eq!((made.hit, made.read, made.dirtied), (0, 0, 40), "{made:?}");
+        // 40 extensions, and at least 24 evictions of dirty pages written by this thread.
+        assert!(made.written >= 64, "{made:?}");
+        let before = current();
+        drop(pool.read(&rel, 39).unwrap());
+        drop(pool.read(&rel, 39).unwrap());
+        let d = current() - before;
+        assert_eq!((d.hit, d.read), (2, 0), "{d:?}");
+        let before = current();
+        drop(pool.read(&rel, 0).unwrap());
+        let d = current() - before;
+        assert_eq!((d.hit, d.read), (0, 1), "{d:?}");
+        // Another thread's accesses are its own.
+        let before = current();
+        std::thread::scope(|s| {
+            s.spawn(|| drop(pool.read(&rel, 1).unwrap()));
+        });
+        assert_eq!(current() - before, BufferUsage::default());
+    }
 }

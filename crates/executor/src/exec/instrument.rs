@@ -28,8 +28,26 @@ pub struct Counters {
     /// The node's own lines (`Sort Method`), taken when it returned its last row.
     lines: std::sync::Mutex<Vec<String>>,
     /// Shared-buffer pages touched inside the node's calls (its inputs' included), from this
-    /// thread's counters read around each call (`keel_storage::usage`).
-    buffers: std::sync::Mutex<Option<BufferUsage>>,
+    /// thread's counters read around each call (`keel_storage::usage`): hit, read, dirtied,
+    /// written. Only the statement's thread writes them (a load and a store, no RMW).
+    buffers: [AtomicU64; 4],
+    /// Whether the buffers were measured for this node.
+    buffers_seen: AtomicBool,
+}
+
+impl Counters {
+    fn add_buffers(&self, pages: &BufferUsage) {
+        self.buffers_seen.store(true, Relaxed);
+        let add = |c: &AtomicU64, n: u64| {
+            if n != 0 {
+                c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+            }
+        };
+        add(&self.buffers[0], pages.hit);
+        add(&self.buffers[1], pages.read);
+        add(&self.buffers[2], pages.dirtied);
+        add(&self.buffers[3], pages.written);
+    }
 }
 
 /// The counters of every node of one statement's plan.
@@ -69,26 +87,19 @@ impl Instrumentation {
             total_ms: c.total_ns.load(Relaxed) as f64 / 1e6,
             removed_by_filter: input.saturating_sub(rows),
             lines: c.lines.lock().map(|l| l.clone()).unwrap_or_default(),
-            buffers: c
-                .buffers
-                .lock()
-                .ok()
-                .and_then(|b| *b)
-                .map(|b| BufferCounts {
-                    hit: b.hit,
-                    read: b.read,
-                    dirtied: b.dirtied,
-                    written: b.written,
-                }),
+            buffers: c.buffers_seen.load(Relaxed).then(|| BufferCounts {
+                hit: c.buffers[0].load(Relaxed),
+                read: c.buffers[1].load(Relaxed),
+                dirtied: c.buffers[2].load(Relaxed),
+                written: c.buffers[3].load(Relaxed),
+            }),
         })
     }
 
     /// Adds `pages` to node `id`'s buffer counts.
     pub fn add_buffers(&self, id: usize, pages: BufferUsage) {
-        if let Some(c) = self.nodes.get(id)
-            && let Ok(mut b) = c.buffers.lock()
-        {
-            b.get_or_insert_with(BufferUsage::default).add(&pages);
+        if let Some(c) = self.nodes.get(id) {
+            c.add_buffers(&pages);
         }
     }
 
@@ -166,10 +177,7 @@ impl<'a> Node<'a> for Instrumented<'a> {
         let pages = output.then(usage::current);
         let r = self.inner.next(ev)?;
         if let Some(before) = pages {
-            let diff = usage::current() - before;
-            if let Ok(mut b) = c.buffers.lock() {
-                b.get_or_insert_with(BufferUsage::default).add(&diff);
-            }
+            c.add_buffers(&(usage::current() - before));
         }
         match self.slot {
             Slot::Output => {

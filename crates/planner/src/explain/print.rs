@@ -156,7 +156,7 @@ pub(super) fn summary(s: &Summary, out: &mut Vec<String>) {
         let parts: Vec<String> = s
             .settings
             .iter()
-            .map(|(n, v)| format!("{n} = '{}'", v.replace('\'', "''")))
+            .map(|(n, v)| format!("{n} = '{v}'"))
             .collect();
         out.push(format!("Settings: {}", parts.join(", ")));
     }
