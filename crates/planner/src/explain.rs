@@ -12,6 +12,7 @@
 //! executor's EXPLAIN ANALYZE counters use the same numbers ([`count_nodes`]).
 
 mod deparse;
+mod json;
 mod print;
 mod upper;
 
@@ -54,6 +55,22 @@ impl Default for ExplainOptions {
     }
 }
 
+/// Shared-buffer pages a node (with its inputs) touched: `Buffers: shared hit=... read=...
+/// dirtied=... written=...`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BufferCounts {
+    pub hit: u64,
+    pub read: u64,
+    pub dirtied: u64,
+    pub written: u64,
+}
+
+impl BufferCounts {
+    pub fn is_zero(&self) -> bool {
+        *self == BufferCounts::default()
+    }
+}
+
 /// What one plan node did under EXPLAIN ANALYZE.
 #[derive(Clone, Debug, Default)]
 pub struct NodeActual {
@@ -65,6 +82,8 @@ pub struct NodeActual {
     pub removed_by_filter: u64,
     /// The node's own lines about how it ran (`Sort Method: ...`).
     pub lines: Vec<String>,
+    /// Pages touched by the node and its inputs (None: not measured for this node).
+    pub buffers: Option<BufferCounts>,
 }
 
 /// The counters EXPLAIN ANALYZE collected, by node number (None: the node never ran).
@@ -118,118 +137,265 @@ struct Est {
     width: i64,
 }
 
+/// A detail line's value: one text (`Filter: ...`) or a list (`Sort Key: a, b`), which the
+/// JSON format prints as an array.
+#[derive(Clone, Debug)]
+enum Val {
+    Text(String),
+    List(Vec<String>),
+}
+
 /// One node as EXPLAIN prints it.
 struct Display {
+    /// The text format's node line (`Seq Scan on public.t x`).
     name: String,
+    /// The JSON format's identity: `Node Type`, the fields before `Parallel Aware`
+    /// (`Strategy`, `Partial Mode`, `Operation`) and those after `Async Capable` (scan target,
+    /// `Join Type`, `Command`).
+    node_type: String,
+    pre: Vec<(&'static str, String)>,
+    target: Vec<(&'static str, json::Field)>,
     est: Est,
     source: Source,
     /// Whether `Rows Removed by Filter` applies (the node shows a Filter its counters measure).
     filtered: bool,
-    props: Vec<String>,
+    /// VERBOSE's `Output:` (the node's output columns as a node above names them).
+    output: Option<Vec<String>>,
+    props: Vec<(&'static str, Val)>,
     children: Vec<Display>,
     subplans: Vec<(String, Display)>,
 }
 
 impl Display {
     fn new(name: impl Into<String>, est: Est, source: Source) -> Display {
+        let name = name.into();
+        let (node_type, pre, target) = json::identity(&name);
         Display {
-            name: name.into(),
+            name,
+            node_type,
+            pre,
+            target,
             est,
             source,
             filtered: false,
+            output: None,
             props: Vec::new(),
             children: Vec::new(),
             subplans: Vec::new(),
         }
+    }
+
+    fn prop(&mut self, key: &'static str, text: impl Into<String>) {
+        self.props.push((key, Val::Text(text.into())));
+    }
+
+    fn list(&mut self, key: &'static str, items: Vec<String>) {
+        self.props.push((key, Val::List(items)));
+    }
+}
+
+/// Takes VERBOSE's `Output:` lists from `plain` (the same plan explained with PostgreSQL's
+/// qualification rule for target lists: relation prefixes only when the plan reads several
+/// relations), keeping `d`'s qualifiers (prefixed whenever VERBOSE is on).
+fn overlay_outputs(d: &mut Display, plain: Display) {
+    d.output = plain.output;
+    for (c, p) in d.children.iter_mut().zip(plain.children) {
+        overlay_outputs(c, p);
+    }
+    for ((_, c), (_, p)) in d.subplans.iter_mut().zip(plain.subplans) {
+        overlay_outputs(c, p);
     }
 }
 
 struct Explainer<'a> {
     catalog: &'a Catalog,
     sizes: &'a dyn RelSizes,
-    /// Qualify column names with their relation's name (the plan reads several relations).
+    /// Qualify column names with their relation's name (the plan reads several relations,
+    /// or VERBOSE is on).
     prefix: bool,
+    /// VERBOSE: relations named with their schema.
+    verbose: bool,
     next_id: usize,
     subplans: &'a [Option<Plan>],
     /// Subquery ids already printed (each is printed once, under the first node using it).
     shown: Vec<u32>,
     /// The output names of the last Agg explained, unparenthesized (for its HAVING filter).
     agg_raw: Option<Vec<String>>,
+    /// The same, kept for the Agg node's VERBOSE `Output:`.
+    last_agg: Option<Vec<String>>,
     /// INSERT ... SELECT from its own target: PostgreSQL names the target's range-table entry
     /// by the table and the source's scan `<table>_1`. The target table's oid.
     insert_target: Option<keel_common::Oid>,
 }
 
-/// The lines of `EXPLAIN` for a query (without the summary lines).
+/// What EXPLAIN prints after the plan, each part when its option asks for it.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// SETTINGS: the planner-relevant settings changed from their defaults, as (name, value
+    /// as SHOW prints it), by name.
+    pub settings: Vec<(String, String)>,
+    /// BUFFERS: the pages planning touched.
+    pub planning_buffers: Option<BufferCounts>,
+    /// SUMMARY: `Planning Time`, in milliseconds.
+    pub planning_ms: Option<f64>,
+    /// ANALYZE of a write: the foreign keys checked, with the rows each was checked for.
+    pub triggers: Option<Vec<(String, u64)>>,
+    /// SUMMARY with ANALYZE: `Execution Time`, in milliseconds.
+    pub execution_ms: Option<f64>,
+}
+
+/// `EXPLAIN` of a query: its lines in the text format, or one JSON document.
 pub fn explain_query(
     plan: &QueryPlan,
     catalog: &Catalog,
     sizes: &dyn RelSizes,
     opts: &ExplainOptions,
     actual: Option<Actuals<'_>>,
+    summary: &Summary,
 ) -> Vec<String> {
-    let mut ex = Explainer {
-        catalog,
-        sizes,
-        prefix: relations(&plan.root, &plan.subplans) > 1,
-        next_id: 0,
-        subplans: &plan.subplans,
-        shown: Vec::new(),
-        agg_raw: None,
-        insert_target: None,
+    let multi = relations(&plan.root, &plan.subplans) > 1;
+    let build = |prefix: bool| {
+        let mut ex = Explainer {
+            catalog,
+            sizes,
+            prefix,
+            verbose: opts.verbose,
+            next_id: 0,
+            subplans: &plan.subplans,
+            shown: Vec::new(),
+            agg_raw: None,
+            last_agg: None,
+            insert_target: None,
+        };
+        ex.node(&plan.root).0
     };
-    let (d, _) = ex.node(&plan.root);
+    let mut d = build(multi || opts.verbose);
+    if opts.verbose && !multi {
+        overlay_outputs(&mut d, build(false));
+    }
+    render(&d, opts, actual, summary)
+}
+
+/// The whole output for display tree `d`.
+fn render(
+    d: &Display,
+    opts: &ExplainOptions,
+    actual: Option<Actuals<'_>>,
+    summary: &Summary,
+) -> Vec<String> {
+    if opts.json {
+        return vec![json::document(d, opts, actual, summary)];
+    }
     let mut out = Vec::new();
-    print(&d, 0, true, opts, actual, &mut out);
+    print(d, 0, true, opts, actual, &mut out);
+    print::summary(summary, &mut out);
     out
 }
 
-/// The lines of `EXPLAIN` for an INSERT, UPDATE or DELETE (without the summary lines). The
-/// write is node 0; its source's nodes follow from 1.
+/// `EXPLAIN` of an INSERT, UPDATE or DELETE. The write is node 0; its source's nodes follow
+/// from 1.
 pub fn explain_modify(
     plan: &ModifyPlan,
     catalog: &Catalog,
     sizes: &dyn RelSizes,
     opts: &ExplainOptions,
     actual: Option<Actuals<'_>>,
+    summary: &Summary,
 ) -> Vec<String> {
-    let t = &plan.table.name;
-    let mut ex = Explainer {
-        catalog,
-        sizes,
-        prefix: false,
-        next_id: 1,
-        subplans: &plan.subplans,
-        shown: Vec::new(),
-        agg_raw: None,
-        insert_target: None,
+    let multi = match &plan.kind {
+        ModifyKind::Insert { source, .. } => relations(source, &plan.subplans) > 0,
+        _ => false,
     };
-    let (verb, child) = match &plan.kind {
-        ModifyKind::Insert { source, .. } => {
-            ex.prefix = relations(source, &plan.subplans) > 0;
-            ex.insert_target = Some(plan.table.oid);
-            ("Insert", ex.node(source).0)
-        }
-        ModifyKind::Update { access, filter, .. } => {
-            let s = ex.scan(&plan.table, None, access, filter.as_ref(), Source::Node(1));
-            ("Update", s.0)
-        }
-        ModifyKind::Delete { access, filter } => {
-            let s = ex.scan(&plan.table, None, access, filter.as_ref(), Source::Node(1));
-            ("Delete", s.0)
-        }
+    let build = |prefix: bool| {
+        let mut ex = Explainer {
+            catalog,
+            sizes,
+            prefix,
+            verbose: opts.verbose,
+            next_id: 1,
+            subplans: &plan.subplans,
+            shown: Vec::new(),
+            agg_raw: None,
+            last_agg: None,
+            insert_target: None,
+        };
+        ex.modify(plan)
     };
-    let est = Est {
-        startup: child.est.startup,
-        total: child.est.total,
-        rows: 0.0,
-        width: 0,
-    };
-    let mut top = Display::new(format!("{verb} on {t}"), est, Source::Node(0));
-    top.children.push(child);
-    let mut out = Vec::new();
-    print(&top, 0, true, opts, actual, &mut out);
-    out
+    let mut d = build(multi || opts.verbose);
+    if opts.verbose && !multi {
+        overlay_outputs(&mut d, build(false));
+    }
+    render(&d, opts, actual, summary)
+}
+
+impl Explainer<'_> {
+    fn modify(&mut self, plan: &ModifyPlan) -> Display {
+        let (verb, child) = match &plan.kind {
+            ModifyKind::Insert { source, .. } => {
+                self.insert_target = Some(plan.table.oid);
+                ("Insert", self.node(source).0)
+            }
+            ModifyKind::Update { access, filter, .. } => {
+                let (mut s, names) =
+                    self.scan(&plan.table, None, access, filter.as_ref(), Source::Node(1));
+                s.output = Some(names);
+                ("Update", s)
+            }
+            ModifyKind::Delete { access, filter } => {
+                let (mut s, names) =
+                    self.scan(&plan.table, None, access, filter.as_ref(), Source::Node(1));
+                s.output = Some(names);
+                ("Delete", s)
+            }
+        };
+        let est = Est {
+            startup: child.est.startup,
+            total: child.est.total,
+            rows: 0.0,
+            width: 0,
+        };
+        let label = self.relation_label(&plan.table, None);
+        let mut top = Display::new(format!("{verb} on {label}"), est, Source::Node(0));
+        top.node_type = "ModifyTable".to_string();
+        top.pre = vec![("Operation", verb.to_string())];
+        top.target = self.target_fields("Relation Name", &plan.table.name, &plan.table.name);
+        top.children.push(child);
+        top
+    }
+
+    /// JSON's scan target: the relation (or function), its schema under VERBOSE, its alias.
+    fn target_fields(
+        &self,
+        tag: &'static str,
+        name: &str,
+        alias: &str,
+    ) -> Vec<(&'static str, json::Field)> {
+        let mut f = vec![(tag, json::Field::Str(name.to_string()))];
+        if self.verbose {
+            let schema = if tag == "Function Name" {
+                "pg_catalog"
+            } else {
+                "public"
+            };
+            f.push(("Schema", json::Field::Str(schema.to_string())));
+        }
+        f.push(("Alias", json::Field::Str(alias.to_string())));
+        f
+    }
+
+    /// `table [alias]` as EXPLAIN names a scanned relation (the alias only when it differs),
+    /// schema-qualified under VERBOSE. Keel has one schema, `public`.
+    fn relation_label(&self, table: &TableDef, alias: Option<&str>) -> String {
+        let name = if self.verbose {
+            format!("public.{}", table.name)
+        } else {
+            table.name.clone()
+        };
+        match alias {
+            Some(a) if a != table.name => format!("{name} {a}"),
+            _ => name,
+        }
+    }
 }
 
 /// Relations (tables, VALUES lists, functions) a plan reads, subqueries included: PostgreSQL
@@ -351,8 +517,14 @@ impl Explainer<'_> {
             a => a,
         };
         let names = self.table_names(table, alias);
-        let on_name = relation_label(table, alias);
-        let own: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+        let on_name = self.relation_label(table, alias);
+        let refname = alias.unwrap_or(&table.name).to_string();
+        // Under VERBOSE PostgreSQL qualifies them too.
+        let own: Vec<String> = if self.verbose {
+            names.clone()
+        } else {
+            table.columns.iter().map(|c| c.name.clone()).collect()
+        };
         let e = self.leaf_estimate(table, access, filter);
         let est = Est {
             startup: 0.0,
@@ -363,8 +535,10 @@ impl Explainer<'_> {
         let mut d = match access {
             Access::Seq => {
                 let mut d = Display::new(format!("Seq Scan on {on_name}"), est, source);
+                d.node_type = "Seq Scan".to_string();
+                d.target = self.target_fields("Relation Name", &table.name, &refname);
                 if let Some(f) = filter.and_then(|f| scan_filter(f, &own, &[])) {
-                    d.props.push(format!("Filter: {f}"));
+                    d.prop("Filter", f);
                     d.filtered = true;
                 }
                 d
@@ -377,18 +551,22 @@ impl Explainer<'_> {
                 // PostgreSQL's pair of nodes: the heap scan rechecks the index conditions
                 // (`Recheck Cond`) and applies the rest of the WHERE (`Filter`).
                 let mut d = Display::new(format!("Bitmap Heap Scan on {on_name}"), est, source);
-                let (cond, keys) = index_cond(table, access, &[], &own);
+                d.node_type = "Bitmap Heap Scan".to_string();
+                d.target = self.target_fields("Relation Name", &table.name, &refname);
+                let (cond, keys) = index_cond(access, &[], &own);
                 let mut child = Display::new(
                     format!("Bitmap Index Scan on {}", index.name),
                     Est { width: 0, ..est },
                     Source::None,
                 );
+                child.node_type = "Bitmap Index Scan".to_string();
+                child.target = vec![("Index Name", json::Field::Str(index.name.clone()))];
                 if let Some(c) = cond {
-                    d.props.push(format!("Recheck Cond: {c}"));
-                    child.props.push(format!("Index Cond: {c}"));
+                    d.prop("Recheck Cond", c.clone());
+                    child.prop("Index Cond", c);
                 }
                 if let Some(f) = filter.and_then(|f| scan_filter(f, &own, &keys)) {
-                    d.props.push(format!("Filter: {f}"));
+                    d.prop("Filter", f);
                     d.filtered = true;
                 }
                 d.children.push(child);
@@ -400,12 +578,19 @@ impl Explainer<'_> {
                     est,
                     source,
                 );
-                let (cond, keys) = index_cond(table, access, &[], &own);
+                d.node_type = "Index Scan".to_string();
+                d.target = vec![
+                    ("Scan Direction", json::Field::Str("Forward".to_string())),
+                    ("Index Name", json::Field::Str(index.name.clone())),
+                ];
+                d.target
+                    .extend(self.target_fields("Relation Name", &table.name, &refname));
+                let (cond, keys) = index_cond(access, &[], &own);
                 if let Some(c) = cond {
-                    d.props.push(format!("Index Cond: {c}"));
+                    d.prop("Index Cond", c);
                 }
                 if let Some(f) = filter.and_then(|f| scan_filter(f, &own, &keys)) {
-                    d.props.push(format!("Filter: {f}"));
+                    d.prop("Filter", f);
                     d.filtered = true;
                 }
                 d
@@ -415,8 +600,29 @@ impl Explainer<'_> {
         (d, names)
     }
 
-    /// The display node of `plan` and the names of its output columns.
+    /// The display node of `plan` and the names of its output columns (its VERBOSE
+    /// `Output:`; a projection folded into a node replaces the node's).
     fn node(&mut self, plan: &Plan) -> (Display, Vec<String>) {
+        let (mut d, names) = self.node1(plan);
+        // An aggregate node prints its own aggregates bare; nodes above reference them in
+        // parentheses (the names returned).
+        let own = match &self.last_agg {
+            Some(raw) if matches!(d.name.as_str(), "HashAggregate" | "Aggregate") => names
+                .iter()
+                .map(
+                    |n| match n.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
+                        Some(inner) if raw.iter().any(|r| r == inner) => inner.to_string(),
+                        _ => n.clone(),
+                    },
+                )
+                .collect(),
+            _ => names.clone(),
+        };
+        d.output = Some(own);
+        (d, names)
+    }
+
+    fn node1(&mut self, plan: &Plan) -> (Display, Vec<String>) {
         let id = self.take_id();
         let src = Source::Node(id);
         match plan {
@@ -461,7 +667,15 @@ impl Explainer<'_> {
                     rows: 1000.0,
                     width: width_of(*ty),
                 };
-                let d = Display::new("Function Scan on generate_series", est, src);
+                let label = if self.verbose {
+                    "pg_catalog.generate_series"
+                } else {
+                    "generate_series"
+                };
+                let mut d = Display::new(format!("Function Scan on {label}"), est, src);
+                d.node_type = "Function Scan".to_string();
+                d.target =
+                    self.target_fields("Function Name", "generate_series", "generate_series");
                 (d, vec!["generate_series".to_string()])
             }
             Plan::Filter { input, pred } => {
@@ -479,7 +693,7 @@ impl Explainer<'_> {
                         .collect(),
                     _ => names.clone(),
                 };
-                d.props.push(format!("Filter: {}", deparse(pred, &shown)));
+                d.prop("Filter", deparse(pred, &shown));
                 d.est.rows = (d.est.rows * 0.5).round().max(1.0);
                 d.est.total += d.est.rows * CPU_OPERATOR_COST;
                 // The filter's own counters are the node's rows; its input's the rows before.
@@ -535,25 +749,16 @@ impl Explainer<'_> {
     }
 }
 
-/// `table [alias]` as EXPLAIN names a scanned relation (the alias only when it differs).
-fn relation_label(table: &TableDef, alias: Option<&str>) -> String {
-    match alias {
-        Some(a) if a != table.name => format!("{} {a}", table.name),
-        _ => table.name.clone(),
-    }
-}
-
 /// Drops the ANALYZE sources of a subquery's nodes (they are not instrumented).
 fn clear_sources(d: &mut Display) {
     d.source = Source::None;
     d.children.iter_mut().for_each(clear_sources);
 }
 
-/// The `Index Cond` text of an index access over `table` (key expressions named by
-/// `outer_names`, the index's columns by the table's names without qualification, as
-/// PostgreSQL prints index columns), and the texts of the filter conjuncts it covers.
+/// The `Index Cond` text of an index access (key expressions named by `outer_names`, the
+/// index's columns by the table's `names`: unqualified, as PostgreSQL prints a scan's own
+/// quals, except under VERBOSE), and the texts of the filter conjuncts it covers.
 fn index_cond(
-    table: &TableDef,
     access: &Access,
     outer_names: &[String],
     names: &[String],
@@ -568,13 +773,6 @@ fn index_cond(
     else {
         return (None, vec![]);
     };
-    let col = |k: usize| {
-        index
-            .columns
-            .get(k)
-            .and_then(|c| table.columns.get(*c))
-            .map_or_else(String::new, |c| c.name.clone())
-    };
     let qual = |k: usize| {
         index
             .columns
@@ -587,7 +785,7 @@ fn index_cond(
     let mut covered = Vec::new();
     let mut add = |k: usize, op: &str, e: &Expr| {
         let v = deparse(e, outer_names);
-        parts.push(format!("({} {op} {v})", col(k)));
+        parts.push(format!("({} {op} {v})", qual(k)));
         covered.push(format!("({} {op} {v})", qual(k)));
         covered.push(format!("({v} {} {})", flip(op), qual(k)));
     };

@@ -13,30 +13,49 @@ use keel_types::Datum;
 use keel_wire::Client;
 use std::time::Instant;
 
-use keel_sql::explain::{count_nodes, explain_modify, explain_query};
+use keel_common::settings::find_def;
+use keel_sql::explain::{Summary, count_nodes, explain_modify, explain_query};
+
+/// Settings PostgreSQL marks as affecting planning (`GUC_EXPLAIN`) that keel has: `EXPLAIN
+/// (SETTINGS)` lists those whose value differs from the built-in default, in name order.
+const PLANNER_SETTINGS: &[&str] = &[
+    "hash_mem_multiplier",
+    "jit",
+    "max_parallel_workers_per_gather",
+    "search_path",
+    "work_mem",
+];
 
 impl Session {
-    /// The rows of `EXPLAIN ...` (one text row per line) and its command tag.
+    /// The rows of `EXPLAIN ...` (one text row per line, or one JSON document) and its
+    /// command tag.
     pub(crate) async fn explain<C: Client>(
         &mut self,
         e: &Explain,
         params: &[Datum],
         _client: &mut C,
     ) -> PgResult<(Rows, String)> {
+        let mut summary = Summary {
+            settings: if e.opts.settings {
+                self.changed_planner_settings()
+            } else {
+                Vec::new()
+            },
+            planning_buffers: e.opts.buffers.then_some(e.planning_buffers),
+            planning_ms: e.opts.summary.then_some(e.planning_ms),
+            triggers: None,
+            execution_ms: None,
+        };
         let mut lines = if e.opts.analyze {
-            self.explain_analyze(e, params).await?
+            self.explain_analyze(e, params, &mut summary).await?
         } else {
             let sizes = EngineSizes(&self.engine);
             let cat = self.catalog();
-            let mut lines = match &e.stmt {
-                Stmt::Query(q) => explain_query(q, &cat, &sizes, &e.opts, None),
-                Stmt::Modify(m) => explain_modify(m, &cat, &sizes, &e.opts, None),
+            match &e.stmt {
+                Stmt::Query(q) => explain_query(q, &cat, &sizes, &e.opts, None, &summary),
+                Stmt::Modify(m) => explain_modify(m, &cat, &sizes, &e.opts, None, &summary),
                 _ => return Err(PgError::internal("EXPLAIN of a statement without a plan")),
-            };
-            if e.opts.summary {
-                lines.push(format!("Planning Time: {:.3} ms", e.planning_ms));
             }
-            lines
         };
         let rows = lines
             .drain(..)
@@ -45,7 +64,27 @@ impl Session {
         Ok((rows, "EXPLAIN".to_string()))
     }
 
-    async fn explain_analyze(&mut self, e: &Explain, params: &[Datum]) -> PgResult<Vec<String>> {
+    /// The planner settings changed from their defaults, as SHOW prints their values.
+    fn changed_planner_settings(&self) -> Vec<(String, String)> {
+        PLANNER_SETTINGS
+            .iter()
+            .filter_map(|name| {
+                let def = find_def(name)?;
+                if self.settings.raw(def.name) == def.default {
+                    return None;
+                }
+                let (n, v) = self.settings.show(def.name).ok()?;
+                Some((n.to_string(), v))
+            })
+            .collect()
+    }
+
+    async fn explain_analyze(
+        &mut self,
+        e: &Explain,
+        params: &[Datum],
+        summary: &mut Summary,
+    ) -> PgResult<Vec<String>> {
         let started = Instant::now();
         let (ins, fk_calls) = match &e.stmt {
             Stmt::Query(q) => (self.analyze_query(q, e.opts.timing, params).await?, vec![]),
@@ -56,24 +95,13 @@ impl Session {
         let sizes = EngineSizes(&self.engine);
         let cat = self.catalog();
         let actual = |id: usize| ins.actual(id);
-        let mut lines = match &e.stmt {
-            Stmt::Query(q) => explain_query(q, &cat, &sizes, &e.opts, Some(&actual)),
-            Stmt::Modify(m) => explain_modify(m, &cat, &sizes, &e.opts, Some(&actual)),
+        summary.triggers = Some(fk_calls);
+        summary.execution_ms = e.opts.summary.then_some(execution_ms);
+        Ok(match &e.stmt {
+            Stmt::Query(q) => explain_query(q, &cat, &sizes, &e.opts, Some(&actual), summary),
+            Stmt::Modify(m) => explain_modify(m, &cat, &sizes, &e.opts, Some(&actual), summary),
             _ => vec![],
-        };
-        if e.opts.summary {
-            lines.push(format!("Planning Time: {:.3} ms", e.planning_ms));
-        }
-        for (name, calls) in fk_calls {
-            // PostgreSQL checks foreign keys in AFTER triggers and reports each; keel checks
-            // them row by row inside the write, whose time includes theirs, so no separate
-            // time is printed (PostgreSQL's TIMING OFF form).
-            lines.push(format!("Trigger for constraint {name}: calls={calls}"));
-        }
-        if e.opts.summary {
-            lines.push(format!("Execution Time: {execution_ms:.3} ms"));
-        }
-        Ok(lines)
+        })
     }
 
     /// Runs a query to its end with its operators counted, discarding its rows.
@@ -131,11 +159,17 @@ impl Session {
         let mut exec = ModifyExec::new();
         exec.instrument = Some(ins.clone());
         let started = Instant::now();
+        let before = (std::thread::current().id(), keel_storage::usage::current());
         self.drive_modify(m, &mut exec, params).await?;
         // The write node returns no rows (RETURNING aside), as PostgreSQL's ModifyTable.
         ins.add_rows(0, 0);
         let total = started.elapsed();
         ins.set_time(0, total, total);
+        // The write's pages, its source's included: the per-thread counters measure them
+        // only if the statement stayed on one thread (it may move while it waits for a lock).
+        if before.0 == std::thread::current().id() {
+            ins.add_buffers(0, keel_storage::usage::current() - before.1);
+        }
         let fks = match &m.kind {
             ModifyKind::Insert { .. } if exec.count > 0 => {
                 m.fks.iter().map(|f| (f.name.clone(), exec.count)).collect()

@@ -14,6 +14,7 @@
 
 use crate::page::{self, LinePointer, PAGE_SIZE, PageRead, layout};
 use crate::smgr::{RelFile, Smgr};
+use crate::usage;
 use crate::wal::Wal;
 use keel_common::{BlockNo, PgError, PgResult, RelFileId, sqlstate};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -92,7 +93,7 @@ impl BufferPool {
 
     /// Pins and share-latches a page.
     pub fn read(&self, rel: &Arc<RelFile>, block: BlockNo) -> PgResult<PageRef<'_>> {
-        let frame = self.pin_frame(rel, block)?;
+        let frame = self.pin_frame(rel, block, false)?;
         let guard = self.frames[frame].data.read();
         Ok(PageRef {
             pool: self,
@@ -105,7 +106,7 @@ impl BufferPool {
     /// Pins and share-latches a page only if no one holds it exclusively right now (for
     /// reading a second page while holding another page's latch without risking deadlock).
     pub fn try_read(&self, rel: &Arc<RelFile>, block: BlockNo) -> PgResult<Option<PageRef<'_>>> {
-        let frame = self.pin_frame(rel, block)?;
+        let frame = self.pin_frame(rel, block, false)?;
         match self.frames[frame].data.try_read() {
             Some(guard) => Ok(Some(PageRef {
                 pool: self,
@@ -122,7 +123,16 @@ impl BufferPool {
 
     /// Pins and exclusively latches a page.
     pub fn write(&self, rel: &Arc<RelFile>, block: BlockNo) -> PgResult<PageMut<'_>> {
-        let frame = self.pin_frame(rel, block)?;
+        self.write_page(rel, block, false)
+    }
+
+    fn write_page(
+        &self,
+        rel: &Arc<RelFile>,
+        block: BlockNo,
+        extending: bool,
+    ) -> PgResult<PageMut<'_>> {
+        let frame = self.pin_frame(rel, block, extending)?;
         let guard = self.frames[frame].data.write();
         Ok(PageMut::new(self, frame, guard, rel.clone(), block))
     }
@@ -130,14 +140,17 @@ impl BufferPool {
     /// Appends a new, all-zero page (disk space claimed, smgr.rs) and returns it latched.
     pub fn extend(&self, rel: &Arc<RelFile>) -> PgResult<PageMut<'_>> {
         let block = rel.extend()?;
-        let mut page = self.write(rel, block)?;
+        let mut page = self.write_page(rel, block, true)?;
         // A block past the old end reads as zeros, but a stale frame cannot exist for it:
         // relation files only grow through here (truncation discards buffers first).
         page.zero();
         Ok(page)
     }
 
-    fn pin_frame(&self, rel: &Arc<RelFile>, block: BlockNo) -> PgResult<usize> {
+    /// Pins the frame holding a page, reading it in when missing. Counts the access into
+    /// this thread's [`usage`](crate::usage): a hit, a read, or (`extending`: a new block)
+    /// a write, as PostgreSQL counts a relation extension.
+    fn pin_frame(&self, rel: &Arc<RelFile>, block: BlockNo, extending: bool) -> PgResult<usize> {
         let tag = tag_of(rel.id, block);
         let shard = &self.shards[shard_of(tag)];
         loop {
@@ -161,6 +174,7 @@ impl BufferPool {
                             ));
                         }
                     }
+                    usage::count_hit();
                     return Ok(f as usize);
                 }
             }
@@ -194,6 +208,11 @@ impl BufferPool {
                 return Err(e);
             }
             frame.valid.store(true, Ordering::Release);
+            if extending {
+                usage::count_written();
+            } else {
+                usage::count_read();
+            }
             return Ok(victim);
         }
     }
@@ -306,6 +325,8 @@ impl BufferPool {
         let r = rel.write_block(block, &copy);
         if r.is_err() {
             f.dirty.store(true, Ordering::Release);
+        } else {
+            usage::count_written();
         }
         r.map(|_| true)
     }
@@ -377,7 +398,13 @@ impl BufferPool {
     }
 
     fn mark_dirty(&self, frame: usize) {
-        self.frames[frame].dirty.store(true, Ordering::Release);
+        let dirty = &self.frames[frame].dirty;
+        // Counted when the page turns dirty (PostgreSQL's `dirtied`). A plain load first: no
+        // read-modify-write on a path every write takes; a race can at worst count twice.
+        if !dirty.load(Ordering::Relaxed) {
+            usage::count_dirtied();
+        }
+        dirty.store(true, Ordering::Release);
     }
 
     pub fn nframes(&self) -> usize {

@@ -7,6 +7,7 @@ pub mod io;
 pub mod page;
 pub mod redo;
 pub mod smgr;
+pub mod usage;
 pub mod wal;
 pub mod writeback;
 

@@ -9,7 +9,8 @@
 use super::{BoxNode, Node, Row};
 use crate::eval::EvalCx;
 use keel_common::PgResult;
-use keel_planner::explain::NodeActual;
+use keel_planner::explain::{BufferCounts, NodeActual};
+use keel_storage::usage::{self, BufferUsage};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -26,6 +27,27 @@ pub struct Counters {
     total_ns: AtomicU64,
     /// The node's own lines (`Sort Method`), taken when it returned its last row.
     lines: std::sync::Mutex<Vec<String>>,
+    /// Shared-buffer pages touched inside the node's calls (its inputs' included), from this
+    /// thread's counters read around each call (`keel_storage::usage`): hit, read, dirtied,
+    /// written. Only the statement's thread writes them (a load and a store, no RMW).
+    buffers: [AtomicU64; 4],
+    /// Whether the buffers were measured for this node.
+    buffers_seen: AtomicBool,
+}
+
+impl Counters {
+    fn add_buffers(&self, pages: &BufferUsage) {
+        self.buffers_seen.store(true, Relaxed);
+        let add = |c: &AtomicU64, n: u64| {
+            if n != 0 {
+                c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+            }
+        };
+        add(&self.buffers[0], pages.hit);
+        add(&self.buffers[1], pages.read);
+        add(&self.buffers[2], pages.dirtied);
+        add(&self.buffers[3], pages.written);
+    }
 }
 
 /// The counters of every node of one statement's plan.
@@ -65,7 +87,20 @@ impl Instrumentation {
             total_ms: c.total_ns.load(Relaxed) as f64 / 1e6,
             removed_by_filter: input.saturating_sub(rows),
             lines: c.lines.lock().map(|l| l.clone()).unwrap_or_default(),
+            buffers: c.buffers_seen.load(Relaxed).then(|| BufferCounts {
+                hit: c.buffers[0].load(Relaxed),
+                read: c.buffers[1].load(Relaxed),
+                dirtied: c.buffers[2].load(Relaxed),
+                written: c.buffers[3].load(Relaxed),
+            }),
         })
+    }
+
+    /// Adds `pages` to node `id`'s buffer counts.
+    pub fn add_buffers(&self, id: usize, pages: BufferUsage) {
+        if let Some(c) = self.nodes.get(id) {
+            c.add_buffers(&pages);
+        }
     }
 
     /// Records `rows` input rows for node `id` (a scan counted outside a wrapper).
@@ -138,9 +173,16 @@ impl<'a> Node<'a> for Instrumented<'a> {
         let Some(c) = self.ins.nodes.get(self.id) else {
             return self.inner.next(ev);
         };
-        let timing = self.ins.timing && matches!(self.slot, Slot::Output);
+        let output = matches!(self.slot, Slot::Output);
+        let timing = self.ins.timing && output;
         let start = timing.then(Instant::now);
+        // The call runs on this thread from start to end: the counters' difference is the
+        // node's (and its inputs') pages.
+        let pages = output.then(usage::current);
         let r = self.inner.next(ev)?;
+        if let Some(before) = pages {
+            c.add_buffers(&(usage::current() - before));
+        }
         match self.slot {
             Slot::Output => {
                 c.started.store(true, Relaxed);

@@ -150,6 +150,8 @@ impl ModifyExec {
                 let mut scan = Scan::new(engine, txn, &plan.table, access, scan_filter);
                 let (mut seen, mut kept) = (0u64, 0u64);
                 let started = std::time::Instant::now();
+                // The scan runs on this thread from here to its end (EXPLAIN's Buffers).
+                let pages = keel_storage::usage::current();
                 let mut first = None;
                 while let Some((rref, r)) = scan.next_ref(ev)? {
                     if ins.is_some() {
@@ -170,6 +172,7 @@ impl ModifyExec {
                     ins.add_rows(1, kept);
                     let total = started.elapsed();
                     ins.set_time(1, first.unwrap_or(total), total);
+                    ins.add_buffers(1, keel_storage::usage::current() - pages);
                 }
             }
         }

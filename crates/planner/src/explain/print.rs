@@ -1,8 +1,8 @@
 //! EXPLAIN's text lines: a display tree with its estimates and ANALYZE's figures.
 
-use super::{Actuals, Display, ExplainOptions, NodeActual, Source};
+use super::{Actuals, BufferCounts, Display, ExplainOptions, NodeActual, Source, Summary, Val};
 
-fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActual, Option<u64>)> {
+pub(super) fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActual, Option<u64>)> {
     match source {
         Source::None => None,
         Source::Node(n) => actual(n).map(|a| (a, None)),
@@ -29,6 +29,8 @@ fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActual, Option<
                     total_ms: 0.0,
                     removed_by_filter: 0,
                     lines: Vec::new(),
+                    // The probes' pages are counted in the join's.
+                    buffers: None,
                 },
                 None,
             ))
@@ -71,6 +73,7 @@ pub(super) fn print(
     }
     let mut removed = None;
     let mut extra = Vec::new();
+    let mut buffers = None;
     if let Some(actual) = actual
         && !matches!(d.source, Source::None)
     {
@@ -81,25 +84,42 @@ pub(super) fn print(
                 line.push_str(&fmt_actual(&a, opts.timing, probe));
                 removed = r.or((d.filtered).then_some(a.removed_by_filter));
                 extra = a.lines;
+                buffers = a.buffers;
             }
             None => line.push_str("(never executed)"),
         }
     }
     out.push(line);
     let pad = " ".repeat(base + 2);
-    for p in &d.props {
-        out.push(format!("{pad}{p}"));
+    if opts.verbose
+        && let Some(o) = &d.output
+        && !o.is_empty()
+    {
+        out.push(format!("{pad}Output: {}", o.join(", ")));
     }
-    // PostgreSQL prints a node's own figures (sort method, hash aggregate batches) after
-    // its qualifiers, then the rows its filter removed.
+    // PostgreSQL prints a node's qualifiers with the rows its filter removed right after the
+    // filter, then its own figures (sort method, hash aggregate batches), then its buffers.
+    for (key, val) in &d.props {
+        let text = match val {
+            Val::Text(t) => t.clone(),
+            Val::List(l) => l.join(", "),
+        };
+        out.push(format!("{pad}{key}: {text}"));
+        if *key == "Filter"
+            && let Some(n) = removed
+            && n > 0
+        {
+            out.push(format!("{pad}Rows Removed by Filter: {n}"));
+        }
+    }
     for l in extra {
         out.push(format!("{pad}{l}"));
     }
-    if d.props.iter().any(|p| p.starts_with("Filter: "))
-        && let Some(n) = removed
-        && n > 0
+    if opts.buffers
+        && let Some(b) = buffers
+        && let Some(line) = buffers_line(&b)
     {
-        out.push(format!("{pad}Rows Removed by Filter: {n}"));
+        out.push(format!("{pad}{line}"));
     }
     for c in &d.children {
         print(c, base + 6, false, opts, actual, out);
@@ -107,5 +127,53 @@ pub(super) fn print(
     for (label, sd) in &d.subplans {
         out.push(format!("{pad}{label}"));
         print(sd, base + 8, false, opts, actual, out);
+    }
+}
+
+/// The text format's `Buffers:` line, None when no page was touched (PostgreSQL omits it).
+fn buffers_line(b: &BufferCounts) -> Option<String> {
+    if b.is_zero() {
+        return None;
+    }
+    let mut line = "Buffers: shared".to_string();
+    for (word, n) in [
+        ("hit", b.hit),
+        ("read", b.read),
+        ("dirtied", b.dirtied),
+        ("written", b.written),
+    ] {
+        if n > 0 {
+            line.push_str(&format!(" {word}={n}"));
+        }
+    }
+    Some(line)
+}
+
+/// The lines after the plan, in PostgreSQL 15's order: settings, planning buffers, planning
+/// time, triggers, execution time.
+pub(super) fn summary(s: &Summary, out: &mut Vec<String>) {
+    if !s.settings.is_empty() {
+        let parts: Vec<String> = s
+            .settings
+            .iter()
+            .map(|(n, v)| format!("{n} = '{v}'"))
+            .collect();
+        out.push(format!("Settings: {}", parts.join(", ")));
+    }
+    if let Some(line) = s.planning_buffers.as_ref().and_then(buffers_line) {
+        out.push("Planning:".to_string());
+        out.push(format!("  {line}"));
+    }
+    if let Some(ms) = s.planning_ms {
+        out.push(format!("Planning Time: {ms:.3} ms"));
+    }
+    for (name, calls) in s.triggers.iter().flatten() {
+        // PostgreSQL checks foreign keys in AFTER triggers and reports each; keel checks
+        // them row by row inside the write, whose time includes theirs, so no separate
+        // time is printed (PostgreSQL's TIMING OFF form).
+        out.push(format!("Trigger for constraint {name}: calls={calls}"));
+    }
+    if let Some(ms) = s.execution_ms {
+        out.push(format!("Execution Time: {ms:.3} ms"));
     }
 }

@@ -2,8 +2,8 @@
 //! operations.
 
 use super::{
-    Display, Est, Explainer, Source, and_text, conjuncts, deparse, index_cond, relation_label,
-    sort_key_text, width_of,
+    Display, Est, Explainer, Source, and_text, conjuncts, deparse, index_cond, json, sort_key_text,
+    width_of,
 };
 use crate::cost::{CPU_OPERATOR_COST, CPU_TUPLE_COST};
 use crate::plan::{Access, Plan, SetOpKind};
@@ -15,6 +15,7 @@ fn hash_of(build: Display) -> Display {
         ..build.est
     };
     let mut h = Display::new("Hash", est, build.source_for_hash());
+    h.output = build.output.clone();
     h.children.push(build);
     h
 }
@@ -77,7 +78,7 @@ impl Explainer<'_> {
                         };
                         let mut d = Display::new(name, est, src);
                         if let Some(c) = and_text(&conds) {
-                            d.props.push(format!("Hash Cond: {c}"));
+                            d.prop("Hash Cond", c);
                         }
                         d.children.push(ld);
                         d.children.push(hash_of(rd));
@@ -109,7 +110,7 @@ impl Explainer<'_> {
                         .filter(|c| !conds.contains(c) && !conds.iter().any(|k| swapped(k) == *c))
                         .collect();
                     if let Some(f) = and_text(&rest) {
-                        d.props.push(format!("Join Filter: {f}"));
+                        d.prop("Join Filter", f);
                     }
                     self.subqueries(&mut d, &names, [on]);
                 }
@@ -126,8 +127,13 @@ impl Explainer<'_> {
             } => {
                 let (od, on) = self.node(outer);
                 let inner_names = self.table_names(table, alias.as_deref());
-                let on_name = relation_label(table, alias.as_deref());
-                let own: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+                let on_name = self.relation_label(table, alias.as_deref());
+                let refname = alias.as_deref().unwrap_or(&table.name).to_string();
+                let own: Vec<String> = if self.verbose {
+                    inner_names.clone()
+                } else {
+                    table.columns.iter().map(|c| c.name.clone()).collect()
+                };
                 let names: Vec<String> = on.iter().chain(&inner_names).cloned().collect();
                 let e = self.leaf_estimate(table, access, inner_filter.as_ref());
                 let inner_est = Est {
@@ -148,7 +154,7 @@ impl Explainer<'_> {
                 };
                 // The join's key equalities are the probe's Index Cond; keel re-checks them
                 // in the join filter, PostgreSQL does not show them twice.
-                let (_, joined) = index_cond(table, access, &on, &inner_names);
+                let (_, joined) = index_cond(access, &on, &inner_names);
                 let join_rest: Vec<String> = join_filter
                     .as_ref()
                     .map(conjuncts)
@@ -168,15 +174,28 @@ impl Explainer<'_> {
                     Source::None
                 };
                 let mut inner = Display::new(iname, inner_est, source);
-                let (cond, keys) = index_cond(table, access, &on, &own);
+                inner.output = Some(inner_names.clone());
+                if let Access::Index { index, .. } = access {
+                    inner.node_type = "Index Scan".to_string();
+                    inner.target = vec![
+                        ("Scan Direction", json::Field::Str("Forward".to_string())),
+                        ("Index Name", json::Field::Str(index.name.clone())),
+                    ];
+                } else {
+                    inner.node_type = "Seq Scan".to_string();
+                }
+                inner
+                    .target
+                    .extend(self.target_fields("Relation Name", &table.name, &refname));
+                let (cond, keys) = index_cond(access, &on, &own);
                 if let Some(c) = cond {
-                    inner.props.push(format!("Index Cond: {c}"));
+                    inner.prop("Index Cond", c);
                 }
                 if let Some(f) = inner_filter
                     .as_ref()
                     .and_then(|f| scan_filter(f, &own, &keys))
                 {
-                    inner.props.push(format!("Filter: {f}"));
+                    inner.prop("Filter", f);
                 }
                 let rows = od.est.rows * inner_est.rows;
                 let est = Est {
@@ -187,7 +206,7 @@ impl Explainer<'_> {
                 };
                 let mut d = Display::new("Nested Loop", est, src);
                 if let Some(f) = and_text(&join_rest) {
-                    d.props.push(format!("Join Filter: {f}"));
+                    d.prop("Join Filter", f);
                 }
                 d.children.push(od);
                 d.children.push(inner);
@@ -220,7 +239,7 @@ impl Explainer<'_> {
                     .map(|(l, r)| format!("({} = {})", deparse(l, &ln), deparse(r, &rn)))
                     .collect();
                 if let Some(c) = and_text(&conds) {
-                    d.props.push(format!("Hash Cond: {c}"));
+                    d.prop("Hash Cond", c);
                 }
                 d.children.push(ld);
                 d.children.push(hash_of(rd));
@@ -245,6 +264,7 @@ impl Explainer<'_> {
                 // A filter right above (HAVING) is evaluated in the Agg node by PostgreSQL and
                 // names the aggregates as they are; anything higher references them.
                 self.agg_raw = Some(names.clone());
+                self.last_agg = Some(names.clone());
                 let wrapped: Vec<String> = names
                     .iter()
                     .enumerate()
@@ -277,7 +297,7 @@ impl Explainer<'_> {
                 let mut d = Display::new(name, est, src);
                 if !group.is_empty() {
                     let keys: Vec<String> = names[..group.len()].to_vec();
-                    d.props.push(format!("Group Key: {}", keys.join(", ")));
+                    d.list("Group Key", keys.clone());
                 }
                 d.children.push(cd);
                 let args = aggs
@@ -298,7 +318,7 @@ impl Explainer<'_> {
                 };
                 let mut d = Display::new("Sort", est, src);
                 let k: Vec<String> = keys.iter().map(|k| sort_key_text(k, &cn)).collect();
-                d.props.push(format!("Sort Key: {}", k.join(", ")));
+                d.list("Sort Key", k.clone());
                 d.children.push(cd);
                 (d, cn)
             }
@@ -340,7 +360,7 @@ impl Explainer<'_> {
                     width: cd.est.width,
                 };
                 let mut d = Display::new("HashAggregate", est, src);
-                d.props.push(format!("Group Key: {}", keys.join(", ")));
+                d.list("Group Key", keys.clone());
                 d.children.push(cd);
                 (d, cn)
             }
@@ -381,7 +401,7 @@ impl Explainer<'_> {
                             },
                             src,
                         );
-                        d.props.push(format!("Group Key: {}", ln.join(", ")));
+                        d.list("Group Key", ln.clone());
                         d.children.push(app);
                         (d, ln)
                     }
