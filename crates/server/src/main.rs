@@ -82,6 +82,10 @@ async fn run(
     data_dir: std::path::PathBuf,
     fd_limit: u64,
 ) -> Result<(), String> {
+    // The handlers go in before anything else: a SIGTERM that arrives while the engine
+    // recovers, or between "ready to accept connections" and the first poll of the serving
+    // loop, is then a fast shutdown, not the signal's default action (death by SIGTERM).
+    let shutdown = shutdown_signal(Signals::install());
     let settings: Settings = boot.settings;
     let port = settings.int("port") as u16;
     let mut listeners = Vec::new();
@@ -144,7 +148,7 @@ async fn run(
         ..ServeConfig::default()
     };
     eprintln!("LOG:  database system is ready to accept connections");
-    let served = keel_wire::serve_listeners(listeners, factory, config, shutdown_signal()).await;
+    let served = keel_wire::serve_listeners(listeners, factory, config, shutdown).await;
     // Sessions have ended (or been stopped) by now, whether serving ended well or not: write
     // the shutdown checkpoint, then give the data directory up.
     tokio::task::spawn_blocking(move || {
@@ -158,21 +162,42 @@ async fn run(
     Ok(())
 }
 
-/// Resolves on SIGINT or SIGTERM (both handled as postgres's fast shutdown).
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("LOG:  could not install SIGTERM handler: {e}");
-            let _ = tokio::signal::ctrl_c().await;
-            eprintln!("LOG:  received fast shutdown request");
-            return;
+/// SIGTERM and SIGINT, caught from the moment they are installed.
+struct Signals {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn install() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        let one = |kind: SignalKind, name: &str| match signal(kind) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("LOG:  could not install {name} handler: {e}");
+                None
+            }
+        };
+        Signals {
+            term: one(SignalKind::terminate(), "SIGTERM"),
+            int: one(SignalKind::interrupt(), "SIGINT"),
         }
-    };
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM (both handled as postgres's fast shutdown).
+async fn shutdown_signal(mut signals: Signals) {
+    async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+        match s {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
     tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
+        _ = recv(&mut signals.term) => {}
+        _ = recv(&mut signals.int) => {}
     }
     eprintln!("LOG:  received fast shutdown request");
 }
