@@ -93,7 +93,7 @@ fn ineq_of(op: &str) -> Option<Ineq> {
 }
 
 /// `column op value` with the column on the left, if `e` is one.
-fn column_clause(e: &Expr) -> Option<(usize, &'static str, &Expr)> {
+pub(crate) fn column_clause(e: &Expr) -> Option<(usize, &'static str, &Expr)> {
     let Expr::Bin { op, l, r, .. } = e else {
         return None;
     };

@@ -606,18 +606,7 @@ impl Explainer<'_> {
         let (mut d, names) = self.node1(plan);
         // An aggregate node prints its own aggregates bare; nodes above reference them in
         // parentheses (the names returned).
-        let own = match &self.last_agg {
-            Some(raw) if matches!(d.name.as_str(), "HashAggregate" | "Aggregate") => names
-                .iter()
-                .map(
-                    |n| match n.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
-                        Some(inner) if raw.iter().any(|r| r == inner) => inner.to_string(),
-                        _ => n.clone(),
-                    },
-                )
-                .collect(),
-            _ => names.clone(),
-        };
+        let own = bare_aggregates(&d, &names, self.last_agg.as_deref());
         d.output = Some(own);
         (d, names)
     }
@@ -681,18 +670,7 @@ impl Explainer<'_> {
             Plan::Filter { input, pred } => {
                 self.agg_raw = None;
                 let (mut d, names) = self.node(input);
-                let shown = match self.agg_raw.take() {
-                    Some(raw) if matches!(d.name.as_str(), "HashAggregate" | "Aggregate") => names
-                        .iter()
-                        .map(
-                            |n| match n.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
-                                Some(inner) if raw.iter().any(|r| r == inner) => inner.to_string(),
-                                _ => n.clone(),
-                            },
-                        )
-                        .collect(),
-                    _ => names.clone(),
-                };
+                let shown = bare_aggregates(&d, &names, self.agg_raw.take().as_deref());
                 d.prop("Filter", deparse(pred, &shown));
                 d.est.rows = (d.est.rows * 0.5).round().max(1.0);
                 d.est.total += d.est.rows * CPU_OPERATOR_COST;
@@ -825,4 +803,22 @@ fn sort_key_text(k: &SortKey, names: &[String]) -> String {
         (true, false) => s.push_str(" DESC NULLS LAST"),
     }
     s
+}
+
+/// The names of an aggregate node's outputs as the node itself prints them: its own
+/// aggregates (`raw`) bare, where nodes above see them in parentheses (`names`). Other nodes'
+/// names as they are.
+fn bare_aggregates(d: &Display, names: &[String], raw: Option<&[String]>) -> Vec<String> {
+    match raw {
+        Some(raw) if matches!(d.name.as_str(), "HashAggregate" | "Aggregate") => names
+            .iter()
+            .map(
+                |n| match n.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
+                    Some(inner) if raw.iter().any(|r| r == inner) => inner.to_string(),
+                    _ => n.clone(),
+                },
+            )
+            .collect(),
+        _ => names.to_vec(),
+    }
 }

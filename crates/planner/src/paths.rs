@@ -49,34 +49,18 @@ struct Qual<'e> {
 }
 
 fn quals(parts: &[Expr]) -> Vec<Qual<'_>> {
-    let flip = |o: &'static str| match o {
-        "<" => ">",
-        ">" => "<",
-        "<=" => ">=",
-        ">=" => "<=",
-        x => x,
-    };
-    let mut out = Vec::new();
-    for p in parts {
-        if let Expr::Bin { op, l, r, .. } = p {
-            match (l.as_ref(), r.as_ref()) {
-                (Expr::Col(c, t), v) if v.is_row_independent() && v.ty() == *t => out.push(Qual {
-                    col: *c,
-                    op,
-                    value: v,
-                    clause: p,
-                }),
-                (v, Expr::Col(c, t)) if v.is_row_independent() && v.ty() == *t => out.push(Qual {
-                    col: *c,
-                    op: flip(op),
-                    value: v,
-                    clause: p,
-                }),
-                _ => {}
-            }
-        }
-    }
-    out
+    parts
+        .iter()
+        .filter_map(|p| {
+            let (col, op, value) = cost::column_clause(p)?;
+            Some(Qual {
+                col,
+                op,
+                value,
+                clause: p,
+            })
+        })
+        .collect()
 }
 
 /// The index access `quals` allow on `idx` (equalities on its leading columns, then bounds on
