@@ -285,6 +285,22 @@ impl Engine {
         self.inner.index_scan(txn, table, index, range)
     }
 
+    /// As [`Engine::index_scan`], answering from the index entries where the visibility map
+    /// allows (indexonly.rs): such rows hold only the index's key columns (others NULL) and
+    /// have `RowRef::version == Tid::INVALID`. Each entry looked up in the heap instead adds
+    /// one to `heap_fetches`.
+    pub fn index_only_scan<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+        range: KeyRange,
+        heap_fetches: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ) -> RowIter<'a> {
+        self.inner
+            .index_only_scan(txn, table, index, range, heap_fetches)
+    }
+
     /// Visible rows whose roots `index` gives for `keys` (its bitmap scan), in heap order.
     /// A superset: the caller rechecks its condition on every row.
     pub fn bitmap_heap_scan<'a>(
@@ -360,6 +376,15 @@ impl Engine {
         check: &dyn Fn() -> PgResult<()>,
     ) -> PgResult<VacuumStats> {
         self.inner.vacuum(table, check)
+    }
+
+    /// Pages of a table whose visibility-map bit is set (PostgreSQL's `relallvisible`).
+    pub fn pages_all_visible(&self, relfile: u32) -> u64 {
+        self.inner
+            .rel(relfile)
+            .ok()
+            .and_then(|r| r.vm().map(|vm| vm.pages_all_visible()))
+            .unwrap_or(0)
     }
 
     /// Size in bytes of a relation file (pg_relation_size).

@@ -177,6 +177,9 @@ impl EngineInner {
             if page.free_space() > keel_storage::PAGE_SIZE / 5 {
                 rel.page_has_room(block);
             }
+            if prune::all_visible(&page, block, &self.txns, horizon) {
+                rel.vm_for_vacuum().set(block);
+            }
         }
         stats.removed_versions += prune::free_garbage(&heap, garbage)? as u64;
         let catalog = self.catalog();
@@ -197,6 +200,10 @@ impl EngineInner {
                     page.set_lp(root.slot, LinePointer::Unused);
                     page.trim_slots();
                     self.pool.wal.log_pages(0, &mut [&mut page]);
+                    // The last DEAD root of a page may have been what kept its bit clear.
+                    if prune::all_visible(&page, root.block, &self.txns, horizon) {
+                        rel.vm_for_vacuum().set(root.block);
+                    }
                 }
             }
         }

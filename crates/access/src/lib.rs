@@ -18,11 +18,13 @@ mod dirlock;
 mod engine;
 mod heap;
 mod index;
+mod indexonly;
 mod relstate;
 mod rows;
 mod seq;
 mod stats;
 mod txnstate;
+mod vismap;
 
 pub use api::*;
 pub use stats::{AUTOVACUUM_ANALYZE_SCALE_FACTOR, AUTOVACUUM_ANALYZE_THRESHOLD};

@@ -22,6 +22,8 @@ pub struct RelState {
     /// A cache of root -> newest version for recently updated rows, where reads of a hot
     /// row start (walking back through `prev` links) instead of walking the whole chain.
     latest: Box<[Mutex<HashMap<Tid, Tid>>]>,
+    /// The heap's visibility map (vismap.rs), made by the first VACUUM that sets a bit.
+    vm: std::sync::OnceLock<Box<crate::vismap::VisibilityMap>>,
 }
 
 const LATEST_SHARDS: usize = 16;
@@ -39,6 +41,27 @@ impl RelState {
             latest: (0..LATEST_SHARDS)
                 .map(|_| Mutex::new(HashMap::new()))
                 .collect(),
+            vm: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The visibility map, if a VACUUM ever set a bit of it.
+    #[inline]
+    pub fn vm(&self) -> Option<&crate::vismap::VisibilityMap> {
+        self.vm.get().map(|b| &**b)
+    }
+
+    /// The visibility map, made if needed (VACUUM).
+    pub fn vm_for_vacuum(&self) -> &crate::vismap::VisibilityMap {
+        self.vm.get_or_init(Default::default)
+    }
+
+    /// Clears `block`'s visibility bit: called with the page latched exclusively, by every
+    /// change to its items.
+    #[inline]
+    pub fn page_changed(&self, block: BlockNo) {
+        if let Some(vm) = self.vm() {
+            vm.clear(block);
         }
     }
 

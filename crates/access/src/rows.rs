@@ -50,6 +50,18 @@ impl EngineInner {
         index: &'a IndexDef,
         range: KeyRange,
     ) -> RowIter<'a> {
+        self.index_scan_of(txn, table, index, range, None)
+    }
+
+    /// An index scan; with `heap_fetches`, index-only (see indexonly.rs).
+    pub(crate) fn index_scan_of<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+        range: KeyRange,
+        heap_fetches: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> RowIter<'a> {
         let setup = || -> PgResult<IndexScan<'a>> {
             let rel = self.rel(table.relfile)?;
             let irel = self.rel(index.relfile)?;
@@ -61,6 +73,7 @@ impl EngineInner {
                 types: column_types(table),
                 keys: IndexKeys::new(table, index),
                 source,
+                only: heap_fetches.map(|f| (f, index.columns.as_slice())),
                 done: false,
             })
         };
@@ -420,12 +433,26 @@ struct IndexScan<'a> {
     types: Vec<TypeId>,
     keys: IndexKeys<'a>,
     source: Box<dyn am::IndexScan + 'a>,
+    /// An index-only scan: its heap lookups counter and the index's key columns.
+    only: Option<(std::sync::Arc<std::sync::atomic::AtomicU64>, &'a [usize])>,
     done: bool,
 }
 
 impl IndexScan<'_> {
     fn step(&mut self) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
         while let Some(root) = self.source.next()? {
+            if let Some((fetches, columns)) = &self.only {
+                if let Some(row) = crate::indexonly::from_index(
+                    &self.rel,
+                    &*self.source,
+                    columns,
+                    root,
+                    self.types.len(),
+                )? {
+                    return Ok(Some(row));
+                }
+                fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
             let Some(Version { tid, row, .. }) = heap.fetch_visible(root, &self.snap)? else {
                 continue;

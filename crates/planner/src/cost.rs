@@ -40,6 +40,8 @@ pub struct TableInfo {
     pub rows: f64,
     pub pages: f64,
     pub stats: Option<Arc<TableStats>>,
+    /// Fraction of the pages all-visible (PostgreSQL's `allvisfrac`).
+    pub all_visible_frac: f64,
 }
 
 pub fn table_info(sizes: &dyn RelSizes, t: &TableDef) -> TableInfo {
@@ -54,10 +56,18 @@ pub fn table_info(sizes: &dyn RelSizes, t: &TableDef) -> TableInfo {
         })
         .sum();
     let rows = select::estimate_tuples(stats.as_deref(), pages as u32, width).max(1.0);
+    let all_visible = sizes.pages_all_visible(t) as f64;
     TableInfo {
         rows,
         pages: pages.max(10.0),
         stats,
+        all_visible_frac: if pages <= 0.0 || all_visible <= 0.0 {
+            0.0
+        } else if all_visible >= pages {
+            1.0
+        } else {
+            all_visible / pages
+        },
     }
 }
 

@@ -71,6 +71,10 @@ impl BufferCounts {
     }
 }
 
+/// Marks a line an index nested loop reports for its inner probe (`Heap Fetches` of an
+/// index-only probe): printed under the probe, not under the join.
+pub const INNER_LINE: &str = "inner: ";
+
 /// What one plan node did under EXPLAIN ANALYZE.
 #[derive(Clone, Debug, Default)]
 pub struct NodeActual {
@@ -572,13 +576,16 @@ impl Explainer<'_> {
                 d.children.push(child);
                 d
             }
-            Access::Index { index, .. } => {
+            Access::Index {
+                index, index_only, ..
+            } => {
+                let kind = index_scan_name(*index_only);
                 let mut d = Display::new(
-                    format!("Index Scan using {} on {on_name}", index.name),
+                    format!("{kind} using {} on {on_name}", index.name),
                     est,
                     source,
                 );
-                d.node_type = "Index Scan".to_string();
+                d.node_type = kind.to_string();
                 d.target = vec![
                     ("Scan Direction", json::Field::Str("Forward".to_string())),
                     ("Index Name", json::Field::Str(index.name.clone())),
@@ -820,5 +827,14 @@ fn bare_aggregates(d: &Display, names: &[String], raw: Option<&[String]>) -> Vec
             )
             .collect(),
         _ => names.to_vec(),
+    }
+}
+
+/// PostgreSQL's node name for a scan through an index in key order.
+pub(crate) fn index_scan_name(index_only: bool) -> &'static str {
+    if index_only {
+        "Index Only Scan"
+    } else {
+        "Index Scan"
     }
 }

@@ -378,6 +378,7 @@ impl Planner<'_> {
                         lower: None,
                         upper: None,
                         bitmap: false,
+                        index_only: false,
                     },
                     rows,
                 ));

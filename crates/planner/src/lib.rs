@@ -8,6 +8,7 @@
 mod access;
 mod cost;
 pub mod explain;
+mod indexonly;
 mod joins;
 mod paths;
 pub mod plan;
@@ -34,6 +35,11 @@ pub trait RelSizes {
     fn index_bytes(&self, _index: &keel_catalog::IndexDef) -> u64 {
         0
     }
+    /// Heap pages whose rows every snapshot sees (the visibility map; PostgreSQL's
+    /// `relallvisible`): what an index-only scan need not read.
+    fn pages_all_visible(&self, _table: &TableDef) -> u64 {
+        0
+    }
 }
 
 /// Sizes for planning without storage (tests, catalogs being built): every table is small.
@@ -48,8 +54,9 @@ impl RelSizes for NoSizes {
 /// Plans a query.
 pub fn plan_query(catalog: &Catalog, sizes: &dyn RelSizes, q: &Query) -> PgResult<QueryPlan> {
     let mut p = Planner::new(catalog, sizes);
-    let root = p.rel(&q.root)?;
+    let mut root = p.rel(&q.root)?;
     p.finish()?;
+    indexonly::apply(catalog, sizes, &mut root, &mut p.subplans);
     Ok(QueryPlan {
         root,
         columns: q.columns.clone(),
@@ -93,6 +100,13 @@ pub fn plan_modify(
     }
     p.exprs(m.checks.iter().map(|c| &c.1));
     p.finish()?;
+    let mut kind = kind;
+    let mut none = Plan::Values { rows: Vec::new() };
+    let source = match &mut kind {
+        ModifyKind::Insert { source, .. } => source,
+        _ => &mut none,
+    };
+    indexonly::apply(catalog, sizes, source, &mut p.subplans);
     Ok(ModifyPlan {
         table: m.table.clone(),
         types: m.types.clone(),

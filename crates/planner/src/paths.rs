@@ -100,6 +100,7 @@ fn index_access<'e>(idx: &Arc<IndexDef>, quals: &[Qual<'e>]) -> (Access, Vec<&'e
             lower,
             upper,
             bitmap: false,
+            index_only: false,
         },
         used,
     )
@@ -118,10 +119,16 @@ fn index_path(
     filter_sel: f64,
     filter_quals: usize,
 ) -> ScanPath {
-    let (index, unique_equality) = match &access {
-        Access::Index { index, eq, .. } => (
+    let (index, unique_equality, index_only) = match &access {
+        Access::Index {
+            index,
+            eq,
+            index_only,
+            ..
+        } => (
             index.clone(),
             index.unique && eq.len() == index.columns.len(),
+            *index_only,
         ),
         Access::Seq => return seq_path(info, filter_sel, filter_quals),
     };
@@ -155,6 +162,8 @@ fn index_path(
         index_quals: used.len() as u32,
         unique_equality,
         correlation,
+        index_only,
+        all_visible_frac: info.all_visible_frac,
     };
     let c = am::method(index.method).cost_estimate(&input, &CostParams::default());
     // Every fetched row is checked against the whole filter (index entries may be stale).
@@ -216,13 +225,16 @@ fn seq_path(info: &TableInfo, filter_sel: f64, filter_quals: usize) -> ScanPath 
 }
 
 /// Every path to `table`'s rows passing `pred`: the sequential scan first, then one per index
-/// the conjuncts can use (and, with `order`, per index read in that order).
+/// the conjuncts can use (and, with `order`, per index read in that order). With `returns`
+/// (the columns read above the scan and by `pred`), also an index-only scan through each
+/// index that holds all of them and can give them back.
 pub(crate) fn scan_paths(
     catalog: &Catalog,
     sizes: &dyn RelSizes,
     table: &Arc<TableDef>,
     pred: Option<&Expr>,
     order: Option<&[SortKey]>,
+    returns: Option<&[usize]>,
 ) -> Vec<ScanPath> {
     let info = cost::table_info(sizes, table);
     let mut parts = Vec::new();
@@ -243,7 +255,8 @@ pub(crate) fn scan_paths(
             caps.can_order
                 && matches!(&access, Access::Index { eq, .. } if gives_order(idx, eq.len(), keys))
         });
-        if used.is_empty() && !ordered {
+        let index_only = returns.is_some_and(|cols| covers(table, idx, cols));
+        if used.is_empty() && !ordered && !index_only {
             continue;
         }
         if caps.has_bitmap_scan && !used.is_empty() {
@@ -255,6 +268,20 @@ pub(crate) fn scan_paths(
                 catalog, sizes, &info, table, bitmap, &used, filter_sel, nquals,
             ));
         }
+        if index_only {
+            let mut only = access.clone();
+            if let Access::Index { index_only, .. } = &mut only {
+                *index_only = true;
+            }
+            let mut path = index_path(
+                catalog, sizes, &info, table, only, &used, filter_sel, nquals,
+            );
+            path.ordered = ordered;
+            paths.push(path);
+            if used.is_empty() && !ordered {
+                continue;
+            }
+        }
         let mut path = index_path(
             catalog, sizes, &info, table, access, &used, filter_sel, nquals,
         );
@@ -262,6 +289,19 @@ pub(crate) fn scan_paths(
         paths.push(path);
     }
     paths
+}
+
+/// Whether `idx` holds every column of `cols` and its method can give their values back
+/// (an index-only scan can then answer without the heap).
+pub(crate) fn covers(table: &TableDef, idx: &IndexDef, cols: &[usize]) -> bool {
+    let am = am::method(idx.method);
+    cols.iter().all(|c| idx.columns.contains(c))
+        && idx.columns.iter().all(|&c| {
+            table
+                .columns
+                .get(c)
+                .is_some_and(|col| am.can_return(col.ty.id))
+        })
 }
 
 /// Whether a forward scan of `idx` whose first `eq` columns are fixed by equality returns
@@ -291,7 +331,7 @@ pub(crate) fn cheapest(
     table: &Arc<TableDef>,
     pred: Option<&Expr>,
 ) -> ScanPath {
-    let mut paths = scan_paths(catalog, sizes, table, pred, None);
+    let mut paths = scan_paths(catalog, sizes, table, pred, None, None);
     let mut best = paths.swap_remove(0);
     for p in paths {
         if p.total < best.total {
@@ -324,7 +364,7 @@ pub(crate) fn cheapest_sorted(
     keys: &[SortKey],
     goal: Option<f64>,
 ) -> (ScanPath, bool) {
-    let paths = scan_paths(catalog, sizes, table, pred, Some(keys));
+    let paths = scan_paths(catalog, sizes, table, pred, Some(keys), None);
     let mut best: Option<(f64, &ScanPath, bool)> = None;
     for p in &paths {
         let (cost, sort) = if p.ordered {

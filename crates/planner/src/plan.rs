@@ -21,6 +21,10 @@ pub enum Access {
         /// A bitmap scan: the index gives every matching row root at once, and the heap is
         /// read in physical order (no index order; each page once).
         bitmap: bool,
+        /// An index-only scan (not with `bitmap`): rows come from the index entries where
+        /// the visibility map allows, holding only the index's key columns; nothing above
+        /// reads another column of the table.
+        index_only: bool,
     },
 }
 

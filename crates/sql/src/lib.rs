@@ -82,6 +82,10 @@ impl keel_planner::RelSizes for EngineSizes<'_> {
     fn index_bytes(&self, index: &keel_catalog::IndexDef) -> u64 {
         self.0.relation_size(index.relfile)
     }
+
+    fn pages_all_visible(&self, table: &keel_catalog::TableDef) -> u64 {
+        self.0.pages_all_visible(table.relfile)
+    }
 }
 
 pub use keel_planner::{NoSizes, RelSizes};

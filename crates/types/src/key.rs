@@ -203,6 +203,123 @@ fn encode_numeric(n: &Numeric, out: &mut Vec<u8>) {
     }
 }
 
+/// Whether a column of type `ty` can be read back from its key encoding exactly as it was
+/// stored (PostgreSQL's `amcanreturn`): integers, dates, timestamps, oids, booleans, text and
+/// bytea. Floats (-0 and NaN payloads are folded), numeric (scale is dropped), bpchar (trailing
+/// spaces are dropped) and interval (only its comparison key is kept) cannot.
+pub fn key_returns(ty: TypeId) -> bool {
+    matches!(
+        ty,
+        TypeId::Bool
+            | TypeId::Int2
+            | TypeId::Int4
+            | TypeId::Int8
+            | TypeId::Date
+            | TypeId::Timestamp
+            | TypeId::TimestampTz
+            | TypeId::Oid
+            | TypeId::Text
+            | TypeId::Varchar
+            | TypeId::Name
+            | TypeId::Bytea
+    )
+}
+
+/// The values of the key `bytes` of columns typed `types` (each [`key_returns`]), or None if
+/// the bytes are not such a key. The inverse of [`encode_key`] for those types.
+pub fn decode_key(bytes: &[u8], types: &[TypeId]) -> Option<Vec<Datum>> {
+    let mut rest = bytes;
+    let mut out = Vec::with_capacity(types.len());
+    for &ty in types {
+        let (&tag, after) = rest.split_first()?;
+        rest = after;
+        if tag == TAG_NULL {
+            out.push(Datum::Null);
+            continue;
+        }
+        if tag != TAG_VALUE {
+            return None;
+        }
+        let (v, after) = decode_value(rest, ty)?;
+        out.push(v);
+        rest = after;
+    }
+    Some(out)
+}
+
+fn take<const N: usize>(b: &[u8]) -> Option<([u8; N], &[u8])> {
+    let (head, rest) = b.split_at_checked(N)?;
+    Some((head.try_into().ok()?, rest))
+}
+
+fn decode_value(b: &[u8], ty: TypeId) -> Option<(Datum, &[u8])> {
+    Some(match ty {
+        TypeId::Int4 | TypeId::Date => {
+            let (x, rest) = take::<4>(b)?;
+            let v = (u32::from_be_bytes(x) ^ (1 << 31)) as i32;
+            let d = if ty == TypeId::Date {
+                Datum::Date(v)
+            } else {
+                Datum::Int4(v)
+            };
+            (d, rest)
+        }
+        TypeId::Int8 | TypeId::Timestamp | TypeId::TimestampTz => {
+            let (x, rest) = take::<8>(b)?;
+            let v = (u64::from_be_bytes(x) ^ (1 << 63)) as i64;
+            let d = match ty {
+                TypeId::Int8 => Datum::Int8(v),
+                TypeId::Timestamp => Datum::Timestamp(v),
+                _ => Datum::TimestampTz(v),
+            };
+            (d, rest)
+        }
+        TypeId::Int2 => {
+            let (x, rest) = take::<2>(b)?;
+            (
+                Datum::Int2((u16::from_be_bytes(x) ^ (1 << 15)) as i16),
+                rest,
+            )
+        }
+        TypeId::Oid => {
+            let (x, rest) = take::<4>(b)?;
+            (Datum::Oid(u32::from_be_bytes(x)), rest)
+        }
+        TypeId::Bool => {
+            let (x, rest) = take::<1>(b)?;
+            (Datum::Bool(x[0] != 0), rest)
+        }
+        TypeId::Text | TypeId::Varchar | TypeId::Name | TypeId::Bytea => {
+            let (raw, rest) = decode_bytes(b)?;
+            let d = if ty == TypeId::Bytea {
+                Datum::Bytea(raw)
+            } else {
+                Datum::Text(String::from_utf8(raw).ok()?)
+            };
+            (d, rest)
+        }
+        _ => return None,
+    })
+}
+
+/// The bytes escaped by `encode_bytes` and what follows their terminator.
+fn decode_bytes(b: &[u8]) -> Option<(Vec<u8>, &[u8])> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    loop {
+        let p = i + b[i..].iter().position(|&c| c == 0)?;
+        out.extend_from_slice(&b[i..p]);
+        match b.get(p + 1)? {
+            0x00 => return Some((out, &b[p + 2..])),
+            0xFF => {
+                out.push(0);
+                i = p + 2;
+            }
+            _ => return None,
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "key_tests.rs"]
 mod tests;

@@ -55,6 +55,21 @@ proptest! {
         prop_assert!(ka.starts_with(&p));
     }
 
+    /// An index-only scan returns what the key decodes to: it must be the stored value.
+    #[test]
+    fn returnable_keys_decode_to_the_stored_values(
+        (t1, a1, _b1) in pair(), (t2, a2, _b2) in pair(), null in any::<bool>()
+    ) {
+        let a2 = if null { Datum::Null } else { a2 };
+        let mut k = Vec::new();
+        encode_key(&[a1.clone(), a2.clone()], &[t1, t2], &mut k);
+        let back = decode_key(&k, &[t1, t2]);
+        if key_returns(t1) && key_returns(t2) {
+            let back = back.expect("decodes");
+            prop_assert_eq!(format!("{:?}", back), format!("{:?}", vec![a1, a2]));
+        }
+    }
+
     #[test]
     fn numeric_scale_does_not_matter(m in any::<i64>(), s in 0i64..10, extra in 0i64..5) {
         let a = crate::numeric::finite(m.into(), s);
@@ -62,6 +77,25 @@ proptest! {
         let b = crate::numeric::finite(scaled, s + extra);
         prop_assert_eq!(key(&Datum::Numeric(Box::new(a)), TypeId::Numeric), key(&Datum::Numeric(Box::new(b)), TypeId::Numeric));
     }
+}
+
+#[test]
+fn text_with_zero_bytes_and_empty_values_decode() {
+    for (v, ty) in [
+        (Datum::Bytea(vec![0, 0xFF, 0, 0]), TypeId::Bytea),
+        (Datum::Bytea(vec![]), TypeId::Bytea),
+        (Datum::Text(String::new()), TypeId::Text),
+        (Datum::Text("a\u{0}b".into()), TypeId::Text),
+        (Datum::Int8(i64::MIN), TypeId::Int8),
+        (Datum::Int2(-1), TypeId::Int2),
+        (Datum::Oid(u32::MAX), TypeId::Oid),
+    ] {
+        let k = key(&v, ty);
+        let back = decode_key(&k, &[ty]).expect("decodes");
+        assert_eq!(format!("{back:?}"), format!("{:?}", [v]));
+    }
+    assert!(decode_key(&[TAG_VALUE, 1, 2], &[TypeId::Int4]).is_none());
+    assert!(!key_returns(TypeId::Numeric) && !key_returns(TypeId::Float8));
 }
 
 #[test]

@@ -82,6 +82,12 @@ impl IndexAm for BtreeAm {
         encode(&keys, old) != encode(&keys, new)
     }
 
+    /// Keys are stored as memcomparable bytes; the types whose encoding keeps the whole
+    /// value decode back to it.
+    fn can_return(&self, ty: keel_types::TypeId) -> bool {
+        keel_types::key::key_returns(ty)
+    }
+
     fn open<'a>(&self, rel: IndexRelation<'a>) -> Box<dyn AmIndex<'a> + 'a> {
         Box::new(BtreeIndex {
             tree: BTree::new(rel.pool.clone(), rel.file),
@@ -337,5 +343,15 @@ impl IndexScan for BtreeScanOf<'_> {
 
     fn recheck(&self, key: &[Datum]) -> bool {
         encode(&self.rel, key) == self.current
+    }
+
+    fn key(&self) -> Option<Vec<Datum>> {
+        let types: Vec<_> = (self.rel.index.columns.iter())
+            .map(|&c| self.rel.table.columns[c].ty.id)
+            .collect();
+        if !types.iter().all(|&t| keel_types::key::key_returns(t)) {
+            return None;
+        }
+        keel_types::key::decode_key(&self.current, &types)
     }
 }

@@ -82,6 +82,13 @@ pub trait IndexAm: Send + Sync {
     /// the version as holding the key. Asked on every UPDATE: no I/O, no relation needed.
     fn key_changed(&self, table: &TableDef, index: &IndexDef, old: &[Datum], new: &[Datum])
     -> bool;
+
+    /// Whether a scan can give back the stored value of a key column of type `ty`
+    /// ([`IndexScan::key`]), so that an index-only scan can answer from the index alone
+    /// (PostgreSQL's `amcanreturn`).
+    fn can_return(&self, _ty: keel_types::TypeId) -> bool {
+        false
+    }
 }
 
 /// The engine's verdict on an existing entry whose key equals the one being inserted into a
@@ -147,6 +154,13 @@ pub trait IndexScan: Send {
     /// An entry is stale when its row's key changed since it was made (entries are never
     /// updated in place): the row is then returned through its current entry instead.
     fn recheck(&self, key: &[Datum]) -> bool;
+
+    /// The key of the entry `next` returned last, as the values stored in the row (an
+    /// index-only scan returns them without reading the heap). None when the method cannot
+    /// give them back for these key columns ([`IndexAm::can_return`] says which can).
+    fn key(&self) -> Option<Vec<Datum>> {
+        None
+    }
 }
 
 /// One opened index (PostgreSQL's index `Relation` with the AM's routines). Holds no latch

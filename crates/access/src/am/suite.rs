@@ -437,6 +437,7 @@ fn key_changes_and_costs(m: IndexMethod) {
         index_quals: 1,
         unique_equality: false,
         correlation: 0.3,
+        ..Default::default()
     };
     let mut last = 0.0;
     for s in [0.0, 0.0001, 0.01, 0.1, 0.5, 1.0] {

@@ -177,6 +177,7 @@ impl<'a> Heap<'a> {
             page.item_mut(slot)[tuple::ROOT..tuple::ROOT + 6]
                 .copy_from_slice(&tuple::tid_bytes(tid));
         }
+        self.rel.page_changed(tid.block);
         self.pool.wal.log_pages(xid, &mut [&mut page]);
         Ok(tid)
     }
@@ -446,6 +447,7 @@ impl<'a> Heap<'a> {
         if h.xmin != xid && must_queue() {
             return Ok(LockOutcome::Queue);
         }
+        self.rel.page_changed(version.block);
         page.write_in_item(version.slot, XMAX, &xid.to_le_bytes());
         page.write_in_item(version.slot, CMAX, &cid.to_le_bytes());
         page.write_in_item(version.slot, FLAGS, &(h.flags & !HAS_NEXT).to_le_bytes());

@@ -168,6 +168,29 @@ pub fn prune_page(
     }
 }
 
+/// Whether `page` may have its visibility-map bit set (vismap.rs): every row rooted on it is
+/// one version, created at or below `horizon` and never locked, updated or deleted. Versions
+/// of rows rooted elsewhere do not matter; a redirect or DEAD root fails it.
+pub fn all_visible(page: &impl PageRead, block: u32, txns: &TxnManager, horizon: u64) -> bool {
+    (0..page.slot_count()).all(|slot| match page.lp(slot) {
+        LinePointer::Unused => true,
+        LinePointer::Redirect { .. } | LinePointer::Dead => false,
+        LinePointer::Normal { .. } => {
+            let item = page.item(slot);
+            if item.len() < super::tuple::HEADER {
+                return false;
+            }
+            let h = Header::read(item);
+            if h.root != Tid::new(block, slot) {
+                return true;
+            }
+            h.xmax == 0
+                && !h.has_next()
+                && matches!(txns.status(h.xmin), XidStatus::Committed(c) if c <= horizon)
+        }
+    })
+}
+
 /// Frees unlinked versions on other pages, one page latch at a time, checking each slot still
 /// holds the version that was unlinked. Returns how many were freed.
 pub fn free_garbage(

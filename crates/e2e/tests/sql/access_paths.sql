@@ -45,3 +45,39 @@ select k, id from ao where k >= 990 order by k, id limit 7;
 select id, k from ao where k is null order by k limit 1;
 select k from ao order by k nulls first limit 2;
 select v from ao order by v limit 4;
+
+-- case: index_only_scans
+-- After VACUUM the visibility map lets an index-only scan answer from the index; every change
+-- to a row clears its page's bit, so later scans read the heap for it (Heap Fetches > 0 on
+-- both engines) and see the change: an update of the key (its old entry stays, stale), a
+-- delete, an insert, an aborted key change.
+create table io (id int primary key, k int, t text, pad text);
+insert into io select g, g % 100, 't' || (g % 50), repeat('x', 200) from generate_series(1, 20000) g;
+create index io_k on io (k);
+create index io_t_k on io (t, k);
+vacuum analyze io;
+explain (costs off) select k from io where k = 7;
+select count(*), sum(k) from io where k = 7;
+explain (costs off) select count(*) from io where k between 10 and 12;
+select count(*) from io where k between 10 and 12;
+explain (costs off) select t, k from io where t = 't3' and k = 3;
+select t, k, count(*) from io where t = 't3' group by t, k;
+explain (costs off) select id from io where id between 100 and 105;
+select id from io where id between 100 and 105;
+update io set k = 1007 where id in (7, 107, 207);
+select count(*), sum(k) from io where k = 7;
+select k from io where k = 1007 order by k;
+delete from io where id in (307, 407);
+select count(*) from io where k = 7;
+insert into io values (20001, 7, 't7', 'new');
+select count(*) from io where k = 7;
+begin;
+update io set k = 2007 where id = 507;
+rollback;
+select count(*) from io where k = 7;
+select count(*) from io where k = 2007;
+select id from io where id between 100 and 110 order by id;
+vacuum io;
+select count(*), sum(k) from io where k = 7;
+select count(*) from io where k = 1007;
+select count(*) from io where k = 2007;

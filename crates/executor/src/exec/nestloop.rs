@@ -19,6 +19,8 @@ pub struct IndexNestLoop<'a> {
     join_filter: Option<&'a Expr>,
     /// The outer row being joined and the probe of the inner table for it.
     cur: Option<(Row, RowIter<'a>)>,
+    /// Entries an index-only probe looked up in the heap, over all probes.
+    heap_fetches: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl<'a> IndexNestLoop<'a> {
@@ -38,12 +40,26 @@ impl<'a> IndexNestLoop<'a> {
             access,
             inner_filter: filters.0,
             join_filter: filters.1,
+            heap_fetches: Default::default(),
             cur: None,
         }
     }
 }
 
 impl<'a> Node<'a> for IndexNestLoop<'a> {
+    fn explain_lines(&self) -> Vec<String> {
+        match self.access {
+            Access::Index {
+                index_only: true, ..
+            } => vec![format!(
+                "{}Heap Fetches: {}",
+                keel_planner::explain::INNER_LINE,
+                self.heap_fetches.load(std::sync::atomic::Ordering::Relaxed)
+            )],
+            _ => Vec::new(),
+        }
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         loop {
             if let Some((outer, probe)) = &mut self.cur {
@@ -71,14 +87,27 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                 return Ok(None);
             };
             ev.tick()?;
-            let Access::Index { index, .. } = self.access else {
+            let Access::Index {
+                index, index_only, ..
+            } = self.access
+            else {
                 return Err(keel_common::PgError::internal(
                     "index nested loop without an index",
                 ));
             };
             // A NULL key matches nothing.
             if let Some(range) = key_range_on(self.access, &outer, ev)? {
-                let probe = self.engine.index_scan(self.txn, self.table, index, range);
+                let probe = if *index_only {
+                    self.engine.index_only_scan(
+                        self.txn,
+                        self.table,
+                        index,
+                        range,
+                        self.heap_fetches.clone(),
+                    )
+                } else {
+                    self.engine.index_scan(self.txn, self.table, index, range)
+                };
                 self.cur = Some((outer, probe));
             }
         }

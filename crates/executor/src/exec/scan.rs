@@ -11,6 +11,8 @@ use keel_common::PgResult;
 use keel_planner::plan::Access;
 use keel_types::Datum;
 use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub struct Scan<'a> {
     engine: &'a Engine,
@@ -24,6 +26,9 @@ pub struct Scan<'a> {
     /// `Heap Blocks: exact=`).
     heap_blocks: u64,
     last_block: Option<keel_common::BlockNo>,
+    /// Entries an index-only scan looked up in the heap (EXPLAIN ANALYZE's `Heap Fetches`):
+    /// those whose root's page is not all-visible.
+    heap_fetches: Arc<AtomicU64>,
 }
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
@@ -84,13 +89,15 @@ pub fn key_range_on(
     }))
 }
 
-/// Opens the row iterator for `access` (None = provably empty).
+/// Opens the row iterator for `access` (None = provably empty). An index-only scan counts
+/// the entries it looks up in the heap in `heap_fetches`.
 pub fn open<'a>(
     engine: &'a Engine,
     txn: &'a Transaction,
     table: &'a TableDef,
     access: &'a Access,
     ev: &mut EvalCx<'_>,
+    heap_fetches: &Arc<AtomicU64>,
 ) -> PgResult<Option<RowIter<'a>>> {
     Ok(match access {
         Access::Seq => Some(engine.scan(txn, table)),
@@ -99,9 +106,15 @@ pub fn open<'a>(
             bitmap: true,
             ..
         } => scan_keys(access, ev)?.map(|k| engine.bitmap_heap_scan(txn, table, index, &k)),
-        Access::Index { index, .. } => {
-            key_range(access, ev)?.map(|r| engine.index_scan(txn, table, index, r))
-        }
+        Access::Index {
+            index, index_only, ..
+        } => key_range(access, ev)?.map(|r| {
+            if *index_only {
+                engine.index_only_scan(txn, table, index, r, heap_fetches.clone())
+            } else {
+                engine.index_scan(txn, table, index, r)
+            }
+        }),
     })
 }
 
@@ -161,6 +174,7 @@ impl<'a> Scan<'a> {
             done: false,
             heap_blocks: 0,
             last_block: None,
+            heap_fetches: Arc::default(),
         }
     }
 
@@ -170,7 +184,8 @@ impl<'a> Scan<'a> {
             return Ok(None);
         }
         if self.iter.is_none() {
-            match open(self.engine, self.txn, self.table, self.access, ev)? {
+            let fetches = &self.heap_fetches;
+            match open(self.engine, self.txn, self.table, self.access, ev, fetches)? {
                 Some(it) => self.iter = Some(it),
                 None => {
                     self.done = true;
@@ -210,6 +225,12 @@ impl<'a> Node<'a> for Scan<'a> {
             Access::Index { bitmap: true, .. } if self.heap_blocks > 0 => {
                 vec![format!("Heap Blocks: exact={}", self.heap_blocks)]
             }
+            Access::Index {
+                index_only: true, ..
+            } => vec![format!(
+                "Heap Fetches: {}",
+                self.heap_fetches.load(Ordering::Relaxed)
+            )],
             _ => Vec::new(),
         }
     }

@@ -5,7 +5,10 @@ use super::{Actuals, BufferCounts, Display, ExplainOptions, NodeActual, Source, 
 pub(super) fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActual, Option<u64>)> {
     match source {
         Source::None => None,
-        Source::Node(n) => actual(n).map(|a| (a, None)),
+        Source::Node(n) => actual(n).map(|mut a| {
+            a.lines.retain(|l| !l.starts_with(super::INNER_LINE));
+            (a, None)
+        }),
         Source::Filtered { out, input } => {
             let a = actual(out)?;
             let before = actual(input).map_or(a.rows, |i| i.rows);
@@ -28,7 +31,10 @@ pub(super) fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActu
                     first_ms: 0.0,
                     total_ms: 0.0,
                     removed_by_filter: 0,
-                    lines: Vec::new(),
+                    lines: (j.lines.iter())
+                        .filter_map(|l| l.strip_prefix(super::INNER_LINE))
+                        .map(str::to_string)
+                        .collect(),
                     // The probes' pages are counted in the join's.
                     buffers: None,
                 },

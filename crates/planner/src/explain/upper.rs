@@ -143,8 +143,11 @@ impl Explainer<'_> {
                     width: table.columns.iter().map(|c| width_of(c.ty.id)).sum(),
                 };
                 let iname = match access {
-                    Access::Index { index, .. } => {
-                        format!("Index Scan using {} on {on_name}", index.name)
+                    Access::Index {
+                        index, index_only, ..
+                    } => {
+                        let kind = super::index_scan_name(*index_only);
+                        format!("{kind} using {} on {on_name}", index.name)
                     }
                     Access::Seq => format!("Seq Scan on {on_name}"),
                 };
@@ -175,8 +178,11 @@ impl Explainer<'_> {
                 };
                 let mut inner = Display::new(iname, inner_est, source);
                 inner.output = Some(inner_names.clone());
-                if let Access::Index { index, .. } = access {
-                    inner.node_type = "Index Scan".to_string();
+                if let Access::Index {
+                    index, index_only, ..
+                } = access
+                {
+                    inner.node_type = super::index_scan_name(*index_only).to_string();
                     inner.target = vec![
                         ("Scan Direction", json::Field::Str("Forward".to_string())),
                         ("Index Name", json::Field::Str(index.name.clone())),

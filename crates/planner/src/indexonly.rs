@@ -1,0 +1,251 @@
+//! Index-only scans: once a plan is built, the columns each node reads from its input are
+//! known; a scan whose table is read only in columns some index holds (and can give back) may
+//! then run as an index-only scan, which skips the heap for rows on all-visible pages.
+//!
+//! The pass walks the plan from the root, passing down what each node's parent reads:
+//! - a sequential or bitmap scan is replaced by an index-only scan when that path is the
+//!   cheapest of all paths to the table (they give no order, so nothing above relies on one);
+//! - an index scan (which may have been chosen for its order) becomes an index-only scan of
+//!   the same index with the same conditions, which returns the same rows in the same order
+//!   and never costs more.
+//!
+//! What a node reads: the columns its expressions reference (a subquery's outer arguments and
+//! IN operand, not its own query), and for nodes that pass rows through (Filter, Sort, Limit,
+//! joins) also what their parent reads. Nodes that compare or return whole rows (the root,
+//! DISTINCT, set operations, subquery roots) read everything.
+
+use crate::RelSizes;
+use crate::paths::{self, covers};
+use crate::plan::{Access, Plan};
+use keel_analyzer::expr::{Expr, SubKind};
+use keel_catalog::{Catalog, TableDef};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// Columns of a node's input that are read: all of them, or these.
+#[derive(Clone)]
+enum Need {
+    All,
+    Cols(BTreeSet<usize>),
+}
+
+impl Need {
+    fn with(mut self, exprs: &[&Expr]) -> Need {
+        if let Need::Cols(c) = &mut self {
+            for e in exprs {
+                columns(e, c);
+            }
+        }
+        self
+    }
+
+    /// The part of a joined row's needs that falls on columns `from..from + width`, re-based.
+    fn slice(&self, from: usize, width: usize) -> Need {
+        match self {
+            Need::All => Need::All,
+            Need::Cols(c) => Need::Cols(c.range(from..from + width).map(|i| i - from).collect()),
+        }
+    }
+}
+
+fn only(exprs: &[&Expr]) -> Need {
+    Need::Cols(BTreeSet::new()).with(exprs)
+}
+
+/// Adds the input columns `e` reads to `out` (walked without recursion).
+fn columns(e: &Expr, out: &mut BTreeSet<usize>) {
+    let mut todo = vec![e];
+    while let Some(e) = todo.pop() {
+        match e {
+            Expr::Col(i, _) => {
+                out.insert(*i);
+            }
+            // `cmp` is bound over [lhs value, subquery value], not over this row.
+            Expr::SubPlan(sp) => {
+                todo.extend(&sp.outer_args);
+                if let SubKind::Quantified { lhs, .. } = &sp.kind {
+                    todo.push(lhs);
+                }
+            }
+            _ => e.for_each_child(&mut |c| todo.push(c)),
+        }
+    }
+}
+
+/// Turns scans of `plan` and of the statement's `subplans` into index-only scans where that
+/// is cheaper (see the module comment).
+pub(crate) fn apply(
+    catalog: &Catalog,
+    sizes: &dyn RelSizes,
+    plan: &mut Plan,
+    subplans: &mut [Option<Plan>],
+) {
+    let pass = Pass { catalog, sizes };
+    pass.walk(plan, Need::All);
+    for sp in subplans.iter_mut().flatten() {
+        pass.walk(sp, Need::All);
+    }
+}
+
+struct Pass<'a> {
+    catalog: &'a Catalog,
+    sizes: &'a dyn RelSizes,
+}
+
+impl Pass<'_> {
+    fn walk(&self, plan: &mut Plan, need: Need) {
+        match plan {
+            Plan::Scan {
+                table,
+                access,
+                filter,
+                ..
+            } => {
+                if let Need::Cols(cols) = need.with(&filter.iter().collect::<Vec<_>>()) {
+                    let cols: Vec<usize> = cols.into_iter().collect();
+                    self.scan(table, access, filter.as_ref(), &cols);
+                }
+            }
+            Plan::Values { .. } | Plan::Series { .. } => {}
+            Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
+            Plan::Project { input, exprs, srf } => {
+                let mut read: Vec<&Expr> = exprs.iter().collect();
+                if let Some((_, a, b, c)) = srf {
+                    read.extend([&*a, &*b]);
+                    read.extend(c.iter());
+                }
+                self.walk(input, only(&read));
+            }
+            Plan::Join {
+                left,
+                right,
+                on,
+                left_width,
+                right_width,
+                hash,
+                ..
+            } => {
+                let need = need.with(&on.iter().collect::<Vec<_>>());
+                let (mut l, mut r) = (
+                    need.slice(0, *left_width),
+                    need.slice(*left_width, *right_width),
+                );
+                if let Some((lk, rk)) = hash {
+                    l = l.with(&lk.iter().collect::<Vec<_>>());
+                    r = r.with(&rk.iter().collect::<Vec<_>>());
+                }
+                self.walk(left, l);
+                self.walk(right, r);
+            }
+            Plan::IndexNestLoop {
+                outer,
+                table,
+                access,
+                inner_filter,
+                join_filter,
+                outer_width,
+                ..
+            } => {
+                let joined = need.with(&join_filter.iter().collect::<Vec<_>>());
+                let keys: Vec<&Expr> = match access {
+                    Access::Index {
+                        eq, lower, upper, ..
+                    } => eq
+                        .iter()
+                        .chain(lower.iter().map(|b| &b.0))
+                        .chain(upper.iter().map(|b| &b.0))
+                        .collect(),
+                    Access::Seq => Vec::new(),
+                };
+                let inner_width = table.columns.len();
+                let outer_need = joined.slice(0, *outer_width).with(&keys);
+                let inner_need = joined
+                    .slice(*outer_width, inner_width)
+                    .with(&inner_filter.iter().collect::<Vec<_>>());
+                self.walk(outer, outer_need);
+                if let Need::Cols(cols) = inner_need {
+                    let cols: Vec<usize> = cols.into_iter().collect();
+                    same_index_only(table, access, &cols);
+                }
+            }
+            Plan::SemiJoin {
+                input,
+                inner,
+                outer_keys,
+                inner_keys,
+                ..
+            } => {
+                self.walk(input, need.with(&outer_keys.iter().collect::<Vec<_>>()));
+                self.walk(inner, only(&inner_keys.iter().collect::<Vec<_>>()));
+            }
+            Plan::Agg { input, group, aggs } => {
+                let mut read: Vec<&Expr> = group.iter().collect();
+                for a in aggs.iter() {
+                    read.extend(a.args.iter().chain(&a.filter));
+                    read.extend(a.order.iter().map(|k| &k.expr));
+                }
+                self.walk(input, only(&read));
+            }
+            Plan::Sort { input, keys } => {
+                let read: Vec<&Expr> = keys.iter().map(|k| &k.expr).collect();
+                self.walk(input, need.with(&read));
+            }
+            Plan::Limit { input, .. } => self.walk(input, need),
+            Plan::Distinct { input, on, .. } => {
+                let need = if on.is_empty() {
+                    Need::All
+                } else {
+                    need.with(&on.iter().collect::<Vec<_>>())
+                };
+                self.walk(input, need);
+            }
+            Plan::SetOp { left, right, .. } => {
+                self.walk(left, Need::All);
+                self.walk(right, Need::All);
+            }
+        }
+    }
+
+    /// A scan of `table` whose rows pass `filter` and of which `cols` are read.
+    fn scan(
+        &self,
+        table: &Arc<TableDef>,
+        access: &mut Access,
+        filter: Option<&Expr>,
+        cols: &[usize],
+    ) {
+        match access {
+            Access::Index { bitmap: false, .. } => same_index_only(table, access, cols),
+            Access::Seq | Access::Index { bitmap: true, .. } => {
+                let paths =
+                    paths::scan_paths(self.catalog, self.sizes, table, filter, None, Some(cols));
+                let best = paths.iter().min_by(|a, b| a.total.total_cmp(&b.total));
+                if let Some(best) = best
+                    && matches!(
+                        best.access,
+                        Access::Index {
+                            index_only: true,
+                            ..
+                        }
+                    )
+                {
+                    *access = best.access.clone();
+                }
+            }
+        }
+    }
+}
+
+/// An index scan of `table` becomes index-only when its index holds every column read.
+fn same_index_only(table: &TableDef, access: &mut Access, cols: &[usize]) {
+    if let Access::Index {
+        index,
+        bitmap: false,
+        index_only,
+        ..
+    } = access
+        && covers(table, index, cols)
+    {
+        *index_only = true;
+    }
+}
