@@ -302,15 +302,18 @@ impl Engine {
     }
 
     /// Visible rows whose roots `index` gives for `keys` (its bitmap scan), in heap order.
-    /// A superset: the caller rechecks its condition on every row.
+    /// A superset: the caller rechecks its condition on every row. The number of roots the
+    /// index gave is added to `matched` (the Bitmap Index Scan's rows).
     pub fn bitmap_heap_scan<'a>(
         &'a self,
         txn: &'a Transaction,
         table: &'a TableDef,
         index: &'a IndexDef,
         keys: &[crate::am::ScanKey],
+        matched: &std::sync::atomic::AtomicU64,
     ) -> RowIter<'a> {
-        self.inner.bitmap_heap_scan(txn, table, index, keys)
+        self.inner
+            .bitmap_heap_scan(txn, table, index, keys, matched)
     }
 
     /// Inserts a row (values in column order, already coerced to the column types) and its

@@ -23,11 +23,13 @@ impl EngineInner {
         table: &'a TableDef,
         index: &'a IndexDef,
         keys: &[ScanKey],
+        matched: &std::sync::atomic::AtomicU64,
     ) -> RowIter<'a> {
         let setup = || -> PgResult<BitmapHeapScan<'a>> {
             let rel = self.rel(table.relfile)?;
             let irel = self.rel(index.relfile)?;
             let roots = self.open_index(&irel, table, index).bitmap_scan(keys)?;
+            matched.fetch_add(roots.len() as u64, std::sync::atomic::Ordering::Relaxed);
             Ok(BitmapHeapScan {
                 engine: self,
                 rel,

@@ -131,6 +131,11 @@ enum Source {
         out: usize,
         input: usize,
     },
+    /// The Bitmap Index Scan under the bitmap heap scan whose figures are `heap`'s: its rows
+    /// are the roots the index gave, reported by the heap scan as an [`INNER_LINE`].
+    BitmapIndex {
+        heap: usize,
+    },
 }
 
 #[derive(Clone, Copy, Default)]
@@ -558,10 +563,14 @@ impl Explainer<'_> {
                 d.node_type = "Bitmap Heap Scan".to_string();
                 d.target = self.target_fields("Relation Name", &table.name, &refname);
                 let (cond, keys) = index_cond(access, &[], &own);
+                let heap = match source {
+                    Source::Node(n) | Source::Filtered { out: n, .. } => Some(n),
+                    _ => None,
+                };
                 let mut child = Display::new(
                     format!("Bitmap Index Scan on {}", index.name),
                     Est { width: 0, ..est },
-                    Source::None,
+                    heap.map_or(Source::None, |heap| Source::BitmapIndex { heap }),
                 );
                 child.node_type = "Bitmap Index Scan".to_string();
                 child.target = vec![("Index Name", json::Field::Str(index.name.clone()))];

@@ -26,9 +26,10 @@ pub struct Scan<'a> {
     /// `Heap Blocks: exact=`).
     heap_blocks: u64,
     last_block: Option<keel_common::BlockNo>,
-    /// Entries an index-only scan looked up in the heap (EXPLAIN ANALYZE's `Heap Fetches`):
-    /// those whose root's page is not all-visible.
-    heap_fetches: Arc<AtomicU64>,
+    /// Entries an index-only scan looked up in the heap (EXPLAIN ANALYZE's `Heap Fetches`:
+    /// those whose root's page is not all-visible), or roots a bitmap scan's index gave (the
+    /// Bitmap Index Scan's rows).
+    counted: Arc<AtomicU64>,
 }
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
@@ -90,14 +91,14 @@ pub fn key_range_on(
 }
 
 /// Opens the row iterator for `access` (None = provably empty). An index-only scan counts
-/// the entries it looks up in the heap in `heap_fetches`.
+/// the entries it looks up in the heap in `counted`, a bitmap scan the roots its index gave.
 pub fn open<'a>(
     engine: &'a Engine,
     txn: &'a Transaction,
     table: &'a TableDef,
     access: &'a Access,
     ev: &mut EvalCx<'_>,
-    heap_fetches: &Arc<AtomicU64>,
+    counted: &Arc<AtomicU64>,
 ) -> PgResult<Option<RowIter<'a>>> {
     Ok(match access {
         Access::Seq => Some(engine.scan(txn, table)),
@@ -105,12 +106,14 @@ pub fn open<'a>(
             index,
             bitmap: true,
             ..
-        } => scan_keys(access, ev)?.map(|k| engine.bitmap_heap_scan(txn, table, index, &k)),
+        } => {
+            scan_keys(access, ev)?.map(|k| engine.bitmap_heap_scan(txn, table, index, &k, counted))
+        }
         Access::Index {
             index, index_only, ..
         } => key_range(access, ev)?.map(|r| {
             if *index_only {
-                engine.index_only_scan(txn, table, index, r, heap_fetches.clone())
+                engine.index_only_scan(txn, table, index, r, counted.clone())
             } else {
                 engine.index_scan(txn, table, index, r)
             }
@@ -174,7 +177,7 @@ impl<'a> Scan<'a> {
             done: false,
             heap_blocks: 0,
             last_block: None,
-            heap_fetches: Arc::default(),
+            counted: Arc::default(),
         }
     }
 
@@ -184,8 +187,8 @@ impl<'a> Scan<'a> {
             return Ok(None);
         }
         if self.iter.is_none() {
-            let fetches = &self.heap_fetches;
-            match open(self.engine, self.txn, self.table, self.access, ev, fetches)? {
+            let counted = &self.counted;
+            match open(self.engine, self.txn, self.table, self.access, ev, counted)? {
                 Some(it) => self.iter = Some(it),
                 None => {
                     self.done = true;
@@ -222,14 +225,23 @@ impl<'a> Node<'a> for Scan<'a> {
 
     fn explain_lines(&self) -> Vec<String> {
         match self.access {
-            Access::Index { bitmap: true, .. } if self.heap_blocks > 0 => {
-                vec![format!("Heap Blocks: exact={}", self.heap_blocks)]
+            Access::Index { bitmap: true, .. } => {
+                let mut lines = Vec::new();
+                if self.heap_blocks > 0 {
+                    lines.push(format!("Heap Blocks: exact={}", self.heap_blocks));
+                }
+                lines.push(format!(
+                    "{}rows={}",
+                    keel_planner::explain::INNER_LINE,
+                    self.counted.load(Ordering::Relaxed)
+                ));
+                lines
             }
             Access::Index {
                 index_only: true, ..
             } => vec![format!(
                 "Heap Fetches: {}",
-                self.heap_fetches.load(Ordering::Relaxed)
+                self.counted.load(Ordering::Relaxed)
             )],
             _ => Vec::new(),
         }

@@ -188,7 +188,8 @@ fn node(
     if let Some(actual) = actual
         && !matches!(d.source, Source::None)
     {
-        let probe = matches!(d.source, Source::Probe { .. });
+        // Nodes keel does not time on their own: no time figures rather than made-up ones.
+        let probe = matches!(d.source, Source::Probe { .. } | Source::BitmapIndex { .. });
         analyzed = true;
         let a = actual_of(d.source, actual);
         let (first, total, rows, loops) = match &a {

@@ -21,6 +21,27 @@ pub(super) fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActu
                 Some(removed),
             ))
         }
+        Source::BitmapIndex { heap } => {
+            let h = actual(heap)?;
+            let rows = h
+                .lines
+                .iter()
+                .find_map(|l| l.strip_prefix(super::INNER_LINE)?.strip_prefix("rows="))
+                .and_then(|n| n.parse().ok())?;
+            Some((
+                NodeActual {
+                    rows,
+                    loops: h.loops,
+                    first_ms: 0.0,
+                    total_ms: 0.0,
+                    removed_by_filter: 0,
+                    lines: Vec::new(),
+                    // Its pages are counted in the heap scan's.
+                    buffers: None,
+                },
+                None,
+            ))
+        }
         Source::Probe { outer, join } => {
             let o = actual(outer)?;
             let j = actual(join)?;
@@ -86,7 +107,9 @@ pub(super) fn print(
         line.push(' ');
         match actual_of(d.source, actual) {
             Some((a, r)) => {
-                let probe = matches!(d.source, Source::Probe { .. });
+                // Nodes keel does not time on their own: no time figures rather than made-up
+                // ones.
+                let probe = matches!(d.source, Source::Probe { .. } | Source::BitmapIndex { .. });
                 line.push_str(&fmt_actual(&a, opts.timing, probe));
                 removed = r.or((d.filtered).then_some(a.removed_by_filter));
                 extra = a.lines;
@@ -105,6 +128,9 @@ pub(super) fn print(
     }
     // PostgreSQL prints a node's qualifiers with the rows its filter removed right after the
     // filter, then its own figures (sort method, hash aggregate batches), then its buffers.
+    // An aggregate prints its hash table's figures between its Filter and the rows that
+    // filter removed (explain.c: show_hashagg_info before show_instrumentation_count).
+    let agg = d.name.ends_with("Aggregate");
     for (key, val) in &d.props {
         let text = match val {
             Val::Text(t) => t.clone(),
@@ -115,6 +141,9 @@ pub(super) fn print(
             && let Some(n) = removed
             && n > 0
         {
+            if agg {
+                out.extend(extra.drain(..).map(|l| format!("{pad}{l}")));
+            }
             out.push(format!("{pad}Rows Removed by Filter: {n}"));
         }
     }
