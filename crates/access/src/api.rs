@@ -80,6 +80,18 @@ pub struct KeyRange {
     pub upper: Bound<Vec<Datum>>,
 }
 
+/// How an index scan runs ([`Engine::index_scan_with`]).
+#[derive(Clone, Debug, Default)]
+pub struct IndexScanOptions {
+    /// Last key first (a B-tree read backward: ORDER BY ... DESC).
+    pub backward: bool,
+    /// Index-only (indexonly.rs): rows come from the index entries where the visibility map
+    /// allows, holding only the index's key columns (others NULL) with
+    /// `RowRef::version == Tid::INVALID`; each entry looked up in the heap instead adds one
+    /// to this counter.
+    pub index_only: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct VacuumStats {
     pub pages: u64,
@@ -285,20 +297,18 @@ impl Engine {
         self.inner.index_scan(txn, table, index, range)
     }
 
-    /// As [`Engine::index_scan`], answering from the index entries where the visibility map
-    /// allows (indexonly.rs): such rows hold only the index's key columns (others NULL) and
-    /// have `RowRef::version == Tid::INVALID`. Each entry looked up in the heap instead adds
-    /// one to `heap_fetches`.
-    pub fn index_only_scan<'a>(
+    /// As [`Engine::index_scan`], read backward (last key first) and / or index-only as
+    /// `options` say.
+    pub fn index_scan_with<'a>(
         &'a self,
         txn: &'a Transaction,
         table: &'a TableDef,
         index: &'a IndexDef,
         range: KeyRange,
-        heap_fetches: std::sync::Arc<std::sync::atomic::AtomicU64>,
+        options: IndexScanOptions,
     ) -> RowIter<'a> {
         self.inner
-            .index_only_scan(txn, table, index, range, heap_fetches)
+            .index_scan_with(txn, table, index, range, options)
     }
 
     /// Visible rows whose roots `index` gives for `keys` (its bitmap scan), in heap order.

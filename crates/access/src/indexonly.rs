@@ -9,27 +9,10 @@
 //! (rows.rs: fetch the visible version, recheck the entry's key).
 
 use crate::am;
-use crate::api::{KeyRange, RowIter, RowRef, Transaction};
-use crate::engine::EngineInner;
+use crate::api::RowRef;
 use crate::relstate::RelState;
-use keel_catalog::{IndexDef, TableDef};
 use keel_common::{PgError, PgResult, Tid};
 use keel_types::Datum;
-use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
-
-impl EngineInner {
-    pub fn index_only_scan<'a>(
-        &'a self,
-        txn: &'a Transaction,
-        table: &'a TableDef,
-        index: &'a IndexDef,
-        range: KeyRange,
-        heap_fetches: Arc<AtomicU64>,
-    ) -> RowIter<'a> {
-        self.index_scan_of(txn, table, index, range, Some(heap_fetches))
-    }
-}
 
 /// The row of the entry `source` returned last (for `root`), from the entry alone, when the
 /// visibility map allows; None when the heap must be read.

@@ -50,22 +50,28 @@ impl EngineInner {
         index: &'a IndexDef,
         range: KeyRange,
     ) -> RowIter<'a> {
-        self.index_scan_of(txn, table, index, range, None)
+        self.index_scan_with(txn, table, index, range, IndexScanOptions::default())
     }
 
-    /// An index scan; with `heap_fetches`, index-only (see indexonly.rs).
-    pub(crate) fn index_scan_of<'a>(
+    /// An index scan, backward and / or index-only (see indexonly.rs) as `options` say.
+    pub fn index_scan_with<'a>(
         &'a self,
         txn: &'a Transaction,
         table: &'a TableDef,
         index: &'a IndexDef,
         range: KeyRange,
-        heap_fetches: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+        options: IndexScanOptions,
     ) -> RowIter<'a> {
+        let heap_fetches = options.index_only;
         let setup = || -> PgResult<IndexScan<'a>> {
             let rel = self.rel(table.relfile)?;
             let irel = self.rel(index.relfile)?;
-            let source = self.open_index(&irel, table, index).scan(&range)?;
+            let am = self.open_index(&irel, table, index);
+            let source = if options.backward {
+                am.scan_backward(&range)?
+            } else {
+                am.scan(&range)?
+            };
             Ok(IndexScan {
                 engine: self,
                 rel,

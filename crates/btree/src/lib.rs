@@ -2,6 +2,7 @@
 //! keys on every node) so readers never couple latches. See README.md for the page layout,
 //! the latch protocol and why it is deadlock-free.
 
+mod backscan;
 mod insert;
 mod node;
 mod scan;
@@ -20,6 +21,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub use backscan::BTreeBackScan;
 pub use node::MAX_ROW_SIZE;
 pub use scan::BTreeScan;
 
@@ -130,6 +132,16 @@ impl BTree {
             root_hint: AtomicU64::new(self.root_hint()),
         };
         BTreeScan::new(tree, lower, upper)
+    }
+
+    /// As [`Self::scan`], greatest entry first.
+    pub fn scan_backward(&self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> BTreeBackScan {
+        let tree = BTree {
+            pool: self.pool.clone(),
+            rel: self.rel.clone(),
+            root_hint: AtomicU64::new(self.root_hint()),
+        };
+        BTreeBackScan::new(tree, lower, upper)
     }
 
     /// The tids of every entry whose key equals `key`, in tid order: the point lookup of an

@@ -57,6 +57,55 @@ fn concurrent_inserts_and_scans() {
     verify(&e.tree);
 }
 
+/// A backward scan running while other threads split the leaves it walks returns, in
+/// strictly descending order, every entry that was in the tree before it started.
+#[test]
+fn backward_scans_during_splits_miss_nothing() {
+    let e = env(64);
+    let per = 20_000u64;
+    for x in (0..per * THREADS).step_by(2) {
+        e.tree.insert(&key(x), tid(x), 9).unwrap();
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let tree = &e.tree;
+        let done = &done;
+        let reader = s.spawn(move || {
+            let mut scans = 0;
+            while !done.load(Ordering::Acquire) || scans == 0 {
+                let got: Vec<(Vec<u8>, Tid)> = tree
+                    .scan_backward(Bound::Unbounded, Bound::Unbounded)
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert!(
+                    got.windows(2)
+                        .all(|w| (&w[0].0, w[0].1.to_u64()) > (&w[1].0, w[1].1.to_u64()))
+                );
+                let old = got.iter().filter(|(_, t)| t.to_u64() % 2 == 0).count() as u64;
+                assert_eq!(old, per * THREADS / 2, "a backward scan missed entries");
+                scans += 1;
+            }
+            scans
+        });
+        let writers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                s.spawn(move || {
+                    for i in 0..per / 2 {
+                        let x = ((i * 7919 % (per / 2)) * THREADS + t) * 2 + 1;
+                        tree.insert(&key(x), tid(x), 10 + t).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, Ordering::Release);
+        assert!(reader.join().unwrap() > 0);
+    });
+    verify(&e.tree);
+}
+
 #[test]
 fn concurrent_duplicates_of_one_key() {
     let e = env(64);

@@ -104,6 +104,11 @@ proptest! {
                         .map(|r| r.map(|(k, t)| (k, t.slot))).collect::<Result<_, _>>().unwrap();
                     let want: Vec<(Vec<u8>, u16)> =
                         model.iter().filter(|(k, _)| in_range(k, &lo, &hi)).cloned().collect();
+                    let back: Vec<(Vec<u8>, u16)> = e.tree.scan_backward(lo.clone(), hi.clone())
+                        .map(|r| r.map(|(k, t)| (k, t.slot))).collect::<Result<_, _>>().unwrap();
+                    let mut reversed = want.clone();
+                    reversed.reverse();
+                    prop_assert_eq!(back, reversed);
                     prop_assert_eq!(got, want);
                     if let Bound::Included(k) | Bound::Excluded(k) = &lo {
                         let tids: Vec<u16> = e.tree.lookup(k).unwrap().iter().map(|t| t.slot).collect();
@@ -115,6 +120,10 @@ proptest! {
         }
         let got: Vec<(Vec<u8>, u16)> = e.tree.scan(Bound::Unbounded, Bound::Unbounded)
             .map(|r| r.map(|(k, t)| (k, t.slot))).collect::<Result<_, _>>().unwrap();
+        let mut back: Vec<(Vec<u8>, u16)> = e.tree.scan_backward(Bound::Unbounded, Bound::Unbounded)
+            .map(|r| r.map(|(k, t)| (k, t.slot))).collect::<Result<_, _>>().unwrap();
+        back.reverse();
+        prop_assert_eq!(&back, &got);
         prop_assert_eq!(got, model.into_iter().collect::<Vec<_>>());
         verify(&e.tree);
     }

@@ -586,17 +586,24 @@ impl Explainer<'_> {
                 d
             }
             Access::Index {
-                index, index_only, ..
+                index,
+                index_only,
+                backward,
+                ..
             } => {
                 let kind = index_scan_name(*index_only);
+                let dir = if *backward { " Backward" } else { "" };
                 let mut d = Display::new(
-                    format!("{kind} using {} on {on_name}", index.name),
+                    format!("{kind}{dir} using {} on {on_name}", index.name),
                     est,
                     source,
                 );
                 d.node_type = kind.to_string();
                 d.target = vec![
-                    ("Scan Direction", json::Field::Str("Forward".to_string())),
+                    (
+                        "Scan Direction",
+                        json::Field::Str(scan_direction(*backward)),
+                    ),
                     ("Index Name", json::Field::Str(index.name.clone())),
                 ];
                 d.target
@@ -837,6 +844,11 @@ fn bare_aggregates(d: &Display, names: &[String], raw: Option<&[String]>) -> Vec
             .collect(),
         _ => names.to_vec(),
     }
+}
+
+/// PostgreSQL's JSON `Scan Direction` of a scan through an index in key order.
+pub(crate) fn scan_direction(backward: bool) -> String {
+    if backward { "Backward" } else { "Forward" }.to_string()
 }
 
 /// PostgreSQL's node name for a scan through an index in key order.

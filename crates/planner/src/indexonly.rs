@@ -94,6 +94,15 @@ struct Pass<'a> {
 
 impl Pass<'_> {
     fn walk(&self, plan: &mut Plan, need: Need) {
+        self.walk_goal(plan, need, None);
+    }
+
+    /// As `walk`, knowing that at most `goal` rows of `plan` will be read (a LIMIT above).
+    fn walk_goal(&self, plan: &mut Plan, need: Need, goal: Option<f64>) {
+        if let Some(scan) = self.sorted_scan(plan, &need, goal) {
+            *plan = scan;
+            return;
+        }
         match plan {
             Plan::Scan {
                 table,
@@ -109,12 +118,14 @@ impl Pass<'_> {
             Plan::Values { .. } | Plan::Series { .. } => {}
             Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
             Plan::Project { input, exprs, srf } => {
+                let goal = if srf.is_none() { goal } else { None };
                 let mut read: Vec<&Expr> = exprs.iter().collect();
                 if let Some((_, a, b, c)) = srf {
                     read.extend([&*a, &*b]);
                     read.extend(c.iter());
                 }
-                self.walk(input, only(&read));
+                let need = only(&read);
+                self.walk_goal(input, need, goal);
             }
             Plan::Join {
                 left,
@@ -190,7 +201,22 @@ impl Pass<'_> {
                 let read: Vec<&Expr> = keys.iter().map(|k| &k.expr).collect();
                 self.walk(input, need.with(&read));
             }
-            Plan::Limit { input, .. } => self.walk(input, need),
+            Plan::Limit {
+                input,
+                limit,
+                offset,
+            } => {
+                let count = |e: &Option<Expr>| match e {
+                    None => Some(0.0),
+                    Some(Expr::Const(keel_types::Datum::Int8(n), _)) if *n >= 0 => Some(*n as f64),
+                    _ => None,
+                };
+                let goal = match (limit.is_some(), count(limit), count(offset)) {
+                    (true, Some(l), Some(o)) => Some(l + o),
+                    _ => None,
+                };
+                self.walk_goal(input, need, goal);
+            }
             Plan::Distinct { input, on, .. } => {
                 let need = if on.is_empty() {
                     Need::All
@@ -204,6 +230,53 @@ impl Pass<'_> {
                 self.walk(right, Need::All);
             }
         }
+    }
+
+    /// A sort of a table's scan that an index-only scan read in key order can replace, when
+    /// that is the cheapest way to the sorted rows (for the first `goal` of them): the scan.
+    fn sorted_scan(&self, plan: &Plan, need: &Need, goal: Option<f64>) -> Option<Plan> {
+        let Plan::Sort { input, keys } = plan else {
+            return None;
+        };
+        let Plan::Scan {
+            table,
+            alias,
+            filter,
+            ..
+        } = input.as_ref()
+        else {
+            return None;
+        };
+        let read: Vec<&Expr> = keys.iter().map(|k| &k.expr).chain(filter).collect();
+        let Need::Cols(cols) = need.clone().with(&read) else {
+            return None;
+        };
+        let cols: Vec<usize> = cols.into_iter().collect();
+        let (path, sort) = paths::cheapest_sorted(
+            self.catalog,
+            self.sizes,
+            table,
+            (filter.as_ref(), Some(&cols)),
+            keys,
+            goal,
+        );
+        if sort
+            || !matches!(
+                path.access,
+                Access::Index {
+                    index_only: true,
+                    ..
+                }
+            )
+        {
+            return None;
+        }
+        Some(Plan::Scan {
+            table: table.clone(),
+            alias: alias.clone(),
+            access: path.access,
+            filter: filter.clone(),
+        })
     }
 
     /// A scan of `table` whose rows pass `filter` and of which `cols` are read.

@@ -379,6 +379,7 @@ impl Planner<'_> {
                         upper: None,
                         bitmap: false,
                         index_only: false,
+                        backward: false,
                     },
                     rows,
                 ));

@@ -238,7 +238,7 @@ impl<'a> Planner<'a> {
             _ => return None,
         };
         let (path, sort) =
-            paths::cheapest_sorted(self.catalog, self.sizes, table, pred, keys, goal);
+            paths::cheapest_sorted(self.catalog, self.sizes, table, (pred, None), keys, goal);
         if sort {
             return None;
         }

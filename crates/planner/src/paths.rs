@@ -101,6 +101,7 @@ fn index_access<'e>(idx: &Arc<IndexDef>, quals: &[Qual<'e>]) -> (Access, Vec<&'e
             upper,
             bitmap: false,
             index_only: false,
+            backward: false,
         },
         used,
     )
@@ -251,10 +252,17 @@ pub(crate) fn scan_paths(
             continue;
         }
         let (access, used) = index_access(idx, &quals);
-        let ordered = order.is_some_and(|keys| {
-            caps.can_order
-                && matches!(&access, Access::Index { eq, .. } if gives_order(idx, eq.len(), keys))
-        });
+        let direction = match (order, &access) {
+            (Some(keys), Access::Index { eq, .. }) if caps.can_order => {
+                index_order(idx, eq.len(), keys)
+            }
+            _ => None,
+        };
+        let ordered = direction.is_some();
+        let mut access = access;
+        if let (Some(true), Access::Index { backward, .. }) = (direction, &mut access) {
+            *backward = true;
+        }
         let index_only = returns.is_some_and(|cols| covers(table, idx, cols));
         if used.is_empty() && !ordered && !index_only {
             continue;
@@ -304,24 +312,32 @@ pub(crate) fn covers(table: &TableDef, idx: &IndexDef, cols: &[usize]) -> bool {
         })
 }
 
-/// Whether a forward scan of `idx` whose first `eq` columns are fixed by equality returns
-/// rows in `keys` order: the keys are the next index columns, in order, ascending with NULLs
-/// last (the B-tree key order). Keys on the fixed columns may come first, in any direction.
-pub(crate) fn gives_order(idx: &IndexDef, eq: usize, keys: &[SortKey]) -> bool {
+/// In which direction a scan of `idx` whose first `eq` columns are fixed by equality returns
+/// rows in `keys` order: `Some(false)` forward, when the keys are the next index columns in
+/// order, ascending with NULLs last (the B-tree key order); `Some(true)` backward, when they
+/// are all descending with NULLs first (its reverse); None otherwise. Keys on the fixed
+/// columns may come anywhere, in any direction.
+pub(crate) fn index_order(idx: &IndexDef, eq: usize, keys: &[SortKey]) -> Option<bool> {
     let mut next = eq;
+    let mut backward = None;
     for k in keys {
         let Expr::Col(c, _) = &k.expr else {
-            return false;
+            return None;
         };
         if idx.columns[..eq].contains(c) {
             continue;
         }
-        if idx.columns.get(next) != Some(c) || k.desc || k.nulls_first {
-            return false;
+        let desc = match (k.desc, k.nulls_first) {
+            (false, false) => false,
+            (true, true) => true,
+            _ => return None,
+        };
+        if idx.columns.get(next) != Some(c) || *backward.get_or_insert(desc) != desc {
+            return None;
         }
         next += 1;
     }
-    true
+    Some(backward.unwrap_or(false))
 }
 
 /// The cheapest way to read `table`'s rows passing `pred`, regardless of order.
@@ -355,16 +371,16 @@ pub(crate) fn sort_cost(rows: f64, bound: Option<f64>) -> f64 {
 
 /// The cheapest way to read `table`'s rows passing `pred` in `keys` order when only the first
 /// `goal` rows may be read: an index read in that order (`.1` false: no sort needed), or the
-/// cheapest path followed by a sort.
+/// cheapest path followed by a sort. `returns` as [`scan_paths`]'s.
 pub(crate) fn cheapest_sorted(
     catalog: &Catalog,
     sizes: &dyn RelSizes,
     table: &Arc<TableDef>,
-    pred: Option<&Expr>,
+    (pred, returns): (Option<&Expr>, Option<&[usize]>),
     keys: &[SortKey],
     goal: Option<f64>,
 ) -> (ScanPath, bool) {
-    let paths = scan_paths(catalog, sizes, table, pred, Some(keys), None);
+    let paths = scan_paths(catalog, sizes, table, pred, Some(keys), returns);
     let mut best: Option<(f64, &ScanPath, bool)> = None;
     for p in &paths {
         let (cost, sort) = if p.ordered {

@@ -25,6 +25,8 @@ pub enum Access {
         /// the visibility map allows, holding only the index's key columns; nothing above
         /// reads another column of the table.
         index_only: bool,
+        /// Read in descending key order (not with `bitmap`).
+        backward: bool,
     },
 }
 

@@ -256,6 +256,22 @@ impl<'a> AmIndex<'a> for BtreeIndex<'a> {
         }))
     }
 
+    fn scan_backward(&self, range: &KeyRange) -> PgResult<Box<dyn IndexScan + 'a>> {
+        let bound = |b: &Bound<Vec<Datum>>| match b {
+            Bound::Included(v) => Bound::Included(encode(&self.rel, v)),
+            Bound::Excluded(v) => Bound::Excluded(encode(&self.rel, v)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let scan = self
+            .tree
+            .scan_backward(bound(&range.lower), bound(&range.upper));
+        Ok(Box::new(BtreeScanOf {
+            rel: self.rel,
+            source: Source::Back(scan),
+            current: Vec::new(),
+        }))
+    }
+
     /// The range the keys give on a prefix of the columns (equalities on leading columns, then
     /// the bounds of the next column), collected from an ordered scan. Keys on later columns
     /// only narrow what the caller rechecks anyway.
@@ -316,6 +332,7 @@ impl<'a> AmIndex<'a> for BtreeIndex<'a> {
 
 enum Source {
     Scan(BTreeScan),
+    Back(keel_btree::BTreeBackScan),
     Lookup(std::vec::IntoIter<Tid>),
 }
 
@@ -328,16 +345,18 @@ struct BtreeScanOf<'a> {
 
 impl IndexScan for BtreeScanOf<'_> {
     fn next(&mut self) -> PgResult<Option<Tid>> {
-        match &mut self.source {
-            Source::Lookup(roots) => Ok(roots.next()),
-            Source::Scan(scan) => match scan.next() {
-                Some(entry) => {
-                    let (key, root) = entry?;
-                    self.current = key;
-                    Ok(Some(root))
-                }
-                None => Ok(None),
-            },
+        let entry = match &mut self.source {
+            Source::Lookup(roots) => return Ok(roots.next()),
+            Source::Scan(scan) => scan.next(),
+            Source::Back(scan) => scan.next(),
+        };
+        match entry {
+            Some(entry) => {
+                let (key, root) = entry?;
+                self.current = key;
+                Ok(Some(root))
+            }
+            None => Ok(None),
         }
     }
 

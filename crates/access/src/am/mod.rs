@@ -210,6 +210,15 @@ pub trait AmIndex<'a>: Send + Sync {
     /// An ordered scan of the entries in `range` (`amgettuple`; `can_order` methods).
     fn scan(&self, range: &KeyRange) -> PgResult<Box<dyn IndexScan + 'a>>;
 
+    /// As [`AmIndex::scan`], last entry first (a backward scan: ORDER BY ... DESC). Only
+    /// for methods with `can_order`.
+    fn scan_backward(&self, _range: &KeyRange) -> PgResult<Box<dyn IndexScan + 'a>> {
+        Err(keel_common::PgError::new(
+            keel_common::sqlstate::FEATURE_NOT_SUPPORTED,
+            "this index access method cannot scan backward",
+        ))
+    }
+
     /// Every root that may satisfy all of `keys` (`amgetbitmap`), sorted and without
     /// duplicates. A superset: the caller re-evaluates its conditions on the visible row
     /// (stale entries, and keys the method could only use partly).

@@ -81,3 +81,32 @@ vacuum io;
 select count(*), sum(k) from io where k = 7;
 select count(*) from io where k = 1007;
 select count(*) from io where k = 2007;
+
+-- case: backward_index_scans
+-- ORDER BY ... DESC (NULLS FIRST, the default) reads a B-tree backward; NULLs come first, a
+-- prefix fixed by equality keeps the order, bounds hold at both ends. Keys are unique where
+-- rows are printed: the order among equal keys is not defined (PostgreSQL returns the row
+-- ids of one posting list in ascending order even backward).
+create table bw (id int primary key, g int, k int, t text);
+insert into bw select x, x % 7, (x * 37) % 30011, 't' || x from generate_series(1, 30000) x;
+insert into bw values (30001, 1, null, null);
+create index bw_k on bw (k);
+create index bw_g_k on bw (g, k);
+create index bw_t on bw (t);
+vacuum analyze bw;
+explain (costs off) select id, k from bw order by k desc limit 5;
+select id, k from bw order by k desc limit 5;
+select id, k from bw order by k desc limit 12 offset 3;
+explain (costs off) select k from bw where g = 3 order by k desc limit 4;
+select k from bw where g = 3 order by k desc limit 4;
+select g, k from bw where g = 3 order by g desc, k desc limit 4;
+explain (costs off) select id from bw order by id desc limit 3;
+select id from bw order by id desc limit 3;
+select id from bw where id < 100 order by id desc limit 3;
+select id from bw where id between 5 and 9 order by id desc;
+select t from bw where t > 't95' order by t desc limit 5;
+select t from bw where t like 't29%' order by t desc nulls first limit 3;
+select k from bw where k is not null order by k desc limit 3;
+update bw set k = 30500 where id = 5;
+delete from bw where id = 6;
+select id, k from bw order by k desc limit 3;

@@ -97,17 +97,12 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
             };
             // A NULL key matches nothing.
             if let Some(range) = key_range_on(self.access, &outer, ev)? {
-                let probe = if *index_only {
-                    self.engine.index_only_scan(
-                        self.txn,
-                        self.table,
-                        index,
-                        range,
-                        self.heap_fetches.clone(),
-                    )
-                } else {
-                    self.engine.index_scan(self.txn, self.table, index, range)
+                let options = keel_access::IndexScanOptions {
+                    backward: false,
+                    index_only: index_only.then(|| self.heap_fetches.clone()),
                 };
+                let probe =
+                    (self.engine).index_scan_with(self.txn, self.table, index, range, options);
                 self.cur = Some((outer, probe));
             }
         }

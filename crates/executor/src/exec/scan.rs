@@ -110,13 +110,16 @@ pub fn open<'a>(
             scan_keys(access, ev)?.map(|k| engine.bitmap_heap_scan(txn, table, index, &k, counted))
         }
         Access::Index {
-            index, index_only, ..
+            index,
+            index_only,
+            backward,
+            ..
         } => key_range(access, ev)?.map(|r| {
-            if *index_only {
-                engine.index_only_scan(txn, table, index, r, counted.clone())
-            } else {
-                engine.index_scan(txn, table, index, r)
-            }
+            let options = keel_access::IndexScanOptions {
+                backward: *backward,
+                index_only: index_only.then(|| counted.clone()),
+            };
+            engine.index_scan_with(txn, table, index, r, options)
         }),
     })
 }
