@@ -118,6 +118,9 @@ pub enum Rel {
 pub struct Query {
     pub root: Rel,
     pub columns: Vec<OutColumn>,
+    /// Subquery ids used so far in the statement (`SubPlan::id`s are below it): the planner
+    /// numbers the subqueries it makes itself (min/max through an index) from here.
+    pub subplan_ids: u32,
 }
 
 #[derive(Clone)]

@@ -235,6 +235,10 @@ struct Explainer<'a> {
     /// INSERT ... SELECT from its own target: PostgreSQL names the target's range-table entry
     /// by the table and the source's scan `<table>_1`. The target table's oid.
     insert_target: Option<keel_common::Oid>,
+    /// The names relations were printed under so far: a relation met again (a subquery or
+    /// an InitPlan reading the same table) is named `<name>_N`, as PostgreSQL makes its
+    /// range-table names unique.
+    refnames: Vec<String>,
 }
 
 /// What EXPLAIN prints after the plan, each part when its option asks for it.
@@ -262,6 +266,7 @@ pub fn explain_query(
     actual: Option<Actuals<'_>>,
     summary: &Summary,
 ) -> Vec<String> {
+    deparse::reset_init_params();
     let multi = relations(&plan.root, &plan.subplans) > 1;
     let build = |prefix: bool| {
         let mut ex = Explainer {
@@ -275,6 +280,7 @@ pub fn explain_query(
             agg_raw: None,
             last_agg: None,
             insert_target: None,
+            refnames: Vec::new(),
         };
         ex.node(&plan.root).0
     };
@@ -311,6 +317,7 @@ pub fn explain_modify(
     actual: Option<Actuals<'_>>,
     summary: &Summary,
 ) -> Vec<String> {
+    deparse::reset_init_params();
     let multi = match &plan.kind {
         ModifyKind::Insert { source, .. } => relations(source, &plan.subplans) > 0,
         _ => false,
@@ -327,6 +334,7 @@ pub fn explain_modify(
             agg_raw: None,
             last_agg: None,
             insert_target: None,
+            refnames: Vec::new(),
         };
         ex.modify(plan)
     };
@@ -394,6 +402,21 @@ impl Explainer<'_> {
 
     /// `table [alias]` as EXPLAIN names a scanned relation (the alias only when it differs),
     /// schema-qualified under VERBOSE. Keel has one schema, `public`.
+    /// The alias to print `table` under: `alias` unless its name (or the table's) was
+    /// printed for another relation already, then the first free `<name>_N`.
+    fn unique_alias(&mut self, table: &TableDef, alias: Option<&str>) -> Option<String> {
+        let base = alias.unwrap_or(&table.name);
+        if !self.refnames.iter().any(|n| n == base) {
+            self.refnames.push(base.to_string());
+            return alias.map(str::to_string);
+        }
+        let free = (1..)
+            .map(|n| format!("{base}_{n}"))
+            .find(|c| !self.refnames.contains(c))?;
+        self.refnames.push(free.clone());
+        Some(free)
+    }
+
     fn relation_label(&self, table: &TableDef, alias: Option<&str>) -> String {
         let name = if self.verbose {
             format!("public.{}", table.name)
@@ -488,9 +511,9 @@ impl Explainer<'_> {
             let mut ids = Vec::new();
             e.for_each_subplan(&mut |sp| {
                 let outer = sp.outer_args.iter().map(|a| deparse(a, names)).collect();
-                ids.push((sp.id, outer))
+                ids.push((sp.id, outer, deparse::is_init_plan(sp)))
             });
-            for (id, outer) in ids {
+            for (id, outer, init) in ids {
                 if self.shown.contains(&id) {
                     continue;
                 }
@@ -504,7 +527,13 @@ impl Explainer<'_> {
                 let (mut sd, _) = deparse::with_outer(outer, || self.node(p));
                 self.next_id = saved;
                 clear_sources(&mut sd);
-                d.subplans.push((format!("SubPlan {}", id + 1), sd));
+                let label = if init {
+                    let n = deparse::init_param(id);
+                    format!("InitPlan {} (returns ${n})", id + 1)
+                } else {
+                    format!("SubPlan {}", id + 1)
+                };
+                d.subplans.push((label, sd));
             }
         }
     }
@@ -525,6 +554,8 @@ impl Explainer<'_> {
             None if self.insert_target == Some(table.oid) => Some(renamed.as_str()),
             a => a,
         };
+        let unique = self.unique_alias(table, alias);
+        let alias = unique.as_deref();
         let names = self.table_names(table, alias);
         let on_name = self.relation_label(table, alias);
         let refname = alias.unwrap_or(&table.name).to_string();
@@ -769,6 +800,7 @@ fn index_cond(
         eq,
         lower,
         upper,
+        not_null,
         ..
     } = access
     else {
@@ -798,6 +830,11 @@ fn index_cond(
     }
     if let Some((e, incl)) = upper {
         add(eq.len(), if *incl { "<=" } else { "<" }, e);
+    }
+    if *not_null {
+        let text = format!("({} IS NOT NULL)", qual(eq.len()));
+        parts.push(text.clone());
+        covered.push(text);
     }
     (and_text(&parts), covered)
 }

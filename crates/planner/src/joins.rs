@@ -380,6 +380,7 @@ impl Planner<'_> {
                         bitmap: false,
                         index_only: false,
                         backward: false,
+                        not_null: false,
                     },
                     rows,
                 ));

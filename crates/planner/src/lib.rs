@@ -10,6 +10,7 @@ mod cost;
 pub mod explain;
 mod indexonly;
 mod joins;
+mod minmax;
 mod paths;
 pub mod plan;
 mod semijoin;
@@ -54,6 +55,7 @@ impl RelSizes for NoSizes {
 /// Plans a query.
 pub fn plan_query(catalog: &Catalog, sizes: &dyn RelSizes, q: &Query) -> PgResult<QueryPlan> {
     let mut p = Planner::new(catalog, sizes);
+    p.next_subplan = Some(q.subplan_ids);
     let mut root = p.rel(&q.root)?;
     p.finish()?;
     indexonly::apply(catalog, sizes, &mut root, &mut p.subplans);
@@ -129,6 +131,9 @@ struct Planner<'a> {
     /// through nodes that pass rows one for one): a path that returns its first rows cheaply
     /// may then win over one that is cheaper in total.
     goal: Option<f64>,
+    /// The id the next subquery the planner makes gets (min/max through an index); None
+    /// when the statement's ids are not known (then it makes none).
+    next_subplan: Option<u32>,
 }
 
 impl<'a> Planner<'a> {
@@ -139,6 +144,7 @@ impl<'a> Planner<'a> {
             subplans: Vec::new(),
             failed: None,
             goal: None,
+            next_subplan: None,
         }
     }
 
@@ -343,6 +349,12 @@ impl<'a> Planner<'a> {
                     right_width: *right_width,
                     hash: on.as_ref().and_then(|on| equi_keys(on, *left_width)),
                 }
+            }
+            Rel::Agg { input, group, aggs }
+                if group.is_empty()
+                    && let Some(plan) = self.min_max_by_index(input, aggs)? =>
+            {
+                plan
             }
             Rel::Agg { input, group, aggs } => {
                 self.exprs(group);

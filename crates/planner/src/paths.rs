@@ -52,6 +52,16 @@ fn quals(parts: &[Expr]) -> Vec<Qual<'_>> {
     parts
         .iter()
         .filter_map(|p| {
+            if let Expr::IsNull(arg, true) = p
+                && let Expr::Col(col, _) = arg.as_ref()
+            {
+                return Some(Qual {
+                    col: *col,
+                    op: "IS NOT NULL",
+                    value: p,
+                    clause: p,
+                });
+            }
             let (col, op, value) = cost::column_clause(p)?;
             Some(Qual {
                 col,
@@ -77,7 +87,7 @@ fn index_access<'e>(idx: &Arc<IndexDef>, quals: &[Qual<'e>]) -> (Access, Vec<&'e
             None => break,
         }
     }
-    let (mut lower, mut upper) = (None, None);
+    let (mut lower, mut upper, mut not_null) = (None, None, false);
     if let Some(next) = idx.columns.get(eq.len()) {
         for q in quals.iter().filter(|q| q.col == *next) {
             let bound = match q.op {
@@ -92,6 +102,14 @@ fn index_access<'e>(idx: &Arc<IndexDef>, quals: &[Qual<'e>]) -> (Access, Vec<&'e
                 used.push(q.clause);
             }
         }
+        // A bound implies it (the operators are strict); alone it is a range of its own.
+        if let Some(q) = quals
+            .iter()
+            .find(|q| q.col == *next && q.op == "IS NOT NULL")
+        {
+            used.push(q.clause);
+            not_null = lower.is_none() && upper.is_none();
+        }
     }
     (
         Access::Index {
@@ -102,6 +120,7 @@ fn index_access<'e>(idx: &Arc<IndexDef>, quals: &[Qual<'e>]) -> (Access, Vec<&'e
             bitmap: false,
             index_only: false,
             backward: false,
+            not_null,
         },
         used,
     )

@@ -27,6 +27,9 @@ pub enum Access {
         index_only: bool,
         /// Read in descending key order (not with `bitmap`).
         backward: bool,
+        /// Without bounds on it, the column after the `eq` ones `IS NOT NULL` (a B-tree
+        /// range: every key before NULL's).
+        not_null: bool,
     },
 }
 

@@ -87,6 +87,7 @@ impl Binder<'_> {
         Ok(Query {
             root: plan,
             columns,
+            subplan_ids: self.next_subplan,
         })
     }
 

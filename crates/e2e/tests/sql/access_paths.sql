@@ -110,3 +110,27 @@ select k from bw where k is not null order by k desc limit 3;
 update bw set k = 30500 where id = 5;
 delete from bw where id = 6;
 select id, k from bw order by k desc limit 3;
+
+-- case: min_max_through_an_index
+-- min/max of an indexed column read one entry through the index (an InitPlan each), NULLs
+-- skipped; an empty table or range gives NULL; other aggregates read the table.
+create table mm (id int primary key, k int, t text, g int);
+insert into mm select x, case when x % 10 = 0 then null else (x * 7) % 9973 end, 'v' || x, x % 5 from generate_series(1, 20000) x;
+create index mm_k on mm (k);
+create index mm_g_k on mm (g, k);
+create index mm_t on mm (t);
+vacuum analyze mm;
+explain (costs off) select max(k) from mm;
+select max(k) from mm;
+explain (costs off) select min(k), max(k) from mm;
+select min(k), max(k) from mm;
+select min(t), max(t) from mm;
+explain (costs off) select max(k) from mm where g = 3;
+select max(k) from mm where g = 3;
+select min(k) from mm where g = 3 and k > 100;
+select max(id) from mm where id < 0;
+select min(k), count(*) from mm;
+select max(k) + 1 as next, min(id) from mm;
+select max(k) from mm having max(k) > 5;
+delete from mm;
+select min(k), max(k), max(id) from mm;

@@ -45,7 +45,11 @@ pub fn key_range_on(
     ev: &mut EvalCx<'_>,
 ) -> PgResult<Option<KeyRange>> {
     let Access::Index {
-        eq, lower, upper, ..
+        eq,
+        lower,
+        upper,
+        not_null,
+        ..
     } = access
     else {
         return Ok(Some(KeyRange {
@@ -81,9 +85,15 @@ pub fn key_range_on(
                 }
             })
         };
-    let (Some(lo), Some(hi)) = (bound(lower, ev)?, bound(upper, ev)?) else {
+    let (Some(lo), Some(mut hi)) = (bound(lower, ev)?, bound(upper, ev)?) else {
         return Ok(None);
     };
+    if *not_null {
+        // NULL sorts after every value (NULLS LAST): every key before the prefix's NULL.
+        let mut k = prefix.clone();
+        k.push(Datum::Null);
+        hi = Bound::Excluded(k);
+    }
     Ok(Some(KeyRange {
         lower: lo,
         upper: hi,

@@ -3,7 +3,7 @@
 //! parentheses, constants with a cast unless their text reads back as the same type
 //! (`42`, `1.5`, `true`, but `'400'::numeric`, `'x'::text`, `'-1'::integer`).
 
-use keel_analyzer::expr::{Expr, SubKind};
+use keel_analyzer::expr::{Expr, SubKind, SubPlan};
 use keel_types::{Datum, TypeId};
 use std::cell::RefCell;
 
@@ -12,6 +12,35 @@ thread_local! {
     /// (`Expr::Outer(k)` is the k-th), deparsed in the enclosing node with relation prefixes,
     /// as PostgreSQL prints a subplan's parameters by their referents.
     static OUTER: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The InitPlans met so far by the EXPLAIN being printed, by subquery id, in the order
+    /// of their `$n`.
+    static INIT_PLANS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether `sp` runs as an InitPlan: an uncorrelated scalar subquery, which keel (as
+/// PostgreSQL) evaluates once per execution; its value is then a parameter, `$n`.
+pub fn is_init_plan(sp: &SubPlan) -> bool {
+    sp.outer_args.is_empty() && matches!(sp.kind, SubKind::Scalar)
+}
+
+/// The `n` of `$n`, the parameter InitPlan `id` returns: numbered from 0 in the order the
+/// EXPLAIN meets them (PostgreSQL numbers them in plan order).
+pub fn init_param(id: u32) -> usize {
+    INIT_PLANS.with(|v| {
+        let mut v = v.borrow_mut();
+        match v.iter().position(|&x| x == id) {
+            Some(i) => i,
+            None => {
+                v.push(id);
+                v.len() - 1
+            }
+        }
+    })
+}
+
+/// Forgets the InitPlans of the previous EXPLAIN on this thread.
+pub fn reset_init_params() {
+    INIT_PLANS.with(|v| v.borrow_mut().clear());
 }
 
 /// Runs `f` with `outer` as the texts of `Expr::Outer` references.
@@ -165,6 +194,7 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             write_list(args, names, ", ", out);
             out.push(')');
         }
+        Expr::SubPlan(sp) if is_init_plan(sp) => out.push_str(&format!("${}", init_param(sp.id))),
         Expr::SubPlan(sp) => {
             let n = sp.id + 1;
             match &sp.kind {

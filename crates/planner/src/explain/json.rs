@@ -266,7 +266,12 @@ fn node(
         plans.push(node(c, Some((rel, None)), opts, actual));
     }
     for (label, sd) in &d.subplans {
-        plans.push(node(sd, Some(("SubPlan", Some(label))), opts, actual));
+        let relationship = if label.starts_with("InitPlan") {
+            "InitPlan"
+        } else {
+            "SubPlan"
+        };
+        plans.push(node(sd, Some((relationship, Some(label))), opts, actual));
     }
     if !plans.is_empty() {
         m.push(("Plans".into(), J::Arr(plans)));

@@ -126,6 +126,7 @@ impl Explainer<'_> {
                 ..
             } => {
                 let (od, on) = self.node(outer);
+                let alias = self.unique_alias(table, alias.as_deref());
                 let inner_names = self.table_names(table, alias.as_deref());
                 let on_name = self.relation_label(table, alias.as_deref());
                 let refname = alias.as_deref().unwrap_or(&table.name).to_string();
