@@ -162,8 +162,8 @@ struct Conj {
 impl Planner<'_> {
     pub(crate) fn plan_block(&mut self, b: Block) -> PgResult<Plan> {
         let leaf_of = |col: usize| b.leaves.iter().rposition(|l| l.offset <= col);
-        let mut conj: Vec<Conj> = b
-            .conj
+        let implied = crate::equiv::apply_constants(b.conj, b.width, &leaf_of);
+        let mut conj: Vec<Conj> = implied
             .into_iter()
             .map(|expr| {
                 let leaves = columns(&expr).and_then(|cols| {
@@ -484,7 +484,20 @@ impl Planner<'_> {
             }
             None => {
                 // Build the hash table on the smaller side (the executor builds on the right).
-                let (l, rt) = if right.est.rows <= cur.est.rows {
+                // Without equality keys it is a nested loop: the outer side is the one whose
+                // rows times the inner side's cost is lower.
+                let keyed = on_parts.iter().any(|&i| {
+                    let mut parts = Vec::new();
+                    crate::access::conjuncts(conj[i].expr.clone(), &mut parts);
+                    parts.iter().any(|p| joins_parts(p, &cur.pos, &right.pos))
+                });
+                let cur_outer = if keyed {
+                    right.est.rows <= cur.est.rows
+                } else {
+                    cur.est.cost + cur.est.rows * right.est.cost
+                        <= right.est.cost + right.est.rows * cur.est.cost
+                };
+                let (l, rt) = if cur_outer {
                     (cur, right)
                 } else {
                     (right, cur)
@@ -529,6 +542,18 @@ struct Step {
     connected: bool,
     /// Some = index nested loop with this access on the new table.
     index: Option<Access>,
+}
+
+/// Whether `e` is an equality of an expression over one part's columns (`a`) with one over
+/// the other's (`b`): a hash join key.
+fn joins_parts(e: &Expr, a: &[Option<usize>], b: &[Option<usize>]) -> bool {
+    let Expr::Bin { op: "=", l, r, .. } = e else {
+        return false;
+    };
+    let within = |e: &Expr, pos: &[Option<usize>]| {
+        columns(e).is_some_and(|cs| !cs.is_empty() && cs.iter().all(|c| pos[*c].is_some()))
+    };
+    (within(l, a) && within(r, b)) || (within(l, b) && within(r, a))
 }
 
 fn rows_of(p: &Option<Part>) -> f64 {

@@ -7,8 +7,10 @@
 
 mod access;
 mod cost;
+mod equiv;
 pub mod explain;
 mod joins;
+mod outer;
 mod paths;
 pub mod plan;
 mod semijoin;
@@ -247,6 +249,9 @@ impl<'a> Planner<'a> {
         if let Rel::Filter { input, pred } = r
             && let Some(plan) = self.with_semi_joins(input, pred)?
         {
+            return Ok(plan);
+        }
+        if let Some(plan) = self.plan_outer(r)? {
             return Ok(plan);
         }
         if let Some(block) = joins::flatten(r) {
