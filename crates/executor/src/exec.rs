@@ -197,14 +197,15 @@ fn build_node<'a>(
             access,
             inner_filter,
             join_filter,
+            left_join,
             ..
         } => Box::new(nestloop::IndexNestLoop::new(
             build(outer, engine, txn)?,
             engine,
             txn,
-            table,
-            access,
+            (table, access),
             (inner_filter.as_ref(), join_filter.as_ref()),
+            *left_join,
         )),
     };
     Ok(match (ins, id) {

@@ -475,6 +475,7 @@ impl Planner<'_> {
                         inner_filter: filter,
                         join_filter,
                         outer_width: cur.width,
+                        left_join: false,
                     },
                     est,
                     leaves: leaves_held,

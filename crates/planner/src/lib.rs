@@ -11,6 +11,7 @@ mod equiv;
 pub mod explain;
 mod joins;
 mod outer;
+mod outer_nestloop;
 mod paths;
 pub mod plan;
 mod semijoin;

@@ -19,6 +19,7 @@
 use crate::Planner;
 use crate::access::{col_range, conjuncts, equi_keys, remap};
 use crate::cost::{CPU_OPERATOR_COST, CPU_TUPLE_COST, leaf_estimate, table_info};
+use crate::outer_nestloop::Probe;
 use crate::plan::Plan;
 use keel_analyzer::expr::Expr;
 use keel_analyzer::query::Rel;
@@ -29,7 +30,7 @@ use keel_types::TypeId;
 const STRICT_OPS: [&str; 6] = ["=", "<>", "<", "<=", ">", ">="];
 
 /// Columns `e` references, when all are visible (no subquery, no special function).
-fn cols(e: &Expr) -> Option<Vec<usize>> {
+pub(crate) fn cols(e: &Expr) -> Option<Vec<usize>> {
     let (mut lo, mut hi) = (usize::MAX, 0);
     col_range(e, &mut lo, &mut hi);
     if hi == usize::MAX || e.has_subplan() {
@@ -167,24 +168,61 @@ impl Planner<'_> {
         } else {
             (right.as_ref(), left.as_ref())
         };
+        let null_filter = down_null.clone().into_iter().reduce(Expr::and);
         let pres_plan = self.rel(&filtered(pres_rel, down_pres))?;
         let null_plan = self.rel(&filtered(null_rel, down_null))?;
         let on = on_rest.into_iter().reduce(Expr::and);
         self.exprs(&on);
+        let types = rel_types(left).zip(rel_types(right));
+        // A few preserved rows: probe the nullable table per row instead of hashing it all.
+        if let Rel::Scan { table, alias } = null_rel
+            && let Some((lt, rt)) = &types
+            && let Some(hash_cost) = self.hash_cost(&pres_plan, &null_plan, on.as_ref(), lw)
+            && let Some(rows) = self.plan_rows(&pres_plan)
+            && let Some(nl) = self.outer_nestloop(
+                &pres_plan,
+                rows,
+                Probe {
+                    table,
+                    alias: alias.as_ref(),
+                    filter: null_filter.as_ref(),
+                },
+                on.as_ref(),
+                (pres.clone(), null.clone()),
+            )
+            && nl.cost < hash_cost
+        {
+            let mut plan = nl.plan;
+            if *right_join {
+                // Preserved (right) columns come first: restore [left, right].
+                let exprs = lt
+                    .iter()
+                    .chain(rt)
+                    .enumerate()
+                    .map(|(g, t)| Expr::Col(if g < lw { g + rw } else { g - lw }, *t))
+                    .collect();
+                plan = Plan::Project {
+                    input: Box::new(plan),
+                    exprs,
+                    srf: None,
+                };
+            }
+            return Ok(Some(self.above(plan, above)));
+        }
         let (lplan, rplan) = if *left_join {
             (pres_plan, null_plan)
         } else {
             (null_plan, pres_plan)
         };
         let hash = on.as_ref().and_then(|on| equi_keys(on, lw));
-        let swap = match (&hash, rel_types(left), rel_types(right)) {
-            (Some((keys, _)), Some(lt), Some(rt)) => self
+        let swap = match (&hash, types) {
+            (Some((keys, _)), Some((lt, rt))) => self
                 .build_right_cheaper(&lplan, &rplan, keys.len())
                 .is_some_and(|keep| !keep)
                 .then_some((lt, rt)),
             _ => None,
         };
-        let mut plan = match swap {
+        let plan = match swap {
             None => Plan::Join {
                 left: Box::new(lplan),
                 right: Box::new(rplan),
@@ -222,14 +260,32 @@ impl Planner<'_> {
                 }
             }
         };
-        if let Some(pred) = above.into_iter().reduce(Expr::and) {
-            self.exprs([&pred]);
-            plan = Plan::Filter {
-                input: Box::new(plan),
-                pred,
-            };
+        Ok(Some(self.above(plan, above)))
+    }
+
+    /// `plan` under the WHERE conjuncts that stay above the join.
+    fn above(&mut self, plan: Plan, above: Vec<Expr>) -> Plan {
+        match above.into_iter().reduce(Expr::and) {
+            Some(pred) => {
+                self.exprs([&pred]);
+                Plan::Filter {
+                    input: Box::new(plan),
+                    pred,
+                }
+            }
+            None => plan,
         }
-        Ok(Some(plan))
+    }
+
+    /// Estimated cost of a hash join of the two planned inputs on `on`'s equalities (hashing
+    /// the cheaper side), or None without keys or estimates.
+    fn hash_cost(&self, left: &Plan, right: &Plan, on: Option<&Expr>, lw: usize) -> Option<f64> {
+        let (keys, _) = equi_keys(on?, lw)?;
+        let (l, r) = (self.plan_rows(left)?, self.plan_rows(right)?);
+        let inputs = self.plan_cost(left)? + self.plan_cost(right)?;
+        let per_key = CPU_OPERATOR_COST * keys.len() as f64;
+        let cost = |build: f64, probe: f64| (per_key + CPU_TUPLE_COST) * build + per_key * probe;
+        Some(inputs + cost(r, l).min(cost(l, r)))
     }
 
     /// Whether hashing `right` and probing with `left` costs no more than the other way

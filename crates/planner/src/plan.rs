@@ -65,7 +65,7 @@ pub enum Plan {
         right_width: usize,
         hash: Option<(Vec<Expr>, Vec<Expr>)>,
     },
-    /// Inner join by index: for each `outer` row, `table` is probed through `access` (an
+    /// Join by index: for each `outer` row, `table` is probed through `access` (an
     /// index access whose key expressions are over the outer row); probed rows that pass
     /// `inner_filter` (over the table's row) and `join_filter` (over the outer row followed by
     /// the table's row) are emitted as that concatenation.
@@ -78,6 +78,8 @@ pub enum Plan {
         inner_filter: Option<Expr>,
         join_filter: Option<Expr>,
         outer_width: usize,
+        /// LEFT JOIN: an outer row no probed row joins is emitted once, NULL-extended.
+        left_join: bool,
     },
     /// `WHERE [NOT] EXISTS (correlated subquery)` as a hash semi-join (`anti`: anti-join):
     /// `input` rows pass when their `outer_keys` are (are not) among `inner`'s `inner_keys`.

@@ -13,6 +13,11 @@ insert into oc values (61, null, null), (62, 'city 1', null);
 insert into oo select g, g % 70 + 1, case when g % 3 = 0 then 'open' else 'shipped' end, g % 13
   from generate_series(1, 400) g;
 insert into oo values (401, null, 'open', 1), (402, 62, null, null), (403, 999, 'open', 2);
+-- Before ANALYZE both tables look alike: the nullable side is hashed (Hash Left Join).
+select c.id, count(o.id) from oc c left join oo o on o.cid = c.id group by c.id order by c.id;
+select c.id from oc c left join oo o on o.cid = c.id where o.id is null order by 1;
+analyze oc;
+analyze oo;
 -- The big side probes, the small side is hashed; unmatched small-side rows come out at the end.
 select c.id, count(o.id) from oc c left join oo o on o.cid = c.id group by c.id order by c.id;
 select c.id from oc c left join oo o on o.cid = c.id where o.id is null order by 1;
@@ -57,6 +62,9 @@ insert into eb select g, g % 100 + 1, g from generate_series(1, 500) g;
 insert into eb values (501, null, 0);
 insert into ec select g % 501 + 1, g % 3, g % 100 + 1 from generate_series(1, 1500) g;
 insert into ec values (null, 1, 1);
+analyze ea;
+analyze eb;
+analyze ec;
 select a.name, b.id from ea a join eb b on b.aid = a.id where a.id = 10 order by 2;
 select b.id, c.n, a.name from eb b join ec c on c.bid = b.id join ea a on a.id = c.pid
   where b.id = 50 order by 2, 3;

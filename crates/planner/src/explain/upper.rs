@@ -123,6 +123,7 @@ impl Explainer<'_> {
                 access,
                 inner_filter,
                 join_filter,
+                left_join,
                 ..
             } => {
                 let (od, on) = self.node(outer);
@@ -143,6 +144,7 @@ impl Explainer<'_> {
                     width: table.columns.iter().map(|c| width_of(c.ty.id)).sum(),
                 };
                 let iname = match access {
+                    Access::Index { bitmap: true, .. } => format!("Bitmap Heap Scan on {on_name}"),
                     Access::Index { index, .. } => {
                         format!("Index Scan using {} on {on_name}", index.name)
                     }
@@ -165,7 +167,7 @@ impl Explainer<'_> {
                     .collect();
                 // Without other filters, every probed row is a joined row: the probe's rows
                 // are the loop's, over as many loops as the outer side has rows.
-                let source = if join_rest.is_empty() && inner_filter.is_none() {
+                let source = if join_rest.is_empty() && inner_filter.is_none() && !left_join {
                     Source::Probe {
                         outer: outer_id,
                         join: id,
@@ -175,7 +177,28 @@ impl Explainer<'_> {
                 };
                 let mut inner = Display::new(iname, inner_est, source);
                 inner.output = Some(inner_names.clone());
-                if let Access::Index { index, .. } = access {
+                if let Access::Index {
+                    index,
+                    bitmap: true,
+                    ..
+                } = access
+                {
+                    inner.node_type = "Bitmap Heap Scan".to_string();
+                    let mut child = Display::new(
+                        format!("Bitmap Index Scan on {}", index.name),
+                        Est {
+                            width: 0,
+                            ..inner_est
+                        },
+                        Source::None,
+                    );
+                    child.node_type = "Bitmap Index Scan".to_string();
+                    child.target = vec![("Index Name", json::Field::Str(index.name.clone()))];
+                    if let (Some(c), _) = index_cond(access, &on, &own) {
+                        child.prop("Index Cond", c);
+                    }
+                    inner.children.push(child);
+                } else if let Access::Index { index, .. } = access {
                     inner.node_type = "Index Scan".to_string();
                     inner.target = vec![
                         ("Scan Direction", json::Field::Str("Forward".to_string())),
@@ -189,7 +212,12 @@ impl Explainer<'_> {
                     .extend(self.target_fields("Relation Name", &table.name, &refname));
                 let (cond, keys) = index_cond(access, &on, &own);
                 if let Some(c) = cond {
-                    inner.prop("Index Cond", c);
+                    let key = if matches!(access, Access::Index { bitmap: true, .. }) {
+                        "Recheck Cond"
+                    } else {
+                        "Index Cond"
+                    };
+                    inner.prop(key, c);
                 }
                 if let Some(f) = inner_filter
                     .as_ref()
@@ -204,7 +232,12 @@ impl Explainer<'_> {
                     rows: rows.round().max(1.0),
                     width: od.est.width + inner_est.width,
                 };
-                let mut d = Display::new("Nested Loop", est, src);
+                let name = if *left_join {
+                    "Nested Loop Left Join"
+                } else {
+                    "Nested Loop"
+                };
+                let mut d = Display::new(name, est, src);
                 if let Some(f) = and_text(&join_rest) {
                     d.prop("Join Filter", f);
                 }
