@@ -8,11 +8,12 @@
 -- case: outer_join_placement
 create table oc (id int primary key, city text, score int);
 create table oo (id int primary key, cid int, status text, amount int);
+create index oo_cid on oo (cid);
 insert into oc select g, 'city ' || (g % 5), g % 4 from generate_series(1, 60) g;
 insert into oc values (61, null, null), (62, 'city 1', null);
-insert into oo select g, g % 70 + 1, case when g % 3 = 0 then 'open' else 'shipped' end, g % 13
-  from generate_series(1, 400) g;
-insert into oo values (401, null, 'open', 1), (402, 62, null, null), (403, 999, 'open', 2);
+insert into oo select g, g % 1000 + 1, case when g % 3 = 0 then 'open' else 'shipped' end, g % 13
+  from generate_series(1, 4000) g;
+insert into oo values (4001, null, 'open', 1), (4002, 62, null, null), (4003, 999, 'open', 2);
 -- Before ANALYZE both tables look alike: the nullable side is hashed (Hash Left Join).
 select c.id, count(o.id) from oc c left join oo o on o.cid = c.id group by c.id order by c.id;
 select c.id from oc c left join oo o on o.cid = c.id where o.id is null order by 1;
@@ -31,7 +32,7 @@ select c.id, o.id from oc c left join oo o on o.cid = c.id and c.score = 1
 -- RIGHT JOIN: the preserved side is the right one.
 select c.id, o.id from oo o right join oc c on o.cid = c.id where c.id > 58 order by 1, 2;
 select o.id, c.id from oc c right join oo o on o.cid = c.id and c.city = 'city 2'
-  where o.id > 395 order by 1, 2;
+  where o.id > 3995 order by 1, 2;
 -- A strict WHERE condition on the nullable side: an inner join.
 select c.id, o.amount from oc c left join oo o on o.cid = c.id where o.amount > 11 and c.id < 20
   order by 1, 2;
@@ -51,6 +52,15 @@ select count(*) from oc c left join (oo o join oc c2 on c2.id = o.cid) on o.cid 
   where c2.score = 2;
 select c.id, o.id from oc c full join oo o on o.cid = c.id where c.id is null or o.id is null
   order by 1, 2;
+
+-- Few preserved rows: a nested loop probing oo_cid per row (NULL-extended when none joins).
+select c.id, o.id, o.status from oc c left join oo o on o.cid = c.id and o.status = 'open'
+  where c.id in (3, 61, 62) order by 1, 2;
+select c.id, o.id from oc c left join oo o on o.cid = c.id and o.amount > c.score * 4
+  where c.id <= 3 order by 1, 2;
+select c.id, o.id from oo o right join oc c on c.id = o.cid where c.id between 60 and 62
+  order by 1, 2;
+select c.id, o.id from oc c left join oo o on o.cid = c.id + 100 where c.id < 3 order by 1, 2;
 
 -- case: equivalence_constants
 create table ea (id int primary key, name text);
