@@ -151,6 +151,17 @@ impl<'a> Join<'a> {
 }
 
 impl<'a> Node<'a> for Join<'a> {
+    /// A hash join's table (PostgreSQL prints it on the Hash node, with its buckets).
+    fn explain_lines(&self) -> Vec<String> {
+        match self.hash {
+            Some(_) => vec![format!(
+                "Memory Usage: {}kB",
+                self.mem.peak().div_ceil(1024)
+            )],
+            None => Vec::new(),
+        }
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(right) = self.right.take() {
             self.build(right, ev)?;

@@ -38,6 +38,47 @@ pub(super) fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActu
     }
 }
 
+/// PostgreSQL's minimum bucket count of a hash join's table (`ExecChooseHashTableSize`).
+const MIN_BUCKETS: u64 = 1024;
+
+/// The executor lines `d` prints, given its own node's (`own`) and its rows under ANALYZE.
+/// A hash join's `Hash` node prints the join's hash table as PostgreSQL does: the buckets
+/// chosen from the planner's row estimate (a power of two, at least 1024, one row a bucket),
+/// doubled while the rows actually loaded exceed them, and the table's memory.
+pub(super) fn node_lines(
+    d: &Display,
+    own: Vec<String>,
+    rows: u64,
+    actual: Actuals<'_>,
+) -> Vec<String> {
+    if d.lines_elsewhere {
+        return Vec::new();
+    }
+    let Some(join) = d.hash_of else {
+        return own;
+    };
+    let Some(memory) = actual(join)
+        .into_iter()
+        .flat_map(|a| a.lines)
+        .find_map(|l| l.strip_prefix("Memory Usage: ").map(str::to_string))
+    else {
+        return own;
+    };
+    let original = (d.est.rows.max(1.0).ceil() as u64)
+        .next_power_of_two()
+        .max(MIN_BUCKETS);
+    let mut buckets = original;
+    while buckets < rows {
+        buckets *= 2;
+    }
+    let buckets = if buckets == original {
+        format!("Buckets: {buckets}")
+    } else {
+        format!("Buckets: {buckets} (originally {original})")
+    };
+    vec![format!("{buckets}  Batches: 1  Memory Usage: {memory}")]
+}
+
 fn fmt_actual(a: &NodeActual, timing: bool, probe: bool) -> String {
     let loops = a.loops.max(1);
     let rows = (a.rows as f64 / loops as f64).round();
@@ -83,7 +124,7 @@ pub(super) fn print(
                 let probe = matches!(d.source, Source::Probe { .. });
                 line.push_str(&fmt_actual(&a, opts.timing, probe));
                 removed = r.or((d.filtered).then_some(a.removed_by_filter));
-                extra = a.lines;
+                extra = node_lines(d, a.lines, a.rows, actual);
                 buffers = a.buffers;
             }
             None => line.push_str("(never executed)"),

@@ -81,7 +81,10 @@ impl Explainer<'_> {
                             d.prop("Hash Cond", c);
                         }
                         d.children.push(ld);
-                        d.children.push(hash_of(rd));
+                        let mut h = hash_of(rd);
+                        h.hash_of = Some(id);
+                        d.lines_elsewhere = true;
+                        d.children.push(h);
                         (d, conds)
                     }
                     None => {
