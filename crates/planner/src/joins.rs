@@ -386,6 +386,8 @@ impl Planner<'_> {
         // Hash join (or nested loop without keys): both inputs run once.
         let hash_rows = if keys.is_empty() {
             cur.est.rows * right.est.rows
+        } else if let Some(sel) = self.join_sel(&keys, r, leaves, infos) {
+            (cur.est.rows * right.est.rows * sel).max(1.0)
         } else {
             (cur.est.rows * right.est.rows * eq_sel()).max(cur.est.rows.min(right.est.rows))
         };
@@ -412,6 +414,36 @@ impl Planner<'_> {
                 index: None,
             },
         }
+    }
+
+    /// Selectivity of the join keys `right column = column of another table` when both
+    /// columns' distinct counts are known (statistics or a unique key): `1 / max(nd1, nd2)`
+    /// per key, as PostgreSQL's `eqjoin_sel` without MCVs. None when a key is an expression
+    /// or a count is only the default guess.
+    fn join_sel(
+        &self,
+        keys: &[(usize, Expr, Option<usize>)],
+        r: usize,
+        leaves: &[Leaf],
+        infos: &[TableInfo],
+    ) -> Option<f64> {
+        let mut sel = 1.0;
+        for (col, _, partner) in keys {
+            let g = (*partner)?;
+            let at = leaves.iter().rposition(|l| l.offset <= g)?;
+            let (nd_r, guess_r) = distinct(self.catalog, &infos[r], &leaves[r].table, *col);
+            let (nd_p, guess_p) = distinct(
+                self.catalog,
+                &infos[at],
+                &leaves[at].table,
+                g - leaves[at].offset,
+            );
+            if guess_r || guess_p {
+                return None;
+            }
+            sel *= 1.0 / nd_r.max(nd_p).max(1.0);
+        }
+        Some(sel)
     }
 
     /// Rows of the table whose column `g` (written layout) is its sole unique key.
