@@ -140,6 +140,7 @@ fn build_node<'a>(
             left_width,
             right_width,
             hash,
+            ..
         } => Box::new(join::Join::new(
             build(left, engine, txn)?,
             build(right, engine, txn)?,

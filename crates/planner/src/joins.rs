@@ -557,6 +557,7 @@ impl Planner<'_> {
                         left_width: l.width,
                         right_width: rt.width,
                         hash,
+                        rows: Some(est.rows),
                     },
                     est,
                     leaves: leaves_held,

@@ -334,6 +334,7 @@ impl<'a> Planner<'a> {
                     left_width: *left_width,
                     right_width: *right_width,
                     hash: on.as_ref().and_then(|on| equi_keys(on, *left_width)),
+                    rows: None,
                 }
             }
             Rel::Agg { input, group, aggs } => {

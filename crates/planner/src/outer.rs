@@ -232,6 +232,7 @@ impl Planner<'_> {
                 left_width: lw,
                 right_width: rw,
                 hash,
+                rows: None,
             },
             Some((lt, rt)) => {
                 // The right input probes, the left one is hashed: columns are [right, left].
@@ -254,6 +255,7 @@ impl Planner<'_> {
                         left_width: rw,
                         right_width: lw,
                         hash,
+                        rows: None,
                     }),
                     exprs,
                     srf: None,

@@ -64,6 +64,9 @@ pub enum Plan {
         left_width: usize,
         right_width: usize,
         hash: Option<(Vec<Expr>, Vec<Expr>)>,
+        /// The planner's estimate of the rows out, when it made one (EXPLAIN prints it, and
+        /// sizes a Hash node above it by it).
+        rows: Option<f64>,
     },
     /// Join by index: for each `outer` row, `table` is probed through `access` (an
     /// index access whose key expressions are over the outer row); probed rows that pass

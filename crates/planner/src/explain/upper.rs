@@ -51,6 +51,7 @@ impl Explainer<'_> {
                 left_join,
                 right_join,
                 hash,
+                rows,
                 ..
             } => {
                 let (ld, ln) = self.node(left);
@@ -64,7 +65,7 @@ impl Explainer<'_> {
                 };
                 let (mut d, conds) = match hash {
                     Some((lk, rk)) => {
-                        let rows = ld.est.rows.max(rd.est.rows);
+                        let rows = rows.unwrap_or(ld.est.rows.max(rd.est.rows));
                         let est = join_est(&ld.est, &rd.est, rows);
                         let conds: Vec<String> = lk
                             .iter()
