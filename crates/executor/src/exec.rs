@@ -140,6 +140,7 @@ fn build_node<'a>(
             left_width,
             right_width,
             hash,
+            ..
         } => Box::new(join::Join::new(
             build(left, engine, txn)?,
             build(right, engine, txn)?,
@@ -197,14 +198,15 @@ fn build_node<'a>(
             access,
             inner_filter,
             join_filter,
+            left_join,
             ..
         } => Box::new(nestloop::IndexNestLoop::new(
             build(outer, engine, txn)?,
             engine,
             txn,
-            table,
-            access,
+            (table, access),
             (inner_filter.as_ref(), join_filter.as_ref()),
+            *left_join,
         )),
     };
     Ok(match (ins, id) {

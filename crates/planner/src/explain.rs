@@ -173,6 +173,11 @@ struct Display {
     props: Vec<(&'static str, Val)>,
     children: Vec<Display>,
     subplans: Vec<(String, Display)>,
+    /// A hash join's `Hash` node: the join's node number, whose executor lines (the hash
+    /// table's memory) this node prints as PostgreSQL's `Buckets:` line.
+    hash_of: Option<usize>,
+    /// The node's executor lines belong to its `Hash` child (see `hash_of`).
+    lines_elsewhere: bool,
 }
 
 impl Display {
@@ -191,6 +196,8 @@ impl Display {
             props: Vec::new(),
             children: Vec::new(),
             subplans: Vec::new(),
+            hash_of: None,
+            lines_elsewhere: false,
         }
     }
 

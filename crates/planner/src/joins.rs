@@ -162,8 +162,8 @@ struct Conj {
 impl Planner<'_> {
     pub(crate) fn plan_block(&mut self, b: Block) -> PgResult<Plan> {
         let leaf_of = |col: usize| b.leaves.iter().rposition(|l| l.offset <= col);
-        let mut conj: Vec<Conj> = b
-            .conj
+        let implied = crate::equiv::apply_constants(b.conj, b.width, &leaf_of);
+        let mut conj: Vec<Conj> = implied
             .into_iter()
             .map(|expr| {
                 let leaves = columns(&expr).and_then(|cols| {
@@ -389,6 +389,8 @@ impl Planner<'_> {
         // Hash join (or nested loop without keys): both inputs run once.
         let hash_rows = if keys.is_empty() {
             cur.est.rows * right.est.rows
+        } else if let Some(sel) = self.join_sel(&keys, r, leaves, infos) {
+            (cur.est.rows * right.est.rows * sel).max(1.0)
         } else {
             (cur.est.rows * right.est.rows * eq_sel()).max(cur.est.rows.min(right.est.rows))
         };
@@ -415,6 +417,36 @@ impl Planner<'_> {
                 index: None,
             },
         }
+    }
+
+    /// Selectivity of the join keys `right column = column of another table` when both
+    /// columns' distinct counts are known (statistics or a unique key): `1 / max(nd1, nd2)`
+    /// per key, as PostgreSQL's `eqjoin_sel` without MCVs. None when a key is an expression
+    /// or a count is only the default guess.
+    fn join_sel(
+        &self,
+        keys: &[(usize, Expr, Option<usize>)],
+        r: usize,
+        leaves: &[Leaf],
+        infos: &[TableInfo],
+    ) -> Option<f64> {
+        let mut sel = 1.0;
+        for (col, _, partner) in keys {
+            let g = (*partner)?;
+            let at = leaves.iter().rposition(|l| l.offset <= g)?;
+            let (nd_r, guess_r) = distinct(self.catalog, &infos[r], &leaves[r].table, *col);
+            let (nd_p, guess_p) = distinct(
+                self.catalog,
+                &infos[at],
+                &leaves[at].table,
+                g - leaves[at].offset,
+            );
+            if guess_r || guess_p {
+                return None;
+            }
+            sel *= 1.0 / nd_r.max(nd_p).max(1.0);
+        }
+        Some(sel)
     }
 
     /// Rows of the table whose column `g` (written layout) is its sole unique key.
@@ -478,6 +510,7 @@ impl Planner<'_> {
                         inner_filter: filter,
                         join_filter,
                         outer_width: cur.width,
+                        left_join: false,
                     },
                     est,
                     leaves: leaves_held,
@@ -487,7 +520,20 @@ impl Planner<'_> {
             }
             None => {
                 // Build the hash table on the smaller side (the executor builds on the right).
-                let (l, rt) = if right.est.rows <= cur.est.rows {
+                // Without equality keys it is a nested loop: the outer side is the one whose
+                // rows times the inner side's cost is lower.
+                let keyed = on_parts.iter().any(|&i| {
+                    let mut parts = Vec::new();
+                    crate::access::conjuncts(conj[i].expr.clone(), &mut parts);
+                    parts.iter().any(|p| joins_parts(p, &cur.pos, &right.pos))
+                });
+                let cur_outer = if keyed {
+                    right.est.rows <= cur.est.rows
+                } else {
+                    cur.est.cost + cur.est.rows * right.est.cost
+                        <= right.est.cost + right.est.rows * cur.est.cost
+                };
+                let (l, rt) = if cur_outer {
                     (cur, right)
                 } else {
                     (right, cur)
@@ -514,6 +560,7 @@ impl Planner<'_> {
                         left_width: l.width,
                         right_width: rt.width,
                         hash,
+                        rows: Some(est.rows),
                     },
                     est,
                     leaves: leaves_held,
@@ -532,6 +579,18 @@ struct Step {
     connected: bool,
     /// Some = index nested loop with this access on the new table.
     index: Option<Access>,
+}
+
+/// Whether `e` is an equality of an expression over one part's columns (`a`) with one over
+/// the other's (`b`): a hash join key.
+fn joins_parts(e: &Expr, a: &[Option<usize>], b: &[Option<usize>]) -> bool {
+    let Expr::Bin { op: "=", l, r, .. } = e else {
+        return false;
+    };
+    let within = |e: &Expr, pos: &[Option<usize>]| {
+        columns(e).is_some_and(|cs| !cs.is_empty() && cs.iter().all(|c| pos[*c].is_some()))
+    };
+    (within(l, a) && within(r, b)) || (within(l, b) && within(r, a))
 }
 
 fn rows_of(p: &Option<Part>) -> f64 {

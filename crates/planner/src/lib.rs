@@ -7,10 +7,13 @@
 
 mod access;
 mod cost;
+mod equiv;
 pub mod explain;
 mod indexonly;
 mod joins;
 mod minmax;
+mod outer;
+mod outer_nestloop;
 mod paths;
 pub mod plan;
 mod semijoin;
@@ -269,6 +272,9 @@ impl<'a> Planner<'a> {
         {
             return Ok(plan);
         }
+        if let Some(plan) = self.plan_outer(r)? {
+            return Ok(plan);
+        }
         if let Some(block) = joins::flatten(r) {
             return self.plan_block(block);
         }
@@ -348,6 +354,7 @@ impl<'a> Planner<'a> {
                     left_width: *left_width,
                     right_width: *right_width,
                     hash: on.as_ref().and_then(|on| equi_keys(on, *left_width)),
+                    rows: None,
                 }
             }
             Rel::Agg { input, group, aggs }

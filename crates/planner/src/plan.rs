@@ -73,8 +73,11 @@ pub enum Plan {
         left_width: usize,
         right_width: usize,
         hash: Option<(Vec<Expr>, Vec<Expr>)>,
+        /// The planner's estimate of the rows out, when it made one (EXPLAIN prints it, and
+        /// sizes a Hash node above it by it).
+        rows: Option<f64>,
     },
-    /// Inner join by index: for each `outer` row, `table` is probed through `access` (an
+    /// Join by index: for each `outer` row, `table` is probed through `access` (an
     /// index access whose key expressions are over the outer row); probed rows that pass
     /// `inner_filter` (over the table's row) and `join_filter` (over the outer row followed by
     /// the table's row) are emitted as that concatenation.
@@ -87,6 +90,8 @@ pub enum Plan {
         inner_filter: Option<Expr>,
         join_filter: Option<Expr>,
         outer_width: usize,
+        /// LEFT JOIN: an outer row no probed row joins is emitted once, NULL-extended.
+        left_join: bool,
     },
     /// `WHERE [NOT] EXISTS (correlated subquery)` as a hash semi-join (`anti`: anti-join):
     /// `input` rows pass when their `outer_keys` are (are not) among `inner`'s `inner_keys`.

@@ -151,6 +151,27 @@ impl<'a> Join<'a> {
 }
 
 impl<'a> Node<'a> for Join<'a> {
+    /// A hash join's table, as PostgreSQL prints it on the Hash node: its buckets (the hash
+    /// map's slots: hashbrown keeps at most 7 of every 8 in use, and a power of two of
+    /// them), one batch (the table is never split to disk), and its memory.
+    fn explain_lines(&self) -> Vec<String> {
+        match self.hash {
+            Some(_) => {
+                let cap = self.table.capacity();
+                let buckets = if cap < 8 {
+                    (cap + 1).next_power_of_two()
+                } else {
+                    (cap * 8 / 7).next_power_of_two()
+                };
+                vec![format!(
+                    "Buckets: {buckets}  Batches: 1  Memory Usage: {}kB",
+                    self.mem.peak().div_ceil(1024)
+                )]
+            }
+            None => Vec::new(),
+        }
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         if let Some(right) = self.right.take() {
             self.build(right, ev)?;

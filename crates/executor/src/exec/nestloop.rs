@@ -1,4 +1,6 @@
-//! Index nested loop: each outer row's key values probe the inner table's index.
+//! Index nested loop: each outer row's key values probe the inner table's index. As a LEFT
+//! JOIN, an outer row that no probed row joins (after both filters) is emitted once,
+//! NULL-extended, when its probe ends.
 
 use super::scan::key_range_on;
 use super::{BoxNode, Node, Row};
@@ -17,8 +19,12 @@ pub struct IndexNestLoop<'a> {
     access: &'a Access,
     inner_filter: Option<&'a Expr>,
     join_filter: Option<&'a Expr>,
-    /// The outer row being joined and the probe of the inner table for it.
-    cur: Option<(Row, RowIter<'a>)>,
+    /// The outer row being joined and the probe of the inner table for it (None: its key
+    /// was NULL, nothing can match).
+    cur: Option<(Row, Option<RowIter<'a>>)>,
+    left_join: bool,
+    /// The current outer row has joined a probed row.
+    matched: bool,
     /// Entries an index-only probe looked up in the heap, over all probes.
     heap_fetches: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
@@ -28,9 +34,9 @@ impl<'a> IndexNestLoop<'a> {
         outer: BoxNode<'a>,
         engine: &'a Engine,
         txn: &'a Transaction,
-        table: &'a TableDef,
-        access: &'a Access,
+        (table, access): (&'a TableDef, &'a Access),
         filters: (Option<&'a Expr>, Option<&'a Expr>),
+        left_join: bool,
     ) -> Self {
         IndexNestLoop {
             outer,
@@ -42,6 +48,8 @@ impl<'a> IndexNestLoop<'a> {
             join_filter: filters.1,
             heap_fetches: Default::default(),
             cur: None,
+            left_join,
+            matched: false,
         }
     }
 }
@@ -63,7 +71,7 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         loop {
             if let Some((outer, probe)) = &mut self.cur {
-                for item in probe.by_ref() {
+                for item in probe.iter_mut().flatten() {
                     let (_, inner) = item?;
                     ev.tick()?;
                     if let Some(f) = self.inner_filter
@@ -79,9 +87,19 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                     {
                         continue;
                     }
+                    self.matched = true;
                     return Ok(Some(joined));
                 }
-                self.cur = None;
+                if let Some((mut outer, _)) = self.cur.take()
+                    && self.left_join
+                    && !self.matched
+                {
+                    outer.extend(std::iter::repeat_n(
+                        keel_types::Datum::Null,
+                        self.table.columns.len(),
+                    ));
+                    return Ok(Some(outer));
+                }
             }
             let Some(outer) = self.outer.next(ev)? else {
                 return Ok(None);
@@ -96,15 +114,15 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                 ));
             };
             // A NULL key matches nothing.
-            if let Some(range) = key_range_on(self.access, &outer, ev)? {
+            let probe = key_range_on(self.access, &outer, ev)?.map(|range| {
                 let options = keel_access::IndexScanOptions {
                     backward: false,
                     index_only: index_only.then(|| self.heap_fetches.clone()),
                 };
-                let probe =
-                    (self.engine).index_scan_with(self.txn, self.table, index, range, options);
-                self.cur = Some((outer, probe));
-            }
+                (self.engine).index_scan_with(self.txn, self.table, index, range, options)
+            });
+            self.matched = false;
+            self.cur = Some((outer, probe));
         }
     }
 }

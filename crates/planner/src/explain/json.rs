@@ -130,6 +130,17 @@ fn executor_line(node_type: &str, line: &str, out: &mut Vec<(String, J)>) {
             out.push(("Sort Space Used".into(), J::Raw(kb(used))));
             out.push(("Sort Space Type".into(), s(*space)));
         }
+        [("Buckets", b), ("Batches", n), ("Memory Usage", m)] if node_type == "Hash" => {
+            let (now, original) = match b.split_once(" (originally ") {
+                Some((now, o)) => (now, o.trim_end_matches(')')),
+                None => (*b, *b),
+            };
+            out.push(("Hash Buckets".into(), J::Raw(now.to_string())));
+            out.push(("Original Hash Buckets".into(), J::Raw(original.to_string())));
+            out.push(("Hash Batches".into(), J::Raw(n.to_string())));
+            out.push(("Original Hash Batches".into(), J::Raw(n.to_string())));
+            out.push(("Peak Memory Usage".into(), J::Raw(kb(m))));
+        }
         [("Batches", b), ("Memory Usage", m)] if node_type == "Aggregate" => {
             out.push(("HashAgg Batches".into(), J::Raw(b.to_string())));
             out.push(("Peak Memory Usage".into(), J::Raw(kb(m))));
@@ -209,7 +220,7 @@ fn node(
         match a {
             Some((a, r)) => {
                 removed = r.or(d.filtered.then_some(a.removed_by_filter));
-                lines = a.lines;
+                lines = super::print::node_lines(d, a.lines, actual);
                 buffers = a.buffers;
             }
             None => {

@@ -65,6 +65,24 @@ pub(super) fn actual_of(source: Source, actual: Actuals<'_>) -> Option<(NodeActu
     }
 }
 
+/// The executor lines `d` prints, given its own node's (`own`) under ANALYZE. A hash join's
+/// `Hash` node prints the line its join reports about its table (`Buckets: ...  Batches: 1
+/// Memory Usage: ...`): the buckets of keel's table as built, not a figure PostgreSQL's
+/// sizing rule would give.
+pub(super) fn node_lines(d: &Display, own: Vec<String>, actual: Actuals<'_>) -> Vec<String> {
+    if d.lines_elsewhere {
+        return Vec::new();
+    }
+    let Some(join) = d.hash_of else {
+        return own;
+    };
+    actual(join)
+        .into_iter()
+        .flat_map(|a| a.lines)
+        .filter(|l| l.starts_with("Buckets: "))
+        .collect()
+}
+
 fn fmt_actual(a: &NodeActual, timing: bool, probe: bool) -> String {
     let loops = a.loops.max(1);
     let rows = (a.rows as f64 / loops as f64).round();
@@ -112,7 +130,7 @@ pub(super) fn print(
                 let probe = matches!(d.source, Source::Probe { .. } | Source::BitmapIndex { .. });
                 line.push_str(&fmt_actual(&a, opts.timing, probe));
                 removed = r.or((d.filtered).then_some(a.removed_by_filter));
-                extra = a.lines;
+                extra = node_lines(d, a.lines, actual);
                 buffers = a.buffers;
             }
             None => line.push_str("(never executed)"),

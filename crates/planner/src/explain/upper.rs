@@ -51,6 +51,7 @@ impl Explainer<'_> {
                 left_join,
                 right_join,
                 hash,
+                rows,
                 ..
             } => {
                 let (ld, ln) = self.node(left);
@@ -64,7 +65,7 @@ impl Explainer<'_> {
                 };
                 let (mut d, conds) = match hash {
                     Some((lk, rk)) => {
-                        let rows = ld.est.rows.max(rd.est.rows);
+                        let rows = rows.unwrap_or(ld.est.rows.max(rd.est.rows));
                         let est = join_est(&ld.est, &rd.est, rows);
                         let conds: Vec<String> = lk
                             .iter()
@@ -81,7 +82,10 @@ impl Explainer<'_> {
                             d.prop("Hash Cond", c);
                         }
                         d.children.push(ld);
-                        d.children.push(hash_of(rd));
+                        let mut h = hash_of(rd);
+                        h.hash_of = Some(id);
+                        d.lines_elsewhere = true;
+                        d.children.push(h);
                         (d, conds)
                     }
                     None => {
@@ -123,6 +127,7 @@ impl Explainer<'_> {
                 access,
                 inner_filter,
                 join_filter,
+                left_join,
                 ..
             } => {
                 let (od, on) = self.node(outer);
@@ -144,6 +149,7 @@ impl Explainer<'_> {
                     width: table.columns.iter().map(|c| width_of(c.ty.id)).sum(),
                 };
                 let iname = match access {
+                    Access::Index { bitmap: true, .. } => format!("Bitmap Heap Scan on {on_name}"),
                     Access::Index {
                         index, index_only, ..
                     } => {
@@ -169,7 +175,7 @@ impl Explainer<'_> {
                     .collect();
                 // Without other filters, every probed row is a joined row: the probe's rows
                 // are the loop's, over as many loops as the outer side has rows.
-                let source = if join_rest.is_empty() && inner_filter.is_none() {
+                let source = if join_rest.is_empty() && inner_filter.is_none() && !left_join {
                     Source::Probe {
                         outer: outer_id,
                         join: id,
@@ -180,6 +186,27 @@ impl Explainer<'_> {
                 let mut inner = Display::new(iname, inner_est, source);
                 inner.output = Some(inner_names.clone());
                 if let Access::Index {
+                    index,
+                    bitmap: true,
+                    ..
+                } = access
+                {
+                    inner.node_type = "Bitmap Heap Scan".to_string();
+                    let mut child = Display::new(
+                        format!("Bitmap Index Scan on {}", index.name),
+                        Est {
+                            width: 0,
+                            ..inner_est
+                        },
+                        Source::None,
+                    );
+                    child.node_type = "Bitmap Index Scan".to_string();
+                    child.target = vec![("Index Name", json::Field::Str(index.name.clone()))];
+                    if let (Some(c), _) = index_cond(access, &on, &own) {
+                        child.prop("Index Cond", c);
+                    }
+                    inner.children.push(child);
+                } else if let Access::Index {
                     index, index_only, ..
                 } = access
                 {
@@ -196,7 +223,12 @@ impl Explainer<'_> {
                     .extend(self.target_fields("Relation Name", &table.name, &refname));
                 let (cond, keys) = index_cond(access, &on, &own);
                 if let Some(c) = cond {
-                    inner.prop("Index Cond", c);
+                    let key = if matches!(access, Access::Index { bitmap: true, .. }) {
+                        "Recheck Cond"
+                    } else {
+                        "Index Cond"
+                    };
+                    inner.prop(key, c);
                 }
                 if let Some(f) = inner_filter
                     .as_ref()
@@ -211,7 +243,12 @@ impl Explainer<'_> {
                     rows: rows.round().max(1.0),
                     width: od.est.width + inner_est.width,
                 };
-                let mut d = Display::new("Nested Loop", est, src);
+                let name = if *left_join {
+                    "Nested Loop Left Join"
+                } else {
+                    "Nested Loop"
+                };
+                let mut d = Display::new(name, est, src);
                 if let Some(f) = and_text(&join_rest) {
                     d.prop("Join Filter", f);
                 }
