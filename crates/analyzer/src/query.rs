@@ -118,6 +118,10 @@ pub enum Rel {
 pub struct Query {
     pub root: Rel,
     pub columns: Vec<OutColumn>,
+    /// How many entries of PostgreSQL's range table for the statement are not tables
+    /// (subqueries in FROM, WITH references): EXPLAIN qualifies column names when the range
+    /// table has more than one entry, and these leave no scan of their own in the plan.
+    pub non_table_rtes: usize,
 }
 
 #[derive(Clone)]

@@ -253,7 +253,8 @@ pub fn explain_query(
     actual: Option<Actuals<'_>>,
     summary: &Summary,
 ) -> Vec<String> {
-    let multi = relations(&plan.root, &plan.subplans) > 1;
+    // explain.c: `useprefix = list_length(es->rtable) > 1`.
+    let multi = relations(&plan.root, &plan.subplans) + plan.non_table_rtes > 1;
     let build = |prefix: bool| {
         let mut ex = Explainer {
             catalog,
