@@ -100,3 +100,10 @@ select date_trunc('timezone', ts) from sq_dt;
 select date_trunc('week', iv) from sq_dt;
 select date_trunc('fortnight', tz) from sq_dt;
 select date_trunc('dow', iv) from sq_dt;
+
+-- case: in_hashed_float_keys
+create table sq_fl (id int primary key, f float8);
+insert into sq_fl values (1, 0.0), (2, -0.0), (3, 'NaN'), (4, 1.5), (5, null);
+select id from sq_fl where f in (select '-0'::float8 union all select 'NaN') order by id;
+select id, f not in (select '0'::float8 union all select 'NaN') from sq_fl order by id;
+select id from sq_fl where f in (select f from sq_fl where id in (2, 3)) order by id;
