@@ -65,6 +65,10 @@ pub struct Binder<'a> {
     /// Set for the next SELECT bound as a set-operation operand: its unknown literals stay
     /// unknown so the set operation can resolve them.
     pub keep_unknown: bool,
+    /// The range-table entries other than tables met so far in the statement (subqueries in
+    /// FROM, WITH references), by the address of their syntax node: a SELECT bound twice
+    /// (re-bound as an aggregate query) counts each once. EXPLAIN reads the count.
+    pub non_table_rtes: std::collections::BTreeSet<usize>,
 }
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
@@ -118,6 +122,7 @@ impl<'a> Binder<'a> {
             next_subplan: 0,
             ctes: Vec::new(),
             keep_unknown: false,
+            non_table_rtes: Default::default(),
         }
     }
 

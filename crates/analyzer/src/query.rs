@@ -121,6 +121,10 @@ pub struct Query {
     /// Subquery ids used so far in the statement (`SubPlan::id`s are below it): the planner
     /// numbers the subqueries it makes itself (min/max through an index) from here.
     pub subplan_ids: u32,
+    /// How many entries of PostgreSQL's range table for the statement are not tables
+    /// (subqueries in FROM, WITH references): EXPLAIN qualifies column names when the range
+    /// table has more than one entry, and these leave no scan of their own in the plan.
+    pub non_table_rtes: usize,
 }
 
 #[derive(Clone)]

@@ -24,6 +24,8 @@ pub enum SubResult {
     Value(Datum),
     /// The values with their charge to the statement's memory (given back with the cache).
     Values(Vec<Datum>, crate::exec::mem::MemCharge),
+    /// A hashed `IN` subquery's values (`keel_planner::hashed_subplan`).
+    Hashed(crate::exec::subplan::HashedValues),
 }
 
 /// What evaluation may need beyond the row.

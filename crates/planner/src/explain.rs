@@ -274,7 +274,8 @@ pub fn explain_query(
     summary: &Summary,
 ) -> Vec<String> {
     deparse::reset_init_params();
-    let multi = relations(&plan.root, &plan.subplans) > 1;
+    // explain.c: `useprefix = list_length(es->rtable) > 1`.
+    let multi = relations(&plan.root, &plan.subplans) + plan.non_table_rtes > 1;
     let build = |prefix: bool| {
         let mut ex = Explainer {
             catalog,

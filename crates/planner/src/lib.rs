@@ -16,10 +16,12 @@ mod outer;
 mod outer_nestloop;
 mod paths;
 pub mod plan;
+mod pullup;
 mod semijoin;
 
 pub use access::equi_keys;
 pub use keel_stats::TableStats;
+pub use semijoin::hashed_subplan;
 
 use keel_analyzer::expr::Expr;
 use keel_analyzer::query::{ModifyQuery, Query, Rel, SortKey};
@@ -66,6 +68,7 @@ pub fn plan_query(catalog: &Catalog, sizes: &dyn RelSizes, q: &Query) -> PgResul
         root,
         columns: q.columns.clone(),
         subplans: p.subplans.into(),
+        non_table_rtes: q.non_table_rtes,
     })
 }
 
@@ -267,6 +270,15 @@ impl<'a> Planner<'a> {
         // The row goal applies to this node only; the arms below pass it on where rows go
         // through one for one.
         let goal = self.goal.take();
+        if let Some(pulled) = pullup::pull_filter(r) {
+            self.goal = goal;
+            return self.rel(&pulled);
+        }
+        if let Rel::Filter { input, pred } = r
+            && let Some(joined) = semijoin::unique_in_as_join(self.catalog, input, pred)
+        {
+            return self.rel(&joined);
+        }
         if let Rel::Filter { input, pred } = r
             && let Some(plan) = self.with_semi_joins(input, pred)?
         {

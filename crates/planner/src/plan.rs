@@ -138,6 +138,8 @@ pub struct QueryPlan {
     pub columns: Vec<OutColumn>,
     /// The plans of the statement's subqueries in expressions, by `SubPlan::id`.
     pub subplans: Subplans,
+    /// `Query::non_table_rtes`: range-table entries EXPLAIN counts beyond the plan's scans.
+    pub non_table_rtes: usize,
 }
 
 /// The plans of a statement's subqueries, by `SubPlan::id` (ids are dense per statement; an id

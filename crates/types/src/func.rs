@@ -5,6 +5,8 @@ use keel_common::PgResult;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+#[path = "func_datetime.rs"]
+mod dtfn;
 #[path = "func_impl.rs"]
 mod imp;
 #[path = "func_numeric.rs"]
@@ -168,6 +170,18 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
         ("now" | "current_timestamp" | "transaction_timestamp", 0) => {
             fv(&[], TimestampTz, Stable, imp::now)
         }
+        ("date_trunc", 2) if a0.is_some_and(is_text) => match a1? {
+            Timestamp => f(&[Text, Timestamp], Timestamp, |a, _| {
+                dtfn::date_trunc_timestamp(a)
+            }),
+            TimestampTz | Date => f(&[Text, TimestampTz], TimestampTz, |a, _| {
+                dtfn::date_trunc_timestamp(a)
+            }),
+            Interval => f(&[Text, Interval], Interval, |a, _| {
+                dtfn::date_trunc_interval(a)
+            }),
+            _ => None,
+        },
         ("statement_timestamp", 0) => fv(&[], TimestampTz, Stable, imp::statement_timestamp),
         ("clock_timestamp", 0) => fv(&[], TimestampTz, Volatile, imp::clock_timestamp),
         ("timeofday", 0) => fv(&[], Text, Volatile, imp::timeofday),

@@ -432,3 +432,48 @@ fn long_string_functions_check_for_interrupts() {
     );
     assert_eq!(ctx.checks, 0);
 }
+
+#[test]
+fn date_trunc_units_and_errors() {
+    use crate::datetime::{format_timestamp, parse_timestamp};
+    let ts = |s: &str| Datum::Timestamp(parse_timestamp(s, false).unwrap());
+    let trunc = |u: &str, s: &str| {
+        let f = resolve_function("date_trunc", &[TypeId::Text, TypeId::Timestamp]).unwrap();
+        let Datum::Timestamp(v) = (f.func)(&[Datum::Text(u.into()), ts(s)], &mut Ctx).unwrap()
+        else {
+            panic!("not a timestamp")
+        };
+        let mut out = String::new();
+        format_timestamp(v, false, &mut out);
+        out
+    };
+    // Expected values from PostgreSQL 15.
+    assert_eq!(
+        trunc("month", "2024-03-15 10:11:12.345678"),
+        "2024-03-01 00:00:00"
+    );
+    assert_eq!(trunc("WEEK", "2024-03-15 10:11:12"), "2024-03-11 00:00:00");
+    assert_eq!(
+        trunc("microseconds", "2024-03-15 10:11:12.345678"),
+        "2024-03-15 10:11:12.345678"
+    );
+    assert_eq!(
+        trunc("milliseconds", "2024-03-15 10:11:12.345678"),
+        "2024-03-15 10:11:12.345"
+    );
+    assert_eq!(
+        trunc("quarter", "2024-08-15 10:11:12"),
+        "2024-07-01 00:00:00"
+    );
+    assert_eq!(trunc("millennium", "2001-01-01"), "2001-01-01 00:00:00");
+    assert_eq!(trunc("century", "0050-06-01 BC"), "0100-01-01 00:00:00 BC");
+    assert_eq!(trunc("decade", "0005-01-01 BC"), "0011-01-01 00:00:00 BC");
+    let f = resolve_function("date_trunc", &[TypeId::Text, TypeId::Timestamp]).unwrap();
+    let err = |u: &str| {
+        (f.func)(&[Datum::Text(u.into()), ts("2024-01-01")], &mut Ctx)
+            .unwrap_err()
+            .code
+    };
+    assert_eq!(err("epoch"), "22023");
+    assert_eq!(err("timezone"), "0A000");
+}

@@ -88,6 +88,7 @@ impl Binder<'_> {
             root: plan,
             columns,
             subplan_ids: self.next_subplan,
+            non_table_rtes: self.non_table_rtes.len(),
         })
     }
 
@@ -221,6 +222,7 @@ impl Binder<'_> {
                     let n = super::object_name(name).1;
                     let qual = alias.as_ref().map_or(n.clone(), |a| fold(&a.name));
                     if let Some((plan, mut scope)) = self.cte_item(&n, &qual) {
+                        self.non_table_rtes.insert(name as *const _ as usize);
                         if let Some(a) = alias {
                             for (c, an) in scope.cols.iter_mut().zip(&a.columns) {
                                 c.name = fold(&an.name);
@@ -256,6 +258,8 @@ impl Binder<'_> {
                     });
                 }
                 let sub = self.query(subquery)?;
+                self.non_table_rtes
+                    .insert(subquery.as_ref() as *const ast::Query as usize);
                 let qual = alias.as_ref().map(|a| fold(&a.name));
                 let cols = sub
                     .columns

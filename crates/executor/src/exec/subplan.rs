@@ -3,14 +3,22 @@
 //! A subquery runs in the statement's transaction with a nested [`EvalCx`] whose `outer` holds
 //! the enclosing row's values it references. Uncorrelated subqueries (no outer references)
 //! run once per execution; their result is cached in `EvalCx::subq`.
+//!
+//! An uncorrelated `x IN (SELECT ...)` comparing with `=` is hashed (PostgreSQL's hashed
+//! SubPlan, `keel_planner::hashed_subplan`): the distinct non-NULL values are kept as keys,
+//! with whether a NULL or any row was seen, so a probe is one lookup and gives what comparing
+//! with each value would: true when found; else NULL when the subquery had a NULL; false.
+//! A NULL probe is NULL against a non-empty result, false against an empty one.
 
+use super::discard::discard_in_place;
 use super::mem::MemCharge;
-use super::{Row, build};
+use super::{Row, build, key_of};
 use crate::eval::{Eval, EvalCx, SubResult};
 use keel_analyzer::expr::{SubKind, SubPlan};
 use keel_common::{PgError, PgResult, sqlstate};
-use keel_types::Datum;
-use keel_types::datum::row_heap_bytes;
+use keel_types::datum::{alloc_size, row_heap_bytes};
+use keel_types::{Datum, TypeId};
+use std::collections::HashSet;
 use std::mem::size_of;
 
 /// Runs the subquery, pulling at most `limit` rows; the rows kept are charged to `mem`.
@@ -65,6 +73,19 @@ pub fn eval(sp: &SubPlan, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>
     let mut outer = Vec::with_capacity(sp.outer_args.len());
     for a in &sp.outer_args {
         outer.push(a.eval(row, cx)?);
+    }
+    if let Some(ty) = keel_planner::hashed_subplan(sp)
+        && let SubKind::Quantified { lhs, .. } = &sp.kind
+    {
+        let l = lhs.eval(row, cx)?;
+        if !matches!(cx.subq.get(&sp.id), Some(SubResult::Hashed(_))) {
+            let h = hash_values(sp, ty, cx)?;
+            cx.subq.insert(sp.id, SubResult::Hashed(h));
+        }
+        let Some(SubResult::Hashed(h)) = cx.subq.get_mut(&sp.id) else {
+            return Err(PgError::internal("hashed subquery result missing"));
+        };
+        return Ok(h.probe(&l, ty));
     }
     match &sp.kind {
         SubKind::Scalar | SubKind::Exists => {
@@ -133,4 +154,65 @@ fn quantified(
     } else {
         Datum::Bool(all)
     })
+}
+
+/// A hashed `IN` subquery's result.
+pub struct HashedValues {
+    keys: HashSet<Vec<u8>>,
+    saw_null: bool,
+    empty: bool,
+    buf: Vec<u8>,
+    mem: MemCharge,
+}
+
+impl HashedValues {
+    fn probe(&mut self, l: &Datum, ty: TypeId) -> Datum {
+        if self.empty {
+            return Datum::Bool(false);
+        }
+        if l.is_null() {
+            return Datum::Null;
+        }
+        key_of(std::slice::from_ref(l), &[ty], &mut self.buf);
+        if self.keys.contains(&self.buf) {
+            Datum::Bool(true)
+        } else if self.saw_null {
+            Datum::Null
+        } else {
+            Datum::Bool(false)
+        }
+    }
+}
+
+impl Drop for HashedValues {
+    fn drop(&mut self) {
+        discard_in_place(&mut self.keys);
+    }
+}
+
+/// Runs `sp` and hashes its first column's values (of type `ty`).
+fn hash_values(sp: &SubPlan, ty: TypeId, cx: &mut EvalCx<'_>) -> PgResult<HashedValues> {
+    let mut rows_charge = MemCharge::new("A subquery's result");
+    let rows = run(sp, &[], cx, usize::MAX, &mut rows_charge)?;
+    let mut h = HashedValues {
+        keys: HashSet::new(),
+        saw_null: false,
+        empty: rows.is_empty(),
+        buf: Vec::new(),
+        mem: MemCharge::new("A hashed subquery's values"),
+    };
+    for v in first_column(rows) {
+        cx.tick()?;
+        if v.is_null() {
+            h.saw_null = true;
+            continue;
+        }
+        key_of(std::slice::from_ref(&v), &[ty], &mut h.buf);
+        if !h.keys.contains(&h.buf) {
+            h.mem.add(cx, alloc_size(h.buf.len()))?;
+            h.mem.room_for_one(cx, &mut h.keys, size_of::<Vec<u8>>())?;
+            h.keys.insert(std::mem::take(&mut h.buf));
+        }
+    }
+    Ok(h)
 }

@@ -199,7 +199,9 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             let n = sp.id + 1;
             match &sp.kind {
                 SubKind::Exists | SubKind::Scalar => out.push_str(&format!("(SubPlan {n})")),
-                // Keel compares with the subquery's rows one by one (never hashed).
+                SubKind::Quantified { .. } if crate::hashed_subplan(sp).is_some() => {
+                    out.push_str(&format!("(hashed SubPlan {n})"))
+                }
                 SubKind::Quantified { .. } => out.push_str(&format!("(SubPlan {n})")),
             }
         }

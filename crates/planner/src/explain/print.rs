@@ -145,10 +145,12 @@ pub(super) fn print(
         out.push(format!("{pad}Output: {}", o.join(", ")));
     }
     // PostgreSQL prints a node's qualifiers with the rows its filter removed right after the
-    // filter, then its own figures (sort method, hash aggregate batches), then its buffers.
-    // An aggregate prints its hash table's figures between its Filter and the rows that
-    // filter removed (explain.c: show_hashagg_info before show_instrumentation_count).
-    let agg = d.name.ends_with("Aggregate");
+    // filter, then its own figures (sort method, hash aggregate batches), then its buffers;
+    // an aggregate's HAVING count comes after its batches (as PostgreSQL 15 prints it).
+    let removed_line = removed
+        .filter(|n| *n > 0)
+        .map(|n| format!("{pad}Rows Removed by Filter: {n}"));
+    let agg = d.node_type == "Aggregate";
     for (key, val) in &d.props {
         let text = match val {
             Val::Text(t) => t.clone(),
@@ -156,17 +158,20 @@ pub(super) fn print(
         };
         out.push(format!("{pad}{key}: {text}"));
         if *key == "Filter"
-            && let Some(n) = removed
-            && n > 0
+            && !agg
+            && let Some(l) = &removed_line
         {
-            if agg {
-                out.extend(extra.drain(..).map(|l| format!("{pad}{l}")));
-            }
-            out.push(format!("{pad}Rows Removed by Filter: {n}"));
+            out.push(l.clone());
         }
     }
     for l in extra {
         out.push(format!("{pad}{l}"));
+    }
+    if agg
+        && d.props.iter().any(|(k, _)| *k == "Filter")
+        && let Some(l) = removed_line
+    {
+        out.push(l);
     }
     if opts.buffers
         && let Some(b) = buffers
