@@ -20,8 +20,10 @@
 //! parallel) and `work_mem = '4MB'`; a setting the server under test rejects is reported, and
 //! the comparison runs without it. Every mismatch is collected, and the failure lists, per
 //! query, both texts. `tests/explain/README.md` lists the corpus with PostgreSQL 15's plans.
-//! The tests are ignored until keel has EXPLAIN; `KEEL_E2E_TARGET=pg` runs them PostgreSQL
-//! against PostgreSQL, where they must pass (`--include-ignored`).
+//! Queries keel does not print as PostgreSQL does yet are listed, per form and with the
+//! reason, in `tests/explain/known_differences.txt`; every other query must match, a listed
+//! one must still differ (so the list only shrinks), and at least 40 must match in each form.
+//! `KEEL_E2E_TARGET=pg` runs the tests PostgreSQL against PostgreSQL, where all must match.
 
 use keel_e2e::Server;
 use keel_e2e::client::{self, connect, within};
@@ -242,11 +244,51 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
-/// Runs `explain_prefix <query>` for every corpus query on both servers and fails with every
-/// mismatch. `normalize` is applied to both outputs before comparing.
-fn compare_corpus(explain_prefix: &str, rolled_back: bool, normalize: fn(&str) -> String) {
+/// The corpus queries whose plans keel does not print as PostgreSQL 15 does yet, for one
+/// form (`plans` or `analyze`), with the reason: `tests/explain/known_differences.txt`, one
+/// `form name: reason` per line.
+fn known_differences(form: &str) -> Vec<(String, String)> {
+    let path = corpus_dir().join("known_differences.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| {
+            let (head, reason) = l.split_once(':')?;
+            let (f, name) = head.trim().split_once(' ')?;
+            (f == form).then(|| (name.trim().to_string(), reason.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The issue's bar: at least this many corpus queries print exactly as on PostgreSQL 15, in
+/// each form.
+const MIN_MATCHING: usize = 40;
+
+/// Runs `explain_prefix <query>` for every corpus query on both servers. Every query must print
+/// what PostgreSQL 15 prints, except those listed for `form` in known_differences.txt, which
+/// must still differ (a listed query that now matches fails the test until it is taken off the
+/// list), and at least [`MIN_MATCHING`] queries must match. Against PostgreSQL itself
+/// (`KEEL_E2E_TARGET=pg`) the list does not apply. `normalize` is applied to both outputs
+/// before comparing.
+fn compare_corpus(
+    form: &str,
+    explain_prefix: &str,
+    rolled_back: bool,
+    normalize: fn(&str) -> String,
+) {
     let queries = load_queries();
     let (target, oracle) = (Server::start(&[]), Server::oracle(&[]));
+    let known = match target.engine {
+        keel_e2e::Engine::Keel => known_differences(form),
+        keel_e2e::Engine::Pg => Vec::new(),
+    };
+    for (name, _) in &known {
+        assert!(
+            queries.iter().any(|q| &q.name == name),
+            "known_differences.txt names {name}, which is not in the corpus"
+        );
+    }
     load_schema(&oracle, "schema.sql");
     load_schema(&target, "schema.sql");
     let rt = client::runtime();
@@ -274,43 +316,65 @@ fn compare_corpus(explain_prefix: &str, rolled_back: bool, normalize: fn(&str) -
                 Err(e) => e,
             };
             if got != want {
-                failures.push(format!(
-                    "--- {}: {}\n  {:?}:\n{}\n  PostgreSQL 15:\n{}",
-                    q.name,
-                    q.sql,
-                    target.engine,
-                    indent(&got),
-                    indent(&want)
+                failures.push((
+                    q.name.clone(),
+                    format!(
+                        "--- {}: {}\n  {:?}:\n{}\n  PostgreSQL 15:\n{}",
+                        q.name,
+                        q.sql,
+                        target.engine,
+                        indent(&got),
+                        indent(&want)
+                    ),
                 ));
             }
         }
         (failures, rejected)
     });
+    let matching = queries.len() - failures.len();
     eprintln!(
-        "{explain_prefix}: {}/{} queries match PostgreSQL 15",
-        queries.len() - failures.len(),
-        queries.len()
+        "{explain_prefix}: {matching}/{} queries match PostgreSQL 15 ({} listed as known differences)",
+        queries.len(),
+        known.len()
+    );
+    let is_known = |name: &str| known.iter().any(|(n, _)| n == name);
+    let unexpected: Vec<&str> = (failures.iter())
+        .filter(|(name, _)| !is_known(name))
+        .map(|(_, text)| text.as_str())
+        .collect();
+    let fixed: Vec<&str> = (known.iter())
+        .filter(|(name, _)| !failures.iter().any(|(n, _)| n == name))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert!(
+        unexpected.is_empty() && rejected.is_empty(),
+        "{}{} of {} queries differ from PostgreSQL 15 under {explain_prefix} without being \
+         listed in known_differences.txt:\n\n{}",
+        rejected_note(target.engine, &rejected),
+        unexpected.len(),
+        queries.len(),
+        unexpected.join("\n\n")
     );
     assert!(
-        failures.is_empty() && rejected.is_empty(),
-        "{}{} of {} queries differ from PostgreSQL 15 under {explain_prefix}:\n\n{}",
-        rejected_note(target.engine, &rejected),
-        failures.len(),
-        queries.len(),
-        failures.join("\n\n")
+        fixed.is_empty(),
+        "these queries now match PostgreSQL 15 under {explain_prefix}: take them off \
+         known_differences.txt ({form}): {fixed:?}"
+    );
+    assert!(
+        matching >= MIN_MATCHING,
+        "only {matching} corpus queries match PostgreSQL 15 under {explain_prefix}"
     );
 }
 
 #[test]
-#[ignore = "needs EXPLAIN (issue 17)"]
 fn explain_plans_match_postgres() {
-    compare_corpus("explain (costs off)", false, |s| s.to_string());
+    compare_corpus("plans", "explain (costs off)", false, |s| s.to_string());
 }
 
 #[test]
-#[ignore = "needs EXPLAIN (issue 17)"]
 fn explain_analyze_matches_postgres() {
     compare_corpus(
+        "analyze",
         "explain (analyze, costs off, timing off, summary off)",
         true,
         normalize_analyze,
