@@ -2,6 +2,7 @@
 //! PostgreSQL's rules (unknown literals and parameters take their type from context).
 
 pub mod dml;
+mod from;
 pub mod func;
 pub mod join;
 mod keyword_expr;
