@@ -521,17 +521,32 @@ impl Planner<'_> {
             None => {
                 // Build the hash table on the smaller side (the executor builds on the right).
                 // Without equality keys it is a nested loop: the outer side is the one whose
-                // rows times the inner side's cost is lower.
+                // rows times the inner side's cost is lower, as PostgreSQL prices a rescanned
+                // inner side. Keel's nested loop holds its inner side in memory (read once,
+                // scanned per outer row), so a big inner side is taken only when it is the
+                // smaller one: holding the larger could exhaust the statement's memory where
+                // the smaller would not (a cross join of a join result with a table).
                 let keyed = on_parts.iter().any(|&i| {
                     let mut parts = Vec::new();
                     crate::access::conjuncts(conj[i].expr.clone(), &mut parts);
                     parts.iter().any(|p| joins_parts(p, &cur.pos, &right.pos))
                 });
+                let smaller_inner = right.est.rows <= cur.est.rows;
                 let cur_outer = if keyed {
-                    right.est.rows <= cur.est.rows
+                    smaller_inner
                 } else {
-                    cur.est.cost + cur.est.rows * right.est.cost
-                        <= right.est.cost + right.est.rows * cur.est.cost
+                    let by_cost = cur.est.cost + cur.est.rows * right.est.cost
+                        <= right.est.cost + right.est.rows * cur.est.cost;
+                    let (inner, outer) = if by_cost {
+                        (right.est.rows, cur.est.rows)
+                    } else {
+                        (cur.est.rows, right.est.rows)
+                    };
+                    if inner > outer && inner > BIG_INNER_ROWS {
+                        smaller_inner
+                    } else {
+                        by_cost
+                    }
                 };
                 let (l, rt) = if cur_outer {
                     (cur, right)
@@ -583,6 +598,9 @@ struct Step {
 
 /// Whether `e` is an equality of an expression over one part's columns (`a`) with one over
 /// the other's (`b`): a hash join key.
+/// Rows above which a nested loop's inner side (held in memory) must be the smaller side.
+const BIG_INNER_ROWS: f64 = 10_000.0;
+
 fn joins_parts(e: &Expr, a: &[Option<usize>], b: &[Option<usize>]) -> bool {
     let Expr::Bin { op: "=", l, r, .. } = e else {
         return false;
