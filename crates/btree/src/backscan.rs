@@ -13,6 +13,7 @@
 
 use crate::BTree;
 use crate::node::{self, FIRST_DATA, HIGH_KEY, TID_LEN, Target};
+use crate::scan::{prefix_successor, tid6};
 use keel_common::{PgResult, Tid};
 use keel_storage::PageRead;
 use std::cmp::Ordering;
@@ -52,27 +53,6 @@ impl Upto {
         };
         target.cmp_entry(entry) == Ordering::Greater
     }
-}
-
-fn tid6(entry: &[u8]) -> [u8; TID_LEN] {
-    let mut t = [0u8; TID_LEN];
-    t.copy_from_slice(&entry[entry.len() - TID_LEN..]);
-    t
-}
-
-/// The smallest key greater than every key starting with `p`; None if there is none.
-fn prefix_successor(p: &[u8]) -> Option<Vec<u8>> {
-    let mut v = p.to_vec();
-    while let Some(&b) = v.last() {
-        if b == 0xff {
-            v.pop();
-        } else {
-            let n = v.len();
-            v[n - 1] += 1;
-            return Some(v);
-        }
-    }
-    None
 }
 
 impl BTreeBackScan {

@@ -32,7 +32,7 @@ enum State {
 }
 
 /// The smallest key greater than every key starting with `p`; None if there is none.
-fn prefix_successor(p: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn prefix_successor(p: &[u8]) -> Option<Vec<u8>> {
     let mut v = p.to_vec();
     while let Some(&b) = v.last() {
         if b == 0xff {
@@ -149,7 +149,7 @@ impl BTreeScan {
     }
 }
 
-fn tid6(entry: &[u8]) -> [u8; TID_LEN] {
+pub(crate) fn tid6(entry: &[u8]) -> [u8; TID_LEN] {
     let mut t = [0u8; TID_LEN];
     t.copy_from_slice(&entry[entry.len() - TID_LEN..]);
     t
