@@ -90,6 +90,8 @@ pub struct IndexScanOptions {
     /// `RowRef::version == Tid::INVALID`; each entry looked up in the heap instead adds one
     /// to this counter.
     pub index_only: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// The columns the reader needs (None: all); the others come back NULL, never decoded.
+    pub columns: Option<std::sync::Arc<[bool]>>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -286,6 +288,16 @@ impl Engine {
         self.inner.scan(txn, table)
     }
 
+    /// As [`Engine::scan`], decoding only `columns` (None: all); the others come back NULL.
+    pub fn scan_columns<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        columns: Option<std::sync::Arc<[bool]>>,
+    ) -> RowIter<'a> {
+        self.inner.scan_columns(txn, table, columns)
+    }
+
     /// Visible rows whose index key lies in `range`, in index order.
     pub fn index_scan<'a>(
         &'a self,
@@ -313,7 +325,8 @@ impl Engine {
 
     /// Visible rows whose roots `index` gives for `keys` (its bitmap scan), in heap order.
     /// A superset: the caller rechecks its condition on every row. The number of roots the
-    /// index gave is added to `matched` (the Bitmap Index Scan's rows).
+    /// index gave is added to `matched` (the Bitmap Index Scan's rows). Only `columns` are
+    /// decoded (None: all); the others come back NULL.
     pub fn bitmap_heap_scan<'a>(
         &'a self,
         txn: &'a Transaction,
@@ -321,9 +334,10 @@ impl Engine {
         index: &'a IndexDef,
         keys: &[crate::am::ScanKey],
         matched: &std::sync::atomic::AtomicU64,
+        columns: Option<std::sync::Arc<[bool]>>,
     ) -> RowIter<'a> {
         self.inner
-            .bitmap_heap_scan(txn, table, index, keys, matched)
+            .bitmap_heap_scan(txn, table, index, keys, matched, columns)
     }
 
     /// Inserts a row (values in column order, already coerced to the column types) and its

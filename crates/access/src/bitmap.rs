@@ -9,11 +9,10 @@ use crate::api::*;
 use crate::engine::EngineInner;
 use crate::heap::{Heap, Version};
 use crate::relstate::RelState;
-use crate::rows::column_types;
+use crate::rows::Decoder;
 use keel_catalog::{IndexDef, TableDef};
 use keel_common::{PgResult, Tid};
 use keel_txn::Snapshot;
-use keel_types::TypeId;
 use std::sync::Arc;
 
 impl EngineInner {
@@ -24,6 +23,7 @@ impl EngineInner {
         index: &'a IndexDef,
         keys: &[ScanKey],
         matched: &std::sync::atomic::AtomicU64,
+        columns: Option<Arc<[bool]>>,
     ) -> RowIter<'a> {
         let setup = || -> PgResult<BitmapHeapScan<'a>> {
             let rel = self.rel(table.relfile)?;
@@ -34,7 +34,7 @@ impl EngineInner {
                 engine: self,
                 rel,
                 snap: self.snapshot(txn),
-                types: column_types(table),
+                decoder: Decoder::new(table, columns, &[]),
                 roots: roots.into_iter(),
             })
         };
@@ -49,7 +49,7 @@ struct BitmapHeapScan<'a> {
     engine: &'a EngineInner,
     rel: Arc<RelState>,
     snap: Snapshot,
-    types: Vec<TypeId>,
+    decoder: Decoder,
     roots: std::vec::IntoIter<Tid>,
 }
 
@@ -62,7 +62,8 @@ impl Iterator for BitmapHeapScan<'_> {
             match heap.fetch_visible(root, &self.snap) {
                 Ok(Some(Version { tid, row, .. })) => {
                     return Some(
-                        keel_types::row::decode_row(&row, &self.types)
+                        self.decoder
+                            .decode(&row)
                             .map(|values| (RowRef { root, version: tid }, values)),
                     );
                 }

@@ -20,6 +20,51 @@ fn decode(bytes: &[u8], types: &[TypeId]) -> PgResult<Vec<Datum>> {
     keel_types::row::decode_row(bytes, types)
 }
 
+/// How a scan turns stored rows into values: the table's column types and the columns its
+/// reader needs (None: all; the others come back NULL, never decoded).
+pub(crate) struct Decoder {
+    types: Vec<TypeId>,
+    columns: Option<std::sync::Arc<[bool]>>,
+}
+
+impl Decoder {
+    /// `also`: columns the scan itself reads whatever its reader needs (an index's key
+    /// columns, to recheck entries).
+    pub(crate) fn new(
+        table: &TableDef,
+        columns: Option<std::sync::Arc<[bool]>>,
+        also: &[usize],
+    ) -> Decoder {
+        let columns = match columns {
+            Some(c) if also.iter().any(|&i| !c.get(i).copied().unwrap_or(true)) => {
+                let mut c = c.to_vec();
+                for &i in also {
+                    if let Some(w) = c.get_mut(i) {
+                        *w = true;
+                    }
+                }
+                Some(c.into())
+            }
+            c => c,
+        };
+        Decoder {
+            types: column_types(table),
+            columns,
+        }
+    }
+
+    pub(crate) fn width(&self) -> usize {
+        self.types.len()
+    }
+
+    pub(crate) fn decode(&self, bytes: &[u8]) -> PgResult<Vec<Datum>> {
+        match &self.columns {
+            None => decode(bytes, &self.types),
+            Some(c) => keel_types::row::decode_row_cols(bytes, &self.types, c),
+        }
+    }
+}
+
 /// Bytes a page must keep free for later updates of its rows (fillfactor).
 fn reserve(table: &TableDef) -> usize {
     keel_storage::PAGE_SIZE * (100 - table.fillfactor.clamp(10, 100) as usize) / 100
@@ -27,6 +72,16 @@ fn reserve(table: &TableDef) -> usize {
 
 impl EngineInner {
     pub fn scan<'a>(&'a self, txn: &'a Transaction, table: &'a TableDef) -> RowIter<'a> {
+        self.scan_columns(txn, table, None)
+    }
+
+    /// [`EngineInner::scan`] decoding only `columns` (None: all; see [`Decoder`]).
+    pub fn scan_columns<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        columns: Option<std::sync::Arc<[bool]>>,
+    ) -> RowIter<'a> {
         let rel = match self.rel(table.relfile) {
             Ok(r) => r,
             Err(e) => return Box::new(std::iter::once(Err(e))),
@@ -36,7 +91,7 @@ impl EngineInner {
             engine: self,
             rel,
             snap: self.snapshot(txn),
-            types: column_types(table),
+            decoder: Decoder::new(table, columns, &[]),
             block: 0,
             nblocks,
             batch: VecDeque::new(),
@@ -76,7 +131,7 @@ impl EngineInner {
                 engine: self,
                 rel,
                 snap: self.snapshot(txn),
-                types: column_types(table),
+                decoder: Decoder::new(table, options.columns.clone(), &index.columns),
                 keys: IndexKeys::new(table, index),
                 source,
                 only: heap_fetches.map(|f| (f, index.columns.as_slice())),
@@ -381,10 +436,12 @@ struct SeqScan<'a> {
     engine: &'a EngineInner,
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
-    types: Vec<TypeId>,
+    decoder: Decoder,
     block: u32,
     nblocks: u32,
-    batch: VecDeque<(RowRef, Vec<u8>)>,
+    /// The visible rows of the last page read, decoded while it was pinned (no copy of
+    /// their bytes).
+    batch: VecDeque<(RowRef, Vec<Datum>)>,
 }
 
 impl SeqScan<'_> {
@@ -397,12 +454,13 @@ impl SeqScan<'_> {
                 let h = heap::tuple::Header::read(item);
                 if heap::visible(txns, &self.snap, &h) {
                     let tid = Tid::new(self.block, slot);
+                    let row = self.decoder.decode(&item[heap::tuple::HEADER..])?;
                     self.batch.push_back((
                         RowRef {
                             root: h.root,
                             version: tid,
                         },
-                        item[heap::tuple::HEADER..].to_vec(),
+                        row,
                     ));
                 }
             }
@@ -416,8 +474,8 @@ impl Iterator for SeqScan<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if let Some((r, bytes)) = self.batch.pop_front() {
-                return Some(decode(&bytes, &self.types).map(|row| (r, row)));
+            if let Some(r) = self.batch.pop_front() {
+                return Some(Ok(r));
             }
             if self.block >= self.nblocks {
                 return None;
@@ -436,7 +494,7 @@ struct IndexScan<'a> {
     engine: &'a EngineInner,
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
-    types: Vec<TypeId>,
+    decoder: Decoder,
     keys: IndexKeys<'a>,
     source: Box<dyn am::IndexScan + 'a>,
     /// An index-only scan: its heap lookups counter and the index's key columns.
@@ -453,7 +511,7 @@ impl IndexScan<'_> {
                     &*self.source,
                     columns,
                     root,
-                    self.types.len(),
+                    self.decoder.width(),
                 )? {
                     return Ok(Some(row));
                 }
@@ -463,7 +521,7 @@ impl IndexScan<'_> {
             let Some(Version { tid, row, .. }) = heap.fetch_visible(root, &self.snap)? else {
                 continue;
             };
-            let values = decode(&row, &self.types)?;
+            let values = self.decoder.decode(&row)?;
             // Entries are never updated in place: an entry whose key differs from the version
             // this snapshot sees is stale, and the version is reached through its own entry.
             if !self.source.recheck(&self.keys.key_of(&values)) {

@@ -88,12 +88,18 @@ fn build_node<'a>(
         Plan::Scan {
             table,
             access,
-            filter: Some(pred),
+            filter,
+            run,
             ..
-        } if ins.is_some() => {
+        } if ins.is_some() && run.check(filter.as_ref()).is_some() => {
             // Instrumented, the filter runs as its own step so the rows it removes are
             // counted (`Rows Removed by Filter`); the rows that pass are the same.
-            let scan: BoxNode<'a> = Box::new(scan::Scan::new(engine, txn, table, access, None));
+            let Some(pred) = run.check(filter.as_ref()) else {
+                return Err(keel_common::PgError::internal("scan filter vanished"));
+            };
+            let scan: BoxNode<'a> = Box::new(
+                scan::Scan::new(engine, txn, table, access, None).columns(run.columns.as_ref()),
+            );
             let (Some(ins), Some(id)) = (ins, id) else {
                 return Err(keel_common::PgError::internal(
                     "instrumentation without a node id",
@@ -113,8 +119,12 @@ fn build_node<'a>(
             table,
             access,
             filter,
+            run,
             ..
-        } => Box::new(scan::Scan::new(engine, txn, table, access, filter.as_ref())),
+        } => Box::new(
+            scan::Scan::new(engine, txn, table, access, run.check(filter.as_ref()))
+                .columns(run.columns.as_ref()),
+        ),
         Plan::Values { rows } => Box::new(values::Values::new(rows)),
         Plan::Series {
             start,
@@ -149,9 +159,17 @@ fn build_node<'a>(
             (*left_width, *right_width),
             hash.as_ref(),
         )),
-        Plan::Agg { input, group, aggs } => {
-            Box::new(agg::Agg::new(build(input, engine, txn)?, group, aggs))
-        }
+        Plan::Agg {
+            input,
+            group,
+            aggs,
+            dependent,
+        } => Box::new(agg::Agg::new(
+            build(input, engine, txn)?,
+            group,
+            aggs,
+            dependent,
+        )),
         Plan::Sort { input, keys } => Box::new(sort::Sort::new(build(input, engine, txn)?, keys)),
         Plan::Limit {
             input,
@@ -199,12 +217,13 @@ fn build_node<'a>(
             inner_filter,
             join_filter,
             left_join,
+            inner_columns,
             ..
         } => Box::new(nestloop::IndexNestLoop::new(
             build(outer, engine, txn)?,
             engine,
             txn,
-            (table, access),
+            (table, access, inner_columns.as_ref()),
             (inner_filter.as_ref(), join_filter.as_ref()),
             *left_join,
         )),

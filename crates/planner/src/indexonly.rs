@@ -17,6 +17,7 @@
 use crate::RelSizes;
 use crate::paths::{self, covers};
 use crate::plan::{Access, Plan};
+use crate::scanrun;
 use keel_analyzer::expr::{Expr, SubKind};
 use keel_catalog::{Catalog, TableDef};
 use std::collections::BTreeSet;
@@ -101,19 +102,24 @@ impl Pass<'_> {
     fn walk_goal(&self, plan: &mut Plan, need: Need, goal: Option<f64>) {
         if let Some(scan) = self.sorted_scan(plan, &need, goal) {
             *plan = scan;
-            return;
         }
         match plan {
             Plan::Scan {
                 table,
                 access,
                 filter,
+                run,
                 ..
             } => {
-                if let Need::Cols(cols) = need.with(&filter.iter().collect::<Vec<_>>()) {
-                    let cols: Vec<usize> = cols.into_iter().collect();
-                    self.scan(table, access, filter.as_ref(), &cols);
-                }
+                let cols: Vec<usize> = match need.with(&filter.iter().collect::<Vec<_>>()) {
+                    Need::Cols(cols) => {
+                        let cols: Vec<usize> = cols.into_iter().collect();
+                        self.scan(table, access, filter.as_ref(), &cols);
+                        cols
+                    }
+                    Need::All => (0..table.columns.len()).collect(),
+                };
+                *run = scanrun::scan_run(table, access, filter.as_ref(), &cols);
             }
             Plan::Values { .. } | Plan::Series { .. } => {}
             Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
@@ -155,6 +161,7 @@ impl Pass<'_> {
                 inner_filter,
                 join_filter,
                 outer_width,
+                inner_columns,
                 ..
             } => {
                 let joined = need.with(&join_filter.iter().collect::<Vec<_>>());
@@ -177,6 +184,7 @@ impl Pass<'_> {
                 if let Need::Cols(cols) = inner_need {
                     let cols: Vec<usize> = cols.into_iter().collect();
                     same_index_only(table, access, &cols);
+                    *inner_columns = scanrun::mask(table, &cols);
                 }
             }
             Plan::SemiJoin {
@@ -189,7 +197,9 @@ impl Pass<'_> {
                 self.walk(input, need.with(&outer_keys.iter().collect::<Vec<_>>()));
                 self.walk(inner, only(&inner_keys.iter().collect::<Vec<_>>()));
             }
-            Plan::Agg { input, group, aggs } => {
+            Plan::Agg {
+                input, group, aggs, ..
+            } => {
                 let mut read: Vec<&Expr> = group.iter().collect();
                 for a in aggs.iter() {
                     read.extend(a.args.iter().chain(&a.filter));
@@ -276,6 +286,7 @@ impl Pass<'_> {
             alias: alias.clone(),
             access: path.access,
             filter: filter.clone(),
+            run: Default::default(),
         })
     }
 

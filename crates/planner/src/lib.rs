@@ -9,6 +9,7 @@ mod access;
 mod cost;
 mod equiv;
 pub mod explain;
+mod groupkeys;
 mod indexonly;
 mod joins;
 mod minmax;
@@ -17,6 +18,7 @@ mod outer_nestloop;
 mod paths;
 pub mod plan;
 mod pullup;
+mod scanrun;
 mod semijoin;
 
 pub use access::equi_keys;
@@ -262,6 +264,7 @@ impl<'a> Planner<'a> {
             alias: alias.clone(),
             access: path.access,
             filter: pred.cloned(),
+            run: Default::default(),
         })
     }
 
@@ -296,6 +299,7 @@ impl<'a> Planner<'a> {
                 alias: alias.clone(),
                 access: Access::Seq,
                 filter: None,
+                run: Default::default(),
             },
             Rel::Filter { input, pred } => {
                 self.exprs([pred]);
@@ -307,6 +311,7 @@ impl<'a> Planner<'a> {
                             alias: alias.clone(),
                             access,
                             filter,
+                            run: Default::default(),
                         }
                     }
                     input => Plan::Filter {
@@ -385,6 +390,7 @@ impl<'a> Planner<'a> {
                     input: Box::new(self.rel(input)?),
                     group: group.clone(),
                     aggs: aggs.clone(),
+                    dependent: groupkeys::dependent(self.catalog, input, group),
                 }
             }
             Rel::Sort { input, keys } => {

@@ -145,6 +145,7 @@ impl Planner<'_> {
                 join_filter: on.map(|e| remap(e.clone(), &to)),
                 outer_width: pres.len(),
                 left_join: true,
+                inner_columns: None,
             },
         })
     }

@@ -41,14 +41,14 @@ impl ScanPath {
 }
 
 /// `column op value` conjuncts of a WHERE, the column on the left; with the conjunct itself.
-struct Qual<'e> {
-    col: usize,
+pub(crate) struct Qual<'e> {
+    pub col: usize,
     op: &'static str,
     value: &'e Expr,
-    clause: &'e Expr,
+    pub clause: &'e Expr,
 }
 
-fn quals(parts: &[Expr]) -> Vec<Qual<'_>> {
+pub(crate) fn quals(parts: &[Expr]) -> Vec<Qual<'_>> {
     parts
         .iter()
         .filter_map(|p| {
@@ -75,7 +75,7 @@ fn quals(parts: &[Expr]) -> Vec<Qual<'_>> {
 
 /// The index access `quals` allow on `idx` (equalities on its leading columns, then bounds on
 /// the next), and the conjuncts it uses.
-fn index_access<'e>(idx: &Arc<IndexDef>, quals: &[Qual<'e>]) -> (Access, Vec<&'e Expr>) {
+pub(crate) fn index_access<'e>(idx: &Arc<IndexDef>, quals: &[Qual<'e>]) -> (Access, Vec<&'e Expr>) {
     let mut used = Vec::new();
     let mut eq = Vec::new();
     for col in &idx.columns {

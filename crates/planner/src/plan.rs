@@ -33,6 +33,38 @@ pub enum Access {
     },
 }
 
+/// How the executor runs a scan, settled once the whole plan is known (the column pass,
+/// `indexonly.rs`). The default reads every column and checks the whole filter.
+#[derive(Clone, Default)]
+pub struct ScanRun {
+    /// The columns any node above (or the filter) reads, by table column (None: all). The
+    /// others come back NULL and are never decoded.
+    pub columns: Option<Arc<[bool]>>,
+    /// What the executor checks on each row the access returns.
+    pub recheck: Recheck,
+}
+
+#[derive(Clone, Default)]
+pub enum Recheck {
+    /// The whole `filter`.
+    #[default]
+    Filter,
+    /// Only this part of it (None: nothing): the B-tree range gives exactly the rows that
+    /// pass the rest (the access layer drops entries whose key no longer matches the version
+    /// it returns, and the index conditions' types compare as their keys do).
+    Residual(Option<Expr>),
+}
+
+impl ScanRun {
+    /// The condition the executor checks, given the scan's `filter`.
+    pub fn check<'a>(&'a self, filter: Option<&'a Expr>) -> Option<&'a Expr> {
+        match &self.recheck {
+            Recheck::Filter => filter,
+            Recheck::Residual(r) => r.as_ref(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub enum Plan {
     Scan {
@@ -41,6 +73,7 @@ pub enum Plan {
         alias: Option<String>,
         access: Access,
         filter: Option<Expr>,
+        run: ScanRun,
     },
     /// Rows of expressions without input (VALUES, or a FROM-less SELECT's single empty row).
     Values {
@@ -92,6 +125,8 @@ pub enum Plan {
         outer_width: usize,
         /// LEFT JOIN: an outer row no probed row joins is emitted once, NULL-extended.
         left_join: bool,
+        /// The probed table's columns anything reads (as `ScanRun::columns`).
+        inner_columns: Option<Arc<[bool]>>,
     },
     /// `WHERE [NOT] EXISTS (correlated subquery)` as a hash semi-join (`anti`: anti-join):
     /// `input` rows pass when their `outer_keys` are (are not) among `inner`'s `inner_keys`.
@@ -106,6 +141,9 @@ pub enum Plan {
         input: Box<Plan>,
         group: Vec<Expr>,
         aggs: Vec<AggCall>,
+        /// Per `group` expression (or empty: none): decided by a grouped primary key, so
+        /// carried from each group's first row rather than hashed (`groupkeys.rs`).
+        dependent: Vec<bool>,
     },
     Sort {
         input: Box<Plan>,
@@ -209,7 +247,9 @@ impl Plan {
                 offset,
             } => no_subplan(limit.iter().chain(offset)) && input.is_cheap(),
             Plan::Project { .. } => false,
-            Plan::Agg { input, group, aggs } => {
+            Plan::Agg {
+                input, group, aggs, ..
+            } => {
                 let args = aggs.iter().flat_map(|a| {
                     a.args
                         .iter()

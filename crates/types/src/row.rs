@@ -261,14 +261,24 @@ fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
 /// Decodes a whole row. A row written with fewer columns than `types` (an old row after
 /// ALTER TABLE ADD COLUMN) yields NULL for the missing ones. Errors are XX001 (corrupt data).
 pub fn decode_row(bytes: &[u8], types: &[TypeId]) -> PgResult<Vec<Datum>> {
+    decode_row_cols(bytes, types, &[])
+}
+
+/// As [`decode_row`], decoding only the columns `wanted` marks (a scan whose readers need
+/// no others): the rest are stepped over and come back NULL, so a wide row costs no
+/// allocation for text nobody reads. Columns past `wanted`'s end are decoded.
+pub fn decode_row_cols(bytes: &[u8], types: &[TypeId], wanted: &[bool]) -> PgResult<Vec<Datum>> {
     let h = header(bytes)?;
     let mut out = Vec::with_capacity(types.len());
     let mut pos = h.data;
     for (i, &ty) in types.iter().enumerate() {
         if i >= h.natts || is_null(bytes, &h, i) {
             out.push(Datum::Null);
-        } else {
+        } else if wanted.get(i).copied().unwrap_or(true) {
             out.push(decode_value(bytes, &mut pos, ty)?);
+        } else {
+            pos += value_len(bytes, pos, ty)?;
+            out.push(Datum::Null);
         }
     }
     Ok(out)

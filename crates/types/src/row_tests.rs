@@ -89,6 +89,22 @@ proptest! {
             let _ = decode_row(&buf[..cut], &types);
         }
     }
+
+    /// Decoding some columns gives exactly those values, NULL for the others.
+    #[test]
+    fn some_columns((types, values) in arb_row(), wanted in proptest::collection::vec(any::<bool>(), 0..14)) {
+        let mut buf = Vec::new();
+        encode_row(&values, &types, &mut buf);
+        let back = decode_row_cols(&buf, &types, &wanted).unwrap();
+        prop_assert_eq!(back.len(), values.len());
+        for (i, v) in values.iter().enumerate() {
+            let expect = if wanted.get(i).copied().unwrap_or(true) { v.clone() } else { Datum::Null };
+            prop_assert_eq!(&back[i], &expect);
+        }
+        for cut in 0..buf.len() {
+            let _ = decode_row_cols(&buf[..cut], &types, &wanted);
+        }
+    }
 }
 
 #[test]

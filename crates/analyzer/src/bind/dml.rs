@@ -220,8 +220,21 @@ impl Binder<'_> {
                     (p, cols.iter().map(|c| c.ty).collect::<Vec<_>>(), defaults)
                 }
                 _ => {
-                    let qp = self.query(q)?;
-                    (qp.root, qp.columns.iter().map(|c| c.ty).collect(), vec![])
+                    let mut qp = self.query(q)?;
+                    let mut types: Vec<TypeId> = qp.columns.iter().map(|c| c.ty).collect();
+                    // A bare NULL in the SELECT takes its target column's type, as PostgreSQL
+                    // leaves an INSERT's source columns unresolved until they meet it.
+                    if let Rel::Project { exprs, .. } = &mut qp.root {
+                        for (i, e) in exprs.iter_mut().enumerate() {
+                            if let (Expr::Const(Datum::Null, _), Some(t)) =
+                                (&*e, target_types.get(i))
+                            {
+                                *e = Expr::Const(Datum::Null, t.id);
+                                types[i] = t.id;
+                            }
+                        }
+                    }
+                    (qp.root, types, vec![])
                 }
             },
         };

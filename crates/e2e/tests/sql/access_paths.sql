@@ -111,6 +111,30 @@ update bw set k = 30500 where id = 5;
 delete from bw where id = 6;
 select id, k from bw order by k desc limit 3;
 
+-- case: index_conditions_are_not_rechecked
+-- An index scan's B-tree range alone decides its conditions: a lower bound alone stops
+-- before the NULL keys, and an entry whose row has since moved to another key is not
+-- returned under its old one (a new entry holds the new key).
+create table rk (id int primary key, k int, t text);
+insert into rk select x, (x * 37) % 20011, 't' || x from generate_series(1, 20000) x;
+insert into rk select x, null, null from generate_series(20001, 20100) x;
+create index rk_k on rk (k);
+create index rk_t on rk (t);
+vacuum analyze rk;
+select id, k from rk where k > 19990 order by k;
+select count(*) from rk where k >= 19000;
+select t from rk where t >= 't9995' order by t;
+update rk set k = k + 50000 where id between 1 and 300;
+select count(*) from rk where k >= 0 and k < 2000;
+select count(*), min(k), max(k) from rk where k >= 50000;
+select id, k from rk where k between 50000 and 50400 order by k;
+begin;
+update rk set t = 'moved' || id where id between 9990 and 9999;
+select t from rk where t >= 't9995' order by t;
+select t from rk where t >= 'moved' and t < 'movee' order by t;
+rollback;
+select t from rk where t >= 't9995' order by t;
+
 -- case: min_max_through_an_index
 -- min/max of an indexed column read one entry through the index (an InitPlan each), NULLs
 -- skipped; an empty table or range gives NULL; other aggregates read the table.

@@ -1,5 +1,7 @@
 //! Hash aggregation (also the no-GROUP-BY case: one group, even for no input rows).
-//! Output rows are `[group keys..., aggregate results...]`.
+//! Output rows are `[group keys..., aggregate results...]`. Group expressions that a grouped
+//! primary key decides (the plan's `dependent`) are output but not hashed: each group keeps
+//! its first row's values.
 
 use super::discard::{Freed, discard_in_place};
 use super::mem::MemCharge;
@@ -31,6 +33,8 @@ pub struct Agg<'a> {
     input: Option<BoxNode<'a>>,
     group: &'a [Expr],
     aggs: &'a [AggCall],
+    /// Per group expression (or empty): decided by the others, so not part of the hash key.
+    dependent: &'a [bool],
     out: std::vec::IntoIter<Row>,
     /// Groups, their states and buffered inputs; then the result rows, given back as they
     /// are returned.
@@ -38,11 +42,17 @@ pub struct Agg<'a> {
 }
 
 impl<'a> Agg<'a> {
-    pub fn new(input: BoxNode<'a>, group: &'a [Expr], aggs: &'a [AggCall]) -> Self {
+    pub fn new(
+        input: BoxNode<'a>,
+        group: &'a [Expr],
+        aggs: &'a [AggCall],
+        dependent: &'a [bool],
+    ) -> Self {
         Agg {
             input: Some(input),
             group,
             aggs,
+            dependent,
             out: Vec::new().into_iter(),
             mem: MemCharge::new("A hash aggregate's groups and states"),
         }
@@ -117,8 +127,10 @@ impl<'a> Node<'a> for Agg<'a> {
                     // are copied only for a new group.
                     kbuf.clear();
                     computed.clear();
-                    for (g, &ty) in self.group.iter().zip(&key_types) {
+                    for (k, (g, &ty)) in self.group.iter().zip(&key_types).enumerate() {
                         match g {
+                            // Decided by the hashed ones: taken from the group's first row.
+                            Expr::Col(..) if self.dependent.get(k).copied().unwrap_or(false) => {}
                             Expr::Col(i, _) if *i < r.len() => {
                                 keel_types::key::encode_key_value(&r[*i], ty, &mut kbuf)
                             }

@@ -10,6 +10,7 @@ use keel_analyzer::expr::Expr;
 use keel_catalog::TableDef;
 use keel_common::PgResult;
 use keel_planner::plan::Access;
+use std::sync::Arc;
 
 pub struct IndexNestLoop<'a> {
     outer: BoxNode<'a>,
@@ -17,6 +18,8 @@ pub struct IndexNestLoop<'a> {
     txn: &'a Transaction,
     table: &'a TableDef,
     access: &'a Access,
+    /// The inner table's columns read above (None: all).
+    columns: Option<&'a Arc<[bool]>>,
     inner_filter: Option<&'a Expr>,
     join_filter: Option<&'a Expr>,
     /// The outer row being joined and the probe of the inner table for it (None: its key
@@ -34,7 +37,7 @@ impl<'a> IndexNestLoop<'a> {
         outer: BoxNode<'a>,
         engine: &'a Engine,
         txn: &'a Transaction,
-        (table, access): (&'a TableDef, &'a Access),
+        (table, access, columns): (&'a TableDef, &'a Access, Option<&'a Arc<[bool]>>),
         filters: (Option<&'a Expr>, Option<&'a Expr>),
         left_join: bool,
     ) -> Self {
@@ -44,6 +47,7 @@ impl<'a> IndexNestLoop<'a> {
             txn,
             table,
             access,
+            columns,
             inner_filter: filters.0,
             join_filter: filters.1,
             heap_fetches: Default::default(),
@@ -118,6 +122,7 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                 let options = keel_access::IndexScanOptions {
                     backward: false,
                     index_only: index_only.then(|| self.heap_fetches.clone()),
+                    columns: self.columns.cloned(),
                 };
                 (self.engine).index_scan_with(self.txn, self.table, index, range, options)
             });

@@ -20,6 +20,8 @@ pub struct Scan<'a> {
     table: &'a TableDef,
     access: &'a Access,
     filter: Option<&'a Expr>,
+    /// The columns read above (None: all); the others come back NULL.
+    columns: Option<&'a Arc<[bool]>>,
     iter: Option<RowIter<'a>>,
     done: bool,
     /// Heap pages a bitmap scan read rows from, and the last one (EXPLAIN ANALYZE's
@@ -88,8 +90,10 @@ pub fn key_range_on(
     let (Some(lo), Some(mut hi)) = (bound(lower, ev)?, bound(upper, ev)?) else {
         return Ok(None);
     };
-    if *not_null {
-        // NULL sorts after every value (NULLS LAST): every key before the prefix's NULL.
+    if *not_null || (lower.is_some() && upper.is_none()) {
+        // NULL sorts after every value (NULLS LAST): every key before the prefix's NULL. A
+        // lower bound alone stops there too (its operator is strict: NULL never passes), so
+        // the range holds exactly the rows its conditions pass.
         let mut k = prefix.clone();
         k.push(Datum::Null);
         hi = Bound::Excluded(k);
@@ -106,19 +110,18 @@ pub fn open<'a>(
     engine: &'a Engine,
     txn: &'a Transaction,
     table: &'a TableDef,
-    access: &'a Access,
+    (access, columns): (&'a Access, Option<Arc<[bool]>>),
     ev: &mut EvalCx<'_>,
     counted: &Arc<AtomicU64>,
 ) -> PgResult<Option<RowIter<'a>>> {
     Ok(match access {
-        Access::Seq => Some(engine.scan(txn, table)),
+        Access::Seq => Some(engine.scan_columns(txn, table, columns)),
         Access::Index {
             index,
             bitmap: true,
             ..
-        } => {
-            scan_keys(access, ev)?.map(|k| engine.bitmap_heap_scan(txn, table, index, &k, counted))
-        }
+        } => scan_keys(access, ev)?
+            .map(|k| engine.bitmap_heap_scan(txn, table, index, &k, counted, columns)),
         Access::Index {
             index,
             index_only,
@@ -128,6 +131,7 @@ pub fn open<'a>(
             let options = keel_access::IndexScanOptions {
                 backward: *backward,
                 index_only: index_only.then(|| counted.clone()),
+                columns,
             };
             engine.index_scan_with(txn, table, index, r, options)
         }),
@@ -186,12 +190,19 @@ impl<'a> Scan<'a> {
             table,
             access,
             filter,
+            columns: None,
             iter: None,
             done: false,
             heap_blocks: 0,
             last_block: None,
             counted: Arc::default(),
         }
+    }
+
+    /// Decodes only `columns` (None: all) of each row; the others come back NULL.
+    pub fn columns(mut self, columns: Option<&'a Arc<[bool]>>) -> Self {
+        self.columns = columns;
+        self
     }
 
     /// Next matching row with its identity (used by UPDATE/DELETE).
@@ -201,7 +212,15 @@ impl<'a> Scan<'a> {
         }
         if self.iter.is_none() {
             let counted = &self.counted;
-            match open(self.engine, self.txn, self.table, self.access, ev, counted)? {
+            let columns = self.columns.cloned();
+            match open(
+                self.engine,
+                self.txn,
+                self.table,
+                (self.access, columns),
+                ev,
+                counted,
+            )? {
                 Some(it) => self.iter = Some(it),
                 None => {
                     self.done = true;

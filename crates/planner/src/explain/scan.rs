@@ -140,6 +140,7 @@ impl Explainer<'_> {
                 alias,
                 access,
                 filter,
+                ..
             } => self.scan(table, alias.as_deref(), access, filter.as_ref(), src),
             Plan::Values { rows } if rows.len() == 1 => {
                 let names: Vec<String> = rows[0].iter().map(|e| deparse(e, &[])).collect();

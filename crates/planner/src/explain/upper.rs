@@ -289,7 +289,12 @@ impl Explainer<'_> {
                 d.children.push(hash_of(rd));
                 (d, ln)
             }
-            Plan::Agg { input, group, aggs } => {
+            Plan::Agg {
+                input,
+                group,
+                aggs,
+                dependent,
+            } => {
                 let (cd, cn) = self.node(input);
                 let mut names: Vec<String> = group.iter().map(|g| deparse(g, &cn)).collect();
                 for a in aggs {
@@ -340,7 +345,12 @@ impl Explainer<'_> {
                 };
                 let mut d = Display::new(name, est, src);
                 if !group.is_empty() {
-                    let keys: Vec<String> = names[..group.len()].to_vec();
+                    let keys: Vec<String> = names[..group.len()]
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, _)| !dependent.get(*k).copied().unwrap_or(false))
+                        .map(|(_, n)| n.clone())
+                        .collect();
                     d.list("Group Key", keys.clone());
                 }
                 d.children.push(cd);
