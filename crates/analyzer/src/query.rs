@@ -63,6 +63,9 @@ pub enum Rel {
         step: Option<Expr>,
         ty: TypeId,
     },
+    /// The rows of a system view, made when the statement runs (from the catalog and the
+    /// engine's state of that moment).
+    SystemView(SystemView),
     Filter {
         input: Box<Rel>,
         pred: Expr,
@@ -175,4 +178,53 @@ pub struct ModifyQuery {
     pub refs: Vec<RefCheck>,
     /// CHECK constraints of the table: (constraint name, bound boolean expression).
     pub checks: Vec<(String, Expr)>,
+}
+
+/// A system view keel computes from its own structures rather than storing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SystemView {
+    /// `pg_catalog.pg_stats`: per analyzed column, the statistics of its table's last ANALYZE.
+    /// Its array columns (`most_common_vals`, `most_common_freqs`, `histogram_bounds`) are
+    /// typed text until keel has arrays: the same text PostgreSQL prints for them. The
+    /// element statistics (`most_common_elems` ...) are those of array and tsvector columns,
+    /// which keel does not have yet: NULL.
+    PgStats,
+}
+
+impl SystemView {
+    /// The view named `name` (unqualified or in pg_catalog), if keel has it.
+    pub fn by_name(schema: Option<&str>, name: &str) -> Option<SystemView> {
+        match (schema, name) {
+            (None | Some("pg_catalog"), "pg_stats") => Some(SystemView::PgStats),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SystemView::PgStats => "pg_stats",
+        }
+    }
+
+    /// The view's columns, in order.
+    pub fn columns(self) -> &'static [(&'static str, TypeId)] {
+        match self {
+            SystemView::PgStats => &[
+                ("schemaname", TypeId::Name),
+                ("tablename", TypeId::Name),
+                ("attname", TypeId::Name),
+                ("inherited", TypeId::Bool),
+                ("null_frac", TypeId::Float4),
+                ("avg_width", TypeId::Int4),
+                ("n_distinct", TypeId::Float4),
+                ("most_common_vals", TypeId::Text),
+                ("most_common_freqs", TypeId::Text),
+                ("histogram_bounds", TypeId::Text),
+                ("correlation", TypeId::Float4),
+                ("most_common_elems", TypeId::Text),
+                ("most_common_elem_freqs", TypeId::Text),
+                ("elem_count_histogram", TypeId::Text),
+            ],
+        }
+    }
 }

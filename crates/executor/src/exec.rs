@@ -20,6 +20,7 @@ mod semijoin;
 mod setop;
 mod sort;
 pub mod subplan;
+mod sysview;
 pub mod tuplestore;
 mod values;
 
@@ -126,6 +127,7 @@ fn build_node<'a>(
                 .columns(run.columns.as_ref()),
         ),
         Plan::Values { rows } => Box::new(values::Values::new(rows)),
+        Plan::SystemView(view) => Box::new(sysview::SystemViewScan::new(*view, engine, txn)),
         Plan::Series {
             start,
             stop,

@@ -102,7 +102,9 @@ pub fn count_nodes(plan: &Plan) -> usize {
 /// A node's inputs in the order the executor builds them.
 fn children(plan: &Plan) -> Vec<&Plan> {
     match plan {
-        Plan::Scan { .. } | Plan::Values { .. } | Plan::Series { .. } => vec![],
+        Plan::Scan { .. } | Plan::Values { .. } | Plan::Series { .. } | Plan::SystemView(_) => {
+            vec![]
+        }
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
         | Plan::Agg { input, .. }

@@ -121,7 +121,7 @@ impl Pass<'_> {
                 };
                 *run = scanrun::scan_run(table, access, filter.as_ref(), &cols);
             }
-            Plan::Values { .. } | Plan::Series { .. } => {}
+            Plan::Values { .. } | Plan::Series { .. } | Plan::SystemView(_) => {}
             Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
             Plan::Project { input, exprs, srf } => {
                 let goal = if srf.is_none() { goal } else { None };

@@ -324,6 +324,7 @@ impl<'a> Planner<'a> {
                 self.exprs(rows.iter().flatten());
                 Plan::Values { rows: rows.clone() }
             }
+            Rel::SystemView(v) => Plan::SystemView(*v),
             Rel::Series {
                 start,
                 stop,

@@ -3,7 +3,9 @@
 //! fully bound. Subqueries in expressions run the statement's subplan of the same id.
 
 use keel_analyzer::expr::Expr;
-pub use keel_analyzer::query::{AggCall, FkCheck, OutColumn, RefCheck, SetOpKind, SortKey};
+pub use keel_analyzer::query::{
+    AggCall, FkCheck, OutColumn, RefCheck, SetOpKind, SortKey, SystemView,
+};
 use keel_catalog::{IndexDef, TableDef};
 use keel_types::TypeId;
 use std::sync::Arc;
@@ -85,6 +87,8 @@ pub enum Plan {
         step: Option<Expr>,
         ty: TypeId,
     },
+    /// A system view's rows, made when the node first runs.
+    SystemView(SystemView),
     Filter {
         input: Box<Plan>,
         pred: Expr,
@@ -234,7 +238,7 @@ impl Plan {
         match self {
             Plan::Scan { access, filter, .. } => access.is_point() && no_subplan(filter),
             Plan::Values { rows } => rows.len() <= 16 && no_subplan(rows.iter().flatten()),
-            Plan::Series { .. } => false,
+            Plan::Series { .. } | Plan::SystemView(_) => false,
             Plan::Filter { input, pred } => no_subplan([pred]) && input.is_cheap(),
             Plan::Project {
                 input,

@@ -3,7 +3,7 @@
 use super::query::table_scope;
 use super::{Binder, Scope, ScopeCol, fold};
 use crate::expr::Expr;
-use crate::query::Rel;
+use crate::query::{Rel, SystemView};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::cast::CastContext;
 use keel_types::{SqlType, TypeId};
@@ -80,6 +80,29 @@ impl Binder<'_> {
                         }
                         return Ok((plan, scope));
                     }
+                }
+                let (schema, n) = super::object_name(name);
+                if let Some(view) = SystemView::by_name(schema.as_deref(), &n) {
+                    let qual = alias.as_ref().map_or(n.clone(), |a| fold(&a.name));
+                    let cols = view
+                        .columns()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (c, ty))| ScopeCol {
+                            qualifier: Some(qual.clone()),
+                            name: alias
+                                .as_ref()
+                                .and_then(|a| a.columns.get(i))
+                                .map_or_else(|| c.to_string(), |a| fold(&a.name)),
+                            ty: *ty,
+                            typmod: -1,
+                            table_oid: 0,
+                            attnum: 0,
+                            hidden: false,
+                        })
+                        .collect();
+                    self.non_table_rtes.insert(name as *const _ as usize);
+                    return Ok((Rel::SystemView(view), Scope { cols }));
                 }
                 let table = self.table(name)?;
                 let qual = alias

@@ -188,6 +188,23 @@ impl Explainer<'_> {
                     self.target_fields("Function Name", "generate_series", "generate_series");
                 (d, vec!["generate_series".to_string()])
             }
+            // Keel makes a system view's rows itself, as a function would (PostgreSQL expands
+            // the view into scans of its catalogs).
+            Plan::SystemView(view) => {
+                let cols = view.columns();
+                let est = Est {
+                    startup: 0.0,
+                    total: 10.0,
+                    rows: 1000.0,
+                    width: cols.iter().map(|(_, t)| width_of(*t)).sum(),
+                };
+                let name = view.name();
+                let mut d = Display::new(format!("Function Scan on {name}"), est, src);
+                d.node_type = "Function Scan".to_string();
+                d.target = self.target_fields("Function Name", name, name);
+                let names = cols.iter().map(|(c, _)| c.to_string()).collect();
+                (d, names)
+            }
             Plan::Filter { input, pred } => {
                 self.agg_raw = None;
                 let (mut d, names) = self.node(input);

@@ -489,6 +489,7 @@ impl Explainer<'_> {
             Plan::Scan { .. }
             | Plan::Values { .. }
             | Plan::Series { .. }
+            | Plan::SystemView(_)
             | Plan::Filter { .. }
             | Plan::Project { .. } => self.node(plan),
         }

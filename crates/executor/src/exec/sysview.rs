@@ -1,0 +1,84 @@
+//! System views keel makes from its own structures when the node first runs: the catalog the
+//! transaction sees and the engine's state of that moment.
+
+use super::{Node, Row};
+use crate::eval::EvalCx;
+use keel_access::{Engine, Transaction};
+use keel_common::PgResult;
+use keel_planner::plan::SystemView;
+use keel_types::Datum;
+
+pub struct SystemViewScan<'a> {
+    view: SystemView,
+    engine: &'a Engine,
+    txn: &'a Transaction,
+    rows: Option<std::vec::IntoIter<Row>>,
+}
+
+impl<'a> SystemViewScan<'a> {
+    pub fn new(view: SystemView, engine: &'a Engine, txn: &'a Transaction) -> Self {
+        SystemViewScan {
+            view,
+            engine,
+            txn,
+            rows: None,
+        }
+    }
+
+    fn make(&self, ev: &mut EvalCx<'_>) -> PgResult<Vec<Row>> {
+        match self.view {
+            SystemView::PgStats => pg_stats(self.engine, self.txn, ev),
+        }
+    }
+}
+
+/// `pg_stats`: a row per column of each table with statistics from its last ANALYZE, tables
+/// in name order (PostgreSQL's view has no order; a name order is stable to read).
+fn pg_stats(engine: &Engine, txn: &Transaction, ev: &mut EvalCx<'_>) -> PgResult<Vec<Row>> {
+    let catalog = txn.catalog(engine);
+    let mut tables: Vec<_> = catalog.tables.values().collect();
+    tables.sort_by(|a, b| a.name.cmp(&b.name));
+    let real = |s: &str| s.parse::<f32>().map_or(Datum::Null, Datum::Float4);
+    let text = |s: Option<String>| s.map_or(Datum::Null, Datum::Text);
+    let mut out = Vec::new();
+    for t in tables {
+        ev.tick()?;
+        let Some(stats) = engine.table_stats(t.oid) else {
+            continue;
+        };
+        let cols: Vec<(String, keel_types::TypeId)> = t
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.ty.id))
+            .collect();
+        for r in keel_stats::pg_stats_rows("public", &t.name, &cols, &stats) {
+            out.push(vec![
+                Datum::Text(r.schemaname),
+                Datum::Text(r.tablename),
+                Datum::Text(r.attname),
+                Datum::Bool(r.inherited),
+                real(&r.null_frac),
+                Datum::Int4(r.avg_width),
+                real(&r.n_distinct),
+                text(r.most_common_vals),
+                text(r.most_common_freqs),
+                text(r.histogram_bounds),
+                r.correlation.as_deref().map_or(Datum::Null, real),
+                // Element statistics: only array and tsvector columns have them.
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+            ]);
+        }
+    }
+    Ok(out)
+}
+
+impl<'a> Node<'a> for SystemViewScan<'a> {
+    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        if self.rows.is_none() {
+            self.rows = Some(self.make(ev)?.into_iter());
+        }
+        Ok(self.rows.as_mut().and_then(Iterator::next))
+    }
+}
