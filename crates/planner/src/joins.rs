@@ -301,6 +301,8 @@ impl Planner<'_> {
         let leaf = &leaves[r];
         // Equalities `right column = expression over cur`.
         let mut keys: Vec<(usize, Expr, Option<usize>)> = Vec::new();
+        // The conjunct each key came from.
+        let mut key_conj: Vec<usize> = Vec::new();
         for &i in &covered {
             if let Expr::Bin {
                 op: "=", l, r: rr, ..
@@ -323,6 +325,7 @@ impl Planner<'_> {
                             remap((**b).clone(), &|g| cur.pos[g].unwrap_or(0)),
                             partner,
                         ));
+                        key_conj.push(i);
                     }
                 }
             }
@@ -330,15 +333,18 @@ impl Planner<'_> {
         let connected = !covered.is_empty();
         let right_sel = right.est.rows / infos[r].rows.max(1.0);
         // Index nested loop: an index whose leading columns all have keys.
-        let mut nl: Option<(f64, Access, f64)> = None;
+        let mut nl: Option<(f64, Access, f64, Vec<usize>)> = None;
         for idx in self.catalog.indexes_of(leaf.table.oid) {
             let mut eq = Vec::new();
             let mut partners = Vec::new();
+            let mut used = Vec::new();
             for col in &idx.columns {
-                match keys.iter().find(|k| k.0 == *col) {
-                    Some(k) => {
+                match keys.iter().position(|k| k.0 == *col) {
+                    Some(at) => {
+                        let k = &keys[at];
                         eq.push(k.1.clone());
                         partners.push(k.2);
+                        used.push(key_conj[at]);
                     }
                     None => break,
                 }
@@ -384,6 +390,7 @@ impl Planner<'_> {
                         not_null: false,
                     },
                     rows,
+                    used,
                 ));
             }
         }
@@ -403,12 +410,12 @@ impl Planner<'_> {
                 0.0
             };
         match nl {
-            Some((cost, access, rows)) if cost < hash_cost => Step {
+            Some((cost, access, rows, used)) if cost < hash_cost => Step {
                 covered,
                 cost,
                 rows,
                 connected,
-                index: Some(access),
+                index: Some((access, used)),
             },
             _ => Step {
                 covered,
@@ -482,7 +489,7 @@ impl Planner<'_> {
             cost: cur.est.cost + step.cost,
         };
         match step.index {
-            Some(access) => {
+            Some((access, in_range)) => {
                 // Outer rows first, then the probed table's columns.
                 let mut pos = cur.pos.clone();
                 let leaf = &leaves[r];
@@ -491,6 +498,7 @@ impl Planner<'_> {
                 }
                 let join_filter = on_parts
                     .iter()
+                    .filter(|i| !in_range.contains(i))
                     .map(|&i| remap(conj[i].expr.clone(), &|g| pos[g].unwrap_or(0)))
                     .reduce(Expr::and);
                 let Plan::Scan {
@@ -594,8 +602,11 @@ struct Step {
     cost: f64,
     rows: f64,
     connected: bool,
-    /// Some = index nested loop with this access on the new table.
-    index: Option<Access>,
+    /// Some = index nested loop with this access on the new table, and the conjuncts its
+    /// keys came from: the probe's range holds exactly the rows that pass them (keys encode
+    /// equal exactly when `=` holds, and the access layer drops stale entries), so the join
+    /// filter leaves them out.
+    index: Option<(Access, Vec<usize>)>,
 }
 
 /// Whether `e` is an equality of an expression over one part's columns (`a`) with one over

@@ -1,6 +1,6 @@
 //! Inner, left, right and full joins: hash join on equi-keys when the ON clause has them, otherwise a
-//! nested loop over the materialized right side. The full ON clause is always evaluated on
-//! the joined row.
+//! nested loop over the materialized right side. The ON clause is evaluated on the joined
+//! row, unless all of it is the hash keys.
 //!
 //! The hash table maps a key's encoding to the first and last inner row with that key; the
 //! inner rows of one key are chained through `next` in their input order, so a key costs one
@@ -54,6 +54,13 @@ impl<'a> Join<'a> {
         (left_width, right_width): (usize, usize),
         hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
     ) -> Self {
+        // The planner takes a hash join's keys from the ON clause's `=` conjuncts (equal
+        // types on both sides); when every conjunct became a key, a candidate whose key bytes
+        // equal the probe's passes the whole clause (keys encode equal exactly when `=` holds).
+        let on = match (on, hash) {
+            (Some(e), Some((keys, _))) if conjunct_count(e) == keys.len() => None,
+            (on, _) => on,
+        };
         Join {
             left,
             right: Some(right),
@@ -261,6 +268,14 @@ impl<'a> Node<'a> for Join<'a> {
             };
             self.cur = Some(l);
         }
+    }
+}
+
+/// Conjuncts of `e` (nested ANDs flattened), as the planner splits an ON clause.
+fn conjunct_count(e: &Expr) -> usize {
+    match e {
+        Expr::And(args) => args.iter().map(conjunct_count).sum(),
+        _ => 1,
     }
 }
 
