@@ -2,6 +2,7 @@
 //! PostgreSQL's rules (unknown literals and parameters take their type from context).
 
 pub mod dml;
+mod fold;
 mod from;
 pub mod func;
 pub mod join;
@@ -644,6 +645,20 @@ impl<'a> Binder<'a> {
             &mut self.params,
         )
         .map_err(|err| at(self, err, src.map(|s| s.1)))?;
+        // Folded only as a whole: a cast of a constant under an operator that does not fold
+        // stays as written (PostgreSQL's cross-type operators take such constants uncast).
+        // Only operators written in the query fold: callers that build an operator to take
+        // it apart (IS DISTINCT FROM, NULLIF, IN lists) get it whole.
+        if src.is_some()
+            && let Some(folded) = fold::fold_binary(
+                o.func,
+                &fold::fold_cast(l.clone()),
+                &fold::fold_cast(r.clone()),
+                [o.left, o.right, o.result],
+            )
+        {
+            return Ok(folded);
+        }
         Ok(Expr::Bin {
             op,
             f: o.func,

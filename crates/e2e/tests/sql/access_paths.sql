@@ -158,3 +158,26 @@ select max(k) + 1 as next, min(id) from mm;
 select max(k) from mm having max(k) > 5;
 delete from mm;
 select min(k), max(k), max(id) from mm;
+
+-- case: constant_expressions_fold
+-- Operators over constants of types no setting affects fold when the statement is planned:
+-- the folded value is the index condition (and what the statistics are read with); an
+-- operator that fails on its constants fails when it runs.
+create table cf (id int primary key, at timestamp, n int, d date);
+insert into cf select g, timestamp '2024-01-01' + g * interval '1 hour', g % 100,
+  date '2024-01-01' + g / 24 from generate_series(1, 20000) g;
+create index cf_at on cf (at);
+analyze cf;
+explain (costs off) select count(*) from cf
+  where at >= timestamp '2024-01-01' + 100 * interval '1 day'
+    and at < timestamp '2024-01-01' + (100 + 1) * interval '1 day';
+select count(*) from cf
+  where at >= timestamp '2024-01-01' + 100 * interval '1 day'
+    and at < timestamp '2024-01-01' + (100 + 1) * interval '1 day';
+explain (costs off) select id from cf where id < 10 * 10 and n = 40 + 2;
+select id from cf where id < 10 * 10 and n = 40 + 2 order by id;
+select count(*) from cf where d = date '2024-01-01' + 7;
+select count(*) from cf where n > 2.5 * 38;
+select 1 / 0 from cf where id = 5;
+select count(*) from cf where n > 2147483647 + 1;
+select null::int + 1, 7 % null, 1.5 * 2;
