@@ -125,7 +125,14 @@ impl Pass<'_> {
             Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
             Plan::Project { input, exprs, srf } => {
                 let goal = if srf.is_none() { goal } else { None };
-                let mut read: Vec<&Expr> = exprs.iter().collect();
+                // Only the outputs the parent reads: a projection that restores a join's
+                // written column order lists every column, and most are never read above.
+                let mut read: Vec<&Expr> = match &need {
+                    Need::Cols(cols) if srf.is_none() => {
+                        cols.iter().filter_map(|&i| exprs.get(i)).collect()
+                    }
+                    _ => exprs.iter().collect(),
+                };
                 if let Some((_, a, b, c)) = srf {
                     read.extend([&*a, &*b]);
                     read.extend(c.iter());
