@@ -238,6 +238,30 @@ impl Engine {
         self.inner.wait(txn, wait, cancelled)
     }
 
+    /// Takes relation lock `mode` on table `rel` until `txn` ends (keel_txn::rellock): at
+    /// once, or after waiting within `limits`; `Busy` under NOWAIT when it is not free.
+    pub fn lock_relation<'a>(
+        &'a self,
+        txn: &'a mut Transaction,
+        rel: u32,
+        mode: keel_txn::LockMode,
+        limits: &'a keel_txn::LockLimits,
+        cancelled: impl Future<Output = ()> + Send + 'a,
+    ) -> impl Future<Output = PgResult<keel_txn::Locked>> + Send + 'a {
+        self.inner.lock_relation(txn, rel, mode, limits, cancelled)
+    }
+
+    /// Takes relation lock `mode` on `rel` for `txn` if it is free (or held already), without
+    /// waiting: the path every plain read and write takes.
+    pub fn try_lock_relation(
+        &self,
+        txn: &mut Transaction,
+        rel: u32,
+        mode: keel_txn::LockMode,
+    ) -> bool {
+        self.inner.try_lock_relation(txn, rel, mode)
+    }
+
     // ---- DDL support -------------------------------------------------------------------
 
     /// Creates an empty relation file for a new table or index (or a TRUNCATE). It is removed

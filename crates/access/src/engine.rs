@@ -412,6 +412,7 @@ impl EngineInner {
                 tuple_guard: Mutex::new(None),
                 newest_hint: Mutex::new(None),
                 depends_on_lsn: std::sync::atomic::AtomicU64::new(0),
+                rel_locks: Vec::new(),
             },
         }
     }
@@ -472,9 +473,11 @@ impl EngineInner {
                 if sync {
                     self.wal.flush(lsn).await?;
                 }
+                txn.inner.release_rel_locks();
                 return Ok(());
             }
             txn.inner.finish();
+            txn.inner.release_rel_locks();
             return Ok(());
         };
         if !sync {
@@ -524,6 +527,8 @@ impl EngineInner {
         } else {
             self.txns.mark_committed(xid);
         }
+        // Durable and visible: statements queued behind its locks see what it did.
+        txn.inner.release_rel_locks();
         for id in std::mem::take(&mut txn.inner.drop_at_commit) {
             self.forget_rel(id);
             self.smgr.remove(id)?;
@@ -601,9 +606,58 @@ impl EngineInner {
             self.txns.mark_aborted(xid);
         }
         txn.inner.finish();
+        txn.inner.release_rel_locks();
         for id in std::mem::take(&mut txn.inner.created) {
             self.forget_rel(id);
             let _ = self.smgr.remove(id);
+        }
+    }
+
+    /// Takes relation lock `mode` on `rel` for `txn` until it ends (see keel_txn::rellock);
+    /// a lock the transaction already holds in that mode costs nothing.
+    pub async fn lock_relation(
+        &self,
+        txn: &mut Transaction,
+        rel: u32,
+        mode: keel_txn::LockMode,
+        limits: &keel_txn::LockLimits,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> PgResult<keel_txn::Locked> {
+        let st = &mut txn.inner;
+        if let Some(h) = st.rel_locks.iter().find(|h| h.rel == rel && h.mode == mode) {
+            return Ok(keel_txn::Locked::Granted(*h));
+        }
+        let r = self
+            .txns
+            .lock_relation(&st.slot, rel, mode, limits, cancelled)
+            .await?;
+        if let keel_txn::Locked::Granted(h) = r {
+            st.rel_locks.push(h);
+        }
+        Ok(r)
+    }
+
+    /// As `lock_relation` when the lock is free (or held already): true. Never queues.
+    pub fn try_lock_relation(
+        &self,
+        txn: &mut Transaction,
+        rel: u32,
+        mode: keel_txn::LockMode,
+    ) -> bool {
+        let st = &mut txn.inner;
+        if st.rel_locks.iter().any(|h| h.rel == rel && h.mode == mode) {
+            return true;
+        }
+        match self
+            .txns
+            .rel_locks
+            .try_lock(&self.txns.slots, &st.slot, rel, mode, true)
+        {
+            Some(keel_txn::rellock::Acquire::Granted(h)) => {
+                st.rel_locks.push(h);
+                true
+            }
+            _ => false,
         }
     }
 

@@ -35,6 +35,8 @@ pub struct TxnState {
     /// WAL position up to which pre-committed transactions this one built on (early lock
     /// release) were logged; `Engine::settle` waits for it before a new snapshot.
     pub(crate) depends_on_lsn: std::sync::atomic::AtomicU64,
+    /// Relation locks held until the transaction ends, each (relation, mode) once.
+    pub(crate) rel_locks: Vec<keel_txn::HeldLock>,
 }
 
 impl TxnState {
@@ -51,6 +53,15 @@ impl TxnState {
         }
     }
 
+    /// Releases the transaction's relation locks. Called once its outcome is durable (or it
+    /// aborted): a waiter that goes on then sees the catalog it installed.
+    pub(crate) fn release_rel_locks(&mut self) {
+        if !self.rel_locks.is_empty() {
+            self.txns.rel_locks.release_all(&self.slot, &self.rel_locks);
+            self.rel_locks.clear();
+        }
+    }
+
     /// Lets the next waiter for the row in line.
     pub(crate) fn release_tuple_lock(&self) {
         if let Some(g) = self.tuple_guard.lock().take() {
@@ -62,6 +73,7 @@ impl TxnState {
 impl Drop for TxnState {
     fn drop(&mut self) {
         self.release_tuple_lock();
+        self.release_rel_locks();
         if !self.finished {
             if let Some(xid) = self.xid {
                 self.txns.mark_aborted(xid);

@@ -5,4 +5,5 @@
 pub mod ddl;
 mod ddl_alter;
 mod ddl_index;
+pub mod ddl_locks;
 mod ddl_sequence;

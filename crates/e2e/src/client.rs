@@ -110,3 +110,21 @@ pub async fn assert_blocked<F: Future + Unpin>(what: &str, mut fut: F, wait: Dur
     }
     fut
 }
+
+/// Runs `scenario` (given a connection string) against keel (or the `KEEL_E2E_TARGET`) and
+/// then against a PostgreSQL 15, both started with `settings`: the same assertions hold on
+/// both, so what is asserted is PostgreSQL's behaviour.
+pub fn on_both<F, Fut>(settings: &[(&str, &str)], scenario: F)
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let rt = runtime();
+    for srv in [
+        crate::Server::start(settings),
+        crate::Server::oracle(settings),
+    ] {
+        eprintln!("scenario on {:?}", srv.engine);
+        rt.block_on(scenario(srv.conn_str()));
+    }
+}

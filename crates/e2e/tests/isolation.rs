@@ -8,7 +8,8 @@
 
 use keel_e2e::Server;
 use keel_e2e::client::{
-    affected, assert_blocked, connect, exec, rows, runtime, sqlstate, try_affected, value, within,
+    affected, assert_blocked, connect, exec, on_both, rows, runtime, sqlstate, try_affected, value,
+    within,
 };
 use std::time::Duration;
 
@@ -16,19 +17,6 @@ use std::time::Duration;
 const BLOCKED: Duration = Duration::from_millis(500);
 
 const LEVELS: [&str; 2] = ["read committed", "repeatable read"];
-
-/// Runs `scenario` against keel (or the `KEEL_E2E_TARGET`) and then against PostgreSQL 15.
-fn on_both<F, Fut>(scenario: F)
-where
-    F: Fn(String) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let rt = runtime();
-    for srv in [Server::start(&[]), Server::oracle(&[])] {
-        eprintln!("scenario on {:?}", srv.engine);
-        rt.block_on(scenario(srv.conn_str()));
-    }
-}
 
 async fn dirty_write(conn: String) {
     let (a, b) = (connect(&conn).await, connect(&conn).await);
@@ -77,7 +65,7 @@ async fn dirty_write(conn: String) {
 
 #[test]
 fn dirty_write_waits_for_the_holder_then_fails_or_proceeds() {
-    on_both(dirty_write);
+    on_both(&[], dirty_write);
 }
 
 async fn dirty_read(conn: String) {
@@ -117,7 +105,7 @@ async fn dirty_read(conn: String) {
 
 #[test]
 fn dirty_read_uncommitted_changes_are_invisible_and_reads_do_not_block() {
-    on_both(dirty_read);
+    on_both(&[], dirty_read);
 }
 
 async fn lost_update_for_update(conn: String) {
@@ -187,7 +175,7 @@ async fn lost_update_for_update(conn: String) {
 #[test]
 #[ignore = "keel: 0A000 SELECT ... FOR UPDATE is not supported yet"]
 fn lost_update_select_for_update_waits_rc_sees_new_value_rr_fails_40001() {
-    on_both(lost_update_for_update);
+    on_both(&[], lost_update_for_update);
 }
 
 async fn lost_update(conn: String) {
@@ -229,7 +217,7 @@ async fn lost_update(conn: String) {
 
 #[test]
 fn lost_update_rc_overwrites_rr_fails_40001() {
-    on_both(lost_update);
+    on_both(&[], lost_update);
 }
 
 async fn read_skew(conn: String) {
@@ -269,7 +257,7 @@ async fn read_skew(conn: String) {
 
 #[test]
 fn read_skew_visible_in_read_committed_not_in_repeatable_read() {
-    on_both(read_skew);
+    on_both(&[], read_skew);
 }
 
 async fn write_skew(conn: String) {
@@ -316,7 +304,7 @@ async fn write_skew(conn: String) {
 
 #[test]
 fn write_skew_both_commit_in_rc_and_rr() {
-    on_both(write_skew);
+    on_both(&[], write_skew);
 }
 
 async fn anti_dependency_cycle(conn: String) {
@@ -390,7 +378,7 @@ async fn anti_dependency_cycle(conn: String) {
 
 #[test]
 fn anti_dependency_cycle_both_commit_rr_keeps_its_snapshot() {
-    on_both(anti_dependency_cycle);
+    on_both(&[], anti_dependency_cycle);
 }
 
 async fn update_after_delete(conn: String) {
@@ -421,7 +409,7 @@ async fn update_after_delete(conn: String) {
 
 #[test]
 fn update_after_concurrent_delete_rc_updates_nothing_rr_fails_40001() {
-    on_both(update_after_delete);
+    on_both(&[], update_after_delete);
 }
 
 /// Keel has no serializable snapshot isolation, so it must refuse SERIALIZABLE (0A000) rather

@@ -6,7 +6,8 @@
 
 use keel_e2e::Server;
 use keel_e2e::client::{
-    affected, assert_blocked, connect, exec, rows, runtime, sqlstate, try_affected, value, within,
+    affected, assert_blocked, connect, exec, on_both, rows, runtime, sqlstate, try_affected, value,
+    within,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,19 +16,6 @@ use tokio_postgres::NoTls;
 
 /// How long a statement must stay pending to count as blocked.
 const BLOCKED: Duration = Duration::from_millis(500);
-
-/// Runs `scenario` against keel (or the `KEEL_E2E_TARGET`) and then against a PostgreSQL 15.
-fn on_both<F, Fut>(settings: &[(&str, &str)], scenario: F)
-where
-    F: Fn(String) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let rt = runtime();
-    for srv in [Server::start(settings), Server::oracle(settings)] {
-        eprintln!("scenario on {:?}", srv.engine);
-        rt.block_on(scenario(srv.conn_str()));
-    }
-}
 
 async fn read_committed(conn: String) {
     let (a, b) = (connect(&conn).await, connect(&conn).await);

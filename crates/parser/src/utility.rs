@@ -45,8 +45,13 @@ pub enum Utility {
     /// SAVEPOINT / RELEASE [SAVEPOINT] / ROLLBACK TO [SAVEPOINT] name: only the "outside a
     /// transaction block" error (25P01) is implemented; inside a block they are 0A000.
     Savepoint(SavepointOp),
-    /// LOCK [TABLE] names [IN mode MODE] [NOWAIT]: likewise 25P01 outside a block, 0A000 inside.
-    Lock(Vec<String>),
+    /// LOCK [TABLE] [ONLY] names [IN mode MODE] [NOWAIT]; `mode` is PostgreSQL's lock mode
+    /// number, 1 (ACCESS SHARE) to 8 (ACCESS EXCLUSIVE, the default).
+    Lock {
+        tables: Vec<String>,
+        mode: u8,
+        nowait: bool,
+    },
     /// EXECUTE name [(args)]: SQL-level PREPARE is not supported, so only the unknown-name
     /// error (26000) is implemented.
     Execute(String),
@@ -332,12 +337,46 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             p.eat_word("table");
             p.eat_word("only");
             let mut tables = vec![p.ident()?];
+            p.eat_punct('*');
             while p.eat_punct(',') {
+                p.eat_word("only");
                 tables.push(p.ident()?);
+                p.eat_punct('*');
             }
-            // The lock mode and NOWAIT do not matter for the errors implemented.
-            while p.next().is_some() {}
-            Utility::Lock(tables)
+            let mut mode = 8;
+            if p.eat_word("in") {
+                const MODES: [&[&str]; 8] = [
+                    &["access", "share"],
+                    &["row", "share"],
+                    &["row", "exclusive"],
+                    &["share", "update", "exclusive"],
+                    &["share", "row", "exclusive"],
+                    &["share"],
+                    &["exclusive"],
+                    &["access", "exclusive"],
+                ];
+                const NUMBERS: [u8; 8] = [1, 2, 3, 4, 6, 5, 7, 8];
+                let at = p.pos;
+                let found = MODES.iter().position(|words| {
+                    p.pos = at;
+                    words.iter().all(|w| p.eat_word(w))
+                        && p.peek().is_some_and(|t| t.is_word("mode"))
+                });
+                match found {
+                    Some(i) => mode = NUMBERS[i],
+                    None => {
+                        p.pos = at;
+                        return Err(syntax_near(p.peek()));
+                    }
+                }
+                p.expect_word("mode")?;
+            }
+            let nowait = p.eat_word("nowait");
+            Utility::Lock {
+                tables,
+                mode,
+                nowait,
+            }
         }
         "execute" => {
             let name = p.ident()?;

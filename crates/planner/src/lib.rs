@@ -20,6 +20,7 @@ pub mod plan;
 mod pullup;
 mod scanrun;
 mod semijoin;
+pub mod touches;
 
 pub use access::equi_keys;
 pub use keel_stats::TableStats;

@@ -237,6 +237,7 @@ impl Session {
         let o = c.options()?;
         let (delim, null) = delimiter_and_null(&o);
         let null = null.as_str();
+        let prep = self.lock_plan(&prep).await?.unwrap_or(prep);
         if !matches!(prep.stmt, Stmt::Query(_)) {
             return Err(PgError::unsupported("COPY of this statement"));
         }
@@ -308,6 +309,13 @@ impl Session {
             .table
             .clone()
             .ok_or_else(|| PgError::internal("COPY FROM without table"))?;
+        // Locked before its definition is read: it cannot change under the copy.
+        let locks = {
+            let cat = self.catalog();
+            let t = cat.table(&table)?;
+            vec![(t.oid, t.name.clone(), keel_access::LockMode::RowExclusive)]
+        };
+        self.lock_relations(&locks, false).await?;
         let cat = self.catalog();
         let t = cat.table(&table)?.clone();
         let cols: Vec<String> = if c.columns.is_empty() {

@@ -194,7 +194,7 @@ impl Session {
         mut sink: RowSink<'_>,
     ) -> PgResult<u64> {
         self.statement_started();
-        let newer = self.replanned(prep, &prep.params)?;
+        let newer = self.lock_plan(prep).await?;
         let prep = newer.as_ref().unwrap_or(prep);
         let Stmt::Query(q) = &prep.stmt else {
             return Err(keel_common::PgError::internal("not a query"));
@@ -257,13 +257,20 @@ impl Session {
         match &prep.stmt {
             Stmt::Empty => Ok((vec![], String::new())),
             Stmt::Utility(u) => self.utility(u, client).await,
-            Stmt::Explain(e) => self.explain(e, params, client).await,
+            Stmt::Explain(_) => {
+                let newer = self.lock_plan(prep).await?;
+                let prep = newer.as_ref().unwrap_or(prep);
+                let Stmt::Explain(e) = &prep.stmt else {
+                    return Err(keel_common::PgError::internal("not an EXPLAIN"));
+                };
+                self.explain(e, params, client).await
+            }
             Stmt::Query(_) => Err(keel_common::PgError::internal(
                 "a query's rows are streamed, not collected",
             )),
             Stmt::Modify(_) => {
-                // The catalog may have changed since the statement was bound (DDL).
-                let newer = self.replanned(prep, &prep.params)?;
+                // Locked, and planned again if the catalog changed since it was bound.
+                let newer = self.lock_plan(prep).await?;
                 let prep = newer.as_ref().unwrap_or(prep);
                 let Stmt::Modify(m) = &prep.stmt else {
                     return Err(keel_common::PgError::internal("not a write"));
@@ -296,6 +303,8 @@ impl Session {
                         "TRUNCATE ... RESTART IDENTITY inside a transaction block",
                     ));
                 }
+                let locks = keel_sql::ddl_locks::ddl_locks(stmt, &self.catalog());
+                self.lock_relations(&locks, false).await?;
                 self.settle().await?;
                 self.ensure_txn();
                 let Some(txn) = self.txn.as_mut() else {

@@ -7,6 +7,7 @@ mod copy;
 mod describe;
 mod exec;
 mod explain;
+mod locking;
 mod panic_guard;
 mod plan_cache;
 mod session;

@@ -344,18 +344,26 @@ impl Session {
                 }
                 Err(PgError::unsupported(op.statement()))
             }
-            Utility::Lock(tables) => {
+            Utility::Lock {
+                tables,
+                mode,
+                nowait,
+            } => {
                 if self.block == Block::Idle {
                     return Err(PgError::new(
                         sqlstate::NO_ACTIVE_SQL_TRANSACTION,
                         "LOCK TABLE can only be used in transaction blocks",
                     ));
                 }
+                let mode = keel_access::LockMode::ALL[(*mode as usize).clamp(1, 8) - 1];
                 let cat = self.catalog();
+                let mut locks = Vec::new();
                 for t in tables {
-                    cat.table(t.rsplit('.').next().unwrap_or(t))?;
+                    let table = cat.table(t.rsplit('.').next().unwrap_or(t))?;
+                    locks.push((table.oid, table.name.clone(), mode));
                 }
-                Err(PgError::unsupported("LOCK TABLE"))
+                self.lock_relations(&locks, *nowait).await?;
+                Ok((vec![], "LOCK TABLE".into()))
             }
             Utility::Execute(name) => {
                 // Protocol-level statements share PostgreSQL's namespace but cannot be run

@@ -236,6 +236,7 @@ pub(crate) fn prepare_explain(
         params: inner.params,
         catalog,
         notices: inner.notices,
+        lock_list: std::sync::OnceLock::new(),
     })
 }
 

@@ -6,9 +6,11 @@
 
 pub use keel_analyzer::bind;
 pub use keel_commands::ddl;
+pub use keel_commands::ddl_locks;
 pub use keel_executor::{exec, interrupt};
 pub use keel_parser::{names, parse, split, syntax, utility};
 pub use keel_planner::plan;
+pub use keel_planner::touches;
 pub mod explain;
 
 /// Expressions: the analyzer's data and the executor's evaluation.
@@ -52,9 +54,19 @@ pub struct Prepared {
     pub catalog: Arc<Catalog>,
     /// Notices of the scanner (identifiers truncated to 63 bytes), sent before it runs.
     pub notices: Vec<PgError>,
+    /// The relation locks running it takes ([`Prepared::locks`]), worked out once.
+    pub lock_list: std::sync::OnceLock<Vec<(u32, keel_access::LockMode)>>,
 }
 
 impl Prepared {
+    /// The relation locks running this statement takes, as (table oid, mode): ACCESS SHARE
+    /// on every table a query reads, ROW EXCLUSIVE on a write's target, ROW SHARE on the
+    /// tables its foreign keys refer to; EXPLAIN takes those of what it explains. Utility
+    /// and DDL statements lock for themselves.
+    pub fn locks(&self) -> &[(u32, keel_access::LockMode)] {
+        self.lock_list.get_or_init(|| stmt_locks(&self.stmt))
+    }
+
     /// Row shape, or None when the statement returns no rows.
     pub fn columns(&self) -> Option<&[OutColumn]> {
         match &self.stmt {
@@ -65,6 +77,28 @@ impl Prepared {
             _ => None,
         }
     }
+}
+
+fn stmt_locks(stmt: &Stmt) -> Vec<(u32, keel_access::LockMode)> {
+    use keel_access::LockMode;
+    use keel_planner::touches::Touch;
+    let touches = match stmt {
+        Stmt::Query(q) => q.touches(),
+        Stmt::Modify(m) => m.touches(),
+        Stmt::Explain(e) => return stmt_locks(&e.stmt),
+        _ => return Vec::new(),
+    };
+    touches
+        .iter()
+        .map(|(t, how)| {
+            let mode = match how {
+                Touch::Read => LockMode::AccessShare,
+                Touch::KeyShare => LockMode::RowShare,
+                Touch::Write => LockMode::RowExclusive,
+            };
+            (t.oid, mode)
+        })
+        .collect()
 }
 
 /// Relation sizes for the planner, read from the engine.
@@ -111,6 +145,7 @@ pub fn prepare(
         params,
         catalog: catalog.clone(),
         notices: notices.take().unwrap_or_default(),
+        lock_list: std::sync::OnceLock::new(),
     };
     let (stmt, parsed_text) = match parsed.parsed {
         Parsed::Empty => return Ok(mk(Stmt::Empty, vec![])),

@@ -14,13 +14,20 @@
 //!
 //! See README.md for the wait and deadlock protocol.
 
+pub mod rellock;
+mod relwait;
 mod slots;
 mod tuplelock;
 mod xidmap;
 
+pub use rellock::{HeldLock, LockMode, RelLocks};
+pub use relwait::{LockLimits, Locked};
 pub use slots::{Slot, SlotRegistry};
 pub use tuplelock::{TupleGuard, TupleKey, TupleLocks};
 pub use xidmap::{CommitLog, XidStatus};
+
+/// The oid of the one database, as deadlock reports name it.
+pub const DATABASE_OID: u32 = 5;
 
 /// Milliseconds on a monotonic clock that starts at the first call; never 0.
 pub fn clock_ms() -> u64 {
@@ -64,6 +71,7 @@ pub struct TxnManager {
     pub slots: SlotRegistry,
     waiters: Mutex<HashMap<u64, tokio::sync::watch::Sender<u8>>>,
     pub tuple_locks: TupleLocks,
+    pub rel_locks: RelLocks,
 }
 
 /// Progress of a transaction as its waiters see it.
@@ -87,6 +95,7 @@ impl TxnManager {
             slots: SlotRegistry::default(),
             waiters: Mutex::new(HashMap::new()),
             tuple_locks: TupleLocks::default(),
+            rel_locks: RelLocks::default(),
         }
     }
 
@@ -248,7 +257,7 @@ impl TxnManager {
                     _ = &mut cancelled => break Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request")),
                     _ = tokio::time::sleep(deadlock_timeout), if !checked => {
                         checked = true;
-                        if self.closes_cycle(me) {
+                        if self.closes_cycle(me).is_some() {
                             break Err(PgError::new(sqlstate::DEADLOCK_DETECTED, "deadlock detected")
                                 .with_detail(format!("Process {} waits for ShareLock on transaction {}; blocked by another process.", me.pid, xid))
                                 .with_hint("See server log for query details."));
@@ -288,7 +297,7 @@ impl TxnManager {
                 _ = tokio::time::sleep(deadlock_timeout) => {
                     me.waiting_for
                         .store(lock.holder.load(Ordering::SeqCst), Ordering::SeqCst);
-                    if self.closes_cycle(me) {
+                    if self.closes_cycle(me).is_some() {
                         break Err(PgError::new(sqlstate::DEADLOCK_DETECTED, "deadlock detected")
                             .with_detail(format!("Process {} waits for ExclusiveLock on tuple of relation {}; blocked by another process.", me.pid, key.0))
                             .with_hint("See server log for query details."));
@@ -298,31 +307,6 @@ impl TxnManager {
         };
         me.waiting_for.store(0, Ordering::SeqCst);
         result
-    }
-
-    /// Follows "waits for" edges from `me` through the owners of the awaited xids.
-    fn closes_cycle(&self, me: &Slot) -> bool {
-        let mine = me.xid.load(Ordering::SeqCst);
-        if mine == 0 {
-            return false;
-        }
-        let mut edges: HashMap<u64, u64> = HashMap::new();
-        self.slots.for_each(|s| {
-            let x = s.xid.load(Ordering::SeqCst);
-            let w = s.waiting_for.load(Ordering::SeqCst);
-            if x != 0 && w != 0 {
-                edges.insert(x, w);
-            }
-        });
-        let mut cur = mine;
-        for _ in 0..=edges.len() {
-            match edges.get(&cur) {
-                Some(&next) if next == mine => return true,
-                Some(&next) => cur = next,
-                None => return false,
-            }
-        }
-        false
     }
 }
 

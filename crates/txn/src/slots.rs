@@ -17,6 +17,10 @@ pub struct Slot {
     pub xid: AtomicU64,
     /// The xid this session waits for, 0 if none.
     pub waiting_for: AtomicU64,
+    /// The relation lock this session waits for ([`crate::rellock::encode_wait`]), 0 if none.
+    pub waiting_rel: AtomicU64,
+    /// Weak relation locks held on the fast path (see rellock.rs).
+    pub fast: Mutex<crate::rellock::FastPath>,
     /// When the session, holding an xid, last went idle inside its transaction block
     /// ([`crate::clock_ms`]); 0 while a statement runs, and once the transaction is decided.
     pub idle_since: AtomicU64,

@@ -1,0 +1,65 @@
+//! The relation locks a DDL statement takes before it runs, as PostgreSQL takes them:
+//! TRUNCATE, DROP TABLE, DROP INDEX (on the index's table) and ALTER TABLE take ACCESS
+//! EXCLUSIVE; CREATE INDEX takes SHARE, CONCURRENTLY SHARE UPDATE EXCLUSIVE.
+//!
+//! Names are resolved in the catalog as it is when the statement starts; one that does not
+//! resolve is left for the statement itself to report. Locks are held until the transaction
+//! ends, so the statement then reads a catalog no other transaction changes under it.
+
+use crate::ddl::plain_name;
+use keel_access::LockMode;
+use keel_catalog::Catalog;
+use sqlparser::ast;
+
+/// (table oid, table name, mode) for each lock `stmt` takes.
+pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, LockMode)> {
+    let mut out = Vec::new();
+    let mut table = |n: &ast::ObjectName, mode: LockMode| {
+        if let Ok(name) = plain_name(n)
+            && let Some(t) = cat.table_by_name(&name)
+        {
+            out.push((t.oid, t.name.clone(), mode));
+        }
+    };
+    match stmt {
+        ast::Statement::Truncate(t) => {
+            for target in &t.table_names {
+                table(&target.name, LockMode::AccessExclusive);
+            }
+        }
+        ast::Statement::Drop {
+            object_type: ast::ObjectType::Table,
+            names,
+            ..
+        } => {
+            for n in names {
+                table(n, LockMode::AccessExclusive);
+            }
+        }
+        ast::Statement::Drop {
+            object_type: ast::ObjectType::Index,
+            names,
+            ..
+        } => {
+            for n in names {
+                if let Ok(name) = plain_name(n)
+                    && let Some(i) = cat.indexes.by_name(&name)
+                    && let Some(t) = cat.tables.get(&i.table)
+                {
+                    out.push((t.oid, t.name.clone(), LockMode::AccessExclusive));
+                }
+            }
+        }
+        ast::Statement::AlterTable(at) => table(&at.name, LockMode::AccessExclusive),
+        ast::Statement::CreateIndex(ci) => table(
+            &ci.table_name,
+            if ci.concurrently {
+                LockMode::ShareUpdateExclusive
+            } else {
+                LockMode::Share
+            },
+        ),
+        _ => {}
+    }
+    out
+}

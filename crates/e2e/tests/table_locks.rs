@@ -1,0 +1,227 @@
+//! Relation locks between concurrent sessions, each scenario run against keel and against
+//! PostgreSQL 15 with the same assertions: TRUNCATE and DROP TABLE against concurrent writers
+//! and readers (no committed row is lost), LOCK TABLE's modes, NOWAIT, lock_timeout,
+//! deadlocks through table locks, and a client that vanishes holding one.
+
+use keel_e2e::client::{
+    assert_blocked, connect, exec, on_both, sqlstate, try_affected, value, within,
+};
+use std::time::{Duration, Instant};
+
+/// How long a statement must stay pending to count as blocked.
+const BLOCKED: Duration = Duration::from_millis(500);
+
+async fn truncate_against_writers(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(&a, "create table tw (id int primary key, v text)").await;
+    exec(&a, "insert into tw values (1, 'old')").await;
+
+    // An INSERT waits for the open TRUNCATE and then goes into the new, empty table: the row
+    // it committed is there afterwards.
+    exec(&a, "begin; truncate tw").await;
+    let ins = Box::pin(try_affected(&b, "insert into tw values (2, 'during')"));
+    let ins = assert_blocked("INSERT during an open TRUNCATE", ins, BLOCKED).await;
+    exec(&a, "commit").await;
+    let n = within("INSERT after the TRUNCATE committed", ins).await;
+    assert_eq!(n.map_err(|e| format!("{e:?}")), Ok(1));
+    assert_eq!(
+        value(&a, "select string_agg(v, ',') from tw").await,
+        "during"
+    );
+
+    // A TRUNCATE waits for an open writer, and then removes its committed row.
+    exec(&b, "begin; insert into tw values (3, 'open')").await;
+    let tr = Box::pin(try_affected(&a, "truncate tw"));
+    let tr = assert_blocked("TRUNCATE during an open INSERT", tr, BLOCKED).await;
+    exec(&b, "commit").await;
+    within("TRUNCATE after the INSERT committed", tr)
+        .await
+        .unwrap_or_else(|e| panic!("truncate: {e:?}"));
+    assert_eq!(value(&a, "select count(*) from tw").await, "0");
+
+    // A TRUNCATE that rolls back keeps every row, and the waiting UPDATE then finds them.
+    exec(&a, "insert into tw values (4, 'kept')").await;
+    exec(&a, "begin; truncate tw").await;
+    let upd = Box::pin(try_affected(&b, "update tw set v = 'updated' where id = 4"));
+    let upd = assert_blocked("UPDATE during an open TRUNCATE", upd, BLOCKED).await;
+    exec(&a, "rollback").await;
+    let n = within("UPDATE after the TRUNCATE rolled back", upd).await;
+    assert_eq!(n.map_err(|e| format!("{e:?}")), Ok(1));
+    assert_eq!(value(&a, "select v from tw").await, "updated");
+    exec(&a, "drop table tw").await;
+}
+
+#[test]
+fn truncate_waits_for_writers_and_writers_wait_for_truncate() {
+    on_both(&[], truncate_against_writers);
+}
+
+async fn readers_and_ddl(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(&a, "create table rd (id int primary key)").await;
+    exec(&a, "insert into rd select generate_series(1, 100)").await;
+
+    // A reader's open transaction holds ACCESS SHARE: TRUNCATE waits for it.
+    exec(&a, "begin; select count(*) from rd").await;
+    let tr = Box::pin(try_affected(&b, "truncate rd"));
+    let tr = assert_blocked("TRUNCATE while a reader's transaction is open", tr, BLOCKED).await;
+    exec(&a, "commit").await;
+    within("TRUNCATE after the reader", tr)
+        .await
+        .unwrap_or_else(|e| panic!("truncate: {e:?}"));
+
+    // A reader waits for an open DROP TABLE and then finds the table gone.
+    exec(&a, "begin; drop table rd").await;
+    let sel = Box::pin(try_affected(&b, "select * from rd"));
+    let sel = assert_blocked("SELECT during an open DROP TABLE", sel, BLOCKED).await;
+    exec(&a, "commit").await;
+    match within("SELECT after the DROP", sel).await {
+        Err(e) => assert_eq!(sqlstate(&e), "42P01", "{e:?}"),
+        Ok(n) => panic!("a dropped table answered {n} rows"),
+    }
+}
+
+#[test]
+fn readers_wait_for_drop_and_truncate_waits_for_readers() {
+    on_both(&[], readers_and_ddl);
+}
+
+async fn lock_table_modes(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(&a, "create table lm (id int)").await;
+
+    // SHARE lets readers through and holds writers back.
+    exec(&a, "begin; lock table lm in share mode").await;
+    assert_eq!(value(&b, "select count(*) from lm").await, "0");
+    let ins = Box::pin(try_affected(&b, "insert into lm values (1)"));
+    let ins = assert_blocked("INSERT under a SHARE lock", ins, BLOCKED).await;
+    exec(&a, "commit").await;
+    let n = within("INSERT after the SHARE lock", ins).await;
+    assert_eq!(n.map_err(|e| format!("{e:?}")), Ok(1));
+
+    // ACCESS EXCLUSIVE (the default) holds readers back too; NOWAIT fails at once with 55P03.
+    exec(&a, "begin; lock table lm").await;
+    exec(&b, "begin").await;
+    let t = Instant::now();
+    match try_affected(&b, "lock table lm in access share mode nowait").await {
+        Err(e) => {
+            assert_eq!(sqlstate(&e), "55P03", "{e:?}");
+            let msg = e.as_db_error().map(|d| d.message().to_string());
+            assert_eq!(
+                msg.as_deref(),
+                Some("could not obtain lock on relation \"lm\"")
+            );
+        }
+        Ok(_) => panic!("NOWAIT took a lock held ACCESS EXCLUSIVE elsewhere"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(2), "NOWAIT waited");
+    exec(&b, "rollback").await;
+
+    // lock_timeout ends a wait with 55P03.
+    exec(&b, "set lock_timeout = '200ms'").await;
+    let t = Instant::now();
+    match try_affected(&b, "select * from lm").await {
+        Err(e) => {
+            assert_eq!(sqlstate(&e), "55P03", "{e:?}");
+            let msg = e.as_db_error().map(|d| d.message().to_string());
+            assert_eq!(
+                msg.as_deref(),
+                Some("canceling statement due to lock timeout")
+            );
+        }
+        Ok(_) => panic!("a read went through ACCESS EXCLUSIVE"),
+    }
+    assert!(t.elapsed() >= Duration::from_millis(150));
+    exec(&b, "reset lock_timeout").await;
+
+    // Weak modes share: ROW EXCLUSIVE alongside ROW SHARE and ACCESS SHARE.
+    exec(&a, "commit").await;
+    exec(&a, "begin; lock table lm in row exclusive mode").await;
+    exec(&b, "begin; lock table lm in row share mode nowait").await;
+    exec(&b, "lock table lm in access share mode nowait").await;
+    exec(&b, "commit").await;
+    exec(&a, "commit").await;
+
+    // Outside a transaction block.
+    match try_affected(&a, "lock table lm").await {
+        Err(e) => assert_eq!(sqlstate(&e), "25P01", "{e:?}"),
+        Ok(_) => panic!("LOCK TABLE outside a block"),
+    }
+    exec(&a, "drop table lm").await;
+}
+
+#[test]
+fn lock_table_modes_nowait_and_lock_timeout() {
+    on_both(&[], lock_table_modes);
+}
+
+async fn table_deadlock(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(&a, "create table d1 (id int); create table d2 (id int)").await;
+    exec(&a, "begin; lock table d1").await;
+    exec(&b, "begin; lock table d2").await;
+    let la = Box::pin(try_affected(&a, "insert into d2 values (1)"));
+    let mut la = assert_blocked("A waits for B's lock", la, Duration::from_millis(200)).await;
+    let mut lb = Box::pin(try_affected(&b, "select * from d1"));
+    let first = tokio::time::timeout(Duration::from_secs(5), async {
+        tokio::select! {
+            r = &mut la => (true, r),
+            r = &mut lb => (false, r),
+        }
+    })
+    .await;
+    let (a_first, r) = first.unwrap_or_else(|_| panic!("deadlock not detected within 5 s"));
+    // The first to finish is the victim (40P01), or the survivor right after the victim's
+    // abort released its lock.
+    let (victim_is_a, survivor_done) = match r {
+        Err(e) => {
+            assert_eq!(sqlstate(&e), "40P01", "{e:?}");
+            (a_first, false)
+        }
+        Ok(_) => {
+            let other = if a_first {
+                within("the victim", &mut lb).await
+            } else {
+                within("the victim", &mut la).await
+            };
+            let e = other.expect_err("both deadlocked statements finished normally");
+            assert_eq!(sqlstate(&e), "40P01", "{e:?}");
+            (!a_first, true)
+        }
+    };
+    let (loser, winner) = if victim_is_a { (&a, &b) } else { (&b, &a) };
+    exec(loser, "rollback").await;
+    if !survivor_done {
+        let rest = if victim_is_a {
+            within("the survivor", &mut lb).await
+        } else {
+            within("the survivor", &mut la).await
+        };
+        rest.unwrap_or_else(|e| panic!("survivor: {e:?}"));
+    }
+    exec(winner, "commit").await;
+    exec(&a, "drop table d1; drop table d2").await;
+}
+
+#[test]
+fn a_deadlock_through_table_locks_is_detected() {
+    on_both(&[("deadlock_timeout", "200ms")], table_deadlock);
+}
+
+async fn vanished_holder(conn: String) {
+    let a = connect(&conn).await;
+    exec(&a, "create table vh (id int)").await;
+    let b = connect(&conn).await;
+    exec(&b, "begin; lock table vh").await;
+    let sel = Box::pin(try_affected(&a, "select * from vh"));
+    let sel = assert_blocked("SELECT under ACCESS EXCLUSIVE", sel, BLOCKED).await;
+    drop(b);
+    let n = within("SELECT after the holder vanished", sel).await;
+    assert_eq!(n.map_err(|e| format!("{e:?}")), Ok(0));
+    exec(&a, "drop table vh").await;
+}
+
+#[test]
+fn a_vanished_client_releases_its_table_locks() {
+    on_both(&[], vanished_holder);
+}
