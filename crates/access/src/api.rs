@@ -262,6 +262,12 @@ impl Engine {
         self.inner.try_lock_relation(txn, rel, mode)
     }
 
+    /// Rebases `txn`'s pending DDL onto the catalog installed since (see
+    /// `Catalog::rebased_onto`); nothing when it is current or there is none.
+    pub fn refresh_pending_catalog(&self, txn: &mut Transaction) -> PgResult<()> {
+        self.inner.refresh_pending_catalog(txn)
+    }
+
     // ---- DDL support -------------------------------------------------------------------
 
     /// Creates an empty relation file for a new table or index (or a TRUNCATE). It is removed

@@ -334,6 +334,33 @@ impl EngineInner {
     }
 
     /// Installs `c` as the current catalog (caller holds `catalog_install`).
+    /// `pending` (a transaction's catalog) as the direct successor of the installed one:
+    /// itself, or rebased onto what other transactions installed since its base.
+    fn onto_current(&self, pending: Arc<Catalog>) -> PgResult<Arc<Catalog>> {
+        let current = self.catalog.read().clone();
+        if pending.version == current.version + 1 {
+            return Ok(pending);
+        }
+        Ok(Arc::new(pending.rebased_onto(&current)?))
+    }
+
+    /// Brings `txn`'s pending catalog up to the installed one when other transactions
+    /// installed DDL since it was cloned. Called once a statement holds its relation locks,
+    /// so it reads the tables it locked as they are now.
+    pub fn refresh_pending_catalog(&self, txn: &mut Transaction) -> PgResult<()> {
+        if let Some(p) = &txn.pending_catalog
+            && !self.catalog_is_base_of(p)
+        {
+            let p = self.onto_current(p.clone())?;
+            txn.pending_catalog = Some(p);
+        }
+        Ok(())
+    }
+
+    fn catalog_is_base_of(&self, pending: &Catalog) -> bool {
+        self.catalog.read().version + 1 == pending.version
+    }
+
     fn set_catalog(&self, c: Arc<Catalog>) {
         let mut cur = self.catalog.write();
         self.catalog_addr
@@ -484,24 +511,21 @@ impl EngineInner {
             // Visible at once: what it built on must be visible first (see commitq).
             self.settle(&txn).await?;
         }
-        // Only what this transaction changed is logged: O(its changes), not O(catalog).
-        let rec = crate::commitrec::CommitRecord {
-            catalog: pending.as_ref().map(|c| CatalogChange::Delta(c.delta())),
-            drops: txn.inner.drop_at_commit.clone(),
-        };
         let lsn = {
             let _g = self.catalog_install.lock();
-            if let Some(c) = &pending {
-                let current = self.catalog.read().version;
-                if c.version != current + 1 {
+            let pending = match pending.map(|c| self.onto_current(c)).transpose() {
+                Ok(p) => p,
+                Err(e) => {
                     drop(_g);
                     self.rollback(txn);
-                    return Err(PgError::new(
-                        sqlstate::SERIALIZATION_FAILURE,
-                        "could not serialize access due to concurrent DDL",
-                    ));
+                    return Err(e);
                 }
-            }
+            };
+            // Only what this transaction changed is logged: O(its changes), not O(catalog).
+            let rec = crate::commitrec::CommitRecord {
+                catalog: pending.as_ref().map(|c| CatalogChange::Delta(c.delta())),
+                drops: txn.inner.drop_at_commit.clone(),
+            };
             let lsn = self
                 .wal
                 .log_then(RecordKind::Commit, xid, &rec.encode(), |end| {
@@ -585,13 +609,7 @@ impl EngineInner {
     /// Logs and installs the DDL of a transaction without an xid; returns the record's end.
     fn install_catalog(&self, c: Arc<Catalog>) -> PgResult<u64> {
         let _g = self.catalog_install.lock();
-        let current = self.catalog.read().version;
-        if c.version != current + 1 {
-            return Err(PgError::new(
-                sqlstate::SERIALIZATION_FAILURE,
-                "could not serialize access due to concurrent DDL",
-            ));
-        }
+        let c = self.onto_current(c)?;
         let rec = crate::commitrec::CommitRecord {
             catalog: Some(CatalogChange::Delta(c.delta())),
             drops: Vec::new(),

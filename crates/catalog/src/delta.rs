@@ -93,4 +93,57 @@ impl Catalog {
         self.version = d.version;
         Ok(true)
     }
+
+    /// This pending catalog (a transaction's: its base plus its own changes) rebased onto
+    /// `current`, the catalog installed since by other transactions: `current` with this
+    /// one's changes applied, at `current`'s version plus one. Relation locks keep other
+    /// transactions off the entries this one changed; a name this one created that another
+    /// transaction created meanwhile fails with 42P07, as the second CREATE would have.
+    pub fn rebased_onto(&self, current: &Catalog) -> PgResult<Catalog> {
+        let d = self.delta();
+        let mut next = current.clone();
+        next.clear_changes();
+        for oid in &d.dropped_tables {
+            next.tables.remove(oid);
+        }
+        for oid in &d.dropped_indexes {
+            next.indexes.remove(oid);
+        }
+        for oid in &d.dropped_sequences {
+            next.sequences.remove(oid);
+        }
+        let taken = |next: &Catalog, name: &str, oid: Oid| match next.relation(name) {
+            Some(crate::Relation::Table(t)) => t.oid != oid,
+            Some(crate::Relation::Index(i)) => i.oid != oid,
+            Some(crate::Relation::Sequence(s)) => s.oid != oid,
+            None => false,
+        };
+        let exists = |name: &str| {
+            PgError::new(
+                sqlstate::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            )
+        };
+        for t in &d.tables {
+            if taken(&next, &t.name, t.oid) {
+                return Err(exists(&t.name));
+            }
+            next.tables.insert(t.oid, t.clone());
+        }
+        for i in &d.indexes {
+            if taken(&next, &i.name, i.oid) {
+                return Err(exists(&i.name));
+            }
+            next.indexes.insert(i.oid, i.clone());
+        }
+        for s in &d.sequences {
+            if taken(&next, &s.name, s.oid) {
+                return Err(exists(&s.name));
+            }
+            next.sequences.insert(s.oid, s.clone());
+        }
+        next.version = current.version + 1;
+        next.next_oid = current.next_oid.max(self.next_oid);
+        Ok(next)
+    }
 }

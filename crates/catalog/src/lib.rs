@@ -31,9 +31,15 @@ pub const FIRST_USER_OID: Oid = 16384;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Catalog {
-    /// Bumped by every installed change; used to detect concurrent DDL.
+    /// Bumped by every installed change; a transaction's pending catalog whose base is older
+    /// than the installed one is rebased onto it ([`Catalog::rebased_onto`]).
     pub version: u64,
+    /// The next oid as far as this catalog knows (what checkpoints and commit records keep).
     pub next_oid: Oid,
+    /// The oid allocator, shared by every clone of a catalog: concurrent DDL transactions,
+    /// each changing its own clone, never hand out the same oid.
+    #[serde(skip)]
+    pub oids: OidCounter,
     pub tables: RelMap<TableDef>,
     pub indexes: RelMap<IndexDef>,
     pub sequences: RelMap<SequenceDef>,
@@ -44,10 +50,21 @@ impl Default for Catalog {
         Catalog {
             version: 0,
             next_oid: FIRST_USER_OID,
+            oids: OidCounter::default(),
             tables: RelMap::default(),
             indexes: RelMap::default(),
             sequences: RelMap::default(),
         }
+    }
+}
+
+/// See [`Catalog::oids`]. Equal to any other: it is an allocator, not content.
+#[derive(Clone, Debug, Default)]
+pub struct OidCounter(pub Arc<std::sync::atomic::AtomicU32>);
+
+impl PartialEq for OidCounter {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
 }
 
@@ -61,8 +78,12 @@ pub enum Relation {
 
 impl Catalog {
     pub fn new_oid(&mut self) -> Oid {
-        let oid = self.next_oid;
-        self.next_oid += 1;
+        use std::sync::atomic::Ordering::SeqCst;
+        // A catalog read back from disk (or rebuilt by recovery) knows a later next_oid
+        // than its new counter.
+        self.oids.0.fetch_max(self.next_oid, SeqCst);
+        let oid = self.oids.0.fetch_add(1, SeqCst);
+        self.next_oid = self.next_oid.max(oid + 1);
         oid
     }
 

@@ -183,3 +183,37 @@ fn json_keeps_the_older_form() {
     assert_eq!(back.indexes_of(a.oid).count(), 1);
     assert!(back.relation("a_idx").is_some());
 }
+
+/// Two transactions clone the same installed catalog; the second to commit is rebased onto
+/// the first's: both changes survive, oids never collide, a name both created fails.
+#[test]
+fn a_pending_catalog_rebases_onto_what_was_installed_since() {
+    let mut base = Catalog::default();
+    table(&mut base, "x");
+    base.clear_changes();
+    let (mut t1, mut t2) = (base.clone(), base.clone());
+    t1.version += 1;
+    t2.version += 1;
+    let a = table(&mut t1, "a");
+    let b = table(&mut t2, "b");
+    assert_ne!(a.oid, b.oid, "clones share the oid allocator");
+    assert!(a.relfile != b.relfile && a.relfile != b.oid && b.relfile != a.oid);
+    // t2 installs first; t1 follows it.
+    let mut installed = t2.clone();
+    installed.clear_changes();
+    let rebased = t1.rebased_onto(&installed).expect("no conflict");
+    assert_eq!(rebased.version, installed.version + 1);
+    assert!(rebased.table_by_name("a").is_some() && rebased.table_by_name("b").is_some());
+    assert!(rebased.table_by_name("x").is_some());
+    let d = rebased.delta();
+    assert_eq!(
+        d.tables.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["a"]
+    );
+    // The same name created by both: the later one fails as CREATE TABLE would.
+    let mut t3 = base.clone();
+    t3.version += 1;
+    table(&mut t3, "b");
+    let e = t3.rebased_onto(&installed).expect_err("b exists");
+    assert_eq!(e.code, "42P07");
+}

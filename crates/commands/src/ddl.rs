@@ -55,6 +55,8 @@ pub fn execute_ddl(
     txn: &mut Transaction,
     interrupt: &Interrupt<'_>,
 ) -> PgResult<DdlOutcome> {
+    // Earlier DDL of this transaction is brought up to what others installed since.
+    engine.refresh_pending_catalog(txn)?;
     let mut cat: Catalog = (*txn.catalog(engine)).clone();
     if txn.pending_catalog.is_none() {
         // The engine installs a pending catalog only as the direct successor of the current one.

@@ -4,7 +4,7 @@
 //! deadlocks through table locks, and a client that vanishes holding one.
 
 use keel_e2e::client::{
-    assert_blocked, connect, exec, on_both, sqlstate, try_affected, value, within,
+    assert_blocked, connect, exec, on_both, rows, sqlstate, try_affected, value, within,
 };
 use std::time::{Duration, Instant};
 
@@ -224,4 +224,41 @@ async fn vanished_holder(conn: String) {
 #[test]
 fn a_vanished_client_releases_its_table_locks() {
     on_both(&[], vanished_holder);
+}
+
+async fn concurrent_ddl(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(&a, "create table cd (id int); insert into cd values (1)").await;
+
+    // DDL on other tables commits while A's DDL transaction is open; A's commit keeps both.
+    exec(&a, "begin; create table cd_a (id int)").await;
+    exec(&b, "create table cd_b (id int)").await;
+    exec(&b, "alter table cd add column z int").await;
+    // A changes the table B changed: it sees B's column and adds its own.
+    exec(&a, "alter table cd add column w int").await;
+    exec(&a, "insert into cd_a values (1)").await;
+    exec(&a, "commit").await;
+    exec(&b, "insert into cd (id, z, w) values (2, 3, 4)").await;
+    assert_eq!(
+        rows(&b, "select * from cd order by id").await,
+        vec![vec!["1", "NULL", "NULL"], vec!["2", "3", "4"]]
+    );
+    assert_eq!(value(&b, "select count(*) from cd_a").await, "1");
+    assert_eq!(value(&b, "select count(*) from cd_b").await, "0");
+
+    // A TRUNCATE's transaction and a CREATE TABLE elsewhere both commit.
+    exec(&a, "begin; truncate cd").await;
+    exec(&b, "create table cd_c (id int)").await;
+    exec(&a, "commit").await;
+    assert_eq!(value(&b, "select count(*) from cd").await, "0");
+    exec(
+        &a,
+        "drop table cd; drop table cd_a; drop table cd_b; drop table cd_c",
+    )
+    .await;
+}
+
+#[test]
+fn concurrent_ddl_on_different_tables_all_commits() {
+    on_both(&[], concurrent_ddl);
 }

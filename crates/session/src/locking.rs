@@ -99,6 +99,9 @@ impl Session {
                     .collect();
                 self.lock_relations(&locks, false).await?;
             }
+            if let Some(txn) = self.txn.as_mut() {
+                self.engine.refresh_pending_catalog(txn)?;
+            }
             match self.replanned(cur, &cur.params)? {
                 None => return Ok(newer),
                 Some(p) => newer = Some(p),
