@@ -262,3 +262,27 @@ async fn concurrent_ddl(conn: String) {
 fn concurrent_ddl_on_different_tables_all_commits() {
     on_both(&[], concurrent_ddl);
 }
+
+async fn maintenance_and_ddl(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(&a, "create table mt (id int)").await;
+    exec(&a, "insert into mt select generate_series(1, 1000)").await;
+    // VACUUM and ANALYZE take SHARE UPDATE EXCLUSIVE: they wait for an open TRUNCATE and
+    // then work on the table as it is after it.
+    for stmt in ["vacuum mt", "analyze mt", "vacuum analyze mt"] {
+        exec(&a, "begin; truncate mt").await;
+        let m = Box::pin(try_affected(&b, stmt));
+        let m = assert_blocked(stmt, m, BLOCKED).await;
+        exec(&a, "insert into mt values (1); commit").await;
+        within(stmt, m)
+            .await
+            .unwrap_or_else(|e| panic!("{stmt}: {e:?}"));
+    }
+    assert_eq!(value(&b, "select count(*) from mt").await, "1");
+    exec(&a, "drop table mt").await;
+}
+
+#[test]
+fn vacuum_and_analyze_wait_for_truncate() {
+    on_both(&[], maintenance_and_ddl);
+}

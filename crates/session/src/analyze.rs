@@ -9,7 +9,7 @@ impl Session {
     /// ANALYZE of `tables` by name, or of every table when the list is empty. Installs the
     /// statistics at once, whether or not a transaction block is open (they are not
     /// transactional, see keel-access).
-    pub(crate) fn analyze_tables(&mut self, tables: &[String]) -> PgResult<()> {
+    pub(crate) async fn analyze_tables(&mut self, tables: &[String]) -> PgResult<()> {
         let cat = self.catalog();
         let targets: Vec<_> = if tables.is_empty() {
             cat.tables.values().cloned().collect()
@@ -21,7 +21,9 @@ impl Session {
             v
         };
         for t in targets {
-            self.analyze_table(&t)?;
+            if let Some(t) = self.lock_for_maintenance(&t).await? {
+                self.analyze_table(&t)?;
+            }
         }
         Ok(())
     }

@@ -112,4 +112,19 @@ impl Session {
             "the tables of the statement kept changing while it waited for their locks",
         ))
     }
+
+    /// Takes SHARE UPDATE EXCLUSIVE on `table` for VACUUM or ANALYZE and answers its
+    /// definition as it is once locked (None if it was dropped meanwhile).
+    pub(crate) async fn lock_for_maintenance(
+        &mut self,
+        table: &Arc<keel_catalog::TableDef>,
+    ) -> PgResult<Option<Arc<keel_catalog::TableDef>>> {
+        let lock = (
+            table.oid,
+            table.name.clone(),
+            LockMode::ShareUpdateExclusive,
+        );
+        self.lock_relations(&[lock], false).await?;
+        Ok(self.catalog().tables.get(&table.oid).cloned())
+    }
 }

@@ -278,6 +278,12 @@ impl Session {
                     v
                 };
                 for t in targets {
+                    // SHARE UPDATE EXCLUSIVE, as PostgreSQL's VACUUM: no DDL changes the
+                    // table under it. It is then read again: a TRUNCATE waited for may have
+                    // given it a new file, a DROP removed it.
+                    let Some(t) = self.lock_for_maintenance(&t).await? else {
+                        continue;
+                    };
                     let qual = format!("{}.public.{}", self.database, t.name);
                     if *verbose {
                         client.notice(&PgError::notice(
@@ -321,7 +327,7 @@ impl Session {
                 tag("VACUUM")
             }
             Utility::Analyze { tables } => {
-                self.analyze_tables(tables)?;
+                self.analyze_tables(tables).await?;
                 tag("ANALYZE")
             }
             Utility::Checkpoint => {
