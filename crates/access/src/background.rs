@@ -41,22 +41,36 @@ fn autovacuum(engine: Weak<Engine>) {
         }
         let catalog = e.catalog();
         for table in catalog.tables.values() {
-            if e.inner.take_vacuum_due(table.relfile)
-                && let Err(err) = e.inner.vacuum(table, &|| Ok(()))
-            {
-                eprintln!(
-                    "LOG:  automatic vacuum of table \"{}\" failed: {err}",
-                    table.name
-                );
+            let vacuum = e.inner.take_vacuum_due(table.relfile);
+            let analyze = e.inner.take_analyze_due(table);
+            if !vacuum && !analyze {
+                continue;
             }
-            if e.inner.take_analyze_due(table)
-                && let Err(err) = e.inner.analyze(None, table, &|| Ok(()))
-            {
-                eprintln!(
-                    "LOG:  automatic analyze of table \"{}\" failed: {err}",
-                    table.name
-                );
+            // SHARE UPDATE EXCLUSIVE if it is free, as PostgreSQL's autovacuum: a table
+            // under DDL is skipped this round. Once locked the table is read again (a
+            // TRUNCATE may have given it a new file, a DROP removed it).
+            let mut txn = e.begin(keel_common::Isolation::ReadCommitted, true);
+            let locked = e.try_lock_relation(
+                &mut txn,
+                table.oid,
+                keel_txn::LockMode::ShareUpdateExclusive,
+            );
+            let current = e.catalog().tables.get(&table.oid).cloned();
+            if let (true, Some(table)) = (locked, current) {
+                if vacuum && let Err(err) = e.inner.vacuum(&table, &|| Ok(())) {
+                    eprintln!(
+                        "LOG:  automatic vacuum of table \"{}\" failed: {err}",
+                        table.name
+                    );
+                }
+                if analyze && let Err(err) = e.inner.analyze(None, &table, &|| Ok(())) {
+                    eprintln!(
+                        "LOG:  automatic analyze of table \"{}\" failed: {err}",
+                        table.name
+                    );
+                }
             }
+            e.rollback(txn);
         }
     }
 }
