@@ -109,6 +109,19 @@ impl<'a> Node<'a> for Agg<'a> {
             let key_types: Vec<TypeId> = self.group.iter().map(Expr::ty).collect();
             let mut groups: Freed<Vec<Group>> = Freed(Vec::new());
             let mut index: Freed<FxHashMap<Vec<u8>, usize>> = Freed(FxHashMap::default());
+            // One hashed key of an integer type (GROUP BY an id): hashed as the integer.
+            let mut int_index: Freed<FxHashMap<i64, usize>> = Freed(FxHashMap::default());
+            let hashed: Vec<usize> = (0..self.group.len())
+                .filter(|&k| !self.dependent.get(k).copied().unwrap_or(false))
+                .collect();
+            let mut null_group: Option<usize> = None;
+            let int_key = match hashed.as_slice() {
+                [k] => match &self.group[*k] {
+                    Expr::Col(i, ty) if super::join::is_int(*ty) => Some(*i),
+                    _ => None,
+                },
+                _ => None,
+            };
             let mut kbuf = Vec::new();
             // Group keys that are not plain columns, evaluated once per row.
             let mut computed: Vec<Datum> = Vec::new();
@@ -122,6 +135,40 @@ impl<'a> Node<'a> for Agg<'a> {
                         groups.push(self.new_group(vec![]));
                     }
                     0
+                } else if let Some(col) = int_key.filter(|&c| c < r.len()) {
+                    let v = super::join::int_of(&r[col]);
+                    let known = match v {
+                        Some(v) => int_index.get(&v).copied(),
+                        None => null_group,
+                    };
+                    match known {
+                        Some(i) => i,
+                        None => {
+                            let keys: Row = self
+                                .group
+                                .iter()
+                                .map(|g| match g {
+                                    Expr::Col(i, _) if *i < r.len() => r[*i].clone(),
+                                    _ => Datum::Null,
+                                })
+                                .collect();
+                            self.mem.add(ev, group_bytes + row_heap_bytes(&keys))?;
+                            match v {
+                                Some(v) => {
+                                    self.mem.room_for_one(
+                                        ev,
+                                        &mut *int_index,
+                                        size_of::<(i64, usize)>(),
+                                    )?;
+                                    int_index.insert(v, groups.len());
+                                }
+                                // NULLs form one group of their own.
+                                None => null_group = Some(groups.len()),
+                            }
+                            groups.push(self.new_group(keys));
+                            groups.len() - 1
+                        }
+                    }
                 } else {
                     // The key is encoded from the row's columns in place; the key values
                     // are copied only for a new group.
@@ -254,6 +301,7 @@ impl<'a> Node<'a> for Agg<'a> {
             }
             // The groups' tables and states are gone; what stays is the result rows.
             drop(index);
+            drop(int_index);
             self.mem
                 .keep_rows(&out, out.iter().map(row_heap_bytes).sum());
             self.out = std::mem::take(&mut *out).into_iter();

@@ -4,7 +4,9 @@
 //!
 //! The hash table maps a key's encoding to the first and last inner row with that key; the
 //! inner rows of one key are chained through `next` in their input order, so a key costs one
-//! table entry and no per-key list, and candidates are walked without being copied.
+//! table entry and no per-key list, and candidates are walked without being copied. A single
+//! key of an integer type (the common join on an id) is hashed as the integer itself, with
+//! no encoding.
 
 use super::mem::MemCharge;
 use super::{BoxNode, Node, Row};
@@ -34,6 +36,9 @@ pub struct Join<'a> {
     right_rows: Vec<Row>,
     /// Key encoding -> (first, last) inner row with that key.
     table: FxHashMap<Vec<u8>, (usize, usize)>,
+    /// The same for a single integer key (`int_keys`).
+    int_table: FxHashMap<i64, (usize, usize)>,
+    int_keys: bool,
     /// Per inner row: the next inner row with the same key (NONE at the chain's end).
     next: Vec<usize>,
     // Current left row and the next candidate right row to try (NONE: no more).
@@ -74,6 +79,10 @@ impl<'a> Join<'a> {
             hash,
             right_rows: Vec::new(),
             table: FxHashMap::default(),
+            int_table: FxHashMap::default(),
+            int_keys: hash.is_some_and(|(l, r)| {
+                l.len() == 1 && r.len() == 1 && l[0].ty() == r[0].ty() && is_int(l[0].ty())
+            }),
             next: Vec::new(),
             cur: None,
             cand: NONE,
@@ -121,7 +130,21 @@ impl<'a> Join<'a> {
             let at = self.right_rows.len();
             if let Some((_, rk)) = self.hash {
                 self.next.push(NONE);
-                if Self::keys(rk, &r, ev, &mut buf)? {
+                if self.int_keys {
+                    if let Some(k) = int_key(&rk[0], &r, ev)? {
+                        if let Some((_, last)) = self.int_table.get_mut(&k) {
+                            self.next[*last] = at;
+                            *last = at;
+                        } else {
+                            self.mem.room_for_one(
+                                ev,
+                                &mut self.int_table,
+                                size_of::<(i64, (usize, usize))>(),
+                            )?;
+                            self.int_table.insert(k, (at, at));
+                        }
+                    }
+                } else if Self::keys(rk, &r, ev, &mut buf)? {
                     if let Some((_, last)) = self.table.get_mut(buf.as_slice()) {
                         self.next[*last] = at;
                         *last = at;
@@ -164,7 +187,11 @@ impl<'a> Node<'a> for Join<'a> {
     fn explain_lines(&self) -> Vec<String> {
         match self.hash {
             Some(_) => {
-                let cap = self.table.capacity();
+                let cap = if self.int_keys {
+                    self.int_table.capacity()
+                } else {
+                    self.table.capacity()
+                };
                 let buckets = if cap < 8 {
                     (cap + 1).next_power_of_two()
                 } else {
@@ -254,6 +281,10 @@ impl<'a> Node<'a> for Join<'a> {
             ev.tick()?;
             self.matched = false;
             self.cand = match self.hash {
+                Some((lk, _)) if self.int_keys => match int_key(&lk[0], &l, ev)? {
+                    Some(k) => self.int_table.get(&k).map_or(NONE, |&(first, _)| first),
+                    None => NONE,
+                },
                 Some((lk, _)) => {
                     if Self::keys(lk, &l, ev, &mut self.kbuf)? {
                         self.table
@@ -271,6 +302,39 @@ impl<'a> Node<'a> for Join<'a> {
     }
 }
 
+/// Types whose values are one integer, equal exactly when the integers are.
+pub(super) fn is_int(ty: keel_types::TypeId) -> bool {
+    use keel_types::TypeId::*;
+    matches!(
+        ty,
+        Int2 | Int4 | Int8 | Date | Timestamp | TimestampTz | Oid
+    )
+}
+
+/// The integer key of `row` under `e` (see `is_int`); None for NULL, which matches nothing.
+fn int_key(e: &Expr, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<Option<i64>> {
+    let owned;
+    let v = match e {
+        Expr::Col(i, _) if *i < row.len() => &row[*i],
+        _ => {
+            owned = e.eval(row, ev)?;
+            &owned
+        }
+    };
+    Ok(int_of(v))
+}
+
+/// The integer a value of an `is_int` type holds; None for NULL.
+pub(super) fn int_of(v: &Datum) -> Option<i64> {
+    match v {
+        Datum::Int2(x) => Some(*x as i64),
+        Datum::Int4(x) | Datum::Date(x) => Some(*x as i64),
+        Datum::Int8(x) | Datum::Timestamp(x) | Datum::TimestampTz(x) => Some(*x),
+        Datum::Oid(x) => Some(*x as i64),
+        _ => None,
+    }
+}
+
 /// Conjuncts of `e` (nested ANDs flattened), as the planner splits an ON clause.
 fn conjunct_count(e: &Expr) -> usize {
     match e {
@@ -283,5 +347,6 @@ impl Drop for Join<'_> {
     fn drop(&mut self) {
         super::discard::discard_in_place(&mut self.right_rows);
         super::discard::discard_in_place(&mut self.table);
+        super::discard::discard_in_place(&mut self.int_table);
     }
 }
