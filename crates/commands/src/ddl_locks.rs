@@ -1,6 +1,7 @@
 //! The relation locks a DDL statement takes before it runs, as PostgreSQL takes them:
 //! TRUNCATE, DROP TABLE, DROP INDEX (on the index's table) and ALTER TABLE take ACCESS
-//! EXCLUSIVE; CREATE INDEX takes SHARE, CONCURRENTLY SHARE UPDATE EXCLUSIVE.
+//! EXCLUSIVE; CREATE INDEX takes SHARE, CONCURRENTLY SHARE UPDATE EXCLUSIVE. A foreign key
+//! added by CREATE TABLE or ALTER TABLE takes SHARE ROW EXCLUSIVE on the table it refers to.
 //!
 //! Names are resolved in the catalog as it is when the statement starts; one that does not
 //! resolve is left for the statement itself to report. Locks are held until the transaction
@@ -50,7 +51,35 @@ pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, Lock
                 }
             }
         }
-        ast::Statement::AlterTable(at) => table(&at.name, LockMode::AccessExclusive),
+        ast::Statement::AlterTable(at) => {
+            table(&at.name, LockMode::AccessExclusive);
+            for op in &at.operations {
+                match op {
+                    ast::AlterTableOperation::AddConstraint {
+                        constraint: ast::TableConstraint::ForeignKey(fk),
+                        ..
+                    } => table(&fk.foreign_table, LockMode::ShareRowExclusive),
+                    ast::AlterTableOperation::AddColumn { column_def, .. } => {
+                        for fk in column_fks(column_def) {
+                            table(fk, LockMode::ShareRowExclusive);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        ast::Statement::CreateTable(ct) => {
+            for c in &ct.constraints {
+                if let ast::TableConstraint::ForeignKey(fk) = c {
+                    table(&fk.foreign_table, LockMode::ShareRowExclusive);
+                }
+            }
+            for col in &ct.columns {
+                for fk in column_fks(col) {
+                    table(fk, LockMode::ShareRowExclusive);
+                }
+            }
+        }
         ast::Statement::CreateIndex(ci) => table(
             &ci.table_name,
             if ci.concurrently {
@@ -62,4 +91,12 @@ pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, Lock
         _ => {}
     }
     out
+}
+
+/// The tables a column's REFERENCES clauses name.
+fn column_fks(col: &ast::ColumnDef) -> impl Iterator<Item = &ast::ObjectName> {
+    col.options.iter().filter_map(|o| match &o.option {
+        ast::ColumnOption::ForeignKey(fk) => Some(&fk.foreign_table),
+        _ => None,
+    })
 }

@@ -286,3 +286,36 @@ async fn maintenance_and_ddl(conn: String) {
 fn vacuum_and_analyze_wait_for_truncate() {
     on_both(&[], maintenance_and_ddl);
 }
+
+async fn foreign_key_locks(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(&a, "create table fk_parent (id int primary key)").await;
+    exec(&a, "insert into fk_parent values (1)").await;
+    // Adding a foreign key takes SHARE ROW EXCLUSIVE on the referenced table: it waits for
+    // an open writer of it.
+    exec(&a, "begin; insert into fk_parent values (2)").await;
+    let ct = Box::pin(try_affected(
+        &b,
+        "create table fk_child (id int references fk_parent)",
+    ));
+    let ct = assert_blocked("CREATE TABLE ... REFERENCES during a write", ct, BLOCKED).await;
+    exec(&a, "commit").await;
+    within("CREATE TABLE after the write", ct)
+        .await
+        .unwrap_or_else(|e| panic!("create table: {e:?}"));
+    // A write checked against the referenced table takes ROW SHARE on it: EXCLUSIVE holds
+    // it back, ACCESS SHARE readers are let through meanwhile.
+    exec(&a, "begin; lock table fk_parent in exclusive mode").await;
+    assert_eq!(value(&b, "select count(*) from fk_parent").await, "2");
+    let ins = Box::pin(try_affected(&b, "insert into fk_child values (1)"));
+    let ins = assert_blocked("a checked INSERT under EXCLUSIVE", ins, BLOCKED).await;
+    exec(&a, "commit").await;
+    let n = within("the checked INSERT after the lock", ins).await;
+    assert_eq!(n.map_err(|e| format!("{e:?}")), Ok(1));
+    exec(&a, "drop table fk_child; drop table fk_parent").await;
+}
+
+#[test]
+fn foreign_keys_lock_the_table_they_refer_to() {
+    on_both(&[], foreign_key_locks);
+}
