@@ -138,6 +138,14 @@ impl Transaction {
         self.inner.release_tuple_lock();
     }
 
+    /// Names the session running this transaction (pg_locks' pid).
+    pub fn set_backend_pid(&self, pid: i32) {
+        self.inner
+            .slot
+            .backend_pid
+            .store(pid, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Whether the transaction has written anything (has an xid).
     pub fn has_writes(&self) -> bool {
         self.inner.xid.is_some()
@@ -266,6 +274,11 @@ impl Engine {
     /// `Catalog::rebased_onto`); nothing when it is current or there is none.
     pub fn refresh_pending_catalog(&self, txn: &mut Transaction) -> PgResult<()> {
         self.inner.refresh_pending_catalog(txn)
+    }
+
+    /// Every relation lock held or requested now (pg_locks).
+    pub fn relation_locks(&self) -> Vec<keel_txn::rellock::LockInfo> {
+        self.inner.txns.rel_locks.snapshot(&self.inner.txns.slots)
     }
 
     // ---- DDL support -------------------------------------------------------------------

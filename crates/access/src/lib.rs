@@ -27,5 +27,5 @@ mod txnstate;
 mod vismap;
 
 pub use api::*;
-pub use keel_txn::{LockLimits, LockMode, Locked};
+pub use keel_txn::{DATABASE_OID, LockLimits, LockMode, Locked};
 pub use stats::{AUTOVACUUM_ANALYZE_SCALE_FACTOR, AUTOVACUUM_ANALYZE_THRESHOLD};

@@ -189,6 +189,10 @@ pub enum SystemView {
     /// element statistics (`most_common_elems` ...) are those of array and tsvector columns,
     /// which keel does not have yet: NULL.
     PgStats,
+    /// `pg_catalog.pg_locks`: the relation locks held and awaited now. Keel has no
+    /// virtual transaction ids, so `virtualtransaction` is NULL and no `virtualxid` or
+    /// `transactionid` rows appear; row waits are not shown yet.
+    PgLocks,
 }
 
 impl SystemView {
@@ -196,6 +200,7 @@ impl SystemView {
     pub fn by_name(schema: Option<&str>, name: &str) -> Option<SystemView> {
         match (schema, name) {
             (None | Some("pg_catalog"), "pg_stats") => Some(SystemView::PgStats),
+            (None | Some("pg_catalog"), "pg_locks") => Some(SystemView::PgLocks),
             _ => None,
         }
     }
@@ -203,6 +208,7 @@ impl SystemView {
     pub fn name(self) -> &'static str {
         match self {
             SystemView::PgStats => "pg_stats",
+            SystemView::PgLocks => "pg_locks",
         }
     }
 
@@ -224,6 +230,24 @@ impl SystemView {
                 ("most_common_elems", TypeId::Text),
                 ("most_common_elem_freqs", TypeId::Text),
                 ("elem_count_histogram", TypeId::Text),
+            ],
+            SystemView::PgLocks => &[
+                ("locktype", TypeId::Text),
+                ("database", TypeId::Oid),
+                ("relation", TypeId::Oid),
+                ("page", TypeId::Int4),
+                ("tuple", TypeId::Int2),
+                ("virtualxid", TypeId::Text),
+                ("transactionid", TypeId::Int8),
+                ("classid", TypeId::Oid),
+                ("objid", TypeId::Oid),
+                ("objsubid", TypeId::Int2),
+                ("virtualtransaction", TypeId::Text),
+                ("pid", TypeId::Int4),
+                ("mode", TypeId::Text),
+                ("granted", TypeId::Bool),
+                ("fastpath", TypeId::Bool),
+                ("waitstart", TypeId::TimestampTz),
             ],
         }
     }

@@ -319,3 +319,48 @@ async fn foreign_key_locks(conn: String) {
 fn foreign_keys_lock_the_table_they_refer_to() {
     on_both(&[], foreign_key_locks);
 }
+
+async fn locks_view(conn: String) {
+    let (a, b, c) = (
+        connect(&conn).await,
+        connect(&conn).await,
+        connect(&conn).await,
+    );
+    exec(&a, "create table lv (id int)").await;
+    let b_pid = value(&b, "select pg_backend_pid()").await;
+    let view = format!(
+        "select mode, granted, fastpath, pid = {b_pid} from pg_locks \
+         where locktype = 'relation' and pid <> pg_backend_pid() order by granted desc, mode"
+    );
+    // A weak lock sits on the fast path until a strong request moves it to the shared table.
+    exec(&b, "begin; lock table lv in row exclusive mode").await;
+    assert_eq!(
+        rows(&a, &view).await,
+        vec![vec!["RowExclusiveLock", "t", "t", "t"]]
+    );
+    exec(&c, "begin").await;
+    let strong = Box::pin(try_affected(&c, "lock table lv in share mode"));
+    let strong = assert_blocked("SHARE behind ROW EXCLUSIVE", strong, BLOCKED).await;
+    assert_eq!(
+        rows(&a, &view).await,
+        vec![
+            vec!["RowExclusiveLock", "t", "f", "t"],
+            vec!["ShareLock", "f", "f", "f"]
+        ]
+    );
+    exec(&b, "commit").await;
+    within("SHARE after the commit", strong)
+        .await
+        .unwrap_or_else(|e| panic!("lock table: {e:?}"));
+    assert_eq!(
+        rows(&a, &view).await,
+        vec![vec!["ShareLock", "t", "f", "f"]]
+    );
+    exec(&c, "commit").await;
+    exec(&a, "drop table lv").await;
+}
+
+#[test]
+fn pg_locks_shows_relation_locks_held_and_awaited() {
+    on_both(&[], locks_view);
+}

@@ -226,7 +226,9 @@ impl Session {
                 .next_read_only
                 .unwrap_or_else(|| self.settings.default_read_only());
             self.funcs.txn_ts = keel_sql::expr::now_micros();
-            self.txn = Some(self.engine.begin(iso, ro));
+            let txn = self.engine.begin(iso, ro);
+            txn.set_backend_pid(self.pid);
+            self.txn = Some(txn);
         }
         // Just created above when it was None.
         self.txn.get_or_insert_with(unreachable_txn)

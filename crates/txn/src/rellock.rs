@@ -440,6 +440,69 @@ impl RelLocks {
     }
 }
 
+/// One lock or request as pg_locks shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockInfo {
+    pub rel: u32,
+    /// The holder's or requester's backend pid.
+    pub pid: i32,
+    pub mode: LockMode,
+    pub granted: bool,
+    pub fastpath: bool,
+}
+
+impl RelLocks {
+    /// Every relation lock held or requested now: fast-path entries, then the shared
+    /// table's holders and queues. Not one atomic picture (as PostgreSQL's is not either
+    /// for fast-path locks): each slot and shard is read under its own mutex.
+    pub fn snapshot(&self, slots: &SlotRegistry) -> Vec<LockInfo> {
+        let mut backend: HashMap<Owner, i32> = HashMap::new();
+        let mut out = Vec::new();
+        slots.for_each(|s| {
+            let pid = s.backend_pid.load(Ordering::Relaxed);
+            backend.insert(s.pid, pid);
+            for &(rel, bits) in &s.fast.lock().entries {
+                for mode in LockMode::ALL.iter().filter(|m| bits & m.bit() != 0) {
+                    out.push(LockInfo {
+                        rel,
+                        pid,
+                        mode: *mode,
+                        granted: true,
+                        fastpath: true,
+                    });
+                }
+            }
+        });
+        let pid_of = |o: Owner| backend.get(&o).copied().unwrap_or(0);
+        for shard in self.shards.iter() {
+            let shard = shard.lock();
+            for (&rel, e) in shard.iter() {
+                for &(owner, bits) in &e.granted {
+                    for mode in LockMode::ALL.iter().filter(|m| bits & m.bit() != 0) {
+                        out.push(LockInfo {
+                            rel,
+                            pid: pid_of(owner),
+                            mode: *mode,
+                            granted: true,
+                            fastpath: false,
+                        });
+                    }
+                }
+                for w in &e.waiting {
+                    out.push(LockInfo {
+                        rel,
+                        pid: pid_of(w.owner),
+                        mode: w.mode,
+                        granted: false,
+                        fastpath: false,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
 /// A relation wait as published in a slot: `rel << 8 | mode`, 0 when none.
 pub fn encode_wait(rel: u32, mode: LockMode) -> u64 {
     (rel as u64) << 8 | mode as u64

@@ -28,6 +28,7 @@ impl<'a> SystemViewScan<'a> {
     fn make(&self, ev: &mut EvalCx<'_>) -> PgResult<Vec<Row>> {
         match self.view {
             SystemView::PgStats => pg_stats(self.engine, self.txn, ev),
+            SystemView::PgLocks => Ok(pg_locks(self.engine)),
         }
     }
 }
@@ -72,6 +73,35 @@ fn pg_stats(engine: &Engine, txn: &Transaction, ev: &mut EvalCx<'_>) -> PgResult
         }
     }
     Ok(out)
+}
+
+/// `pg_locks`: the relation locks held and awaited now, by relation, pid and mode.
+fn pg_locks(engine: &Engine) -> Vec<Row> {
+    let mut locks = engine.relation_locks();
+    locks.sort_by_key(|l| (l.rel, l.pid, l.mode, !l.granted));
+    locks
+        .into_iter()
+        .map(|l| {
+            vec![
+                Datum::Text("relation".into()),
+                Datum::Oid(keel_access::DATABASE_OID),
+                Datum::Oid(l.rel),
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+                Datum::Int4(l.pid),
+                Datum::Text(l.mode.name().into()),
+                Datum::Bool(l.granted),
+                Datum::Bool(l.fastpath),
+                Datum::Null,
+            ]
+        })
+        .collect()
 }
 
 impl<'a> Node<'a> for SystemViewScan<'a> {
