@@ -102,14 +102,8 @@ impl<'a> Join<'a> {
     ) -> PgResult<bool> {
         buf.clear();
         for e in exprs {
-            let owned;
-            let v = match e {
-                Expr::Col(i, _) if *i < row.len() => &row[*i],
-                _ => {
-                    owned = e.eval(row, ev)?;
-                    &owned
-                }
-            };
+            let mut owned = None;
+            let v = key_value(e, row, ev, &mut owned)?;
             if v.is_null() {
                 return Ok(false);
             }
@@ -313,15 +307,22 @@ pub(super) fn is_int(ty: keel_types::TypeId) -> bool {
 
 /// The integer key of `row` under `e` (see `is_int`); None for NULL, which matches nothing.
 fn int_key(e: &Expr, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<Option<i64>> {
-    let owned;
-    let v = match e {
+    let mut owned = None;
+    Ok(int_of(key_value(e, row, ev, &mut owned)?))
+}
+
+/// A key expression's value on `row`: a column in place, without a copy, anything else
+/// evaluated into `owned`.
+fn key_value<'r>(
+    e: &Expr,
+    row: &'r [Datum],
+    ev: &mut EvalCx<'_>,
+    owned: &'r mut Option<Datum>,
+) -> PgResult<&'r Datum> {
+    Ok(match e {
         Expr::Col(i, _) if *i < row.len() => &row[*i],
-        _ => {
-            owned = e.eval(row, ev)?;
-            &owned
-        }
-    };
-    Ok(int_of(v))
+        _ => owned.insert(e.eval(row, ev)?),
+    })
 }
 
 /// The integer a value of an `is_int` type holds; None for NULL.
