@@ -129,10 +129,8 @@ fn open_with(
     let mut next_xid = control.next_xid;
     let mut replayed = 0u64;
     while let Some(rec) = reader.next_record() {
-        if rec.xid >= next_xid {
-            next_xid = rec.xid + 1;
-        }
-        replay(&pool, &clog, &mut catalog, &seqs, &stats, &rec)?;
+        let top = replay(&pool, &clog, &mut catalog, &seqs, &stats, &rec)?;
+        next_xid = next_xid.max(rec.xid.max(top) + 1);
         replayed += 1;
     }
     let end = reader.end();
@@ -294,13 +292,21 @@ fn replay(
     seqs: &Sequences,
     stats: &crate::stats::StatsStore,
     rec: &keel_storage::WalRecord,
-) -> PgResult<()> {
+) -> PgResult<u64> {
+    // The highest xid the record names besides its own (a commit's subtransactions): the
+    // xid counter resumes above it, even for a subtransaction that logged nothing else.
+    let mut highest = 0;
     match rec.kind {
-        RecordKind::Pages => keel_storage::redo::redo_pages(pool, rec, &|_| false),
+        RecordKind::Pages => keel_storage::redo::redo_pages(pool, rec, &|_| false)?,
         RecordKind::Commit => {
             clog.set_logged(rec.xid);
             clog.set_csn(rec.xid, keel_txn::CSN_FROZEN);
             let commit = crate::commitrec::CommitRecord::decode(&rec.payload)?;
+            for &s in &commit.subxids {
+                clog.set_logged(s);
+                clog.set_csn(s, keel_txn::CSN_FROZEN);
+                highest = highest.max(s);
+            }
             match commit.catalog {
                 Some(CatalogChange::Full(c)) => *catalog = c,
                 Some(CatalogChange::Delta(d)) => {
@@ -312,12 +318,12 @@ fn replay(
                 pool.discard_rel(id);
                 pool.smgr.remove(id)?;
             }
-            Ok(())
         }
-        RecordKind::Abort | RecordKind::Checkpoint => Ok(()),
-        RecordKind::Sequence => seqs.redo(&rec.payload),
-        RecordKind::Statistics => stats.redo(&rec.payload),
+        RecordKind::Abort | RecordKind::Checkpoint => {}
+        RecordKind::Sequence => seqs.redo(&rec.payload)?,
+        RecordKind::Statistics => stats.redo(&rec.payload)?,
     }
+    Ok(highest)
 }
 
 impl EngineInner {
@@ -440,6 +446,8 @@ impl EngineInner {
                 newest_hint: Mutex::new(None),
                 depends_on_lsn: std::sync::atomic::AtomicU64::new(0),
                 rel_locks: Vec::new(),
+                subs: Vec::new(),
+                subxids: Vec::new(),
             },
         }
     }
@@ -462,8 +470,27 @@ impl EngineInner {
         }
     }
 
-    /// The transaction's xid, assigned on its first write.
+    /// The xid a write is made with: the innermost open subtransaction's, else the
+    /// transaction's. Each is assigned on its first write, the top-level one first.
     pub(crate) fn xid(&self, txn: &mut Transaction) -> PgResult<u64> {
+        let top = self.top_xid(txn)?;
+        let st = &mut txn.inner;
+        match st.subs.last_mut() {
+            None => Ok(top),
+            Some(level) => Ok(match level.xid {
+                Some(x) => x,
+                None => {
+                    let x = self.txns.assign_subxid(top);
+                    level.xid = Some(x);
+                    st.subxids.push(x);
+                    x
+                }
+            }),
+        }
+    }
+
+    /// The top-level transaction's xid, assigned if it has none.
+    fn top_xid(&self, txn: &mut Transaction) -> PgResult<u64> {
         if txn.read_only {
             return Err(PgError::new(
                 sqlstate::READ_ONLY_SQL_TRANSACTION,
@@ -525,6 +552,7 @@ impl EngineInner {
             let rec = crate::commitrec::CommitRecord {
                 catalog: pending.as_ref().map(|c| CatalogChange::Delta(c.delta())),
                 drops: txn.inner.drop_at_commit.clone(),
+                subxids: txn.inner.subxids.clone(),
             };
             let lsn = self
                 .wal
@@ -533,6 +561,11 @@ impl EngineInner {
                     // entry (or, once durable, the commit) in `note_precommitted_dependency`.
                     if sync {
                         self.commits.push(end, xid);
+                    }
+                    // The subtransactions' bits first: a checkpoint that persists the
+                    // top-level bit persists theirs.
+                    for &s in &txn.inner.subxids {
+                        self.txns.clog.set_logged(s);
                     }
                     self.txns.clog.set_logged(xid);
                 });
@@ -551,6 +584,7 @@ impl EngineInner {
         } else {
             self.txns.mark_committed(xid);
         }
+        self.txns.forget_subxids(&txn.inner.subxids);
         // Durable and visible: statements queued behind its locks see what it did.
         txn.inner.release_rel_locks();
         for id in std::mem::take(&mut txn.inner.drop_at_commit) {
@@ -613,6 +647,7 @@ impl EngineInner {
         let rec = crate::commitrec::CommitRecord {
             catalog: Some(CatalogChange::Delta(c.delta())),
             drops: Vec::new(),
+            subxids: Vec::new(),
         };
         let lsn = self.wal.log(RecordKind::Commit, 0, &rec.encode());
         self.set_catalog(without_changes(c));
@@ -622,6 +657,7 @@ impl EngineInner {
     pub fn rollback(&self, mut txn: Transaction) {
         if let Some(xid) = txn.inner.xid {
             self.txns.mark_aborted(xid);
+            self.txns.forget_subxids(&txn.inner.subxids);
         }
         txn.inner.finish();
         txn.inner.release_rel_locks();

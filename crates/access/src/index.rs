@@ -77,7 +77,8 @@ impl<'t> IndexKeys<'t> {
 
 /// Whether row `root` holds `key` for the unique index `am`: some version whose key gives the
 /// same entry is live (`Live`), or may become or stay live depending on an in-progress
-/// transaction (`InProgress`). Versions created or deleted by `own` count as decided.
+/// transaction (`InProgress`). Versions created or deleted by `own`'s transaction (any of its
+/// live subtransactions) count as decided.
 pub fn holds_key(
     heap: &Heap<'_>,
     keys: &IndexKeys,
@@ -91,13 +92,14 @@ pub fn holds_key(
     let mut err = None;
     heap.walk_all(root, |_, h: &Header, row: &[u8]| {
         let created = match txns.status(h.xmin) {
-            _ if h.xmin == own => true,
+            _ if txns.same_txn(h.xmin, own) => true,
             XidStatus::Aborted => return false,
             XidStatus::InProgress => false,
             XidStatus::Committed(_) => true,
         };
         let deleted = h.xmax != 0
-            && (h.xmax == own || matches!(txns.status(h.xmax), XidStatus::Committed(_)));
+            && (txns.same_txn(h.xmax, own)
+                || matches!(txns.status(h.xmax), XidStatus::Committed(_)));
         if deleted {
             return true;
         }

@@ -21,6 +21,7 @@ mod index;
 mod indexonly;
 mod relstate;
 mod rows;
+mod savepoint;
 mod seq;
 mod stats;
 mod txnstate;

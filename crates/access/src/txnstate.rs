@@ -37,6 +37,10 @@ pub struct TxnState {
     pub(crate) depends_on_lsn: std::sync::atomic::AtomicU64,
     /// Relation locks held until the transaction ends, each (relation, mode) once.
     pub(crate) rel_locks: Vec<keel_txn::HeldLock>,
+    /// Open savepoints, outermost first (see savepoint.rs).
+    pub(crate) subs: Vec<crate::savepoint::SubLevel>,
+    /// Xids of its subtransactions that have not been rolled back, in assignment order.
+    pub(crate) subxids: Vec<u64>,
 }
 
 impl TxnState {
@@ -77,6 +81,7 @@ impl Drop for TxnState {
         if !self.finished {
             if let Some(xid) = self.xid {
                 self.txns.mark_aborted(xid);
+                self.txns.forget_subxids(&self.subxids);
             }
             self.finish();
         }

@@ -12,7 +12,7 @@ pub mod server;
 pub mod tmpfs;
 
 pub use cmd::{CmdOutput, TempDir};
-pub use pgbench::{PgbenchReport, Sums, parse_report};
+pub use pgbench::{PgbenchReport, Sums, logged_done, parse_report};
 pub use server::{Engine, Server, free_port, keel_bin, workspace_root};
 
 /// `KEEL_E2E_FULL=1` selects the full sizes (scale 10, 30 s runs) over the quick ones.

@@ -1,6 +1,25 @@
-//! Reading pgbench's report and the pgbench tables' bookkeeping invariants.
+//! Reading pgbench's report, its per-transaction logs, and the pgbench tables' bookkeeping
+//! invariants.
 
 use crate::server::Server;
+use std::path::Path;
+
+/// Transactions the per-transaction logs (`pgbench -l`) in `dir` record as completed (time
+/// field numeric; not "failed"/"skipped"): pgbench logs one only after its COMMIT returned.
+pub fn logged_done(dir: &Path) -> u64 {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut done = 0;
+    for e in entries.flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() >= 6 && f[2].parse::<u64>().is_ok() {
+                done += 1;
+            }
+        }
+    }
+    done
+}
 
 /// The numbers pgbench prints at the end of a run.
 #[derive(Debug, Clone, Default)]

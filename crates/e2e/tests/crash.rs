@@ -13,31 +13,11 @@
 //! Rounds repeat on the same data dir: `KEEL_E2E_CRASH_ROUNDS` (default 10),
 //! `KEEL_E2E_CRASH_AFTER_MS` (default 2000; pgbench runs for twice that).
 
-use keel_e2e::{Server, Sums, env_u64, full};
-use std::path::Path;
+use keel_e2e::{Server, Sums, env_u64, full, logged_done};
 use std::thread;
 use std::time::Duration;
 
 const CLIENTS: u64 = 8;
-
-/// Transactions pgbench logged as completed (time field numeric; not "failed"/"skipped").
-fn logged_done(dir: &Path) -> u64 {
-    let mut done = 0;
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => panic!("read {}: {e}", dir.display()),
-    };
-    for e in entries.flatten() {
-        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-        for line in text.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() >= 6 && f[2].parse::<u64>().is_ok() {
-                done += 1;
-            }
-        }
-    }
-    done
-}
 
 #[test]
 fn crash_under_tpcb_load_loses_no_acknowledged_commit() {

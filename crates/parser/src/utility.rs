@@ -9,6 +9,8 @@ use keel_common::{PgError, PgResult};
 pub struct TxnModes {
     pub isolation: Option<Isolation>,
     pub read_only: Option<bool>,
+    /// ISOLATION LEVEL SERIALIZABLE was asked for (refused where it would take effect).
+    pub serializable: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -42,9 +44,8 @@ pub enum Utility {
     Checkpoint,
     Copy(CopyStmt),
     Discard,
-    /// SAVEPOINT / RELEASE [SAVEPOINT] / ROLLBACK TO [SAVEPOINT] name: only the "outside a
-    /// transaction block" error (25P01) is implemented; inside a block they are 0A000.
-    Savepoint(SavepointOp),
+    /// SAVEPOINT / RELEASE [SAVEPOINT] / ROLLBACK TO [SAVEPOINT] name.
+    Savepoint(SavepointOp, String),
     /// LOCK [TABLE] [ONLY] names [IN mode MODE] [NOWAIT]; `mode` is PostgreSQL's lock mode
     /// number, 1 (ACCESS SHARE) to 8 (ACCESS EXCLUSIVE, the default).
     Lock {
@@ -221,8 +222,7 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             }
             if p.eat_word("to") {
                 p.eat_word("savepoint");
-                p.ident()?;
-                Utility::Savepoint(SavepointOp::RollbackTo)
+                Utility::Savepoint(SavepointOp::RollbackTo, p.ident()?)
             } else {
                 Utility::Rollback
             }
@@ -324,14 +324,10 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
             Utility::Discard
         }
         "copy" => Utility::Copy(parse_copy(&mut p, text)?),
-        "savepoint" => {
-            p.ident()?;
-            Utility::Savepoint(SavepointOp::Savepoint)
-        }
+        "savepoint" => Utility::Savepoint(SavepointOp::Savepoint, p.ident()?),
         "release" => {
             p.eat_word("savepoint");
-            p.ident()?;
-            Utility::Savepoint(SavepointOp::Release)
+            Utility::Savepoint(SavepointOp::Release, p.ident()?)
         }
         "lock" => {
             p.eat_word("table");
@@ -425,23 +421,25 @@ fn txn_modes(p: &mut P) -> PgResult<TxnModes> {
     let mut m = TxnModes {
         isolation: None,
         read_only: None,
+        serializable: false,
     };
     loop {
         if p.eat_word("isolation") {
             p.expect_word("level")?;
-            m.isolation = Some(if p.eat_word("serializable") {
-                return Err(keel_common::settings::serializable_unsupported());
+            m.isolation = if p.eat_word("serializable") {
+                m.serializable = true;
+                None
             } else if p.eat_word("repeatable") {
                 p.expect_word("read")?;
-                Isolation::RepeatableRead
+                Some(Isolation::RepeatableRead)
             } else if p.eat_word("read") {
                 if !p.eat_word("committed") {
                     p.expect_word("uncommitted")?;
                 }
-                Isolation::ReadCommitted
+                Some(Isolation::ReadCommitted)
             } else {
                 return Err(syntax_near(p.peek()));
-            });
+            };
         } else if p.eat_word("read") {
             if p.eat_word("only") {
                 m.read_only = Some(true);
@@ -762,7 +760,8 @@ mod tests {
             parse_utility("BEGIN").unwrap(),
             Some(Utility::Begin(TxnModes {
                 isolation: None,
-                read_only: None
+                read_only: None,
+                serializable: false,
             }))
         );
         assert_eq!(parse_utility("END").unwrap(), Some(Utility::Commit));

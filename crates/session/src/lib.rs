@@ -10,6 +10,7 @@ mod explain;
 mod locking;
 mod panic_guard;
 mod plan_cache;
+mod savepoint;
 mod session;
 mod utility;
 

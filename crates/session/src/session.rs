@@ -51,6 +51,8 @@ pub struct Session {
     /// been sent the error (as PostgreSQL reports the error, then aborts), releasing its locks.
     pub(crate) doomed: Option<Transaction>,
     pub(crate) block: Block,
+    /// Open savepoints, outermost first (see savepoint.rs).
+    pub(crate) savepoints: Vec<crate::savepoint::SavepointEntry>,
     /// Transaction modes for the block's transaction before it is started (BEGIN ISOLATION
     /// LEVEL ..., SET TRANSACTION ...).
     pub(crate) next_isolation: Option<Isolation>,
@@ -154,6 +156,7 @@ impl Session {
             txn: None,
             doomed: None,
             block: Block::Idle,
+            savepoints: Vec::new(),
             next_isolation: None,
             next_read_only: None,
             funcs: SessionFuncs::new((pid as u64) << 32 ^ keel_sql::expr::now_micros() as u64),
@@ -243,6 +246,7 @@ impl Session {
 
     pub(crate) async fn commit_txn(&mut self) -> PgResult<()> {
         self.guc_commit();
+        self.savepoints.clear();
         self.next_isolation = None;
         self.next_read_only = None;
         // Portals end with their transaction, as PostgreSQL's (none is holdable): what a
@@ -258,6 +262,7 @@ impl Session {
     pub(crate) fn rollback_txn(&mut self) {
         self.abort_doomed();
         self.guc_rollback();
+        self.savepoints.clear();
         self.next_isolation = None;
         self.next_read_only = None;
         self.portals.clear();
@@ -278,9 +283,15 @@ impl Session {
         match self.block {
             Block::Open | Block::Failed => {
                 self.block = Block::Failed;
+                // Inside a savepoint only that level ends (AbortSubTransaction); ROLLBACK TO
+                // resumes the block.
+                if self.abort_innermost_savepoint() {
+                    return;
+                }
                 // As PostgreSQL's AbortTransaction: the transaction ends at the error, so its
                 // row locks are released and its changes are dead now; the block itself stays
                 // failed (25P02) until ROLLBACK, which also undoes its SETs.
+                self.savepoints.clear();
                 if let Some(t) = self.txn.take() {
                     self.doomed = Some(t);
                 }
@@ -342,13 +353,38 @@ impl Session {
     }
 }
 
-/// In a failed block, only COMMIT and ROLLBACK run (25P02 otherwise).
+/// In a failed block, only COMMIT, ROLLBACK and ROLLBACK TO SAVEPOINT run (25P02 otherwise).
 fn failed_block_check(block: Block, prep: &Prepared) -> PgResult<()> {
+    match &prep.stmt {
+        Stmt::Utility(u) => failed_block_utility_check(block, Some(u)),
+        _ => failed_block_utility_check(block, None),
+    }
+}
+
+/// As `failed_block_check`, on a statement's text before it is analysed: PostgreSQL rejects
+/// any other statement in a failed block before looking up what it names.
+fn failed_block_text_check(block: Block, text: &str) -> PgResult<()> {
+    if block != Block::Failed {
+        return Ok(());
+    }
+    match keel_sql::utility::parse_utility(text) {
+        Ok(u) => failed_block_utility_check(block, u.as_ref()),
+        Err(_) => failed_block_utility_check(block, None),
+    }
+}
+
+fn failed_block_utility_check(
+    block: Block,
+    u: Option<&keel_sql::utility::Utility>,
+) -> PgResult<()> {
+    use keel_sql::utility::{SavepointOp, Utility};
     if block == Block::Failed
         && !matches!(
-            prep.stmt,
-            Stmt::Utility(
-                keel_sql::utility::Utility::Commit | keel_sql::utility::Utility::Rollback
+            u,
+            Some(
+                Utility::Commit
+                    | Utility::Rollback
+                    | Utility::Savepoint(SavepointOp::RollbackTo, _)
             )
         )
     {
@@ -388,6 +424,7 @@ impl keel_wire::Backend for Session {
         for raw in &stmts {
             let char_offset = sql[..raw.offset].chars().count();
             let r = guard_async(async {
+                failed_block_text_check(self.block, raw.text)?;
                 let prep = Arc::new(self.prepare(raw.text, char_offset, &[])?);
                 for n in &prep.notices {
                     client.notice(n);
@@ -446,6 +483,7 @@ impl keel_wire::Backend for Session {
             let (text, off) = parts
                 .first()
                 .map_or((sql, 0), |p| (p.text, sql[..p.offset].chars().count()));
+            failed_block_text_check(self.block, text)?;
             self.stack_limit();
             let prep = self.plans.prepare(
                 self.catalog(),

@@ -23,7 +23,7 @@ impl Session {
     fn apply_modes(&mut self, m: &TxnModes) -> PgResult<()> {
         if let Some(t) = &mut self.txn {
             // The transaction has already run statements: PostgreSQL refuses late changes.
-            if m.isolation.is_some_and(|i| i != t.isolation) {
+            if m.serializable || m.isolation.is_some_and(|i| i != t.isolation) {
                 return Err(PgError::new(
                     sqlstate::ACTIVE_SQL_TRANSACTION,
                     "SET TRANSACTION ISOLATION LEVEL must be called before any query",
@@ -33,6 +33,9 @@ impl Session {
                 t.read_only = ro;
             }
         } else {
+            if m.serializable {
+                return Err(keel_common::settings::serializable_unsupported());
+            }
             if m.isolation.is_some() {
                 self.next_isolation = m.isolation;
             }
@@ -73,7 +76,11 @@ impl Session {
         self.guc_rollback.is_some().then(|| self.settings.clone())
     }
 
-    fn report_changed<C: Client>(&self, before: &Option<keel_common::Settings>, client: &mut C) {
+    pub(crate) fn report_changed<C: Client>(
+        &self,
+        before: &Option<keel_common::Settings>,
+        client: &mut C,
+    ) {
         let Some(before) = before else { return };
         for (def, v) in self.settings.iter() {
             if def.reported && before.raw(def.name) != v {
@@ -176,6 +183,7 @@ impl Session {
                     self.apply_modes(&TxnModes {
                         isolation: iso,
                         read_only: None,
+                        serializable: false,
                     })?;
                     return tag("SET");
                 }
@@ -341,14 +349,9 @@ impl Session {
                 tag("DISCARD ALL")
             }
             Utility::Copy(c) => self.copy(c, client).await,
-            Utility::Savepoint(op) => {
-                if self.block == Block::Idle {
-                    return Err(PgError::new(
-                        sqlstate::NO_ACTIVE_SQL_TRANSACTION,
-                        format!("{} can only be used in transaction blocks", op.statement()),
-                    ));
-                }
-                Err(PgError::unsupported(op.statement()))
+            Utility::Savepoint(op, name) => {
+                let t = self.savepoint_stmt(*op, name, client)?;
+                Ok((vec![], t))
             }
             Utility::Lock {
                 tables,

@@ -24,7 +24,7 @@ pub use rellock::{HeldLock, LockMode, RelLocks};
 pub use relwait::{LockLimits, Locked};
 pub use slots::{Slot, SlotRegistry};
 pub use tuplelock::{TupleGuard, TupleKey, TupleLocks};
-pub use xidmap::{CommitLog, XidStatus};
+pub use xidmap::{CommitLog, Lookup, XidStatus};
 
 /// The oid of the one database, as deadlock reports name it.
 pub const DATABASE_OID: u32 = 5;
@@ -111,6 +111,28 @@ impl TxnManager {
         xid
     }
 
+    /// A new xid for a subtransaction of top-level transaction `top` (which holds an xid
+    /// already). It shares `top`'s fate until it is marked aborted; it does not count as
+    /// another writing transaction.
+    pub fn assign_subxid(&self, top: u64) -> u64 {
+        let xid = self.next_xid.0.fetch_add(1, Ordering::AcqRel);
+        self.clog.set_parent(xid, top);
+        xid
+    }
+
+    /// Whether `xid` is top-level transaction `top`'s own: `top` itself or one of its
+    /// subtransactions that has not aborted.
+    #[inline]
+    pub fn is_own(&self, xid: u64, top: u64) -> bool {
+        top != 0 && (xid == top || matches!(self.clog.lookup(xid), Lookup::Child(t) if t == top))
+    }
+
+    /// Whether `a` and `b` belong to the same top-level transaction (neither aborted).
+    #[inline]
+    pub fn same_txn(&self, a: u64, b: u64) -> bool {
+        a == b || (a != 0 && b != 0 && self.clog.top_of(a) == self.clog.top_of(b))
+    }
+
     /// The transaction that got an xid has logged its commit, or aborted.
     pub fn done_writing(&self) {
         self.writing.0.fetch_sub(1, Ordering::Relaxed);
@@ -187,9 +209,13 @@ impl TxnManager {
         if xid == snap.xid && xid != 0 {
             return cid < snap.cid;
         }
-        match self.clog.status(xid) {
-            XidStatus::Committed(csn) => csn <= snap.csn,
-            _ => false,
+        match self.clog.lookup(xid) {
+            Lookup::Status(XidStatus::Committed(csn)) => csn <= snap.csn,
+            Lookup::Status(_) => false,
+            Lookup::Child(top) if top == snap.xid => cid < snap.cid,
+            Lookup::Child(top) => {
+                matches!(self.clog.status(top), XidStatus::Committed(csn) if csn <= snap.csn)
+            }
         }
     }
 
@@ -205,6 +231,27 @@ impl TxnManager {
     pub fn mark_aborted(&self, xid: u64) {
         self.clog.set_aborted(xid);
         self.wake(xid);
+    }
+
+    /// Marks a subtransaction's xid aborted (ROLLBACK TO SAVEPOINT): its versions die and
+    /// the row locks it took are free. Waiters for it wake.
+    pub fn mark_sub_aborted(&self, xid: u64) {
+        self.mark_aborted(xid);
+    }
+
+    /// Wakes and forgets whoever waited on the xids of the subtransactions of a transaction
+    /// that has just become visible, or aborted (their waits also watch the top-level xid;
+    /// this drops the channels).
+    pub fn forget_subxids(&self, xids: &[u64]) {
+        if xids.is_empty() {
+            return;
+        }
+        let mut w = self.waiters.lock();
+        for x in xids {
+            if let Some(tx) = w.remove(x) {
+                tx.send_replace(FINISHED);
+            }
+        }
     }
 
     fn wake(&self, xid: u64) {
@@ -233,21 +280,47 @@ impl TxnManager {
         deadlock_timeout: Duration,
         cancelled: impl Future<Output = ()>,
     ) -> PgResult<()> {
-        let mut rx = {
+        // A live subtransaction's xid ends with its top-level transaction (whose channel is
+        // watched too) unless it aborts first (its own channel fires).
+        let top = self.clog.top_of(xid);
+        let (mut rx, mut rx_top) = {
             let mut w = self.waiters.lock();
-            w.entry(xid)
-                .or_insert_with(|| tokio::sync::watch::channel(RUNNING).0)
-                .subscribe()
+            let mut sub = |x: u64| {
+                w.entry(x)
+                    .or_insert_with(|| tokio::sync::watch::channel(RUNNING).0)
+                    .subscribe()
+            };
+            let rx = sub(xid);
+            let rx_top = (top != xid).then(|| sub(top));
+            (rx, rx_top)
         };
-        if !matches!(self.status(xid), XidStatus::InProgress)
-            || (precommit_enough && self.clog.is_logged(xid))
-        {
+        if !matches!(self.status(xid), XidStatus::InProgress) {
+            // Ended between its wake and our registration: drop channels nobody else awaits.
+            let mut w = self.waiters.lock();
+            for x in [xid, top] {
+                if w.get(&x).is_some_and(|tx| tx.receiver_count() <= 1) {
+                    w.remove(&x);
+                }
+            }
+            return Ok(());
+        }
+        if precommit_enough && self.clog.is_logged(xid) {
             return Ok(());
         }
         let enough = if precommit_enough { LOGGED } else { FINISHED };
         me.waiting_for.store(xid, Ordering::SeqCst);
         let result = {
-            let done = rx.wait_for(|&d| d >= enough);
+            let done = async {
+                match rx_top.as_mut() {
+                    None => drop(rx.wait_for(|&d| d >= enough).await),
+                    Some(t) => {
+                        tokio::select! {
+                            _ = rx.wait_for(|&d| d >= FINISHED) => {}
+                            _ = t.wait_for(|&d| d >= enough) => {}
+                        }
+                    }
+                }
+            };
             tokio::pin!(done);
             tokio::pin!(cancelled);
             let mut checked = false;

@@ -124,7 +124,8 @@ impl TxnManager {
             nodes.push((
                 s.pid,
                 s.xid.load(Ordering::SeqCst),
-                s.waiting_for.load(Ordering::SeqCst),
+                // A wait for a subtransaction's xid is a wait for its top-level owner.
+                self.clog.top_of(s.waiting_for.load(Ordering::SeqCst)),
                 s.waiting_rel.load(Ordering::SeqCst),
             ))
         });

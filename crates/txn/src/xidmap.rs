@@ -1,9 +1,12 @@
 //! The commit log: xid -> state/CSN, lock-free to read.
 //!
 //! A fixed top-level table of lazily allocated segments of 65,536 entries each. An entry is
-//! 0 (in progress, or never used), `ABORTED`, `COMMITTING`, or the CSN. Xids below the boot
-//! xid that have no entry committed before the restart are aborted (they were in progress at
-//! the crash). A separate bitmap of "commit record logged" bits is what checkpoints persist.
+//! 0 (in progress, or never used), `ABORTED`, `COMMITTING`, the CSN, or `CHILD | parent` for
+//! a subtransaction's xid that has not aborted (pg_subtrans): its state is its top-level
+//! transaction's, and the parent is always a top-level xid, so one hop resolves it. Xids
+//! below the boot xid that have no entry committed before the restart are aborted (they were
+//! in progress at the crash). A separate bitmap of "commit record logged" bits is what
+//! checkpoints persist; a commit sets it for its subtransactions' xids too.
 
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
@@ -13,12 +16,22 @@ const TOP_LEN: usize = 1 << 20;
 
 const ABORTED: u64 = u64::MAX;
 const COMMITTING: u64 = u64::MAX - 1;
+/// Tag of a subtransaction's entry; the low bits hold its top-level xid. CSNs stay far below.
+const CHILD: u64 = 1 << 62;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XidStatus {
     InProgress,
     Committed(u64),
     Aborted,
+}
+
+/// A commit log entry as stored (`CommitLog::lookup`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Status(XidStatus),
+    /// A subtransaction that has not aborted: its fate is that of this top-level xid.
+    Child(u64),
 }
 
 struct Segment {
@@ -89,29 +102,59 @@ impl CommitLog {
 
     #[inline]
     pub fn status(&self, xid: u64) -> XidStatus {
-        if xid == keel_common::Xid::FROZEN.0 {
-            return XidStatus::Committed(crate::CSN_FROZEN);
+        match self.lookup(xid) {
+            Lookup::Status(s) => s,
+            Lookup::Child(top) => match self.lookup(top) {
+                Lookup::Status(s) => s,
+                // Parents are top-level xids; a corrupt chain reads as in progress.
+                Lookup::Child(_) => XidStatus::InProgress,
+            },
         }
-        let Some(e) = self.entry(xid) else {
-            return if xid < self.boot_xid {
+    }
+
+    /// The entry of `xid` as stored: its own state, or the top-level transaction a live
+    /// subtransaction belongs to.
+    #[inline]
+    pub fn lookup(&self, xid: u64) -> Lookup {
+        if xid == keel_common::Xid::FROZEN.0 {
+            return Lookup::Status(XidStatus::Committed(crate::CSN_FROZEN));
+        }
+        let in_progress = || {
+            Lookup::Status(if xid < self.boot_xid {
                 XidStatus::Aborted
             } else {
                 XidStatus::InProgress
-            };
+            })
+        };
+        let Some(e) = self.entry(xid) else {
+            return in_progress();
         };
         loop {
             match e.load(Ordering::Acquire) {
-                0 => {
-                    return if xid < self.boot_xid {
-                        XidStatus::Aborted
-                    } else {
-                        XidStatus::InProgress
-                    };
-                }
-                ABORTED => return XidStatus::Aborted,
+                0 => return in_progress(),
+                ABORTED => return Lookup::Status(XidStatus::Aborted),
                 COMMITTING => std::hint::spin_loop(),
-                csn => return XidStatus::Committed(csn),
+                v if v & CHILD != 0 => return Lookup::Child(v & !CHILD),
+                csn => return Lookup::Status(XidStatus::Committed(csn)),
             }
+        }
+    }
+
+    /// The top-level transaction `xid` belongs to: `xid` itself unless it is a live
+    /// subtransaction's.
+    #[inline]
+    pub fn top_of(&self, xid: u64) -> u64 {
+        match self.lookup(xid) {
+            Lookup::Child(top) => top,
+            Lookup::Status(_) => xid,
+        }
+    }
+
+    /// Records `xid` as a subtransaction of top-level transaction `top`.
+    pub fn set_parent(&self, xid: u64, top: u64) {
+        self.ensure(xid);
+        if let Some(e) = self.entry(xid) {
+            e.store(CHILD | top, Ordering::SeqCst);
         }
     }
 
@@ -151,6 +194,12 @@ impl CommitLog {
     /// crashes, losing it together with everything logged after it.
     #[inline]
     pub fn is_logged(&self, xid: u64) -> bool {
+        self.bit_logged(xid)
+            || matches!(self.lookup(xid), Lookup::Child(top) if self.bit_logged(top))
+    }
+
+    #[inline]
+    fn bit_logged(&self, xid: u64) -> bool {
         self.segment(xid).is_some_and(|s| {
             let i = (xid as usize) & (SEG_LEN - 1);
             s.logged[i / 64].load(Ordering::Acquire) & (1 << (i % 64)) != 0
@@ -230,6 +279,24 @@ mod tests {
         assert_eq!(again.status(12), XidStatus::Committed(crate::CSN_FROZEN));
         assert_eq!(again.status(13), XidStatus::Aborted);
         assert_eq!(again.status(70_000), XidStatus::Aborted);
+    }
+
+    #[test]
+    fn a_subtransaction_shares_its_parents_fate_until_it_aborts() {
+        let log = CommitLog::new(10);
+        log.set_parent(21, 20);
+        log.set_parent(22, 20);
+        assert_eq!(log.status(21), XidStatus::InProgress);
+        assert_eq!(log.top_of(21), 20);
+        assert_eq!(log.top_of(20), 20);
+        log.set_aborted(22);
+        assert_eq!(log.top_of(22), 22);
+        log.set_logged(20);
+        assert!(log.is_logged(21));
+        assert!(!log.is_logged(22));
+        log.set_csn(20, 9);
+        assert_eq!(log.status(21), XidStatus::Committed(9));
+        assert_eq!(log.status(22), XidStatus::Aborted);
     }
 
     #[test]

@@ -373,15 +373,17 @@ impl<'a> Heap<'a> {
     fn precommitted(&self, xid: u64) -> bool {
         let logged = self.txns.clog.is_logged(xid);
         if logged {
-            self.built_on_precommit.set(xid);
+            // The commit queue knows top-level xids.
+            self.built_on_precommit.set(self.txns.clog.top_of(xid));
         }
         logged
     }
 
     /// The newest version of row `root` whose creator committed or pre-committed (or is
-    /// `own`), unless the row was deleted by such a transaction.
+    /// top-level transaction `own` or one of its live subtransactions), unless the row was
+    /// deleted by such a transaction.
     pub fn fetch_newest(&self, root: Tid, start: Tid, own: u64) -> PgResult<Option<Version>> {
-        let committed = |x: u64| x == own || self.committed_for_writer(x);
+        let committed = |x: u64| self.txns.is_own(x, own) || self.committed_for_writer(x);
         let newest = self.walk_from(root, start, |tid, h, row| {
             if !committed(h.xmin) {
                 return Walk::Stop;
@@ -398,7 +400,7 @@ impl<'a> Heap<'a> {
         })?;
         Ok(newest.filter(|v| {
             let gone = v.header.xmax != 0
-                && v.header.xmax != own
+                && !self.txns.is_own(v.header.xmax, own)
                 && !v.header.has_next()
                 && self.committed_for_writer(v.header.xmax);
             !gone
@@ -425,7 +427,7 @@ impl<'a> Heap<'a> {
             return Ok(LockOutcome::Deleted);
         }
         if h.xmax != 0 {
-            if h.xmax == xid {
+            if self.txns.same_txn(h.xmax, xid) {
                 if h.cmax == cid {
                     return Ok(LockOutcome::SelfModified);
                 }
@@ -444,7 +446,7 @@ impl<'a> Heap<'a> {
                 XidStatus::Aborted => {}
             }
         }
-        if h.xmin != xid && must_queue() {
+        if !self.txns.same_txn(h.xmin, xid) && must_queue() {
             return Ok(LockOutcome::Queue);
         }
         self.rel.page_changed(version.block);
