@@ -163,7 +163,7 @@ impl EngineInner {
                     }
                     LinePointer::Normal { .. } => {
                         let h = Header::read(page.item(slot));
-                        let live = h.xmax == 0
+                        let live = h.deleter() == 0
                             || !matches!(self.txns.status(h.xmax), XidStatus::Committed(_));
                         if live && !matches!(self.txns.status(h.xmin), XidStatus::Aborted) {
                             stats.live_rows += 1;
@@ -236,7 +236,7 @@ impl BuildTuples<'_> {
             if matches!(txns.status(h.xmin), XidStatus::Aborted) {
                 return false;
             }
-            let dead = h.xmax != 0
+            let dead = h.deleter() != 0
                 && matches!(txns.status(h.xmax), XidStatus::Committed(c) if c <= horizon);
             if !dead {
                 match keel_types::row::decode_row(row, self.types) {

@@ -448,6 +448,7 @@ impl EngineInner {
                 rel_locks: Vec::new(),
                 subs: Vec::new(),
                 subxids: Vec::new(),
+                listed: Mutex::new(Vec::new()),
             },
         }
     }

@@ -97,7 +97,7 @@ pub fn holds_key(
             XidStatus::InProgress => false,
             XidStatus::Committed(_) => true,
         };
-        let deleted = h.xmax != 0
+        let deleted = h.deleter() != 0
             && (txns.same_txn(h.xmax, own)
                 || matches!(txns.status(h.xmax), XidStatus::Committed(_)));
         if deleted {

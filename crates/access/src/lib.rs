@@ -20,6 +20,7 @@ mod heap;
 mod index;
 mod indexonly;
 mod relstate;
+mod rowlock;
 mod rows;
 mod savepoint;
 mod seq;
@@ -28,5 +29,5 @@ mod txnstate;
 mod vismap;
 
 pub use api::*;
-pub use keel_txn::{DATABASE_OID, LockLimits, LockMode, Locked};
+pub use keel_txn::{DATABASE_OID, LockLimits, LockMode, Locked, Strength};
 pub use stats::{AUTOVACUUM_ANALYZE_SCALE_FACTOR, AUTOVACUUM_ANALYZE_THRESHOLD};

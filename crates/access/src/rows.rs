@@ -347,14 +347,19 @@ impl EngineInner {
     /// (`LockOutcome::Queue`) rather than taking the row: otherwise one arriving just after
     /// the row's holder pre-commits takes it ahead of the woken head of the queue, which must
     /// wait again (at 256 pgbench clients on 10 branch rows, again and again).
-    fn others_queue(&self, txn: &Transaction, rel: &crate::relstate::RelState, root: Tid) -> bool {
+    pub(crate) fn others_queue(
+        &self,
+        txn: &Transaction,
+        rel: &crate::relstate::RelState,
+        root: Tid,
+    ) -> bool {
         let key = (rel.file.id, root.to_u64());
         // The shared map first: without contention it answers from an atomic, no lock taken.
         self.txns.tuple_locks.is_queued(key)
             && txn.inner.tuple_guard.lock().as_ref().map(|g| g.key()) != Some(key)
     }
 
-    fn lock_failure(
+    pub(crate) fn lock_failure(
         &self,
         txn: &Transaction,
         heap: &Heap<'_>,
@@ -375,19 +380,22 @@ impl EngineInner {
             }),
             // Walk on from the version we targeted (our snapshot keeps it from being pruned)
             // rather than from the root, and remember where we got to for fetch_newest.
-            LockOutcome::Updated => match heap.fetch_newest(root, target.version, xid)? {
-                Some(v) => {
-                    *txn.inner.newest_hint.lock() = Some((root, v.tid));
-                    Write::Updated(RowRef {
-                        root,
-                        version: v.tid,
-                    })
+            LockOutcome::Updated => {
+                match heap.fetch_newest(root, target.version, txn.inner.xid.unwrap_or(xid))? {
+                    Some(v) => {
+                        *txn.inner.newest_hint.lock() = Some((root, v.tid));
+                        Write::Updated(RowRef {
+                            root,
+                            version: v.tid,
+                        })
+                    }
+                    None => Write::Deleted,
                 }
-                None => Write::Deleted,
-            },
-            LockOutcome::Deleted | LockOutcome::SelfModified | LockOutcome::Locked => {
-                Write::Deleted
             }
+            LockOutcome::Deleted
+            | LockOutcome::SelfModified
+            | LockOutcome::Locked
+            | LockOutcome::Listed => Write::Deleted,
         };
         self.note_precommitted_dependency(txn, heap.built_on_precommit.get());
         Ok(outcome)

@@ -41,6 +41,8 @@ pub struct TxnState {
     pub(crate) subs: Vec<crate::savepoint::SubLevel>,
     /// Xids of its subtransactions that have not been rolled back, in assignment order.
     pub(crate) subxids: Vec<u64>,
+    /// Row versions where it holds a shared lock listed in `RowLockers` (pruned at its end).
+    pub(crate) listed: Mutex<Vec<keel_txn::rowlock::VersionKey>>,
 }
 
 impl TxnState {
@@ -66,6 +68,14 @@ impl TxnState {
         }
     }
 
+    /// Forgets its entries in `RowLockers`; call once its outcome is visible (or it aborted).
+    pub(crate) fn prune_listed(&self) {
+        let keys = std::mem::take(&mut *self.listed.lock());
+        if !keys.is_empty() {
+            self.txns.row_lockers.prune(&self.txns, &keys);
+        }
+    }
+
     /// Lets the next waiter for the row in line.
     pub(crate) fn release_tuple_lock(&self) {
         if let Some(g) = self.tuple_guard.lock().take() {
@@ -85,6 +95,7 @@ impl Drop for TxnState {
             }
             self.finish();
         }
+        self.prune_listed();
         self.slot.release_snapshot();
         self.slot.xid.store(0, std::sync::atomic::Ordering::SeqCst);
         self.pool.free.lock().push(self.slot.clone());

@@ -7,6 +7,7 @@ mod from;
 pub mod func;
 pub mod join;
 mod keyword_expr;
+mod locking;
 mod position;
 pub mod query;
 mod row;
@@ -71,6 +72,11 @@ pub struct Binder<'a> {
     /// FROM, WITH references), by the address of their syntax node: a SELECT bound twice
     /// (re-bound as an aggregate query) counts each once. EXPLAIN reads the count.
     pub non_table_rtes: std::collections::BTreeSet<usize>,
+    /// The strengths of the statement's locking clauses in text order, when the parser had
+    /// to rewrite one (FOR NO KEY UPDATE, FOR KEY SHARE); empty otherwise.
+    pub lock_strengths: Vec<crate::query::LockStrength>,
+    /// Queries being bound (1 while the statement's own is, more inside subqueries and WITH).
+    pub query_depth: u32,
 }
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
@@ -125,6 +131,8 @@ impl<'a> Binder<'a> {
             ctes: Vec::new(),
             keep_unknown: false,
             non_table_rtes: Default::default(),
+            lock_strengths: Vec::new(),
+            query_depth: 0,
         }
     }
 

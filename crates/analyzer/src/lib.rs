@@ -33,8 +33,10 @@ pub fn analyze(
     text: &str,
     char_offset: usize,
     param_types: &[TypeId],
+    lock_strengths: Vec<query::LockStrength>,
 ) -> PgResult<(Analyzed, Vec<TypeId>)> {
     let mut b = bind::Binder::new(catalog, param_types, text, char_offset);
+    b.lock_strengths = lock_strengths;
     let a = match stmt {
         ast::Statement::Query(q) => Analyzed::Query(b.query(q)?),
         ast::Statement::Insert(i) => Analyzed::Modify(b.insert(i)?),

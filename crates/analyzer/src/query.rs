@@ -46,6 +46,16 @@ pub enum SetOpKind {
     Except,
 }
 
+/// What a locking clause does with a row another transaction holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockWait {
+    Block,
+    SkipLocked,
+    Nowait,
+}
+
+pub use keel_parser::lockwords::LockStrength;
+
 #[derive(Clone)]
 pub enum Rel {
     /// Every row of a table; `alias` as written in FROM (EXPLAIN prints it).
@@ -95,6 +105,17 @@ pub enum Rel {
     Sort {
         input: Box<Rel>,
         keys: Vec<SortKey>,
+    },
+    /// SELECT ... FOR UPDATE / SHARE over one table: each row `input` gives (the table's
+    /// rows, filtered and sorted) is locked before it is passed on. A row a committed
+    /// transaction replaced meanwhile is re-read, and passed on locked when its newest
+    /// version still satisfies `recheck` (READ COMMITTED).
+    LockRows {
+        input: Box<Rel>,
+        table: Arc<TableDef>,
+        recheck: Option<Expr>,
+        strength: LockStrength,
+        wait: LockWait,
     },
     Limit {
         input: Box<Rel>,

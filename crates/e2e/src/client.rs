@@ -128,3 +128,38 @@ where
         rt.block_on(scenario(srv.conn_str()));
     }
 }
+
+/// Two statements that wait for each other: awaits both until deadlock detection fails one
+/// with 40P01 (within 5 s) and returns whether that was `a`. The other is left pending (it
+/// goes on once the victim's transaction ends) unless it already finished, which it may do
+/// first: the victim's abort can free it before the victim's error is read.
+pub async fn deadlock_victim<A, B>(a: &mut A, b: &mut B) -> (bool, bool)
+where
+    A: Future<Output = Result<u64, tokio_postgres::Error>> + Unpin,
+    B: Future<Output = Result<u64, tokio_postgres::Error>> + Unpin,
+{
+    let first = tokio::time::timeout(Duration::from_secs(5), async {
+        tokio::select! {
+            r = &mut *a => (true, r),
+            r = &mut *b => (false, r),
+        }
+    })
+    .await;
+    let (a_first, r) = first.unwrap_or_else(|_| panic!("deadlock not detected within 5 s"));
+    match r {
+        Err(e) => {
+            assert_eq!(sqlstate(&e), "40P01", "{e:?}");
+            (a_first, false)
+        }
+        Ok(_) => {
+            let other = if a_first {
+                within("the victim", &mut *b).await
+            } else {
+                within("the victim", &mut *a).await
+            };
+            let e = other.expect_err("both deadlocked statements finished normally");
+            assert_eq!(sqlstate(&e), "40P01", "{e:?}");
+            (!a_first, true)
+        }
+    }
+}

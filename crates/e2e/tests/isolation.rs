@@ -173,7 +173,6 @@ async fn lost_update_for_update(conn: String) {
 }
 
 #[test]
-#[ignore = "keel: 0A000 SELECT ... FOR UPDATE is not supported yet"]
 fn lost_update_select_for_update_waits_rc_sees_new_value_rr_fails_40001() {
     on_both(&[], lost_update_for_update);
 }

@@ -4,7 +4,8 @@
 //! deadlocks through table locks, and a client that vanishes holding one.
 
 use keel_e2e::client::{
-    assert_blocked, connect, exec, on_both, rows, sqlstate, try_affected, value, within,
+    assert_blocked, connect, deadlock_victim, exec, on_both, rows, sqlstate, try_affected, value,
+    within,
 };
 use std::time::{Duration, Instant};
 
@@ -163,32 +164,7 @@ async fn table_deadlock(conn: String) {
     let la = Box::pin(try_affected(&a, "insert into d2 values (1)"));
     let mut la = assert_blocked("A waits for B's lock", la, Duration::from_millis(200)).await;
     let mut lb = Box::pin(try_affected(&b, "select * from d1"));
-    let first = tokio::time::timeout(Duration::from_secs(5), async {
-        tokio::select! {
-            r = &mut la => (true, r),
-            r = &mut lb => (false, r),
-        }
-    })
-    .await;
-    let (a_first, r) = first.unwrap_or_else(|_| panic!("deadlock not detected within 5 s"));
-    // The first to finish is the victim (40P01), or the survivor right after the victim's
-    // abort released its lock.
-    let (victim_is_a, survivor_done) = match r {
-        Err(e) => {
-            assert_eq!(sqlstate(&e), "40P01", "{e:?}");
-            (a_first, false)
-        }
-        Ok(_) => {
-            let other = if a_first {
-                within("the victim", &mut lb).await
-            } else {
-                within("the victim", &mut la).await
-            };
-            let e = other.expect_err("both deadlocked statements finished normally");
-            assert_eq!(sqlstate(&e), "40P01", "{e:?}");
-            (!a_first, true)
-        }
-    };
+    let (victim_is_a, survivor_done) = deadlock_victim(&mut la, &mut lb).await;
     let (loser, winner) = if victim_is_a { (&a, &b) } else { (&b, &a) };
     exec(loser, "rollback").await;
     if !survivor_done {

@@ -10,6 +10,7 @@ mod filter;
 pub mod instrument;
 mod join;
 mod limit;
+pub mod lockrows;
 pub mod mem;
 mod modify;
 mod nestloop;
@@ -50,6 +51,12 @@ pub trait Node<'a>: Send {
     /// then keeps only the first `n`. Called before the first `next`; nodes that pass rows
     /// through one for one forward it.
     fn set_bound(&mut self, _n: u64) {}
+
+    /// After `next` failed with [`lockrows::is_row_wait`]: the row lock to await before
+    /// pulling again. Nodes that can sit above a `LockRows` (projection, limit) forward it.
+    fn take_row_wait(&mut self) -> Option<keel_access::RowWait> {
+        None
+    }
 }
 
 pub type BoxNode<'a> = Box<dyn Node<'a> + 'a>;
@@ -99,7 +106,9 @@ fn build_node<'a>(
                 return Err(keel_common::PgError::internal("scan filter vanished"));
             };
             let scan: BoxNode<'a> = Box::new(
-                scan::Scan::new(engine, txn, table, access, None).columns(run.columns.as_ref()),
+                scan::Scan::new(engine, txn, table, access, None)
+                    .columns(run.columns.as_ref())
+                    .row_ids(run.row_ids),
             );
             let (Some(ins), Some(id)) = (ins, id) else {
                 return Err(keel_common::PgError::internal(
@@ -124,7 +133,8 @@ fn build_node<'a>(
             ..
         } => Box::new(
             scan::Scan::new(engine, txn, table, access, run.check(filter.as_ref()))
-                .columns(run.columns.as_ref()),
+                .columns(run.columns.as_ref())
+                .row_ids(run.row_ids),
         ),
         Plan::Values { rows } => Box::new(values::Values::new(rows)),
         Plan::SystemView(view) => Box::new(sysview::SystemViewScan::new(*view, engine, txn)),
@@ -173,6 +183,20 @@ fn build_node<'a>(
             dependent,
         )),
         Plan::Sort { input, keys } => Box::new(sort::Sort::new(build(input, engine, txn)?, keys)),
+        Plan::LockRows {
+            input,
+            table,
+            recheck,
+            strength,
+            wait,
+        } => Box::new(lockrows::LockRows::new(
+            build(input, engine, txn)?,
+            engine,
+            txn,
+            table,
+            recheck.as_ref(),
+            (*strength, *wait),
+        )),
         Plan::Limit {
             input,
             limit,

@@ -10,6 +10,7 @@
 //! [`parse_statement`] is the entry point: one statement's text to a [`Parsed`].
 
 mod copy_options;
+pub mod lockwords;
 pub mod names;
 pub mod parse;
 pub mod split;
@@ -30,6 +31,9 @@ pub enum Parsed {
         stmt: Box<ast::Statement>,
         /// The text it was parsed from (identifiers truncated): error positions refer to it.
         text: String,
+        /// The strengths of its locking clauses in text order, when one says KEY (see
+        /// lockwords.rs); empty otherwise.
+        lock_strengths: Vec<lockwords::LockStrength>,
     },
 }
 
@@ -118,11 +122,17 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     }
     let text: &str = &parsed_text;
     let reordered = utility::reorder_create_sequence(text)?;
+    let mut lock_strengths = Vec::new();
     let mut stmts = match reordered.as_deref() {
         Some(seq) => parse::statements(seq)
             .map_err(|f| f.into_error(char_offset, |e| parse_error(e, seq, char_offset)))?,
         None => {
             let rewritten = symmetric::rewrite(text);
+            let (rewritten, strengths) = match lockwords::rewrite(&rewritten) {
+                (std::borrow::Cow::Owned(t), s) => (std::borrow::Cow::Owned(t), s),
+                (std::borrow::Cow::Borrowed(_), s) => (rewritten, s),
+            };
+            lock_strengths = strengths;
             match parse::statements(&rewritten) {
                 Ok(s) => s,
                 Err(parse::Failure::Syntax(e)) => syntax::trim_without_characters(&rewritten)
@@ -144,6 +154,7 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
         parsed: Parsed::Statement {
             stmt: Box::new(stmt),
             text: text.to_string(),
+            lock_strengths,
         },
         notices,
     })

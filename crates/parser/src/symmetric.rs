@@ -41,7 +41,7 @@ pub fn marker_arg(e: &ast::Expr) -> Option<&ast::Expr> {
     }
 }
 
-fn keyword(t: &Token) -> Option<Keyword> {
+pub(crate) fn keyword(t: &Token) -> Option<Keyword> {
     match t {
         Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
         _ => None,
@@ -49,7 +49,7 @@ fn keyword(t: &Token) -> Option<Keyword> {
 }
 
 /// Byte offset of a 1-based line/column (columns count characters) in `text`.
-fn offset(text: &str, loc: Location) -> usize {
+pub(crate) fn offset(text: &str, loc: Location) -> usize {
     let mut line_start = 0;
     for _ in 1..loc.line {
         match text[line_start..].find('\n') {

@@ -110,6 +110,7 @@ fn children(plan: &Plan) -> Vec<&Plan> {
         | Plan::Agg { input, .. }
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
+        | Plan::LockRows { input, .. }
         | Plan::Distinct { input, .. } => vec![input],
         Plan::Join { left, right, .. } => vec![left, right],
         Plan::IndexNestLoop { outer, .. } => vec![outer],

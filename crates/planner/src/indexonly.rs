@@ -110,6 +110,18 @@ impl Pass<'_> {
                 filter,
                 run,
                 ..
+            } if run.row_ids => {
+                // Under a LockRows: every column of the version it locks, from the heap.
+                let cols: Vec<usize> = (0..table.columns.len()).collect();
+                *run = scanrun::scan_run(table, access, filter.as_ref(), &cols);
+                run.row_ids = true;
+            }
+            Plan::Scan {
+                table,
+                access,
+                filter,
+                run,
+                ..
             } => {
                 let cols: Vec<usize> = match need.with(&filter.iter().collect::<Vec<_>>()) {
                     Need::Cols(cols) => {
@@ -123,6 +135,7 @@ impl Pass<'_> {
             }
             Plan::Values { .. } | Plan::Series { .. } | Plan::SystemView(_) => {}
             Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
+            Plan::LockRows { input, .. } => self.walk(input, Need::All),
             Plan::Project { input, exprs, srf } => {
                 let goal = if srf.is_none() { goal } else { None };
                 // Only the outputs the parent reads: a projection that restores a join's

@@ -64,6 +64,7 @@ impl RelSizes for NoSizes {
 pub fn plan_query(catalog: &Catalog, sizes: &dyn RelSizes, q: &Query) -> PgResult<QueryPlan> {
     let mut p = Planner::new(catalog, sizes);
     p.next_subplan = Some(q.subplan_ids);
+    p.lock_rows_allowed = true;
     let mut root = p.rel(&q.root)?;
     p.finish()?;
     indexonly::apply(catalog, sizes, &mut root, &mut p.subplans);
@@ -143,6 +144,9 @@ struct Planner<'a> {
     /// The id the next subquery the planner makes gets (min/max through an index); None
     /// when the statement's ids are not known (then it makes none).
     next_subplan: Option<u32>,
+    /// A `LockRows` may be planned: the statement is a query (whose rows the session pulls
+    /// and can suspend for a row lock), not a write's source.
+    lock_rows_allowed: bool,
 }
 
 impl<'a> Planner<'a> {
@@ -153,6 +157,7 @@ impl<'a> Planner<'a> {
             subplans: Vec::new(),
             failed: None,
             goal: None,
+            lock_rows_allowed: false,
             next_subplan: None,
         }
     }
@@ -405,6 +410,33 @@ impl<'a> Planner<'a> {
                     keys: keys.clone(),
                 }
             }
+            Rel::LockRows {
+                input,
+                table,
+                recheck,
+                strength,
+                wait,
+            } => {
+                if !self.lock_rows_allowed {
+                    return Err(PgError::unsupported(format!(
+                        "{} in a query that feeds a write",
+                        strength.clause()
+                    )));
+                }
+                self.exprs(recheck);
+                // A LIMIT's row goal holds through it as in PostgreSQL (the executor still
+                // passes no bound down: locked rows may be skipped).
+                self.goal = goal;
+                let mut input = self.rel(input)?;
+                mark_row_ids(&mut input);
+                Plan::LockRows {
+                    input: Box::new(input),
+                    table: table.clone(),
+                    recheck: recheck.clone(),
+                    strength: *strength,
+                    wait: *wait,
+                }
+            }
             Rel::Limit {
                 input,
                 limit,
@@ -449,5 +481,15 @@ impl<'a> Planner<'a> {
                 types: types.clone(),
             },
         })
+    }
+}
+
+/// Makes the one-table scan under a `LockRows` (below its sorts and filters) carry row
+/// identities.
+fn mark_row_ids(p: &mut Plan) {
+    match p {
+        Plan::Scan { run, .. } => run.row_ids = true,
+        Plan::Sort { input, .. } | Plan::Filter { input, .. } => mark_row_ids(input),
+        _ => {}
     }
 }

@@ -44,6 +44,9 @@ pub struct ScanRun {
     pub columns: Option<Arc<[bool]>>,
     /// What the executor checks on each row the access returns.
     pub recheck: Recheck,
+    /// Each row carries its identity after the table's columns: root and version tids as
+    /// two int8 values (for a `LockRows` above).
+    pub row_ids: bool,
 }
 
 #[derive(Clone, Default)]
@@ -153,6 +156,15 @@ pub enum Plan {
         input: Box<Plan>,
         keys: Vec<SortKey>,
     },
+    /// Locks each row of `input` (one table's rows, with their identities: the scan below
+    /// has `row_ids`) and passes it on without them (see `Rel::LockRows`).
+    LockRows {
+        input: Box<Plan>,
+        table: Arc<TableDef>,
+        recheck: Option<Expr>,
+        strength: keel_analyzer::query::LockStrength,
+        wait: keel_analyzer::query::LockWait,
+    },
     Limit {
         input: Box<Plan>,
         limit: Option<Expr>,
@@ -182,6 +194,20 @@ pub struct QueryPlan {
     pub subplans: Subplans,
     /// `Query::non_table_rtes`: range-table entries EXPLAIN counts beyond the plan's scans.
     pub non_table_rtes: usize,
+}
+
+impl QueryPlan {
+    /// The strength of the rows the query locks (SELECT ... FOR ...), if it locks any.
+    pub fn row_locking(&self) -> Option<keel_analyzer::query::LockStrength> {
+        let mut p = &self.root;
+        loop {
+            match p {
+                Plan::Limit { input, .. } | Plan::Project { input, .. } => p = input,
+                Plan::LockRows { strength, .. } => return Some(*strength),
+                _ => return None,
+            }
+        }
+    }
 }
 
 /// The plans of a statement's subqueries, by `SubPlan::id` (ids are dense per statement; an id
@@ -251,6 +277,7 @@ impl Plan {
                 offset,
             } => no_subplan(limit.iter().chain(offset)) && input.is_cheap(),
             Plan::Project { .. } => false,
+            Plan::LockRows { input, recheck, .. } => no_subplan(recheck) && input.is_cheap(),
             Plan::Agg {
                 input, group, aggs, ..
             } => {

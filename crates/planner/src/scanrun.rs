@@ -26,6 +26,7 @@ pub(crate) fn scan_run(
     ScanRun {
         columns: mask(table, read),
         recheck: residual(table, access, filter),
+        row_ids: false,
     }
 }
 

@@ -34,6 +34,11 @@ fn reads<'a>(plans: impl IntoIterator<Item = &'a Plan>, out: &mut Touches) {
                 todo.push(outer);
             }
             Plan::Values { .. } | Plan::Series { .. } | Plan::SystemView(_) => {}
+            Plan::LockRows { input, table, .. } => {
+                // SELECT ... FOR UPDATE / SHARE takes ROW SHARE on its table.
+                add(out, table, Touch::KeyShare);
+                todo.push(input);
+            }
             Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Agg { input, .. }

@@ -206,7 +206,23 @@ impl Session {
             return Err(keel_common::PgError::internal("no transaction"));
         };
         self.engine.start_statement(txn);
+        let locking = q.row_locking();
+        if let Some(s) = locking {
+            if txn.read_only {
+                return Err(keel_common::PgError::new(
+                    keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION,
+                    format!(
+                        "cannot execute SELECT {} in a read-only transaction",
+                        s.clause()
+                    ),
+                ));
+            }
+            // Row locks are taken with the transaction's xid: assigned before the rows are.
+            self.engine.row_lock_xid(txn)?;
+        }
         let cf = self.cancel_check();
+        let cancel = self.cancel.clone();
+        let deadline = self.deadline;
         let txn = self
             .txn
             .as_ref()
@@ -220,7 +236,7 @@ impl Session {
         let mut w = RowWriter::new();
         let mut n = 0u64;
         let dir = || self.engine.temp_dir();
-        loop {
+        let result = loop {
             let done = maybe_blocking(cheap, || -> PgResult<bool> {
                 while let Some(r) = root.next(&mut ev)? {
                     match &mut sink {
@@ -234,13 +250,31 @@ impl Session {
                     }
                 }
                 Ok(true)
-            })?;
-            if done {
-                break;
+            });
+            match done {
+                Ok(true) => break Ok(n),
+                Ok(false) => {
+                    if let Err(e) = client.flush().await {
+                        break Err(e);
+                    }
+                }
+                // SELECT ... FOR UPDATE met a row another transaction holds: await it here,
+                // off the executor, and pull again (the LockRows node kept the row).
+                Err(e) if keel_sql::exec::lockrows::is_row_wait(&e) => {
+                    let Some(wait) = root.take_row_wait() else {
+                        break Err(e);
+                    };
+                    if let Err(e) = await_row(&self.engine, txn, wait, &cancel, deadline).await {
+                        break Err(e);
+                    }
+                }
+                Err(e) => break Err(e),
             }
-            client.flush().await?;
+        };
+        if locking.is_some() {
+            txn.leave_row_queue();
         }
-        Ok(n)
+        result
     }
 
     /// Runs a statement other than a query (whose rows stream: [`Session::stream_query`])
@@ -391,21 +425,7 @@ impl Session {
                     let Some(txn) = self.txn.as_ref() else {
                         return Err(keel_common::PgError::internal("no transaction"));
                     };
-                    match deadline {
-                        Some(d) => {
-                            let d = tokio::time::Instant::from_std(d);
-                            match tokio::time::timeout_at(
-                                d,
-                                self.engine.wait(txn, w, cancel.cancelled()),
-                            )
-                            .await
-                            {
-                                Ok(r) => r?,
-                                Err(_) => return Err(keel_sql::expr::statement_timeout()),
-                            }
-                        }
-                        None => self.engine.wait(txn, w, cancel.cancelled()).await?,
-                    }
+                    await_row(&self.engine, txn, w, &cancel, deadline).await?;
                 }
             }
         }
@@ -413,5 +433,23 @@ impl Session {
 
     pub(crate) fn in_block(&self) -> bool {
         self.block != Block::Idle
+    }
+}
+
+/// Awaits a row lock (`Engine::wait`) until the statement's deadline or a cancel request.
+pub(crate) async fn await_row(
+    engine: &keel_access::Engine,
+    txn: &keel_access::Transaction,
+    wait: keel_access::RowWait,
+    cancel: &keel_wire::CancelToken,
+    deadline: Option<std::time::Instant>,
+) -> PgResult<()> {
+    let waited = engine.wait(txn, wait, cancel.cancelled());
+    match deadline {
+        Some(d) => match tokio::time::timeout_at(tokio::time::Instant::from_std(d), waited).await {
+            Ok(r) => r,
+            Err(_) => Err(keel_sql::expr::statement_timeout()),
+        },
+        None => waited.await,
     }
 }

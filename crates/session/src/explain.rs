@@ -117,7 +117,12 @@ impl Session {
             return Err(PgError::internal("no transaction"));
         };
         self.engine.start_statement(txn);
+        let locking = q.row_locking().is_some();
+        if locking {
+            self.engine.row_lock_xid(txn)?;
+        }
         let cf = self.cancel_check();
+        let (cancel, deadline) = (self.cancel.clone(), self.deadline);
         let txn = self
             .txn
             .as_ref()
@@ -126,13 +131,31 @@ impl Session {
         ev.subplans = q.subplans.clone();
         let ins = Instrumentation::new(count_nodes(&q.root), timing);
         let mut root = keel_sql::exec::build_instrumented(&q.root, &self.engine, txn, &ins)?;
-        maybe_blocking(q.root.is_cheap(), || -> PgResult<()> {
-            while root.next(&mut ev)?.is_some() {
-                ev.tick()?;
+        let r = loop {
+            let done = maybe_blocking(q.root.is_cheap(), || -> PgResult<()> {
+                while root.next(&mut ev)?.is_some() {
+                    ev.tick()?;
+                }
+                Ok(())
+            });
+            match done {
+                Err(e) if keel_sql::exec::lockrows::is_row_wait(&e) => {
+                    let Some(w) = root.take_row_wait() else {
+                        break Err(e);
+                    };
+                    if let Err(e) =
+                        crate::exec::await_row(&self.engine, txn, w, &cancel, deadline).await
+                    {
+                        break Err(e);
+                    }
+                }
+                other => break other,
             }
-            Ok(())
-        })?;
-        Ok(ins)
+        };
+        if locking {
+            txn.leave_row_queue();
+        }
+        r.map(|()| ins)
     }
 
     /// Runs a write with its source counted; returns the counters and, for an INSERT, the

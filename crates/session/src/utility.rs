@@ -157,6 +157,9 @@ impl Session {
                 tag("SET")
             }
             Utility::SetSessionCharacteristics(m) => {
+                if m.serializable {
+                    return Err(keel_common::settings::serializable_unsupported());
+                }
                 if let Some(i) = m.isolation {
                     let v = if i == Isolation::RepeatableRead {
                         "repeatable read"

@@ -147,13 +147,23 @@ pub fn prepare(
         notices: notices.take().unwrap_or_default(),
         lock_list: std::sync::OnceLock::new(),
     };
-    let (stmt, parsed_text) = match parsed.parsed {
+    let (stmt, parsed_text, lock_strengths) = match parsed.parsed {
         Parsed::Empty => return Ok(mk(Stmt::Empty, vec![])),
         Parsed::Utility(u) => return Ok(mk(Stmt::Utility(u), param_types.to_vec())),
-        Parsed::Statement { stmt, text } => (stmt, text),
+        Parsed::Statement {
+            stmt,
+            text,
+            lock_strengths,
+        } => (stmt, text, lock_strengths),
     };
-    let (analyzed, params) =
-        keel_analyzer::analyze(&catalog, &stmt, &parsed_text, char_offset, param_types)?;
+    let (analyzed, params) = keel_analyzer::analyze(
+        &catalog,
+        &stmt,
+        &parsed_text,
+        char_offset,
+        param_types,
+        lock_strengths,
+    )?;
     let s = match analyzed {
         Analyzed::Query(q) => Stmt::Query(keel_planner::plan_query(&catalog, sizes, &q)?),
         Analyzed::Modify(m) => Stmt::Modify(keel_planner::plan_modify(&catalog, sizes, &m)?),

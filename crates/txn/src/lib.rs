@@ -16,12 +16,14 @@
 
 pub mod rellock;
 mod relwait;
+pub mod rowlock;
 mod slots;
 mod tuplelock;
 mod xidmap;
 
 pub use rellock::{HeldLock, LockMode, RelLocks};
 pub use relwait::{LockLimits, Locked};
+pub use rowlock::{RowLockers, Strength};
 pub use slots::{Slot, SlotRegistry};
 pub use tuplelock::{TupleGuard, TupleKey, TupleLocks};
 pub use xidmap::{CommitLog, Lookup, XidStatus};
@@ -72,6 +74,7 @@ pub struct TxnManager {
     waiters: Mutex<HashMap<u64, tokio::sync::watch::Sender<u8>>>,
     pub tuple_locks: TupleLocks,
     pub rel_locks: RelLocks,
+    pub row_lockers: RowLockers,
 }
 
 /// Progress of a transaction as its waiters see it.
@@ -96,6 +99,7 @@ impl TxnManager {
             waiters: Mutex::new(HashMap::new()),
             tuple_locks: TupleLocks::default(),
             rel_locks: RelLocks::default(),
+            row_lockers: RowLockers::default(),
         }
     }
 

@@ -12,8 +12,11 @@ use crate::relstate::RelState;
 use keel_common::{PgError, PgResult, Tid, sqlstate};
 use keel_storage::page::{HEADER_SIZE, LP_SIZE, LinePointer, PAGE_SIZE, PageRead};
 use keel_storage::{BufferPool, PageMut};
-use keel_txn::{Snapshot, TxnManager, XidStatus};
-use tuple::{CMAX, FLAGS, HAS_NEXT, HEADER, Header, NEXT, XMAX};
+use keel_txn::{Snapshot, Strength, TxnManager, XidStatus};
+use tuple::{
+    CMAX, EXTRA_LOCKERS, FLAGS, HAS_NEXT, HEADER, Header, LOCK_ONLY, NEXT, STRENGTH,
+    STRENGTH_SHIFT, XMAX,
+};
 
 pub const HEAP_PAGE: u16 = 1;
 const MAX_RESTARTS: usize = 16;
@@ -71,6 +74,9 @@ pub enum LockOutcome {
     SelfModified,
     /// Free, but other writers queue for it: join the queue first (fair row locking).
     Queue,
+    /// A shared lock, listed beside another transaction's in `RowLockers` (the page only
+    /// gained the flag that says so).
+    Listed,
 }
 
 /// The new version's tid and the replaced version's row bytes.
@@ -100,7 +106,7 @@ fn corrupt(what: &str, tid: Tid) -> PgError {
 /// Whether a version is visible to `snap`.
 #[inline]
 pub fn visible(txns: &TxnManager, snap: &Snapshot, h: &Header) -> bool {
-    txns.sees(snap, h.xmin, h.cmin) && (h.xmax == 0 || !txns.sees(snap, h.xmax, h.cmax))
+    txns.sees(snap, h.xmin, h.cmin) && (h.deleter() == 0 || !txns.sees(snap, h.xmax, h.cmax))
 }
 
 impl<'a> Heap<'a> {
@@ -281,7 +287,7 @@ impl<'a> Heap<'a> {
                 // Later versions were created by later committers: none is visible either.
                 return Walk::Stop;
             }
-            if h.xmax == 0 || !txns.sees(snap, h.xmax, h.cmax) {
+            if h.deleter() == 0 || !txns.sees(snap, h.xmax, h.cmax) {
                 return Walk::Done(Version {
                     tid,
                     header: *h,
@@ -339,7 +345,7 @@ impl<'a> Heap<'a> {
                 cur = h.prev;
                 continue;
             }
-            if h.xmax == 0 || !txns.sees(snap, h.xmax, h.cmax) {
+            if h.deleter() == 0 || !txns.sees(snap, h.xmax, h.cmax) {
                 let row = item[HEADER..].to_vec();
                 return Ok(Some(Some(Version {
                     tid: cur,
@@ -399,7 +405,7 @@ impl<'a> Heap<'a> {
             })
         })?;
         Ok(newest.filter(|v| {
-            let gone = v.header.xmax != 0
+            let gone = v.header.deleter() != 0
                 && !self.txns.is_own(v.header.xmax, own)
                 && !v.header.has_next()
                 && self.committed_for_writer(v.header.xmax);
@@ -407,9 +413,12 @@ impl<'a> Heap<'a> {
         }))
     }
 
-    /// Locks `version` for update or delete by (`xid`, `cid`), on a page latched by the caller.
-    /// A free row is answered with `Queue` instead when `must_queue` says other writers wait
-    /// for it, unless `version` is this transaction's own (then it holds the row already).
+    /// Locks `version` by (`xid`, `cid`), on a page latched by the caller: with `write`, to
+    /// delete or replace it (xmax becomes the writer); otherwise a lock of strength `want`
+    /// only (SELECT ... FOR ...). A free row is answered with `Queue` instead when
+    /// `must_queue` says other writers wait for it, unless `version` is this transaction's own
+    /// (then it holds the row already).
+    #[allow(clippy::too_many_arguments)]
     fn lock_on_page(
         &self,
         page: &mut PageMut<'_>,
@@ -418,6 +427,8 @@ impl<'a> Heap<'a> {
         xid: u64,
         cid: u32,
         must_queue: &dyn Fn() -> bool,
+        write: bool,
+        want: Strength,
     ) -> PgResult<LockOutcome> {
         let h = match page.lp(version.slot) {
             LinePointer::Normal { .. } => Header::read(page.item(version.slot)),
@@ -426,7 +437,9 @@ impl<'a> Heap<'a> {
         if h.root != root {
             return Ok(LockOutcome::Deleted);
         }
-        if h.xmax != 0 {
+        let want = if write { Strength::Update } else { want };
+        // A deleter or updater.
+        if h.deleter() != 0 {
             if self.txns.same_txn(h.xmax, xid) {
                 if h.cmax == cid {
                     return Ok(LockOutcome::SelfModified);
@@ -446,14 +459,80 @@ impl<'a> Heap<'a> {
                 XidStatus::Aborted => {}
             }
         }
-        if !self.txns.same_txn(h.xmin, xid) && must_queue() {
+        // Lockers: the one in xmax, and those listed beside it.
+        let key = (self.rel.file.id, version.to_u64());
+        let mut mine: Option<Strength> = None;
+        let mut xmax_held = false;
+        let live =
+            |x: u64| matches!(self.txns.status(x), XidStatus::InProgress) && !self.precommitted(x);
+        if h.xmax != 0 && h.lock_only() {
+            if self.txns.same_txn(h.xmax, xid) {
+                mine = Some(h.strength());
+            } else if live(h.xmax) {
+                if h.strength().conflicts(want) {
+                    return Ok(LockOutcome::Wait(h.xmax));
+                }
+                xmax_held = true;
+            }
+        }
+        if h.flags & EXTRA_LOCKERS != 0 {
+            for (x, s) in self.txns.row_lockers.get(key) {
+                if self.txns.same_txn(x, xid) {
+                    mine = mine.max(Some(s));
+                } else if live(x) && s.conflicts(want) {
+                    return Ok(LockOutcome::Wait(x));
+                }
+            }
+        }
+        if mine.is_some_and(|m| m >= want) && !write {
+            return Ok(LockOutcome::Locked);
+        }
+        if mine.is_none() && !self.txns.same_txn(h.xmin, xid) && must_queue() {
             return Ok(LockOutcome::Queue);
         }
         self.rel.page_changed(version.block);
+        if !write && xmax_held {
+            // Another transaction's compatible lock stays in xmax; ours is listed beside it.
+            self.txns.row_lockers.add(key, xid, want);
+            page.write_in_item(
+                version.slot,
+                FLAGS,
+                &(h.flags | EXTRA_LOCKERS).to_le_bytes(),
+            );
+            return Ok(LockOutcome::Listed);
+        }
+        let flags = if write {
+            // Every other locker is gone (UPDATE strength conflicts with all).
+            if h.flags & EXTRA_LOCKERS != 0 {
+                self.txns.row_lockers.clear(key);
+            }
+            h.flags & !(HAS_NEXT | LOCK_ONLY | STRENGTH | EXTRA_LOCKERS)
+        } else {
+            let s = mine.map_or(want, |m| m.max(want));
+            (h.flags & !(HAS_NEXT | STRENGTH)) | LOCK_ONLY | ((s as u16) << STRENGTH_SHIFT)
+        };
         page.write_in_item(version.slot, XMAX, &xid.to_le_bytes());
         page.write_in_item(version.slot, CMAX, &cid.to_le_bytes());
-        page.write_in_item(version.slot, FLAGS, &(h.flags & !HAS_NEXT).to_le_bytes());
+        page.write_in_item(version.slot, FLAGS, &flags.to_le_bytes());
         Ok(LockOutcome::Locked)
+    }
+
+    /// Locks `version` of row `root` with strength `want` (SELECT ... FOR ...).
+    pub fn lock_row(
+        &self,
+        version: Tid,
+        root: Tid,
+        xid: u64,
+        cid: u32,
+        want: Strength,
+        must_queue: &dyn Fn() -> bool,
+    ) -> PgResult<LockOutcome> {
+        let mut page = self.pool.write(&self.rel.file, version.block)?;
+        let out = self.lock_on_page(&mut page, version, root, xid, cid, must_queue, false, want)?;
+        if matches!(out, LockOutcome::Locked | LockOutcome::Listed) {
+            self.pool.wal.log_pages(xid, &mut [&mut page]);
+        }
+        Ok(out)
     }
 
     /// Deletes `version` of row `root`.
@@ -466,7 +545,16 @@ impl<'a> Heap<'a> {
         must_queue: &dyn Fn() -> bool,
     ) -> PgResult<LockOutcome> {
         let mut page = self.pool.write(&self.rel.file, version.block)?;
-        let out = self.lock_on_page(&mut page, version, root, xid, cid, must_queue)?;
+        let out = self.lock_on_page(
+            &mut page,
+            version,
+            root,
+            xid,
+            cid,
+            must_queue,
+            true,
+            Strength::Update,
+        )?;
         if matches!(out, LockOutcome::Locked) {
             self.pool.wal.log_pages(xid, &mut [&mut page]);
         }
@@ -489,7 +577,16 @@ impl<'a> Heap<'a> {
     ) -> PgResult<(LockOutcome, Option<NewVersion>)> {
         check_tuple_size(HEADER + row.len())?;
         let mut page = self.pool.write(&self.rel.file, version.block)?;
-        let out = self.lock_on_page(&mut page, version, root, xid, cid, must_queue)?;
+        let out = self.lock_on_page(
+            &mut page,
+            version,
+            root,
+            xid,
+            cid,
+            must_queue,
+            true,
+            Strength::Update,
+        )?;
         if !matches!(out, LockOutcome::Locked) {
             return Ok((out, None));
         }

@@ -23,7 +23,7 @@ fn dead_from(txns: &TxnManager, h: &Header, latest: u64) -> u64 {
     if matches!(txns.status(h.xmin), XidStatus::Aborted) {
         return 0;
     }
-    if h.xmax == 0 {
+    if h.deleter() == 0 {
         return latest + 1;
     }
     match txns.status(h.xmax) {

@@ -8,12 +8,25 @@
 //! `next` links a version to the newer version that replaced it (flag `HAS_NEXT`); `prev`
 //! back to the one it replaced (invalid for the first); `root` is the row's stable identity
 //! that index entries point to (a root version has root == itself).
+//!
+//! `xmax` is the transaction that deleted or replaced the version, or, with `LOCK_ONLY`, one
+//! that only locked it (SELECT ... FOR UPDATE / SHARE) with the strength in `STRENGTH`.
+//! `EXTRA_LOCKERS` says more lock-only holders may be listed in memory (`RowLockers`): the
+//! shared locks of several transactions at once. A crash ends every locker, so neither needs
+//! to survive one.
 
 use keel_common::Tid;
 use keel_storage::page::{get_u16, get_u32, get_u64};
 
 pub const HEADER: usize = 44;
 pub const HAS_NEXT: u16 = 1;
+/// `xmax` only locks the version; it did not delete or replace it.
+pub const LOCK_ONLY: u16 = 2;
+/// The strength of `xmax`'s lock (`Strength as u16`), two bits.
+pub const STRENGTH_SHIFT: u16 = 2;
+pub const STRENGTH: u16 = 3 << STRENGTH_SHIFT;
+/// Other transactions may hold shared locks on the version (listed in `RowLockers`).
+pub const EXTRA_LOCKERS: u16 = 16;
 
 pub const XMIN: usize = 0;
 pub const XMAX: usize = 8;
@@ -52,6 +65,30 @@ impl Header {
 
     pub fn has_next(&self) -> bool {
         self.flags & HAS_NEXT != 0
+    }
+
+    /// Whether `xmax` only locks the version.
+    pub fn lock_only(&self) -> bool {
+        self.flags & LOCK_ONLY != 0
+    }
+
+    /// The transaction that deleted or replaced the version (0 if none; a locker is none).
+    #[inline]
+    pub fn deleter(&self) -> u64 {
+        if self.flags & LOCK_ONLY != 0 {
+            0
+        } else {
+            self.xmax
+        }
+    }
+
+    /// The strength of the lock `xmax` holds.
+    pub fn strength(&self) -> keel_txn::Strength {
+        if self.lock_only() {
+            keel_txn::Strength::from_bits((self.flags & STRENGTH) >> STRENGTH_SHIFT)
+        } else {
+            keel_txn::Strength::Update
+        }
     }
 }
 

@@ -15,19 +15,28 @@ pub const MAX_TARGET_LIST: usize = 1664;
 impl Binder<'_> {
     pub fn query(&mut self, q: &ast::Query) -> PgResult<Query> {
         keel_common::stack::check()?;
+        self.query_depth += 1;
         let pushed = match &q.with {
-            Some(w) => self.push_ctes(w)?,
+            Some(w) => match self.push_ctes(w) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.query_depth -= 1;
+                    return Err(e);
+                }
+            },
             None => 0,
         };
         let r = self.query_body(q);
+        self.query_depth -= 1;
         self.ctes.truncate(self.ctes.len() - pushed);
         r
     }
 
     fn query_body(&mut self, q: &ast::Query) -> PgResult<Query> {
-        if q.fetch.is_some() || !q.locks.is_empty() {
-            return Err(PgError::unsupported("FETCH FIRST and FOR UPDATE/SHARE"));
+        if q.fetch.is_some() {
+            return Err(PgError::unsupported("FETCH FIRST"));
         }
+        let locking = self.locking(q)?;
         let (mut plan, mut columns, sort_scope) = match q.body.as_ref() {
             ast::SetExpr::Select(s) => self.select(s, q.order_by.as_ref())?,
             ast::SetExpr::Values(v) => {
@@ -52,6 +61,9 @@ impl Binder<'_> {
                 input: Box::new(plan),
                 keys,
             };
+        }
+        if let Some(l) = locking {
+            plan = self.lock_rows(plan, l)?;
         }
         if let Some(lc) = &q.limit_clause {
             let (limit, offset) = match lc {

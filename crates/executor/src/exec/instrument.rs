@@ -165,6 +165,10 @@ impl<'a> Node<'a> for Instrumented<'a> {
         self.inner.explain_lines()
     }
 
+    fn take_row_wait(&mut self) -> Option<keel_access::RowWait> {
+        self.inner.take_row_wait()
+    }
+
     fn set_bound(&mut self, n: u64) {
         self.inner.set_bound(n)
     }

@@ -60,10 +60,19 @@ impl<'a> Node<'a> for Limit<'a> {
         match lim {
             Some(0) => Ok(None),
             Some(n) => {
-                *n -= 1;
-                self.input.next(ev)
+                // Counted once the row is there: an input that suspends (a row lock to
+                // await, see `LockRows`) is pulled again.
+                let r = self.input.next(ev)?;
+                if r.is_some() {
+                    *n -= 1;
+                }
+                Ok(r)
             }
             None => self.input.next(ev),
         }
+    }
+
+    fn take_row_wait(&mut self) -> Option<keel_access::RowWait> {
+        self.input.take_row_wait()
     }
 }

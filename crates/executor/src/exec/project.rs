@@ -34,6 +34,10 @@ impl<'a> Node<'a> for Project<'a> {
         self.input.explain_lines()
     }
 
+    fn take_row_wait(&mut self) -> Option<keel_access::RowWait> {
+        self.input.take_row_wait()
+    }
+
     /// One row out per row in, unless a set-returning function expands rows.
     fn set_bound(&mut self, n: u64) {
         if self.srf.is_none() {

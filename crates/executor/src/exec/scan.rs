@@ -32,6 +32,8 @@ pub struct Scan<'a> {
     /// those whose root's page is not all-visible), or roots a bitmap scan's index gave (the
     /// Bitmap Index Scan's rows).
     counted: Arc<AtomicU64>,
+    /// Rows carry their root and version tids after the columns (for a LockRows above).
+    row_ids: bool,
 }
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
@@ -196,7 +198,14 @@ impl<'a> Scan<'a> {
             heap_blocks: 0,
             last_block: None,
             counted: Arc::default(),
+            row_ids: false,
         }
+    }
+
+    /// Appends each row's root and version tids (`lockrows::row_ids`).
+    pub fn row_ids(mut self, on: bool) -> Self {
+        self.row_ids = on;
+        self
     }
 
     /// Decodes only `columns` (None: all) of each row; the others come back NULL.
@@ -252,7 +261,13 @@ impl<'a> Scan<'a> {
 
 impl<'a> Node<'a> for Scan<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
-        Ok(self.next_ref(ev)?.map(|(_, r)| r))
+        let ids = self.row_ids;
+        Ok(self.next_ref(ev)?.map(|(rref, mut r)| {
+            if ids {
+                super::lockrows::push_row_ids(&mut r, rref);
+            }
+            r
+        }))
     }
 
     fn explain_lines(&self) -> Vec<String> {

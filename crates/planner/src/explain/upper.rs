@@ -376,6 +376,17 @@ impl Explainer<'_> {
                 d.children.push(cd);
                 (d, cn)
             }
+            Plan::LockRows { input, .. } => {
+                let (cd, cn) = self.node(input);
+                // PostgreSQL charges cpu_tuple_cost per row locked.
+                let est = Est {
+                    total: cd.est.total + CPU_TUPLE_COST * cd.est.rows,
+                    ..cd.est
+                };
+                let mut d = Display::new("LockRows", est, src);
+                d.children.push(cd);
+                (d, cn)
+            }
             Plan::Limit { input, limit, .. } => {
                 let (cd, cn) = self.node(input);
                 let rows = match limit {

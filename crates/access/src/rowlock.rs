@@ -1,0 +1,78 @@
+//! SELECT ... FOR UPDATE / NO KEY UPDATE / SHARE / KEY SHARE: locking one row version.
+//!
+//! The lock is written into the version's header (`xmax` with `LOCK_ONLY` and the strength),
+//! WAL-logged with its page like a delete, and lasts until the transaction (or the
+//! subtransaction that took it) ends: a lock-only `xmax` whose transaction is over is no lock.
+//! A second transaction's compatible lock is listed beside it in `RowLockers`. Readers never
+//! look at locks; writers wait for conflicting ones exactly as for another writer (the same
+//! tuple-lock queue and xid wait, so deadlock detection sees them).
+
+use crate::api::{Engine, RowRef, RowWait, Transaction, Write};
+use crate::heap::{Heap, LockOutcome};
+use keel_catalog::TableDef;
+use keel_common::{PgResult, Xid};
+use keel_txn::Strength;
+
+impl Engine {
+    /// The xid a statement's row locks are taken with, assigned now (the innermost
+    /// subtransaction's): a locking query takes it before it reads, so that locking a row
+    /// needs only a shared borrow of the transaction.
+    pub fn row_lock_xid(&self, txn: &mut Transaction) -> PgResult<u64> {
+        self.inner.xid(txn)
+    }
+
+    /// Locks `target` (a version the statement's snapshot sees) with `strength` for `xid`
+    /// (from [`Engine::row_lock_xid`]). `Done` when locked (or already held as strongly);
+    /// `Wait` when another transaction holds a conflicting lock, or others queue for the
+    /// row (xid 0); `Updated` with the newest version when a committed transaction replaced
+    /// it; `Deleted` when one deleted it.
+    pub fn lock_row(
+        &self,
+        txn: &Transaction,
+        xid: u64,
+        table: &TableDef,
+        target: RowRef,
+        strength: Strength,
+    ) -> PgResult<Write<()>> {
+        let e = &self.inner;
+        let rel = e.rel(table.relfile)?;
+        let heap = Heap::new(&e.pool, &e.txns, &rel);
+        let must_queue = || e.others_queue(txn, &rel, target.root);
+        let cid = txn.inner.cid;
+        let out = heap.lock_row(target.version, target.root, xid, cid, strength, &must_queue)?;
+        let r = match out {
+            LockOutcome::Locked => Write::Done(()),
+            LockOutcome::Listed => {
+                txn.inner
+                    .listed
+                    .lock()
+                    .push((rel.file.id, target.version.to_u64()));
+                Write::Done(())
+            }
+            LockOutcome::Queue => Write::Wait(RowWait {
+                xid: Xid(0),
+                tuple: Some((rel.file.id, target.root)),
+            }),
+            other => match e.lock_failure(txn, &heap, target, xid, other)? {
+                Write::Wait(w) => Write::Wait(w),
+                Write::Updated(r) => Write::Updated(r),
+                _ => Write::Deleted,
+            },
+        };
+        if matches!(r, Write::Done(_)) {
+            e.note_precommitted_dependency(txn, heap.built_on_precommit.get());
+            txn.leave_row_queue();
+        }
+        Ok(r)
+    }
+}
+
+impl Engine {
+    /// The xid `txn` writes with now (its innermost subtransaction's), if assigned.
+    pub fn current_write_xid(&self, txn: &Transaction) -> Option<u64> {
+        match txn.inner.subs.last() {
+            Some(level) => level.xid,
+            None => txn.inner.xid,
+        }
+    }
+}
