@@ -3,7 +3,7 @@
 use keel_common::{BlockNo, Tid};
 use keel_storage::smgr::RelFile;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -21,7 +21,7 @@ pub struct RelState {
     pub mods_since_analyze: std::sync::atomic::AtomicU64,
     /// A cache of root -> newest version for recently updated rows, where reads of a hot
     /// row start (walking back through `prev` links) instead of walking the whole chain.
-    latest: Box<[Mutex<HashMap<Tid, Tid>>]>,
+    latest: Box<[Mutex<FxHashMap<Tid, Tid>>]>,
     /// The heap's visibility map (vismap.rs), made by the first VACUUM that sets a bit.
     vm: std::sync::OnceLock<Box<crate::vismap::VisibilityMap>>,
 }
@@ -39,7 +39,7 @@ impl RelState {
             changes: Default::default(),
             mods_since_analyze: Default::default(),
             latest: (0..LATEST_SHARDS)
-                .map(|_| Mutex::new(HashMap::new()))
+                .map(|_| Mutex::new(FxHashMap::default()))
                 .collect(),
             vm: std::sync::OnceLock::new(),
         }
@@ -65,7 +65,7 @@ impl RelState {
         }
     }
 
-    fn latest_shard(&self, root: Tid) -> &Mutex<HashMap<Tid, Tid>> {
+    fn latest_shard(&self, root: Tid) -> &Mutex<FxHashMap<Tid, Tid>> {
         &self.latest
             [(root.to_u64().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize % LATEST_SHARDS]
     }
