@@ -29,5 +29,6 @@ mod txnstate;
 mod vismap;
 
 pub use api::*;
+pub use keel_txn::advisory;
 pub use keel_txn::{DATABASE_OID, LockLimits, LockMode, Locked, Strength};
 pub use stats::{AUTOVACUUM_ANALYZE_SCALE_FACTOR, AUTOVACUUM_ANALYZE_THRESHOLD};

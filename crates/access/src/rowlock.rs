@@ -76,3 +76,33 @@ impl Engine {
         }
     }
 }
+
+impl Engine {
+    /// The advisory lock table (pg_advisory_lock and friends; see keel_txn::advisory).
+    pub fn advisory(&self) -> &keel_txn::advisory::AdvisoryLocks {
+        &self.inner.txns.advisory
+    }
+
+    /// Takes advisory lock `key` for session `pid`, blocking the thread while another session
+    /// holds a conflicting mode; deadlocks with any other kind of lock are found after
+    /// deadlock_timeout (40P01). `stop` is asked between waits (cancel, statement_timeout).
+    pub fn advisory_lock(
+        &self,
+        txn: &Transaction,
+        pid: i32,
+        key: keel_txn::advisory::AdvisoryKey,
+        (shared, level): (bool, keel_txn::advisory::Level),
+        stop: impl FnMut() -> PgResult<()>,
+    ) -> PgResult<()> {
+        let e = &self.inner;
+        e.txns.advisory_lock(
+            &txn.inner.slot,
+            pid,
+            key,
+            shared,
+            level,
+            e.deadlock_timeout,
+            stop,
+        )
+    }
+}

@@ -29,6 +29,51 @@ pub enum Special {
     PgBackendPid,
     /// pg_sleep(seconds float8): waits, polling for cancel and statement_timeout.
     Sleep(Box<Expr>),
+    /// An advisory lock function; its key is one int8 or two int4 arguments.
+    Advisory(AdvisoryCall, Vec<Expr>),
+}
+
+/// Which advisory lock function (pg_[try_]advisory_[xact_]lock[_shared],
+/// pg_advisory_unlock[_shared], pg_advisory_unlock_all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdvisoryCall {
+    pub op: AdvisoryOp,
+    pub shared: bool,
+    pub xact: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdvisoryOp {
+    Lock,
+    TryLock,
+    Unlock,
+    UnlockAll,
+}
+
+impl AdvisoryCall {
+    /// Parses a function name; None when it is not an advisory lock function.
+    pub fn from_name(name: &str) -> Option<AdvisoryCall> {
+        if name == "pg_advisory_unlock_all" {
+            return Some(AdvisoryCall {
+                op: AdvisoryOp::UnlockAll,
+                shared: false,
+                xact: false,
+            });
+        }
+        let (shared, rest) = match name.strip_suffix("_shared") {
+            Some(r) => (true, r),
+            None => (false, name),
+        };
+        let (op, xact) = match rest {
+            "pg_advisory_lock" => (AdvisoryOp::Lock, false),
+            "pg_advisory_xact_lock" => (AdvisoryOp::Lock, true),
+            "pg_try_advisory_lock" => (AdvisoryOp::TryLock, false),
+            "pg_try_advisory_xact_lock" => (AdvisoryOp::TryLock, true),
+            "pg_advisory_unlock" => (AdvisoryOp::Unlock, false),
+            _ => return None,
+        };
+        Some(AdvisoryCall { op, shared, xact })
+    }
 }
 
 #[derive(Clone)]
@@ -173,6 +218,7 @@ impl Expr {
             Expr::SubPlan(_) => true,
             Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
             Expr::Special(Special::Sleep(arg), _) => arg.has_subplan(),
+            Expr::Special(Special::Advisory(_, args), _) => args.iter().any(Expr::has_subplan),
             Expr::Special(..) => false,
             Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
                 l.has_subplan() || r.has_subplan()
@@ -203,7 +249,10 @@ impl Expr {
             Expr::SubPlan(_) => false,
             Expr::Special(s, _) => !matches!(
                 s,
-                Special::Nextval(_) | Special::Setval(..) | Special::Sleep(_)
+                Special::Nextval(_)
+                    | Special::Setval(..)
+                    | Special::Sleep(_)
+                    | Special::Advisory(..)
             ),
             Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
                 l.is_row_independent() && r.is_row_independent()
@@ -283,6 +332,7 @@ impl Expr {
                     }
                 }
                 Special::Sleep(a) => f(a),
+                Special::Advisory(_, args) => args.iter().for_each(f),
                 _ => {}
             },
             Expr::Case { whens, default, .. } => {

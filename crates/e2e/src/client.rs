@@ -163,3 +163,26 @@ where
         }
     }
 }
+
+/// Runs a deadlock between `a`'s pending statement `la` and `b`'s `lb` to its end: finds the
+/// victim ([`deadlock_victim`]), rolls its transaction back, lets the survivor's statement
+/// finish and commits it. Returns whether the victim was `a`.
+pub async fn settle_deadlock<A, B>(a: &Client, b: &Client, mut la: A, mut lb: B) -> bool
+where
+    A: Future<Output = Result<u64, tokio_postgres::Error>> + Unpin,
+    B: Future<Output = Result<u64, tokio_postgres::Error>> + Unpin,
+{
+    let (victim_is_a, survivor_done) = deadlock_victim(&mut la, &mut lb).await;
+    let (loser, winner) = if victim_is_a { (a, b) } else { (b, a) };
+    exec(loser, "rollback").await;
+    if !survivor_done {
+        let rest = if victim_is_a {
+            within("the survivor", &mut lb).await
+        } else {
+            within("the survivor", &mut la).await
+        };
+        rest.unwrap_or_else(|e| panic!("survivor: {e:?}"));
+    }
+    exec(winner, "commit").await;
+    victim_is_a
+}

@@ -5,7 +5,7 @@
 //! and a deadlock through row locks.
 
 use keel_e2e::client::{
-    assert_blocked, connect, deadlock_victim, exec, on_both, rows, sqlstate, try_affected, value,
+    assert_blocked, connect, exec, on_both, rows, settle_deadlock, sqlstate, try_affected, value,
     within,
 };
 use std::time::Duration;
@@ -196,21 +196,9 @@ async fn savepoint_and_deadlock(conn: String) {
     exec(&a, "begin; select * from sl where id = 1 for update").await;
     exec(&b, "begin; select * from sl where id = 2 for update").await;
     let la = Box::pin(try_affected(&a, "select * from sl where id = 2 for update"));
-    let mut la = assert_blocked("A waits for B's row", la, Duration::from_millis(200)).await;
-    let mut lb = Box::pin(try_affected(&b, "select * from sl where id = 1 for update"));
-    let (victim_is_a, survivor_done) = deadlock_victim(&mut la, &mut lb).await;
-    let (loser, winner, mut rest) = if victim_is_a {
-        (&a, &b, lb)
-    } else {
-        (&b, &a, la)
-    };
-    exec(loser, "rollback").await;
-    if !survivor_done {
-        within("the survivor", &mut rest)
-            .await
-            .unwrap_or_else(|e| panic!("survivor: {e:?}"));
-    }
-    exec(winner, "commit").await;
+    let la = assert_blocked("A waits for B's row", la, Duration::from_millis(200)).await;
+    let lb = Box::pin(try_affected(&b, "select * from sl where id = 1 for update"));
+    settle_deadlock(&a, &b, la, lb).await;
     exec(&a, "drop table sl").await;
 }
 

@@ -4,7 +4,7 @@
 //! deadlocks through table locks, and a client that vanishes holding one.
 
 use keel_e2e::client::{
-    assert_blocked, connect, deadlock_victim, exec, on_both, rows, sqlstate, try_affected, value,
+    assert_blocked, connect, exec, on_both, rows, settle_deadlock, sqlstate, try_affected, value,
     within,
 };
 use std::time::{Duration, Instant};
@@ -162,20 +162,9 @@ async fn table_deadlock(conn: String) {
     exec(&a, "begin; lock table d1").await;
     exec(&b, "begin; lock table d2").await;
     let la = Box::pin(try_affected(&a, "insert into d2 values (1)"));
-    let mut la = assert_blocked("A waits for B's lock", la, Duration::from_millis(200)).await;
-    let mut lb = Box::pin(try_affected(&b, "select * from d1"));
-    let (victim_is_a, survivor_done) = deadlock_victim(&mut la, &mut lb).await;
-    let (loser, winner) = if victim_is_a { (&a, &b) } else { (&b, &a) };
-    exec(loser, "rollback").await;
-    if !survivor_done {
-        let rest = if victim_is_a {
-            within("the survivor", &mut lb).await
-        } else {
-            within("the survivor", &mut la).await
-        };
-        rest.unwrap_or_else(|e| panic!("survivor: {e:?}"));
-    }
-    exec(winner, "commit").await;
+    let la = assert_blocked("A waits for B's lock", la, Duration::from_millis(200)).await;
+    let lb = Box::pin(try_affected(&b, "select * from d1"));
+    settle_deadlock(&a, &b, la, lb).await;
     exec(&a, "drop table d1; drop table d2").await;
 }
 

@@ -409,6 +409,72 @@ fn eval_special(s: &Special, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Dat
             }
             _ => Datum::Null,
         },
+        Special::Advisory(call, args) => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(a.eval(row, cx)?);
+            }
+            advisory(*call, &vals, cx)?
+        }
+    })
+}
+
+/// An advisory lock function on evaluated arguments (NULL in, NULL out, as PostgreSQL's
+/// strict functions).
+fn advisory(
+    call: keel_analyzer::expr::AdvisoryCall,
+    vals: &[Datum],
+    cx: &mut EvalCx<'_>,
+) -> PgResult<Datum> {
+    use keel_access::advisory::{AdvisoryKey, Level};
+    use keel_analyzer::expr::AdvisoryOp;
+    let locks = cx.engine.advisory();
+    if call.op == AdvisoryOp::UnlockAll {
+        locks.release_all(cx.pid, Level::Session);
+        return Ok(Datum::Text(String::new()));
+    }
+    let key = match vals {
+        [Datum::Int8(k)] => AdvisoryKey::int8(*k),
+        [Datum::Int4(a), Datum::Int4(b)] => AdvisoryKey::pair(*a, *b),
+        _ => return Ok(Datum::Null),
+    };
+    let level = if call.xact {
+        Level::Xact
+    } else {
+        Level::Session
+    };
+    Ok(match call.op {
+        AdvisoryOp::TryLock => Datum::Bool(locks.try_lock(cx.pid, key, call.shared, level)),
+        AdvisoryOp::Unlock => {
+            let held = locks.unlock(cx.pid, key, call.shared, Level::Session);
+            if !held {
+                let mode = if call.shared {
+                    "ShareLock"
+                } else {
+                    "ExclusiveLock"
+                };
+                cx.fctx.warning(PgError::notice(
+                    keel_common::Severity::Warning,
+                    sqlstate::WARNING,
+                    format!("you don't own a lock of type {mode}"),
+                ));
+            }
+            Datum::Bool(held)
+        }
+        AdvisoryOp::Lock => {
+            let txn = cx.txn.ok_or_else(|| {
+                PgError::internal("an advisory lock was asked for outside a transaction")
+            })?;
+            let mut result = Ok(());
+            (cx.blocking)(&mut || {
+                result = cx
+                    .engine
+                    .advisory_lock(txn, cx.pid, key, (call.shared, level), || cx.check_cancel());
+            });
+            result?;
+            Datum::Text(String::new())
+        }
+        AdvisoryOp::UnlockAll => Datum::Text(String::new()),
     })
 }
 
@@ -419,6 +485,8 @@ pub struct SessionFuncs {
     rng: u64,
     /// currval(): the last value nextval()/setval() gave each sequence in this session.
     seq_last: std::collections::HashMap<u32, i64>,
+    /// Warnings raised by functions, for the session to send before the statement completes.
+    pub warnings: Vec<PgError>,
 }
 
 impl SessionFuncs {
@@ -428,6 +496,7 @@ impl SessionFuncs {
             stmt_ts: now_micros(),
             rng: seed | 1,
             seq_last: Default::default(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -461,6 +530,9 @@ impl FuncContext for SessionFuncs {
     }
     fn set_seq_last(&mut self, seq: u32, value: i64) {
         self.seq_last.insert(seq, value);
+    }
+    fn warning(&mut self, w: PgError) {
+        self.warnings.push(w);
     }
 }
 

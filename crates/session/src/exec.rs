@@ -158,11 +158,14 @@ impl Session {
         if let Stmt::Query(_) = &prep.stmt {
             let n = self
                 .stream_query(prep, params, formats, client, RowSink::Describe)
-                .await?;
-            client.command_complete(&format!("SELECT {n}"));
+                .await;
+            self.send_warnings(client);
+            client.command_complete(&format!("SELECT {}", n?));
             return Ok(());
         }
-        let (rows, tag) = self.run_collect(prep, params, formats, client).await?;
+        let r = self.run_collect(prep, params, formats, client).await;
+        self.send_warnings(client);
+        let (rows, tag) = r?;
         if let Some(cols) = self.columns_of(prep) {
             client.row_description(&fields(&cols, formats));
             let mut w = RowWriter::new();
@@ -428,6 +431,14 @@ impl Session {
                     await_row(&self.engine, txn, w, &cancel, deadline).await?;
                 }
             }
+        }
+    }
+
+    /// Sends the warnings functions raised while the statement ran (they go out even when
+    /// it then failed, as PostgreSQL sends each when raised).
+    pub(crate) fn send_warnings<C: Client>(&mut self, client: &mut C) {
+        for w in self.funcs.warnings.drain(..) {
+            client.notice(&w);
         }
     }
 

@@ -244,6 +244,13 @@ impl Session {
         }
     }
 
+    /// Releases the session's transaction-level advisory locks (at every transaction end).
+    fn end_advisory_xact(&self) {
+        self.engine
+            .advisory()
+            .release_all(self.pid, keel_access::advisory::Level::Xact);
+    }
+
     pub(crate) async fn commit_txn(&mut self) -> PgResult<()> {
         self.guc_commit();
         self.savepoints.clear();
@@ -254,7 +261,9 @@ impl Session {
         self.portals.clear();
         if let Some(t) = self.txn.take() {
             let sync = self.settings.synchronous_commit();
-            self.engine.commit(t, sync).await?;
+            let r = self.engine.commit(t, sync).await;
+            self.end_advisory_xact();
+            r?;
         }
         Ok(())
     }
@@ -269,12 +278,14 @@ impl Session {
         if let Some(t) = self.txn.take() {
             self.engine.rollback(t);
         }
+        self.end_advisory_xact();
     }
 
     /// Ends a transaction that failed inside a block (see `doomed`).
     pub(crate) fn abort_doomed(&mut self) {
         if let Some(t) = self.doomed.take() {
             self.engine.rollback(t);
+            self.end_advisory_xact();
         }
     }
 
@@ -749,5 +760,14 @@ impl Session {
         // A re-execute of a completed portal returns no more rows, as PostgreSQL does: the
         // portal keeps its (now empty) row queue and its tag.
         Ok(ExecuteOutcome::Complete(tag.clone()))
+    }
+}
+
+impl Drop for Session {
+    /// A session that ends, however its client went, releases its advisory locks.
+    fn drop(&mut self) {
+        let locks = self.engine.advisory();
+        locks.release_all(self.pid, keel_access::advisory::Level::Xact);
+        locks.release_all(self.pid, keel_access::advisory::Level::Session);
     }
 }

@@ -14,6 +14,7 @@
 //!
 //! See README.md for the wait and deadlock protocol.
 
+pub mod advisory;
 pub mod rellock;
 mod relwait;
 pub mod rowlock;
@@ -75,6 +76,7 @@ pub struct TxnManager {
     pub tuple_locks: TupleLocks,
     pub rel_locks: RelLocks,
     pub row_lockers: RowLockers,
+    pub advisory: advisory::AdvisoryLocks,
 }
 
 /// Progress of a transaction as its waiters see it.
@@ -100,6 +102,7 @@ impl TxnManager {
             tuple_locks: TupleLocks::default(),
             rel_locks: RelLocks::default(),
             row_lockers: RowLockers::default(),
+            advisory: advisory::AdvisoryLocks::default(),
         }
     }
 

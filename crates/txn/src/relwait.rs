@@ -135,6 +135,23 @@ impl TxnManager {
             .map(|n| (n.1, n.0))
             .collect();
         let mut edges: HashMap<Owner, Vec<Owner>> = HashMap::new();
+        // Advisory waits point to the slots of the sessions holding the key.
+        let mut by_backend: HashMap<i32, Vec<Owner>> = HashMap::new();
+        let mut adv_waits: Vec<(Owner, i32, u64)> = Vec::new();
+        self.slots.for_each(|s| {
+            let backend = s.backend_pid.load(Ordering::SeqCst);
+            by_backend.entry(backend).or_default().push(s.pid);
+            let w = s.waiting_adv.load(Ordering::SeqCst);
+            if w != 0 {
+                adv_waits.push((s.pid, backend, w));
+            }
+        });
+        for (slot, backend, word) in adv_waits {
+            let out = edges.entry(slot).or_default();
+            for holder in self.advisory.blockers(backend, word) {
+                out.extend(by_backend.get(&holder).into_iter().flatten());
+            }
+        }
         for &(pid, _, xid_wait, rel_wait) in &nodes {
             let out = edges.entry(pid).or_default();
             if let Some(&holder) = by_xid.get(&xid_wait)

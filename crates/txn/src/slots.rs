@@ -19,6 +19,8 @@ pub struct Slot {
     pub waiting_for: AtomicU64,
     /// The relation lock this session waits for ([`crate::rellock::encode_wait`]), 0 if none.
     pub waiting_rel: AtomicU64,
+    /// The advisory lock this session waits for (`AdvisoryKey::wait_word`), 0 if none.
+    pub waiting_adv: AtomicU64,
     /// The backend (session) pid of the transaction using this slot, 0 if unknown (pg_locks).
     pub backend_pid: std::sync::atomic::AtomicI32,
     /// Weak relation locks held on the fast path (see rellock.rs).

@@ -43,6 +43,9 @@ pub trait FuncContext: Send {
     fn check_interrupts(&mut self) -> PgResult<()> {
         Ok(())
     }
+    /// A WARNING for the client (sent before the statement completes); dropped where no
+    /// client listens.
+    fn warning(&mut self, _w: keel_common::PgError) {}
 }
 
 /// How many bytes a function builds between two [`FuncContext::check_interrupts`] calls

@@ -224,6 +224,45 @@ impl Binder<'_> {
                 )?;
                 return Ok(Expr::Special(Special::Sleep(Box::new(secs)), TypeId::Void));
             }
+            (n, k) if let Some(call) = crate::expr::AdvisoryCall::from_name(n) => {
+                let want: &[TypeId] = match (call.op, k) {
+                    (crate::expr::AdvisoryOp::UnlockAll, 0) => &[],
+                    (crate::expr::AdvisoryOp::UnlockAll, _) => &[TypeId::Void],
+                    (_, 1) => &[TypeId::Int8],
+                    (_, 2) => &[TypeId::Int4, TypeId::Int4],
+                    _ => &[TypeId::Void],
+                };
+                let tys: Vec<TypeId> = args.iter().map(Expr::ty).collect();
+                if want.len() != args.len() || want.contains(&TypeId::Void) {
+                    return Err(no_function(name, &tys));
+                }
+                let mut coerced = Vec::with_capacity(args.len());
+                for (a, &t) in args.into_iter().zip(want) {
+                    let at = a.ty();
+                    let ok = matches!(
+                        (t, at),
+                        (_, TypeId::Unknown)
+                            | (TypeId::Int8, TypeId::Int2 | TypeId::Int4 | TypeId::Int8)
+                            | (TypeId::Int4, TypeId::Int2 | TypeId::Int4)
+                    );
+                    if !ok {
+                        return Err(no_function(name, &tys));
+                    }
+                    coerced.push(super::types::coerce(
+                        a,
+                        SqlType::new(t),
+                        CastContext::Implicit,
+                        &mut self.params,
+                    )?);
+                }
+                let ty = match call.op {
+                    crate::expr::AdvisoryOp::Lock | crate::expr::AdvisoryOp::UnlockAll => {
+                        TypeId::Void
+                    }
+                    _ => TypeId::Bool,
+                };
+                return Ok(Expr::Special(Special::Advisory(call, coerced), ty));
+            }
             ("pg_backend_pid", 0) => return Ok(Expr::Special(Special::PgBackendPid, TypeId::Int4)),
             ("current_setting", 1) => {
                 if let Expr::Const(Datum::Text(s), _) = &args[0] {

@@ -75,10 +75,46 @@ fn pg_stats(engine: &Engine, txn: &Transaction, ev: &mut EvalCx<'_>) -> PgResult
     Ok(out)
 }
 
-/// `pg_locks`: the relation locks held and awaited now, by relation, pid and mode.
+/// `pg_locks`: the relation locks held and awaited now, by relation, pid and mode, then the
+/// advisory locks (classid and objid: the key's high and low 32 bits, or the two int keys;
+/// objsubid 1 or 2).
 fn pg_locks(engine: &Engine) -> Vec<Row> {
     let mut locks = engine.relation_locks();
     locks.sort_by_key(|l| (l.rel, l.pid, l.mode, !l.granted));
+    let (held, waiting) = engine.advisory().snapshot();
+    let mut adv: Vec<_> = held
+        .into_iter()
+        .map(|h| (h, true))
+        .chain(waiting.into_iter().map(|w| (w, false)))
+        .collect();
+    adv.sort_by_key(|(h, granted)| (h.key.space, h.key.key, h.pid, h.exclusive, !granted));
+    let advisory = adv.into_iter().map(|(h, granted)| {
+        vec![
+            Datum::Text("advisory".into()),
+            Datum::Oid(keel_access::DATABASE_OID),
+            Datum::Null,
+            Datum::Null,
+            Datum::Null,
+            Datum::Null,
+            Datum::Null,
+            Datum::Oid((h.key.key >> 32) as u32),
+            Datum::Oid(h.key.key as u32),
+            Datum::Int2(i16::from(h.key.space)),
+            Datum::Null,
+            Datum::Int4(h.pid),
+            Datum::Text(
+                if h.exclusive {
+                    "ExclusiveLock"
+                } else {
+                    "ShareLock"
+                }
+                .into(),
+            ),
+            Datum::Bool(granted),
+            Datum::Bool(false),
+            Datum::Null,
+        ]
+    });
     locks
         .into_iter()
         .map(|l| {
@@ -101,6 +137,7 @@ fn pg_locks(engine: &Engine) -> Vec<Row> {
                 Datum::Null,
             ]
         })
+        .chain(advisory)
         .collect()
 }
 
