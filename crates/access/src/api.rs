@@ -26,6 +26,8 @@ pub struct RowWait {
     pub xid: Xid,
     /// The row waited for (relation file, root), to queue on its tuple lock first.
     pub(crate) tuple: Option<(u32, Tid)>,
+    /// Wait until the transaction is visible, not only pre-committed (it holds a lock only).
+    pub(crate) visible: bool,
 }
 
 /// Outcome of a write.
@@ -47,6 +49,9 @@ pub enum Write<T> {
 pub struct WriteState {
     pub(crate) heap_tid: Option<Tid>,
     pub(crate) indexes_done: usize,
+    /// An UPDATE that changes no column of a unique index: it locks the row FOR NO KEY
+    /// UPDATE, which KEY SHARE lockers (foreign-key checks) do not block.
+    pub no_key: bool,
 }
 
 impl WriteState {

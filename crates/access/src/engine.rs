@@ -744,7 +744,7 @@ impl EngineInner {
             .wait_for(
                 slot,
                 wait.xid.0,
-                wait.tuple.is_some(),
+                wait.tuple.is_some() && !wait.visible,
                 self.deadlock_timeout,
                 cancelled.as_mut(),
             )

@@ -41,7 +41,7 @@ impl Engine {
         let cid = txn.inner.cid;
         let out = heap.lock_row(target.version, target.root, xid, cid, strength, &must_queue)?;
         let r = match out {
-            LockOutcome::Locked => Write::Done(()),
+            LockOutcome::Locked | LockOutcome::Held => Write::Done(()),
             LockOutcome::Listed => {
                 txn.inner
                     .listed
@@ -52,6 +52,7 @@ impl Engine {
             LockOutcome::Queue => Write::Wait(RowWait {
                 xid: Xid(0),
                 tuple: Some((rel.file.id, target.root)),
+                visible: false,
             }),
             other => match e.lock_failure(txn, &heap, target, xid, other)? {
                 Write::Wait(w) => Write::Wait(w),
@@ -104,5 +105,20 @@ impl Engine {
             e.deadlock_timeout,
             stop,
         )
+    }
+}
+
+impl Engine {
+    /// READ COMMITTED: the rest of the statement reads through a new snapshot (same command
+    /// id). Referential checks take one after their write, as PostgreSQL's run after it:
+    /// every row committed before the write was locked is then seen, and any later one had
+    /// to wait for the write's lock. Under REPEATABLE READ nothing changes.
+    pub fn refresh_snapshot(&self, txn: &mut Transaction) {
+        if txn.isolation != crate::api::Isolation::ReadCommitted {
+            return;
+        }
+        let st = &mut txn.inner;
+        let xid = st.xid.unwrap_or(0);
+        st.snapshot = self.inner.txns.snapshot(&st.slot, xid, st.cid);
     }
 }

@@ -222,6 +222,7 @@ impl EngineInner {
             InsertResult::Wait(x) => Ok(Some(RowWait {
                 xid: Xid(x),
                 tuple: None,
+                visible: false,
             })),
             InsertResult::Duplicate(_) => Err(PgError::new(
                 sqlstate::UNIQUE_VIOLATION,
@@ -272,6 +273,11 @@ impl EngineInner {
                     has_indexes,
                     horizon,
                     &|| self.others_queue(txn, &rel, target.root),
+                    if state.no_key {
+                        keel_txn::Strength::NoKeyUpdate
+                    } else {
+                        keel_txn::Strength::Update
+                    },
                 )?;
                 match out {
                     LockOutcome::Locked => {}
@@ -372,11 +378,18 @@ impl EngineInner {
             LockOutcome::Wait(x) => Write::Wait(RowWait {
                 xid: Xid(x),
                 tuple: Some((heap.rel.file.id, root)),
+                visible: false,
+            }),
+            LockOutcome::WaitVisible(x) => Write::Wait(RowWait {
+                xid: Xid(x),
+                tuple: Some((heap.rel.file.id, root)),
+                visible: true,
             }),
             // Only a turn in the row's queue is awaited.
             LockOutcome::Queue => Write::Wait(RowWait {
                 xid: Xid(0),
                 tuple: Some((heap.rel.file.id, root)),
+                visible: false,
             }),
             // Walk on from the version we targeted (our snapshot keeps it from being pruned)
             // rather than from the root, and remember where we got to for fetch_newest.
@@ -395,6 +408,7 @@ impl EngineInner {
             LockOutcome::Deleted
             | LockOutcome::SelfModified
             | LockOutcome::Locked
+            | LockOutcome::Held
             | LockOutcome::Listed => Write::Deleted,
         };
         self.note_precommitted_dependency(txn, heap.built_on_precommit.get());

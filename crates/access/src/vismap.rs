@@ -6,8 +6,8 @@
 //! **When a bit is set.** VACUUM sets it, holding the page's exclusive latch, when every line
 //! pointer on the page is unused, or a normal item that is either a version of a row rooted on
 //! another page, or a root that (1) was created by a transaction committed at or below the
-//! vacuum horizon (visible to every snapshot, now and later), (2) was never locked, updated or
-//! deleted (`xmax == 0`, no next version). A redirect or a DEAD root fails it. Such a root holds
+//! vacuum horizon (visible to every snapshot, now and later), (2) was never updated or deleted
+//! (`xmax == 0`, or a lock-only `xmax` whose transaction is over; no next version). A redirect or a DEAD root fails it. Such a root holds
 //! its row's first and only version, so every index entry pointing at it was made from that
 //! version's key: no entry of it is stale.
 //!

@@ -206,3 +206,70 @@ async fn savepoint_and_deadlock(conn: String) {
 fn savepoint_rollback_frees_row_locks_and_deadlocks_are_found() {
     on_both(&[("deadlock_timeout", "200ms")], savepoint_and_deadlock);
 }
+
+async fn foreign_key_locks(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    exec(
+        &a,
+        "create table fp (id int primary key, v int); \
+         create table fc (id int primary key, pid int references fp (id)); \
+         insert into fp values (1, 0), (2, 0), (3, 0)",
+    )
+    .await;
+    // A child row's check locks its parent FOR KEY SHARE: a non-key UPDATE of the parent
+    // goes through, a DELETE waits and then finds the child.
+    exec(&a, "begin; insert into fc values (1, 1)").await;
+    assert_eq!(
+        within(
+            "non-key UPDATE of a parent row",
+            try_affected(&b, "update fp set v = 5 where id = 1")
+        )
+        .await
+        .map_err(|e| format!("{e:?}")),
+        Ok(1)
+    );
+    let del = Box::pin(try_affected(&b, "delete from fp where id = 1"));
+    let del = assert_blocked("DELETE of a parent row a child checked", del, BLOCKED).await;
+    exec(&a, "commit").await;
+    match within("DELETE after the child committed", del).await {
+        Err(e) => assert_eq!(sqlstate(&e), "23503", "{e:?}"),
+        Ok(n) => panic!("the parent of a committed child was deleted ({n} rows)"),
+    }
+    // A key UPDATE of the parent waits as well.
+    exec(&a, "begin; insert into fc values (2, 2)").await;
+    let upd = Box::pin(try_affected(&b, "update fp set id = 20 where id = 2"));
+    let upd = assert_blocked("key UPDATE of a parent row a child checked", upd, BLOCKED).await;
+    exec(&a, "commit").await;
+    match within("key UPDATE after the child committed", upd).await {
+        Err(e) => assert_eq!(sqlstate(&e), "23503", "{e:?}"),
+        Ok(n) => panic!("the key of a referenced parent changed ({n} rows)"),
+    }
+    // A child inserted while its parent's DELETE is open waits, and then fails.
+    exec(&a, "begin; delete from fp where id = 3").await;
+    let ins = Box::pin(try_affected(&b, "insert into fc values (3, 3)"));
+    let ins = assert_blocked(
+        "child INSERT while its parent is being deleted",
+        ins,
+        BLOCKED,
+    )
+    .await;
+    exec(&a, "commit").await;
+    match within("child INSERT after the parent's DELETE", ins).await {
+        Err(e) => assert_eq!(sqlstate(&e), "23503", "{e:?}"),
+        Ok(n) => panic!("a child of a deleted parent was inserted ({n} rows)"),
+    }
+    assert_eq!(
+        value(
+            &a,
+            "select count(*) from fc left join fp on fp.id = fc.pid where fp.id is null"
+        )
+        .await,
+        "0"
+    );
+    exec(&a, "drop table fc; drop table fp").await;
+}
+
+#[test]
+fn foreign_key_checks_lock_the_parent_for_key_share() {
+    on_both(&[], foreign_key_locks);
+}

@@ -77,6 +77,10 @@ pub enum LockOutcome {
     /// A shared lock, listed beside another transaction's in `RowLockers` (the page only
     /// gained the flag that says so).
     Listed,
+    /// Already held at least as strongly by this transaction: nothing was written.
+    Held,
+    /// Another transaction only locks it: wait until that one is over and visible.
+    WaitVisible(u64),
 }
 
 /// The new version's tid and the replaced version's row bytes.
@@ -97,6 +101,9 @@ pub struct Heap<'a> {
     /// release), 0 if none: the caller must then `note_precommitted_dependency`. Versions are
     /// met in chain order, so the last one's commit record is the latest of those relied on.
     pub built_on_precommit: std::cell::Cell<u64>,
+    /// KEY SHARE lockers of a version a NO KEY UPDATE is replacing (set by the lock step):
+    /// they keep their lock on the new version, which protects the same key.
+    carried: std::cell::RefCell<Vec<u64>>,
 }
 
 fn corrupt(what: &str, tid: Tid) -> PgError {
@@ -116,6 +123,7 @@ impl<'a> Heap<'a> {
             txns,
             rel,
             built_on_precommit: std::cell::Cell::new(0),
+            carried: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -144,6 +152,11 @@ impl<'a> Heap<'a> {
         check_tuple_size(len)?;
         let need = target_free_space(len, reserve);
         let mut item = tuple::build(xid, cid, root.unwrap_or(Tid::INVALID), prev, row);
+        let listed = if root.is_some() {
+            self.carry_lockers(&mut item)
+        } else {
+            Vec::new()
+        };
         let mut tries = 0;
         let (mut page, slot) = loop {
             let candidate = if tries < EXISTING_TRIES {
@@ -185,7 +198,33 @@ impl<'a> Heap<'a> {
         }
         self.rel.page_changed(tid.block);
         self.pool.wal.log_pages(xid, &mut [&mut page]);
+        self.list_carried(tid, listed);
         Ok(tid)
+    }
+
+    /// Gives a new version the KEY SHARE lockers the lock step carried over from the one it
+    /// replaces: the first in its xmax (lock-only), the rest to be listed once it is placed.
+    fn carry_lockers(&self, item: &mut [u8]) -> Vec<u64> {
+        let mut carried = self.carried.take();
+        if carried.is_empty() {
+            return carried;
+        }
+        let first = carried.remove(0);
+        let mut flags = LOCK_ONLY | ((Strength::KeyShare as u16) << STRENGTH_SHIFT);
+        if !carried.is_empty() {
+            flags |= EXTRA_LOCKERS;
+        }
+        item[XMAX..XMAX + 8].copy_from_slice(&first.to_le_bytes());
+        item[FLAGS..FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+        carried
+    }
+
+    fn list_carried(&self, tid: Tid, listed: Vec<u64>) {
+        for x in listed {
+            self.txns
+                .row_lockers
+                .add((self.rel.file.id, tid.to_u64()), x, Strength::KeyShare);
+        }
     }
 
     /// Walks the chain of `root`, calling `f(tid, header, row)` on each version oldest first
@@ -437,7 +476,6 @@ impl<'a> Heap<'a> {
         if h.root != root {
             return Ok(LockOutcome::Deleted);
         }
-        let want = if write { Strength::Update } else { want };
         // A deleter or updater.
         if h.deleter() != 0 {
             if self.txns.same_txn(h.xmax, xid) {
@@ -463,29 +501,37 @@ impl<'a> Heap<'a> {
         let key = (self.rel.file.id, version.to_u64());
         let mut mine: Option<Strength> = None;
         let mut xmax_held = false;
-        let live =
-            |x: u64| matches!(self.txns.status(x), XidStatus::InProgress) && !self.precommitted(x);
+        // Live lockers of other transactions a write leaves in place (KEY SHARE under a NO
+        // KEY UPDATE): they move to the new version.
+        let mut others: Vec<u64> = Vec::new();
+        // A locker holds its lock until its transaction is visible (no early release: a
+        // referential check made after a write must see what the locker committed).
+        let live = |x: u64| matches!(self.txns.status(x), XidStatus::InProgress);
         if h.xmax != 0 && h.lock_only() {
             if self.txns.same_txn(h.xmax, xid) {
                 mine = Some(h.strength());
             } else if live(h.xmax) {
                 if h.strength().conflicts(want) {
-                    return Ok(LockOutcome::Wait(h.xmax));
+                    return Ok(LockOutcome::WaitVisible(h.xmax));
                 }
                 xmax_held = true;
+                others.push(h.xmax);
             }
         }
         if h.flags & EXTRA_LOCKERS != 0 {
             for (x, s) in self.txns.row_lockers.get(key) {
                 if self.txns.same_txn(x, xid) {
                     mine = mine.max(Some(s));
-                } else if live(x) && s.conflicts(want) {
-                    return Ok(LockOutcome::Wait(x));
+                } else if live(x) {
+                    if s.conflicts(want) {
+                        return Ok(LockOutcome::WaitVisible(x));
+                    }
+                    others.push(x);
                 }
             }
         }
         if mine.is_some_and(|m| m >= want) && !write {
-            return Ok(LockOutcome::Locked);
+            return Ok(LockOutcome::Held);
         }
         if mine.is_none() && !self.txns.same_txn(h.xmin, xid) && must_queue() {
             return Ok(LockOutcome::Queue);
@@ -502,10 +548,12 @@ impl<'a> Heap<'a> {
             return Ok(LockOutcome::Listed);
         }
         let flags = if write {
-            // Every other locker is gone (UPDATE strength conflicts with all).
+            // The version is replaced or deleted: its lockers' list goes; the KEY SHARE
+            // lockers a NO KEY UPDATE admits move to the new version.
             if h.flags & EXTRA_LOCKERS != 0 {
                 self.txns.row_lockers.clear(key);
             }
+            *self.carried.borrow_mut() = others;
             h.flags & !(HAS_NEXT | LOCK_ONLY | STRENGTH | EXTRA_LOCKERS)
         } else {
             let s = mine.map_or(want, |m| m.max(want));
@@ -574,19 +622,11 @@ impl<'a> Heap<'a> {
         want_old: bool,
         horizon: impl Fn() -> u64,
         must_queue: &dyn Fn() -> bool,
+        want: Strength,
     ) -> PgResult<(LockOutcome, Option<NewVersion>)> {
         check_tuple_size(HEADER + row.len())?;
         let mut page = self.pool.write(&self.rel.file, version.block)?;
-        let out = self.lock_on_page(
-            &mut page,
-            version,
-            root,
-            xid,
-            cid,
-            must_queue,
-            true,
-            Strength::Update,
-        )?;
+        let out = self.lock_on_page(&mut page, version, root, xid, cid, must_queue, true, want)?;
         if !matches!(out, LockOutcome::Locked) {
             return Ok((out, None));
         }
@@ -596,7 +636,9 @@ impl<'a> Heap<'a> {
         } else {
             Vec::new()
         };
-        let item = tuple::build(xid, cid, root, version, row);
+        let mut item = tuple::build(xid, cid, root, version, row);
+        // Taken back if the new version goes to another page (insert applies it there).
+        let listed = self.carry_lockers(&mut item);
         let mut garbage = Vec::new();
         if !page.fits(item.len()) {
             // A page that stays full while old snapshots keep its versions would otherwise be
@@ -615,6 +657,7 @@ impl<'a> Heap<'a> {
             link(&mut page, version, new);
             self.pool.wal.log_pages(xid, &mut [&mut page]);
             drop(page);
+            self.list_carried(new, listed);
             self.rel.note_latest(root, new);
             prune::free_garbage(self, garbage)?;
             return Ok((LockOutcome::Locked, Some((new, old))));
@@ -622,6 +665,15 @@ impl<'a> Heap<'a> {
         // The new version goes to another page: lock (logged), place, then link. A crash in
         // between leaves an uncommitted xmax and an orphan version, both invisible forever.
         self.pool.wal.log_pages(xid, &mut [&mut page]);
+        if item[FLAGS..FLAGS + 2] != [0, 0] {
+            // The carried lockers go with the version `insert` builds.
+            let mut carried = listed;
+            carried.insert(
+                0,
+                u64::from_le_bytes(item[XMAX..XMAX + 8].try_into().unwrap_or_default()),
+            );
+            *self.carried.borrow_mut() = carried;
+        }
         let block = page.block();
         self.rel.page_full(block);
         drop(page);

@@ -184,7 +184,11 @@ pub fn all_visible(page: &impl PageRead, block: u32, txns: &TxnManager, horizon:
             if h.root != Tid::new(block, slot) {
                 return true;
             }
-            h.xmax == 0
+            // A lock whose transaction is over (a foreign-key check's KEY SHARE, a FOR
+            // UPDATE) leaves the version as it was.
+            let unlocked = h.xmax == 0
+                || (h.lock_only() && !matches!(txns.status(h.xmax), XidStatus::InProgress));
+            unlocked
                 && !h.has_next()
                 && matches!(txns.status(h.xmin), XidStatus::Committed(c) if c <= horizon)
         }
@@ -261,7 +265,17 @@ mod tests {
         for row in [b"a1", b"a2"] {
             let xid = txns.assign_xid();
             let (_, new) = heap
-                .update(version, root, row, xid, 0, false, || 0, &|| false)
+                .update(
+                    version,
+                    root,
+                    row,
+                    xid,
+                    0,
+                    false,
+                    || 0,
+                    &|| false,
+                    keel_txn::Strength::Update,
+                )
                 .unwrap();
             version = new.unwrap().0;
             txns.mark_committed(xid);

@@ -180,13 +180,17 @@ impl ModifyExec {
         Ok(())
     }
 
+    /// NOT NULL, CHECK and foreign keys of a row about to be written. Each referenced row
+    /// found is locked FOR KEY SHARE (it cannot be deleted, nor its key changed, until this
+    /// transaction ends); `Some(wait)` when another transaction holds it in a conflicting
+    /// mode (call again after the wait).
     fn check_row(
         plan: &ModifyPlan,
         row: &[Datum],
         engine: &Engine,
         txn: &Transaction,
         ev: &mut EvalCx<'_>,
-    ) -> PgResult<()> {
+    ) -> PgResult<Option<RowWait>> {
         for (i, c) in plan.table.columns.iter().enumerate() {
             if c.not_null && row[i].is_null() {
                 return Err(not_null_violation(
@@ -214,32 +218,48 @@ impl ModifyExec {
                         lower: Bound::Included(vals.clone()),
                         upper: Bound::Included(vals.clone()),
                     };
-                    let mut it = engine.index_scan(txn, &fk.ref_table, idx, range);
-                    let mut found = false;
-                    for item in &mut it {
-                        let (_, r) = item?;
-                        if fk
-                            .ref_columns
+                    let matches = |r: &[Datum]| {
+                        fk.ref_columns
                             .iter()
                             .zip(&vals)
                             .all(|(&c, v)| keel_types::ops::compare(&r[c], v).is_eq())
-                        {
-                            found = true;
-                            break;
+                    };
+                    let mut it = engine.index_scan(txn, &fk.ref_table, idx, range);
+                    let mut found = false;
+                    for item in &mut it {
+                        let (rref, r) = item?;
+                        if matches(&r) {
+                            match key_share(engine, txn, &fk.ref_table, rref, &matches)? {
+                                KeyShare::Locked => {
+                                    found = true;
+                                    break;
+                                }
+                                KeyShare::Wait(w) => return Ok(Some(w)),
+                                KeyShare::Gone => {}
+                            }
                         }
                     }
                     found
                 }
                 None => {
+                    let matches = |r: &[Datum]| {
+                        fk.ref_columns.iter().zip(&vals).all(|(&c, v)| {
+                            !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()
+                        })
+                    };
                     let mut found = false;
                     for item in engine.scan(txn, &fk.ref_table) {
-                        let (_, r) = item?;
+                        let (rref, r) = item?;
                         ev.tick()?;
-                        if fk.ref_columns.iter().zip(&vals).all(|(&c, v)| {
-                            !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()
-                        }) {
-                            found = true;
-                            break;
+                        if matches(&r) {
+                            match key_share(engine, txn, &fk.ref_table, rref, &matches)? {
+                                KeyShare::Locked => {
+                                    found = true;
+                                    break;
+                                }
+                                KeyShare::Wait(w) => return Ok(Some(w)),
+                                KeyShare::Gone => {}
+                            }
                         }
                     }
                     found
@@ -269,7 +289,7 @@ impl ModifyExec {
                 .with_constraint(fk.name.clone()));
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Rows of other tables must not reference a deleted key, or a key an UPDATE changes.
@@ -430,7 +450,12 @@ impl ModifyExec {
             match &plan.kind {
                 ModifyKind::Insert { .. } => {
                     if self.state_is_fresh() {
-                        Self::check_row(plan, row, engine, txn, ev)?;
+                        if !plan.fks.is_empty() {
+                            engine.row_lock_xid(txn)?;
+                        }
+                        if let Some(w) = Self::check_row(plan, row, engine, txn, ev)? {
+                            return Ok(Step::Wait(w));
+                        }
                     }
                     match engine
                         .insert(txn, &plan.table, row, &mut self.state)
@@ -452,6 +477,9 @@ impl ModifyExec {
                         return Err(PgError::internal("update target without row identity"));
                     };
                     if self.new_row.is_none() {
+                        if !plan.fks.is_empty() {
+                            engine.row_lock_xid(txn)?;
+                        }
                         let shared: &Transaction = txn;
                         let mut new = old.clone();
                         {
@@ -464,19 +492,25 @@ impl ModifyExec {
                             ev.restore(carried);
                             r?;
                         }
-                        Self::check_row(plan, &new, engine, shared, ev)?;
-                        if !plan.refs.is_empty() {
-                            Self::check_refs(plan, old, Some(&new), engine, shared, ev)?;
+                        if let Some(w) = Self::check_row(plan, &new, engine, shared, ev)? {
+                            return Ok(Step::Wait(w));
                         }
                         self.new_row = Some(new);
                     }
                     let new = self.new_row.as_deref().unwrap_or_default();
+                    self.state.no_key = keys_kept(engine, txn, &plan.table, old, new);
                     match engine
                         .update(txn, &plan.table, target, new, &mut self.state)
                         .map_err(|e| name_objects(e, plan))?
                     {
                         Write::Done(_) => {
                             let new = self.new_row.take().unwrap_or_default();
+                            // After the write, as PostgreSQL's referential triggers run.
+                            if !plan.refs.is_empty() {
+                                let old = self.cur.take().map(|c| c.1).unwrap_or_default();
+                                engine.refresh_snapshot(txn);
+                                Self::check_refs(plan, &old, Some(&new), engine, txn, ev)?;
+                            }
                             self.emit(plan, &new, ev)?;
                             self.advance();
                         }
@@ -494,12 +528,16 @@ impl ModifyExec {
                     let Some(target) = target else {
                         return Err(PgError::internal("delete target without row identity"));
                     };
-                    if !plan.refs.is_empty() {
-                        Self::check_refs(plan, row, None, engine, txn, ev)?;
-                    }
                     match engine.delete(txn, &plan.table, target)? {
                         Write::Done(()) => {
                             let old = self.cur.take().map(|c| c.1).unwrap_or_default();
+                            // After the write, as PostgreSQL's referential triggers run: a
+                            // referencing row committed before it is seen, a later one
+                            // waited for it.
+                            if !plan.refs.is_empty() {
+                                engine.refresh_snapshot(txn);
+                                Self::check_refs(plan, &old, None, engine, txn, ev)?;
+                            }
                             self.emit(plan, &old, ev)?;
                             self.advance();
                         }
@@ -520,5 +558,65 @@ impl ModifyExec {
 
     fn state_is_fresh(&self) -> bool {
         self.state.is_fresh()
+    }
+}
+
+/// Whether an UPDATE from `old` to `new` leaves every unique index's columns as they were:
+/// it then locks the row FOR NO KEY UPDATE (PostgreSQL's rule), which foreign-key checks'
+/// KEY SHARE locks do not block.
+fn keys_kept(
+    engine: &Engine,
+    txn: &Transaction,
+    table: &keel_catalog::TableDef,
+    old: &[Datum],
+    new: &[Datum],
+) -> bool {
+    txn.catalog(engine)
+        .indexes_of(table.oid)
+        .filter(|i| i.unique)
+        .all(|i| {
+            i.columns.iter().all(|&c| {
+                keel_types::ops::compare(&old[c], &new[c]).is_eq()
+                    && old[c].is_null() == new[c].is_null()
+            })
+        })
+}
+
+enum KeyShare {
+    Locked,
+    Wait(RowWait),
+    /// Deleted, or its key changed, by a transaction that committed meanwhile.
+    Gone,
+}
+
+/// Locks a referenced row FOR KEY SHARE, following it to its newest version when a
+/// committed transaction replaced it and its key (`matches`) is still the same (READ
+/// COMMITTED); under REPEATABLE READ a row gone meanwhile is 40001.
+fn key_share(
+    engine: &Engine,
+    txn: &Transaction,
+    table: &keel_catalog::TableDef,
+    mut target: RowRef,
+    matches: &dyn Fn(&[Datum]) -> bool,
+) -> PgResult<KeyShare> {
+    let xid = engine
+        .current_write_xid(txn)
+        .ok_or_else(|| PgError::internal("a foreign-key check runs without an xid"))?;
+    loop {
+        match engine.lock_row(txn, xid, table, target, keel_access::Strength::KeyShare)? {
+            Write::Done(()) => return Ok(KeyShare::Locked),
+            Write::Wait(w) => return Ok(KeyShare::Wait(w)),
+            Write::Updated(_) => match engine.fetch_newest(txn, table, target.root)? {
+                Some((newest, row)) if matches(&row) => target = newest,
+                _ if txn.isolation != Isolation::ReadCommitted => {
+                    return Err(serialization_failure());
+                }
+                _ => return Ok(KeyShare::Gone),
+            },
+            Write::Deleted if txn.isolation != Isolation::ReadCommitted => {
+                return Err(serialization_failure());
+            }
+            Write::Deleted => return Ok(KeyShare::Gone),
+        }
     }
 }
