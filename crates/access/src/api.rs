@@ -286,6 +286,26 @@ impl Engine {
         self.inner.txns.rel_locks.snapshot(&self.inner.txns.slots)
     }
 
+    /// Transaction-id locks as pg_locks shows them: (xid, backend pid, granted). Every
+    /// transaction holding an xid holds it (ExclusiveLock); a session waiting for another's
+    /// row or key asks for it (ShareLock, not granted).
+    pub fn xid_locks(&self) -> Vec<(u64, i32, bool)> {
+        let txns = &self.inner.txns;
+        let mut out = Vec::new();
+        txns.slots.for_each(|s| {
+            let pid = s.backend_pid.load(std::sync::atomic::Ordering::SeqCst);
+            let xid = s.xid.load(std::sync::atomic::Ordering::SeqCst);
+            if xid != 0 && pid != 0 {
+                out.push((xid, pid, true));
+            }
+            let waits = s.waiting_for.load(std::sync::atomic::Ordering::SeqCst);
+            if waits != 0 && pid != 0 {
+                out.push((waits, pid, false));
+            }
+        });
+        out
+    }
+
     // ---- DDL support -------------------------------------------------------------------
 
     /// Creates an empty relation file for a new table or index (or a TRUNCATE). It is removed

@@ -322,6 +322,28 @@ async fn locks_view(conn: String) {
         vec![vec!["ShareLock", "t", "f", "f"]]
     );
     exec(&c, "commit").await;
+
+    // A writer holds its transaction id; a session waiting for its row asks for it.
+    exec(&a, "insert into lv values (1)").await;
+    exec(&b, "begin; update lv set id = 2").await;
+    let upd = Box::pin(try_affected(&c, "update lv set id = 3"));
+    let upd = assert_blocked("UPDATE of a row another writer holds", upd, BLOCKED).await;
+    assert_eq!(
+        rows(
+            &a,
+            &format!(
+                "select h.mode, w.mode, w.granted from pg_locks h join pg_locks w \
+                 on w.transactionid = h.transactionid and w.pid <> h.pid \
+                 where h.locktype = 'transactionid' and h.granted and h.pid = {b_pid}"
+            )
+        )
+        .await,
+        vec![vec!["ExclusiveLock", "ShareLock", "f"]]
+    );
+    exec(&b, "commit").await;
+    within("UPDATE after the holder committed", upd)
+        .await
+        .unwrap_or_else(|e| panic!("update: {e:?}"));
     exec(&a, "drop table lv").await;
 }
 

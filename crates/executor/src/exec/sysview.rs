@@ -115,6 +115,35 @@ fn pg_locks(engine: &Engine) -> Vec<Row> {
             Datum::Null,
         ]
     });
+    let mut xids = engine.xid_locks();
+    xids.sort_by_key(|&(xid, pid, granted)| (xid, !granted, pid));
+    let xid_rows = xids.into_iter().map(|(xid, pid, granted)| {
+        vec![
+            Datum::Text("transactionid".into()),
+            Datum::Null,
+            Datum::Null,
+            Datum::Null,
+            Datum::Null,
+            Datum::Null,
+            Datum::Int8(xid as i64),
+            Datum::Null,
+            Datum::Null,
+            Datum::Null,
+            Datum::Null,
+            Datum::Int4(pid),
+            Datum::Text(
+                if granted {
+                    "ExclusiveLock"
+                } else {
+                    "ShareLock"
+                }
+                .into(),
+            ),
+            Datum::Bool(granted),
+            Datum::Bool(false),
+            Datum::Null,
+        ]
+    });
     locks
         .into_iter()
         .map(|l| {
@@ -137,6 +166,7 @@ fn pg_locks(engine: &Engine) -> Vec<Row> {
                 Datum::Null,
             ]
         })
+        .chain(xid_rows)
         .chain(advisory)
         .collect()
 }
