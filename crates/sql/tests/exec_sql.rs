@@ -40,8 +40,22 @@ impl Db {
         }
     }
 
-    /// Runs one statement; rows as `a|b|c` text lines (NULL as empty).
+    /// Runs one statement; rows as `a|b|c` text lines (NULL as empty). Each runs in its own
+    /// savepoint, rolled back when it fails: a failed statement leaves nothing behind, as
+    /// when a session's transaction aborts at the error.
     fn run(&mut self, sql: &str) -> Result<Vec<String>, PgError> {
+        let engine = &self.engine;
+        let depth = engine.savepoint(self.txn.as_mut().unwrap());
+        let r = self.run_statement(sql);
+        let txn = self.txn.as_mut().unwrap();
+        if r.is_err() {
+            self.engine.rollback_to_savepoint(txn, depth);
+        }
+        self.engine.release_savepoint(txn, depth);
+        r
+    }
+
+    fn run_statement(&mut self, sql: &str) -> Result<Vec<String>, PgError> {
         let txn = self.txn.as_mut().unwrap();
         let catalog = txn.catalog(&self.engine);
         let prep = prepare(catalog, &keel_sql::EngineSizes(&self.engine), sql, 0, &[])?;
