@@ -224,22 +224,13 @@ impl ModifyExec {
                             .zip(&vals)
                             .all(|(&c, v)| keel_types::ops::compare(&r[c], v).is_eq())
                     };
-                    let mut it = engine.index_scan(txn, &fk.ref_table, idx, range);
-                    let mut found = false;
-                    for item in &mut it {
-                        let (rref, r) = item?;
-                        if matches(&r) {
-                            match key_share(engine, txn, &fk.ref_table, rref, &matches)? {
-                                KeyShare::Locked => {
-                                    found = true;
-                                    break;
-                                }
-                                KeyShare::Wait(w) => return Ok(Some(w)),
-                                KeyShare::Gone => {}
-                            }
-                        }
+                    let rows = engine.index_scan(txn, &fk.ref_table, idx, range);
+                    match lock_first_match(engine, txn, &fk.ref_table, rows, &matches, &mut || {
+                        Ok(())
+                    })? {
+                        Ok(found) => found,
+                        Err(w) => return Ok(Some(w)),
                     }
-                    found
                 }
                 None => {
                     let matches = |r: &[Datum]| {
@@ -247,22 +238,13 @@ impl ModifyExec {
                             !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()
                         })
                     };
-                    let mut found = false;
-                    for item in engine.scan(txn, &fk.ref_table) {
-                        let (rref, r) = item?;
-                        ev.tick()?;
-                        if matches(&r) {
-                            match key_share(engine, txn, &fk.ref_table, rref, &matches)? {
-                                KeyShare::Locked => {
-                                    found = true;
-                                    break;
-                                }
-                                KeyShare::Wait(w) => return Ok(Some(w)),
-                                KeyShare::Gone => {}
-                            }
-                        }
+                    let rows = engine.scan(txn, &fk.ref_table);
+                    match lock_first_match(engine, txn, &fk.ref_table, rows, &matches, &mut || {
+                        ev.tick()
+                    })? {
+                        Ok(found) => found,
+                        Err(w) => return Ok(Some(w)),
                     }
-                    found
                 }
             };
             if !found {
@@ -580,6 +562,31 @@ fn keys_kept(
                     && old[c].is_null() == new[c].is_null()
             })
         })
+}
+
+/// Locks FOR KEY SHARE the first of `rows` that `matches` and is still there once locked:
+/// Ok(true) when one was, Ok(false) when none, Err(wait) when one is held by another
+/// transaction (check again after the wait). `tick` runs per row read.
+fn lock_first_match(
+    engine: &Engine,
+    txn: &Transaction,
+    table: &keel_catalog::TableDef,
+    rows: keel_access::RowIter<'_>,
+    matches: &dyn Fn(&[Datum]) -> bool,
+    tick: &mut dyn FnMut() -> PgResult<()>,
+) -> PgResult<Result<bool, RowWait>> {
+    for item in rows {
+        let (rref, r) = item?;
+        tick()?;
+        if matches(&r) {
+            match key_share(engine, txn, table, rref, matches)? {
+                KeyShare::Locked => return Ok(Ok(true)),
+                KeyShare::Wait(w) => return Ok(Err(w)),
+                KeyShare::Gone => {}
+            }
+        }
+    }
+    Ok(Ok(false))
 }
 
 enum KeyShare {

@@ -89,60 +89,32 @@ fn pg_locks(engine: &Engine) -> Vec<Row> {
         .collect();
     adv.sort_by_key(|(h, granted)| (h.key.space, h.key.key, h.pid, h.exclusive, !granted));
     let advisory = adv.into_iter().map(|(h, granted)| {
-        vec![
-            Datum::Text("advisory".into()),
-            Datum::Oid(keel_access::DATABASE_OID),
-            Datum::Null,
-            Datum::Null,
-            Datum::Null,
-            Datum::Null,
-            Datum::Null,
-            Datum::Oid((h.key.key >> 32) as u32),
-            Datum::Oid(h.key.key as u32),
-            Datum::Int2(i16::from(h.key.space)),
-            Datum::Null,
-            Datum::Int4(h.pid),
-            Datum::Text(
-                if h.exclusive {
-                    "ExclusiveLock"
-                } else {
-                    "ShareLock"
-                }
-                .into(),
-            ),
-            Datum::Bool(granted),
-            Datum::Bool(false),
-            Datum::Null,
-        ]
+        lock_row(LockRow {
+            locktype: "advisory",
+            database: true,
+            object: Some((
+                (h.key.key >> 32) as u32,
+                h.key.key as u32,
+                i16::from(h.key.space),
+            )),
+            pid: h.pid,
+            exclusive: h.exclusive,
+            granted,
+            ..LockRow::default()
+        })
     });
     let mut xids = engine.xid_locks();
     xids.sort_by_key(|&(xid, pid, granted)| (xid, !granted, pid));
     let xid_rows = xids.into_iter().map(|(xid, pid, granted)| {
-        vec![
-            Datum::Text("transactionid".into()),
-            Datum::Null,
-            Datum::Null,
-            Datum::Null,
-            Datum::Null,
-            Datum::Null,
-            Datum::Int8(xid as i64),
-            Datum::Null,
-            Datum::Null,
-            Datum::Null,
-            Datum::Null,
-            Datum::Int4(pid),
-            Datum::Text(
-                if granted {
-                    "ExclusiveLock"
-                } else {
-                    "ShareLock"
-                }
-                .into(),
-            ),
-            Datum::Bool(granted),
-            Datum::Bool(false),
-            Datum::Null,
-        ]
+        lock_row(LockRow {
+            locktype: "transactionid",
+            transactionid: Some(xid),
+            pid,
+            // The holder's own xid is exclusive; a waiter asks to share it.
+            exclusive: granted,
+            granted,
+            ..LockRow::default()
+        })
     });
     locks
         .into_iter()
@@ -169,6 +141,58 @@ fn pg_locks(engine: &Engine) -> Vec<Row> {
         .chain(xid_rows)
         .chain(advisory)
         .collect()
+}
+
+/// A pg_locks row of a lock on something other than a relation; the columns its lock type
+/// does not use are NULL.
+#[derive(Default)]
+struct LockRow {
+    locktype: &'static str,
+    /// The lock belongs to the database (advisory locks).
+    database: bool,
+    transactionid: Option<u64>,
+    /// classid, objid, objsubid.
+    object: Option<(u32, u32, i16)>,
+    pid: i32,
+    exclusive: bool,
+    granted: bool,
+}
+
+fn lock_row(l: LockRow) -> Row {
+    let (classid, objid, objsubid) = match l.object {
+        Some((c, o, s)) => (Datum::Oid(c), Datum::Oid(o), Datum::Int2(s)),
+        None => (Datum::Null, Datum::Null, Datum::Null),
+    };
+    vec![
+        Datum::Text(l.locktype.into()),
+        if l.database {
+            Datum::Oid(keel_access::DATABASE_OID)
+        } else {
+            Datum::Null
+        },
+        Datum::Null,
+        Datum::Null,
+        Datum::Null,
+        Datum::Null,
+        l.transactionid
+            .map_or(Datum::Null, |x| Datum::Int8(x as i64)),
+        classid,
+        objid,
+        objsubid,
+        Datum::Null,
+        Datum::Int4(l.pid),
+        Datum::Text(
+            if l.exclusive {
+                "ExclusiveLock"
+            } else {
+                "ShareLock"
+            }
+            .into(),
+        ),
+        Datum::Bool(l.granted),
+        Datum::Bool(false),
+        Datum::Null,
+    ]
 }
 
 impl<'a> Node<'a> for SystemViewScan<'a> {
