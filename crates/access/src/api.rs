@@ -71,6 +71,9 @@ pub const IDLE_WRITER_MS: u64 = 100;
 pub struct Transaction {
     pub isolation: Isolation,
     pub read_only: bool,
+    /// DEFERRABLE: a SERIALIZABLE READ ONLY transaction waits for a safe snapshot
+    /// ([`Engine::wait_safe_snapshot`]).
+    pub deferrable: bool,
     /// DDL made in this transaction, installed at commit.
     pub pending_catalog: Option<Arc<Catalog>>,
     pub(crate) inner: crate::txnstate::TxnState,
@@ -190,6 +193,16 @@ impl Engine {
 
     pub fn begin(&self, isolation: Isolation, read_only: bool) -> Transaction {
         self.inner.begin(isolation, read_only)
+    }
+
+    /// SERIALIZABLE READ ONLY DEFERRABLE: waits for a safe snapshot before the first
+    /// statement (see ssi.rs); `check` reports cancellation and timeouts.
+    pub async fn wait_safe_snapshot(
+        &self,
+        txn: &mut Transaction,
+        check: impl Fn() -> PgResult<()>,
+    ) -> PgResult<()> {
+        self.inner.wait_safe_snapshot(txn, check).await
     }
 
     /// Called at the start of each statement: under READ COMMITTED takes a new snapshot.

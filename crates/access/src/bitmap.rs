@@ -28,10 +28,15 @@ impl EngineInner {
         let setup = || -> PgResult<BitmapHeapScan<'a>> {
             let rel = self.rel(table.relfile)?;
             let irel = self.rel(index.relfile)?;
+            let ssi = crate::ssi::Reader::of(self, txn);
+            if let Some(r) = &ssi {
+                r.lock_relation(table.relfile)?;
+            }
             let roots = self.open_index(&irel, table, index).bitmap_scan(keys)?;
             matched.fetch_add(roots.len() as u64, std::sync::atomic::Ordering::Relaxed);
             Ok(BitmapHeapScan {
                 engine: self,
+                ssi,
                 rel,
                 snap: self.snapshot(txn),
                 decoder: Decoder::new(table, columns, &[]),
@@ -47,6 +52,7 @@ impl EngineInner {
 
 struct BitmapHeapScan<'a> {
     engine: &'a EngineInner,
+    ssi: Option<crate::ssi::Reader<'a>>,
     rel: Arc<RelState>,
     snap: Snapshot,
     decoder: Decoder,
@@ -59,7 +65,13 @@ impl Iterator for BitmapHeapScan<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         for root in self.roots.by_ref() {
             let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
-            match heap.fetch_visible(root, &self.snap) {
+            let found = heap.fetch_visible(root, &self.snap).and_then(|found| {
+                if let Some(r) = &self.ssi {
+                    r.fetched(&heap, root, &self.snap, found.as_ref())?;
+                }
+                Ok(found)
+            });
+            match found {
                 Ok(Some(Version { tid, row, .. })) => {
                     return Some(
                         self.decoder

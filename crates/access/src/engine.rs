@@ -210,6 +210,8 @@ fn start(
     let pool = Arc::new(BufferPool::new(smgr.clone(), wal.clone(), nframes));
     let clog_next = next_xid;
     let txns = Arc::new(TxnManager::new(clog_next, clog));
+    txns.ssi
+        .set_max_connections(settings.int("max_connections").max(1) as usize);
 
     // Relation files: mark unlogged ones; after a crash, empty them; remove orphans.
     let live: HashMap<RelFileId, Persistence> = catalog.relfiles().into_iter().collect();
@@ -424,6 +426,7 @@ impl EngineInner {
         Transaction {
             isolation,
             read_only,
+            deferrable: false,
             pending_catalog: None,
             inner: TxnState {
                 xid: None,
@@ -449,6 +452,7 @@ impl EngineInner {
                 subs: Vec::new(),
                 subxids: Vec::new(),
                 listed: Mutex::new(Vec::new()),
+                sx: None,
             },
         }
     }
@@ -462,10 +466,11 @@ impl EngineInner {
             st.cid += 1;
         }
         st.statements += 1;
-        let xid = st.xid.unwrap_or(0);
-        if !st.has_snapshot || txn.isolation == Isolation::ReadCommitted {
+        if !st.has_snapshot {
+            self.first_snapshot(txn);
+        } else if txn.isolation == Isolation::ReadCommitted {
+            let xid = st.xid.unwrap_or(0);
             st.snapshot = self.txns.snapshot(&st.slot, xid, st.cid);
-            st.has_snapshot = true;
         } else {
             st.snapshot.cid = st.cid;
         }
@@ -507,8 +512,10 @@ impl EngineInner {
         st.xid = Some(x);
         st.snapshot.xid = x;
         if !st.has_snapshot {
-            st.snapshot = self.txns.snapshot(&st.slot, x, st.cid);
-            st.has_snapshot = true;
+            self.first_snapshot(txn);
+        }
+        if let Some(sx) = txn.inner.sx {
+            self.txns.ssi.set_xid(sx, x);
         }
         Ok(x)
     }
@@ -518,6 +525,12 @@ impl EngineInner {
     }
 
     pub async fn commit(&self, mut txn: Transaction, sync: bool) -> PgResult<()> {
+        if let Some(sx) = txn.inner.sx
+            && let Err(e) = self.txns.ssi.pre_commit(sx)
+        {
+            self.rollback(txn);
+            return Err(e);
+        }
         let pending = txn.pending_catalog.take();
         let Some(xid) = txn.inner.xid else {
             if let Some(c) = pending {
@@ -529,10 +542,12 @@ impl EngineInner {
                     self.wal.flush(lsn).await?;
                 }
                 txn.inner.release_rel_locks();
+                txn.inner.ssi_committed();
                 return Ok(());
             }
             txn.inner.finish();
             txn.inner.release_rel_locks();
+            txn.inner.ssi_committed();
             return Ok(());
         };
         if !sync {
@@ -586,6 +601,7 @@ impl EngineInner {
             self.txns.mark_committed(xid);
         }
         self.txns.forget_subxids(&txn.inner.subxids);
+        txn.inner.ssi_committed();
         // Durable and visible: statements queued behind its locks see what it did.
         txn.inner.release_rel_locks();
         for id in std::mem::take(&mut txn.inner.drop_at_commit) {
@@ -656,6 +672,9 @@ impl EngineInner {
     }
 
     pub fn rollback(&self, mut txn: Transaction) {
+        if let Some(sx) = txn.inner.sx.take() {
+            self.txns.ssi.release(sx, false);
+        }
         if let Some(xid) = txn.inner.xid {
             self.txns.mark_aborted(xid);
             self.txns.forget_subxids(&txn.inner.subxids);

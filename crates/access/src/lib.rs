@@ -24,6 +24,7 @@ mod rowlock;
 mod rows;
 mod savepoint;
 mod seq;
+mod ssi;
 mod stats;
 mod txnstate;
 mod vismap;

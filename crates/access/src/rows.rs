@@ -86,9 +86,16 @@ impl EngineInner {
             Ok(r) => r,
             Err(e) => return Box::new(std::iter::once(Err(e))),
         };
+        let ssi = crate::ssi::Reader::of(self, txn);
+        if let Some(r) = &ssi
+            && let Err(e) = r.lock_relation(table.relfile)
+        {
+            return Box::new(std::iter::once(Err(e)));
+        }
         let nblocks = rel.file.nblocks();
         Box::new(SeqScan {
             engine: self,
+            ssi,
             rel,
             snap: self.snapshot(txn),
             decoder: Decoder::new(table, columns, &[]),
@@ -122,6 +129,10 @@ impl EngineInner {
             let rel = self.rel(table.relfile)?;
             let irel = self.rel(index.relfile)?;
             let am = self.open_index(&irel, table, index);
+            let ssi = crate::ssi::Reader::of(self, txn);
+            if let Some(r) = &ssi {
+                r.lock_range(index.relfile, &am.predicate_range(&range))?;
+            }
             let source = if options.backward {
                 am.scan_backward(&range)?
             } else {
@@ -129,6 +140,7 @@ impl EngineInner {
             };
             Ok(IndexScan {
                 engine: self,
+                ssi,
                 rel,
                 snap: self.snapshot(txn),
                 decoder: Decoder::new(table, options.columns.clone(), &index.columns),
@@ -169,6 +181,7 @@ impl EngineInner {
                     None,
                 )?;
                 state.heap_tid = Some(t);
+                self.ssi_wrote_row(txn, table.relfile, None)?;
                 rel.mods_since_analyze
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 t
@@ -183,7 +196,7 @@ impl EngineInner {
             .enumerate()
             .skip(state.indexes_done)
         {
-            if let Some(w) = self.index_insert(&rel, table, idx, row, tid, xid)? {
+            if let Some(w) = self.index_insert(txn, &rel, table, idx, row, tid, xid)? {
                 return Ok(Write::Wait(w));
             }
             state.indexes_done = i + 1;
@@ -195,8 +208,10 @@ impl EngineInner {
     }
 
     /// Adds (key of `row`, `root`) to `idx`, enforcing uniqueness.
+    #[allow(clippy::too_many_arguments)]
     fn index_insert(
         &self,
+        txn: &Transaction,
         rel: &crate::relstate::RelState,
         table: &TableDef,
         idx: &IndexDef,
@@ -208,8 +223,13 @@ impl EngineInner {
         let key = keys.key_of(row);
         let irel = self.rel(idx.relfile)?;
         let am = self.open_index(&irel, table, idx);
+        let ssi_key = |am: &dyn am::AmIndex<'_>| match txn.inner.sx {
+            Some(_) => self.ssi_wrote_key(txn, idx.relfile, &am.predicate_key(&key)),
+            None => Ok(()),
+        };
         if !idx.unique || keys.has_null(row) {
             am.insert(&key, root, xid, None)?;
+            ssi_key(&*am)?;
             return Ok(None);
         }
         let heap = Heap::new(&self.pool, &self.txns, rel);
@@ -217,7 +237,12 @@ impl EngineInner {
         let mut check = |key: &[Datum], other: Tid| -> PgResult<Existing> {
             index::holds_key(&heap, &keys, &types, other, key, xid)
         };
-        match am.insert(&key, root, xid, Some(&mut check))? {
+        let inserted = am.insert(&key, root, xid, Some(&mut check))?;
+        if !matches!(inserted, InsertResult::Wait(_)) {
+            // Before a duplicate's 23505 too: a serialization failure it masks comes first.
+            ssi_key(&*am)?;
+        }
+        match inserted {
             InsertResult::Inserted => Ok(None),
             InsertResult::Wait(x) => Ok(Some(RowWait {
                 xid: Xid(x),
@@ -290,6 +315,7 @@ impl EngineInner {
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 state.heap_tid = Some(t);
                 old_bytes = Some(old);
+                self.ssi_wrote_row(txn, table.relfile, Some(target.root))?;
                 t
             }
         };
@@ -308,7 +334,7 @@ impl EngineInner {
                 // The heart of the design: an index whose key did not change is not touched.
                 if keys.changed(&keys.key_of(&old_row), &keys.key_of(new_row))
                     && let Some(w) =
-                        self.index_insert(&rel, table, idx, new_row, target.root, xid)?
+                        self.index_insert(txn, &rel, table, idx, new_row, target.root, xid)?
                 {
                     return Ok(Write::Wait(w));
                 }
@@ -338,6 +364,7 @@ impl EngineInner {
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 rel.mods_since_analyze
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.ssi_wrote_row(txn, table.relfile, Some(target.root))?;
                 Ok(Write::Done(()))
             }
             other => match self.lock_failure(txn, &heap, target, xid, other)? {
@@ -456,6 +483,7 @@ impl EngineInner {
 
 struct SeqScan<'a> {
     engine: &'a EngineInner,
+    ssi: Option<crate::ssi::Reader<'a>>,
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
     decoder: Decoder,
@@ -474,7 +502,11 @@ impl SeqScan<'_> {
             if let LinePointer::Normal { .. } = page.lp(slot) {
                 let item = page.item(slot);
                 let h = heap::tuple::Header::read(item);
-                if heap::visible(txns, &self.snap, &h) {
+                let visible = heap::visible(txns, &self.snap, &h);
+                if let Some(r) = &self.ssi {
+                    r.examined(&self.snap, &h, visible)?;
+                }
+                if visible {
                     let tid = Tid::new(self.block, slot);
                     let row = self.decoder.decode(&item[heap::tuple::HEADER..])?;
                     self.batch.push_back((
@@ -514,6 +546,7 @@ impl Iterator for SeqScan<'_> {
 
 struct IndexScan<'a> {
     engine: &'a EngineInner,
+    ssi: Option<crate::ssi::Reader<'a>>,
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
     decoder: Decoder,
@@ -527,6 +560,9 @@ struct IndexScan<'a> {
 impl IndexScan<'_> {
     fn step(&mut self) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
         while let Some(root) = self.source.next()? {
+            if let Some(r) = &self.ssi {
+                r.lock_row(self.rel.file.id, root)?;
+            }
             if let Some((fetches, columns)) = &self.only {
                 if let Some(row) = crate::indexonly::from_index(
                     &self.rel,
@@ -540,7 +576,11 @@ impl IndexScan<'_> {
                 fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
-            let Some(Version { tid, row, .. }) = heap.fetch_visible(root, &self.snap)? else {
+            let found = heap.fetch_visible(root, &self.snap)?;
+            if let Some(r) = &self.ssi {
+                r.fetched(&heap, root, &self.snap, found.as_ref())?;
+            }
+            let Some(Version { tid, row, .. }) = found else {
                 continue;
             };
             let values = self.decoder.decode(&row)?;

@@ -43,9 +43,18 @@ pub struct TxnState {
     pub(crate) subxids: Vec<u64>,
     /// Row versions where it holds a shared lock listed in `RowLockers` (pruned at its end).
     pub(crate) listed: Mutex<Vec<keel_txn::rowlock::VersionKey>>,
+    /// Its SSI record (SERIALIZABLE, from its first snapshot until it ends; see ssi.rs).
+    pub(crate) sx: Option<keel_txn::ssi::SxId>,
 }
 
 impl TxnState {
+    /// Its commit is visible: SSI draws its commit number now (see keel_txn::ssi).
+    pub(crate) fn ssi_committed(&mut self) {
+        if let Some(sx) = self.sx.take() {
+            self.txns.ssi.release(sx, true);
+        }
+    }
+
     /// Its outcome is decided (commit logged, or aborted): it no longer counts as writing.
     pub(crate) fn finish(&mut self) {
         if !self.finished {
@@ -94,6 +103,9 @@ impl Drop for TxnState {
                 self.txns.forget_subxids(&self.subxids);
             }
             self.finish();
+        }
+        if let Some(sx) = self.sx.take() {
+            self.txns.ssi.release(sx, false);
         }
         self.prune_listed();
         self.slot.release_snapshot();

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use backscan::BTreeBackScan;
 pub use node::MAX_ROW_SIZE;
-pub use scan::BTreeScan;
+pub use scan::{BTreeScan, key_interval};
 
 /// What the unique check's callback says about an existing entry with an equal key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

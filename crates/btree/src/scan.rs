@@ -46,6 +46,28 @@ pub(crate) fn prefix_successor(p: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// The half-open interval `[lo, hi)` of stored keys that a scan between prefix bounds
+/// `lower` and `upper` reads (`hi` None: to the end); None when it reads nothing.
+pub fn key_interval(
+    lower: &Bound<Vec<u8>>,
+    upper: &Bound<Vec<u8>>,
+) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let lo = match lower {
+        Bound::Unbounded => Vec::new(),
+        Bound::Included(p) => p.clone(),
+        Bound::Excluded(p) => prefix_successor(p)?,
+    };
+    let hi = match upper {
+        Bound::Unbounded => None,
+        Bound::Included(p) => prefix_successor(p),
+        Bound::Excluded(p) => Some(p.clone()),
+    };
+    if hi.as_ref().is_some_and(|h| lo >= *h) {
+        return None;
+    }
+    Some((lo, hi))
+}
+
 impl BTreeScan {
     pub(crate) fn new(tree: BTree, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> BTreeScan {
         let mut state = State::Start;

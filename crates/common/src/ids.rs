@@ -81,9 +81,33 @@ impl std::fmt::Display for Tid {
 
 /// A transaction's isolation level (shared by the parser, which reads it from SQL, and the
 /// engine, which implements it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Isolation {
+    /// READ COMMITTED (READ UNCOMMITTED too, as in PostgreSQL).
+    #[default]
     ReadCommitted,
-    /// REPEATABLE READ (snapshot isolation). SERIALIZABLE is refused with 0A000: no SSI yet.
+    /// REPEATABLE READ: snapshot isolation.
     RepeatableRead,
+    /// SERIALIZABLE: snapshot isolation plus SSI (keel_txn::ssi).
+    Serializable,
+}
+
+impl Isolation {
+    /// The level as SHOW transaction_isolation names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read committed",
+            Isolation::RepeatableRead => "repeatable read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+
+    /// The level a setting's canonical value names.
+    pub fn from_name(s: &str) -> Isolation {
+        match s {
+            "serializable" => Isolation::Serializable,
+            "repeatable read" => Isolation::RepeatableRead,
+            _ => Isolation::ReadCommitted,
+        }
+    }
 }

@@ -10,6 +10,7 @@ pub mod pgbench;
 pub mod raw;
 pub mod server;
 pub mod tmpfs;
+pub mod trace;
 
 pub use cmd::{CmdOutput, TempDir};
 pub use pgbench::{PgbenchReport, Sums, logged_done, parse_report};

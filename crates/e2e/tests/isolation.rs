@@ -6,10 +6,8 @@
 //! (Plain UPDATE-vs-UPDATE waits, RR 40001 on UPDATE, deadlocks, cancel and disconnect are in
 //! row_locks.rs and not repeated here.)
 
-use keel_e2e::Server;
 use keel_e2e::client::{
-    affected, assert_blocked, connect, exec, on_both, rows, runtime, sqlstate, try_affected, value,
-    within,
+    affected, assert_blocked, connect, exec, on_both, rows, sqlstate, try_affected, value, within,
 };
 use std::time::Duration;
 
@@ -411,32 +409,71 @@ fn update_after_concurrent_delete_rc_updates_nothing_rr_fails_40001() {
     on_both(&[], update_after_delete);
 }
 
-/// Keel has no serializable snapshot isolation, so it must refuse SERIALIZABLE (0A000) rather
-/// than run it as REPEATABLE READ, which would let the write skew above commit where
-/// PostgreSQL aborts one side with 40001. Keel only: PostgreSQL accepts every form.
-#[test]
-fn serializable_is_refused_not_run_as_repeatable_read() {
-    let srv = Server::start_engine(keel_e2e::Engine::Keel, &[]);
-    runtime().block_on(async {
-        let a = connect(&srv.conn_str()).await;
-        for sql in [
-            "begin isolation level serializable",
+async fn serializable_forms(conn: String) {
+    let (a, b) = (connect(&conn).await, connect(&conn).await);
+    // Every way of asking for SERIALIZABLE gives it.
+    for (set, reset) in [
+        ("begin isolation level serializable", "rollback"),
+        (
             "start transaction isolation level serializable, read write",
-            "set session characteristics as transaction isolation level serializable",
-            "set default_transaction_isolation = 'serializable'",
-            "set transaction_isolation = serializable",
-        ] {
-            match a.batch_execute(sql).await {
-                Err(e) => assert_eq!(sqlstate(&e), "0A000", "{sql}: {e:?}"),
-                Ok(()) => panic!("{sql}: accepted"),
-            }
-            exec(&a, "rollback").await;
+            "rollback",
+        ),
+        (
+            "set session characteristics as transaction isolation level serializable; begin",
+            "rollback; set session characteristics as transaction isolation level read committed",
+        ),
+        (
+            "set default_transaction_isolation = 'serializable'; begin",
+            "rollback; reset default_transaction_isolation",
+        ),
+        (
+            "begin; set transaction_isolation = serializable",
+            "rollback",
+        ),
+    ] {
+        // One statement per query: in a multi-statement query PostgreSQL fixes the implicit
+        // block's level before a SET in it runs.
+        for sql in set.split("; ") {
+            exec(&a, sql).await;
         }
-        exec(&a, "begin; set transaction isolation level repeatable read").await;
         assert_eq!(
             value(&a, "show transaction_isolation").await,
-            "repeatable read"
+            "serializable",
+            "{set}"
         );
-        exec(&a, "commit").await;
-    });
+        exec(&a, reset).await;
+    }
+    exec(&a, "create table ser (id int primary key, v int)").await;
+    // READ ONLY DEFERRABLE with no read-write serializable transaction running: no wait.
+    exec(
+        &b,
+        "begin isolation level serializable read only deferrable",
+    )
+    .await;
+    assert_eq!(value(&b, "select count(*) from ser").await, "0");
+    exec(&b, "commit").await;
+    // With one running, the first statement waits until it ends.
+    exec(&a, "begin isolation level serializable").await;
+    assert_eq!(value(&a, "select count(*) from ser").await, "0");
+    exec(
+        &b,
+        "begin isolation level serializable read only deferrable",
+    )
+    .await;
+    let sel = Box::pin(rows(&b, "select count(*) from ser"));
+    let sel = assert_blocked("deferrable read-only snapshot", sel, BLOCKED).await;
+    exec(&a, "insert into ser values (1, 1)").await;
+    exec(&a, "commit").await;
+    // The snapshot it waited to trust was taken before that commit.
+    assert_eq!(
+        within("deferrable after commit", sel).await,
+        vec![vec!["0"]]
+    );
+    exec(&b, "commit").await;
+    exec(&a, "drop table ser").await;
+}
+
+#[test]
+fn serializable_is_accepted_in_every_form_and_deferrable_waits_for_a_safe_snapshot() {
+    on_both(&[], serializable_forms);
 }

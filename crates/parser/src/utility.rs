@@ -9,8 +9,8 @@ use keel_common::{PgError, PgResult};
 pub struct TxnModes {
     pub isolation: Option<Isolation>,
     pub read_only: Option<bool>,
-    /// ISOLATION LEVEL SERIALIZABLE was asked for (refused where it would take effect).
-    pub serializable: bool,
+    /// DEFERRABLE / NOT DEFERRABLE (effective for SERIALIZABLE READ ONLY transactions).
+    pub deferrable: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -421,14 +421,13 @@ fn txn_modes(p: &mut P) -> PgResult<TxnModes> {
     let mut m = TxnModes {
         isolation: None,
         read_only: None,
-        serializable: false,
+        deferrable: None,
     };
     loop {
         if p.eat_word("isolation") {
             p.expect_word("level")?;
             m.isolation = if p.eat_word("serializable") {
-                m.serializable = true;
-                None
+                Some(Isolation::Serializable)
             } else if p.eat_word("repeatable") {
                 p.expect_word("read")?;
                 Some(Isolation::RepeatableRead)
@@ -449,7 +448,9 @@ fn txn_modes(p: &mut P) -> PgResult<TxnModes> {
             }
         } else if p.eat_word("not") {
             p.expect_word("deferrable")?;
+            m.deferrable = Some(false);
         } else if p.eat_word("deferrable") {
+            m.deferrable = Some(true);
         } else {
             break;
         }
@@ -761,7 +762,7 @@ mod tests {
             Some(Utility::Begin(TxnModes {
                 isolation: None,
                 read_only: None,
-                serializable: false,
+                deferrable: None,
             }))
         );
         assert_eq!(parse_utility("END").unwrap(), Some(Utility::Commit));

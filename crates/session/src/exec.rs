@@ -205,9 +205,15 @@ impl Session {
         let cols = prep.columns().unwrap_or_default();
         self.settle().await?;
         self.ensure_txn();
+        let (cancel, deadline) = (self.cancel_check(), self.deadline);
         let Some(txn) = self.txn.as_mut() else {
             return Err(keel_common::PgError::internal("no transaction"));
         };
+        self.engine
+            .wait_safe_snapshot(txn, || {
+                keel_sql::interrupt::check(&cancel, deadline, std::time::Instant::now())
+            })
+            .await?;
         self.engine.start_statement(txn);
         let locking = q.row_locking();
         if let Some(s) = locking {

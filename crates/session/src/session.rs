@@ -57,6 +57,8 @@ pub struct Session {
     /// LEVEL ..., SET TRANSACTION ...).
     pub(crate) next_isolation: Option<Isolation>,
     pub(crate) next_read_only: Option<bool>,
+    /// DEFERRABLE from BEGIN / SET TRANSACTION before the transaction started.
+    pub(crate) next_deferrable: Option<bool>,
     pub(crate) funcs: SessionFuncs,
     /// Keyed by client-chosen names, hashed with FxHash: a lookup runs per Bind and Execute
     /// and only this session's own client picks the keys.
@@ -159,6 +161,7 @@ impl Session {
             savepoints: Vec::new(),
             next_isolation: None,
             next_read_only: None,
+            next_deferrable: None,
             funcs: SessionFuncs::new((pid as u64) << 32 ^ keel_sql::expr::now_micros() as u64),
             stmts: FxHashMap::default(),
             portals: FxHashMap::default(),
@@ -212,11 +215,7 @@ impl Session {
     }
 
     pub(crate) fn default_isolation(&self) -> Isolation {
-        if self.settings.default_repeatable_read() {
-            Isolation::RepeatableRead
-        } else {
-            Isolation::ReadCommitted
-        }
+        self.settings.default_isolation()
     }
 
     /// The engine transaction for the current statement, started if needed.
@@ -229,7 +228,10 @@ impl Session {
                 .next_read_only
                 .unwrap_or_else(|| self.settings.default_read_only());
             self.funcs.txn_ts = keel_sql::expr::now_micros();
-            let txn = self.engine.begin(iso, ro);
+            let mut txn = self.engine.begin(iso, ro);
+            txn.deferrable = self
+                .next_deferrable
+                .unwrap_or_else(|| self.settings.default_deferrable());
             txn.set_backend_pid(self.pid);
             self.txn = Some(txn);
         }
@@ -256,6 +258,7 @@ impl Session {
         self.savepoints.clear();
         self.next_isolation = None;
         self.next_read_only = None;
+        self.next_deferrable = None;
         // Portals end with their transaction, as PostgreSQL's (none is holdable): what a
         // portal holds is never kept past it.
         self.portals.clear();
@@ -274,6 +277,7 @@ impl Session {
         self.savepoints.clear();
         self.next_isolation = None;
         self.next_read_only = None;
+        self.next_deferrable = None;
         self.portals.clear();
         if let Some(t) = self.txn.take() {
             self.engine.rollback(t);

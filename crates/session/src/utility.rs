@@ -23,7 +23,7 @@ impl Session {
     fn apply_modes(&mut self, m: &TxnModes) -> PgResult<()> {
         if let Some(t) = &mut self.txn {
             // The transaction has already run statements: PostgreSQL refuses late changes.
-            if m.serializable || m.isolation.is_some_and(|i| i != t.isolation) {
+            if m.isolation.is_some_and(|i| i != t.isolation) {
                 return Err(PgError::new(
                     sqlstate::ACTIVE_SQL_TRANSACTION,
                     "SET TRANSACTION ISOLATION LEVEL must be called before any query",
@@ -32,9 +32,12 @@ impl Session {
             if let Some(ro) = m.read_only {
                 t.read_only = ro;
             }
+            if let Some(d) = m.deferrable {
+                t.deferrable = d;
+            }
         } else {
-            if m.serializable {
-                return Err(keel_common::settings::serializable_unsupported());
+            if m.deferrable.is_some() {
+                self.next_deferrable = m.deferrable;
             }
             if m.isolation.is_some() {
                 self.next_isolation = m.isolation;
@@ -117,6 +120,7 @@ impl Session {
                     if self.txn.is_none() {
                         self.next_isolation = None;
                         self.next_read_only = None;
+                        self.next_deferrable = None;
                     }
                 }
                 self.apply_modes(m)?;
@@ -157,16 +161,14 @@ impl Session {
                 tag("SET")
             }
             Utility::SetSessionCharacteristics(m) => {
-                if m.serializable {
-                    return Err(keel_common::settings::serializable_unsupported());
-                }
                 if let Some(i) = m.isolation {
-                    let v = if i == Isolation::RepeatableRead {
-                        "repeatable read"
-                    } else {
-                        "read committed"
-                    };
-                    self.set_guc(false, |s| s.set("default_transaction_isolation", v, false))?;
+                    self.set_guc(false, |s| {
+                        s.set("default_transaction_isolation", i.name(), false)
+                    })?;
+                }
+                if let Some(d) = m.deferrable {
+                    let v = if d { "on" } else { "off" };
+                    self.set_guc(false, |s| s.set("default_transaction_deferrable", v, false))?;
                 }
                 if let Some(ro) = m.read_only {
                     let v = if ro { "on" } else { "off" };
@@ -176,17 +178,17 @@ impl Session {
             }
             Utility::Set { name, value, local } => {
                 if name == "transaction_isolation" {
-                    let iso = match value.as_deref().map(str::to_lowercase).as_deref() {
-                        Some("repeatable read") => Some(Isolation::RepeatableRead),
-                        Some("serializable") => {
-                            return Err(keel_common::settings::serializable_unsupported());
-                        }
-                        _ => Some(Isolation::ReadCommitted),
-                    };
+                    let iso = Isolation::from_name(
+                        value
+                            .as_deref()
+                            .map(str::to_lowercase)
+                            .as_deref()
+                            .unwrap_or(""),
+                    );
                     self.apply_modes(&TxnModes {
-                        isolation: iso,
+                        isolation: Some(iso),
                         read_only: None,
-                        serializable: false,
+                        deferrable: None,
                     })?;
                     return tag("SET");
                 }
@@ -238,8 +240,7 @@ impl Session {
                         .map(|t| t.isolation)
                         .or(self.next_isolation)
                     {
-                        Some(Isolation::RepeatableRead) => "repeatable read".to_string(),
-                        Some(Isolation::ReadCommitted) => "read committed".to_string(),
+                        Some(i) => i.name().to_string(),
                         None => self.settings.show("default_transaction_isolation")?.1,
                     },
                     _ => self.settings.show(name)?.1,

@@ -19,6 +19,7 @@ pub mod rellock;
 mod relwait;
 pub mod rowlock;
 mod slots;
+pub mod ssi;
 mod tuplelock;
 mod xidmap;
 
@@ -77,6 +78,7 @@ pub struct TxnManager {
     pub rel_locks: RelLocks,
     pub row_lockers: RowLockers,
     pub advisory: advisory::AdvisoryLocks,
+    pub ssi: ssi::Ssi,
 }
 
 /// Progress of a transaction as its waiters see it.
@@ -103,6 +105,7 @@ impl TxnManager {
             rel_locks: RelLocks::default(),
             row_lockers: RowLockers::default(),
             advisory: advisory::AdvisoryLocks::default(),
+            ssi: ssi::Ssi::default(),
         }
     }
 

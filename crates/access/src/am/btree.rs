@@ -126,6 +126,15 @@ fn encode(rel: &Keys<'_>, values: &[Datum]) -> Vec<u8> {
     out
 }
 
+/// A bound on index values as a bound on their encoded keys.
+fn encode_bound(rel: &Keys<'_>, b: &Bound<Vec<Datum>>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(v) => Bound::Included(encode(rel, v)),
+        Bound::Excluded(v) => Bound::Excluded(encode(rel, v)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
 impl BtreeIndex<'_> {
     /// PostgreSQL names the index in its row-size error; the tree does not know it.
     fn named(&self, e: PgError) -> PgError {
@@ -243,11 +252,7 @@ impl<'a> AmIndex<'a> for BtreeIndex<'a> {
                 current: key,
             }));
         }
-        let bound = |b: &Bound<Vec<Datum>>| match b {
-            Bound::Included(v) => Bound::Included(encode(&self.rel, v)),
-            Bound::Excluded(v) => Bound::Excluded(encode(&self.rel, v)),
-            Bound::Unbounded => Bound::Unbounded,
-        };
+        let bound = |b: &Bound<Vec<Datum>>| encode_bound(&self.rel, b);
         let scan = self.tree.scan(bound(&range.lower), bound(&range.upper));
         Ok(Box::new(BtreeScanOf {
             rel,
@@ -256,12 +261,19 @@ impl<'a> AmIndex<'a> for BtreeIndex<'a> {
         }))
     }
 
+    fn predicate_key(&self, key: &[Datum]) -> Vec<u8> {
+        encode(&self.rel, key)
+    }
+
+    fn predicate_range(&self, range: &KeyRange) -> (Vec<u8>, Option<Vec<u8>>) {
+        let bound = |b: &Bound<Vec<Datum>>| encode_bound(&self.rel, b);
+        // An empty interval reads nothing; the empty key range [k, k) covers nothing either.
+        keel_btree::key_interval(&bound(&range.lower), &bound(&range.upper))
+            .unwrap_or_else(|| (vec![0xff], Some(vec![0xff])))
+    }
+
     fn scan_backward(&self, range: &KeyRange) -> PgResult<Box<dyn IndexScan + 'a>> {
-        let bound = |b: &Bound<Vec<Datum>>| match b {
-            Bound::Included(v) => Bound::Included(encode(&self.rel, v)),
-            Bound::Excluded(v) => Bound::Excluded(encode(&self.rel, v)),
-            Bound::Unbounded => Bound::Unbounded,
-        };
+        let bound = |b: &Bound<Vec<Datum>>| encode_bound(&self.rel, b);
         let scan = self
             .tree
             .scan_backward(bound(&range.lower), bound(&range.upper));

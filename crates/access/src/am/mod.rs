@@ -226,6 +226,19 @@ pub trait AmIndex<'a>: Send + Sync {
 
     /// Number of entries (tests, VACUUM VERBOSE).
     fn count(&self) -> PgResult<u64>;
+
+    /// SERIALIZABLE predicate locking (keel_txn::ssi): the byte key an insert of `key`
+    /// covers, compared with [`AmIndex::predicate_range`]s. A method without an order
+    /// answers the empty key, which every whole-index range covers.
+    fn predicate_key(&self, _key: &[Datum]) -> Vec<u8> {
+        Vec::new()
+    }
+
+    /// The byte interval `[lo, hi)` (`hi` None: unbounded) of keys a scan of `range` reads;
+    /// by default the whole index.
+    fn predicate_range(&self, _range: &KeyRange) -> (Vec<u8>, Option<Vec<u8>>) {
+        (Vec::new(), None)
+    }
 }
 
 /// The access method implementing `m`: the one dispatch point from catalog to code.

@@ -99,6 +99,13 @@ pub static DEFS: &[Def] = &[
         false,
     ),
     d(
+        "default_transaction_deferrable",
+        "off",
+        Kind::Bool,
+        Context::User,
+        false,
+    ),
+    d(
         "default_transaction_read_only",
         "off",
         Kind::Bool,
@@ -338,6 +345,13 @@ pub static DEFS: &[Def] = &[
             "read committed",
             "read uncommitted",
         ]),
+        Context::User,
+        false,
+    ),
+    d(
+        "transaction_deferrable",
+        "off",
+        Kind::Bool,
         Context::User,
         false,
     ),

@@ -66,14 +66,6 @@ pub struct Def {
     pub reported: bool,
 }
 
-/// SERIALIZABLE, wherever it is asked for (BEGIN, SET TRANSACTION, the isolation settings):
-/// keel has snapshot isolation but no detection of serialization anomalies (write skew), so
-/// running it as REPEATABLE READ would silently allow what PostgreSQL's SSI forbids.
-pub fn serializable_unsupported() -> PgError {
-    PgError::unsupported("SERIALIZABLE isolation level")
-        .with_hint("Keel does not detect serialization anomalies yet; REPEATABLE READ gives snapshot isolation.")
-}
-
 pub fn find_def(name: &str) -> Option<&'static Def> {
     DEFS.iter().find(|d| d.name.eq_ignore_ascii_case(name))
 }
@@ -90,8 +82,9 @@ pub struct Settings {
 #[derive(Clone, Copy, Debug, Default)]
 struct Hot {
     statement_timeout_ms: i64,
-    repeatable_read: bool,
+    isolation: crate::Isolation,
     read_only: bool,
+    deferrable: bool,
     synchronous_commit: bool,
     max_stack_depth_bytes: u64,
     /// work_mem in bytes.
@@ -127,9 +120,6 @@ impl Settings {
             check_changeable(def)?;
         }
         let canonical = canonicalize(def, value)?;
-        if canonical == "serializable" {
-            return Err(serializable_unsupported());
-        }
         self.store(def.name, canonical);
         Ok(def)
     }
@@ -151,7 +141,10 @@ impl Settings {
         let hot = &mut self.hot;
         match name {
             "statement_timeout" => hot.statement_timeout_ms = canonical.parse().unwrap_or(0),
-            "default_transaction_isolation" => hot.repeatable_read = canonical == "repeatable read",
+            "default_transaction_isolation" => {
+                hot.isolation = crate::Isolation::from_name(&canonical)
+            }
+            "default_transaction_deferrable" => hot.deferrable = canonical == "on",
             "default_transaction_read_only" => hot.read_only = canonical == "on",
             "synchronous_commit" => hot.synchronous_commit = canonical != "off",
             "max_stack_depth" => {
@@ -182,9 +175,14 @@ impl Settings {
         (self.hot.work_mem as f64 * self.hot.mem_multiplier) as usize
     }
 
-    /// Whether `default_transaction_isolation` is `repeatable read`, without a map lookup.
-    pub fn default_repeatable_read(&self) -> bool {
-        self.hot.repeatable_read
+    /// `default_transaction_isolation`, without a map lookup.
+    pub fn default_isolation(&self) -> crate::Isolation {
+        self.hot.isolation
+    }
+
+    /// `default_transaction_deferrable`, without a map lookup.
+    pub fn default_deferrable(&self) -> bool {
+        self.hot.deferrable
     }
 
     /// `default_transaction_read_only`, without a map lookup.
@@ -476,24 +474,31 @@ mod tests {
     fn parsed_values_follow_set_and_reset() {
         let boot = Settings::default();
         let mut s = boot.clone();
-        assert!(s.synchronous_commit() && !s.default_read_only() && !s.default_repeatable_read());
+        assert!(
+            s.synchronous_commit()
+                && !s.default_read_only()
+                && s.default_isolation() != crate::Isolation::RepeatableRead
+        );
         s.set("synchronous_commit", "false", false).unwrap();
         s.set("default_transaction_read_only", "yes", false)
             .unwrap();
-        let err = s
-            .set("default_transaction_isolation", "SERIALIZABLE", false)
-            .unwrap_err();
-        assert_eq!(err.code, sqlstate::FEATURE_NOT_SUPPORTED);
+        s.set("default_transaction_isolation", "SERIALIZABLE", false)
+            .unwrap();
+        assert_eq!(s.default_isolation(), crate::Isolation::Serializable);
         s.set("default_transaction_isolation", "Repeatable Read", false)
             .unwrap();
         s.set("statement_timeout", "2s", false).unwrap();
-        assert!(!s.synchronous_commit() && s.default_read_only() && s.default_repeatable_read());
+        assert!(
+            !s.synchronous_commit()
+                && s.default_read_only()
+                && s.default_isolation() == crate::Isolation::RepeatableRead
+        );
         assert_eq!(s.statement_timeout_ms(), 2000);
         s.set("synchronous_commit", "local", false).unwrap();
         assert!(s.synchronous_commit());
         s.set("default_transaction_isolation", "read uncommitted", false)
             .unwrap();
-        assert!(!s.default_repeatable_read());
+        assert!(s.default_isolation() != crate::Isolation::RepeatableRead);
         for name in ["default_transaction_read_only", "statement_timeout"] {
             s.reset(name, &boot).unwrap();
         }
