@@ -478,6 +478,12 @@ impl Engine {
     /// fails, vacuum stops there, frees the versions it has already unlinked, and returns its
     /// error: what it did not reach (dead line pointers, and their index entries) is left for
     /// the next vacuum, which finds them again.
+    /// Number of entries in `index` (tests, monitoring).
+    pub fn index_entries(&self, table: &TableDef, index: &IndexDef) -> PgResult<u64> {
+        let irel = self.inner.rel(index.relfile)?;
+        self.inner.open_index(&irel, table, index).count()
+    }
+
     pub fn vacuum(
         &self,
         table: &TableDef,

@@ -25,6 +25,7 @@ mod rows;
 mod savepoint;
 mod seq;
 mod ssi;
+mod stale;
 mod stats;
 mod txnstate;
 mod vismap;

@@ -3,7 +3,6 @@
 use keel_common::{BlockNo, Tid};
 use keel_storage::smgr::RelFile;
 use parking_lot::Mutex;
-use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -19,15 +18,23 @@ pub struct RelState {
     pub changes: std::sync::atomic::AtomicU64,
     /// Rows inserted, updated or deleted since the last ANALYZE (auto-analyze's trigger).
     pub mods_since_analyze: std::sync::atomic::AtomicU64,
-    /// A cache of root -> newest version for recently updated rows, where reads of a hot
-    /// row start (walking back through `prev` links) instead of walking the whole chain.
-    latest: Box<[Mutex<FxHashMap<Tid, Tid>>]>,
+    /// A hint of root -> newest version for recently updated rows, where reads of a hot row
+    /// start (walking back through `prev` links) instead of walking the whole chain. Lossy
+    /// and lock-free: see `latest`.
+    latest: std::sync::OnceLock<Box<[std::sync::atomic::AtomicU64]>>,
     /// The heap's visibility map (vismap.rs), made by the first VACUUM that sets a bit.
     vm: std::sync::OnceLock<Box<crate::vismap::VisibilityMap>>,
 }
 
-const LATEST_SHARDS: usize = 16;
-const LATEST_PER_SHARD: usize = 8192;
+/// Slots of the newest-version hint (made at a relation's first update: 32 kB).
+const LATEST_SLOTS: usize = 4096;
+const TID_BITS: u32 = 48;
+
+/// The hint slot of `root`, and the tag that tells its entry apart from other roots'.
+fn latest_slot(root: Tid) -> (usize, u64) {
+    let h = root.to_u64().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h >> 32) as usize % LATEST_SLOTS, (h >> 48) | 1)
+}
 
 impl RelState {
     pub fn new(file: Arc<RelFile>) -> RelState {
@@ -38,9 +45,7 @@ impl RelState {
             free: Mutex::new(Vec::new()),
             changes: Default::default(),
             mods_since_analyze: Default::default(),
-            latest: (0..LATEST_SHARDS)
-                .map(|_| Mutex::new(FxHashMap::default()))
-                .collect(),
+            latest: std::sync::OnceLock::new(),
             vm: std::sync::OnceLock::new(),
         }
     }
@@ -65,23 +70,30 @@ impl RelState {
         }
     }
 
-    fn latest_shard(&self, root: Tid) -> &Mutex<FxHashMap<Tid, Tid>> {
-        &self.latest
-            [(root.to_u64().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize % LATEST_SHARDS]
-    }
-
     /// Records the newest version of row `root`.
     pub fn note_latest(&self, root: Tid, version: Tid) {
-        let mut m = self.latest_shard(root).lock();
-        if m.len() >= LATEST_PER_SHARD {
-            m.clear();
-        }
-        m.insert(root, version);
+        let slots = self.latest.get_or_init(|| {
+            (0..LATEST_SLOTS)
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect()
+        });
+        let (i, tag) = latest_slot(root);
+        slots[i].store(
+            version.to_u64() | (tag << TID_BITS),
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
-    /// A recent version of row `root`, if one is cached.
+    /// A version of row `root` recorded recently, if its slot still holds it. A hint only:
+    /// one load, no lock (every reader of a row consults it, and a lock here was where
+    /// sessions scanning the same rows queued). Another root whose tag collides gives a
+    /// version of another row, which the reader's walk rejects (`Header::root`), as it does
+    /// a version pruned and reused since.
     pub fn latest(&self, root: Tid) -> Option<Tid> {
-        self.latest_shard(root).lock().get(&root).copied()
+        let slots = self.latest.get()?;
+        let (i, tag) = latest_slot(root);
+        let v = slots[i].load(std::sync::atomic::Ordering::Relaxed);
+        (v >> TID_BITS == tag).then(|| Tid::from_u64(v & ((1 << TID_BITS) - 1)))
     }
 
     /// A page to try an insert on, or None to extend the relation.

@@ -141,6 +141,11 @@ impl EngineInner {
             Ok(IndexScan {
                 engine: self,
                 ssi,
+                table,
+                index,
+                irel,
+                horizon: None,
+                stale: Vec::new(),
                 rel,
                 snap: self.snapshot(txn),
                 decoder: Decoder::new(table, options.columns.clone(), &index.columns),
@@ -547,6 +552,13 @@ impl Iterator for SeqScan<'_> {
 struct IndexScan<'a> {
     engine: &'a EngineInner,
     ssi: Option<crate::ssi::Reader<'a>>,
+    table: &'a TableDef,
+    index: &'a IndexDef,
+    irel: std::sync::Arc<crate::relstate::RelState>,
+    /// The vacuum horizon, taken at the first stale entry met (see stale.rs).
+    horizon: Option<u64>,
+    /// Stale entries no snapshot needs, removed when the scan ends.
+    stale: Vec<(Vec<u8>, Tid)>,
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
     decoder: Decoder,
@@ -587,12 +599,60 @@ impl IndexScan<'_> {
             // Entries are never updated in place: an entry whose key differs from the version
             // this snapshot sees is stale, and the version is reached through its own entry.
             if !self.source.recheck(&self.keys.key_of(&values)) {
+                self.note_stale(root)?;
                 continue;
             }
             return Ok(Some((RowRef { root, version: tid }, values)));
         }
         self.done = true;
         Ok(None)
+    }
+}
+
+impl IndexScan<'_> {
+    /// The entry just returned for `root` is stale for this snapshot; keeps it for removal if
+    /// no snapshot needs it (stale.rs).
+    fn note_stale(&mut self, root: Tid) -> PgResult<()> {
+        if self.stale.len() >= crate::stale::MAX_PER_SCAN {
+            return Ok(());
+        }
+        let Some(key) = self.source.entry().map(<[u8]>::to_vec) else {
+            return Ok(());
+        };
+        let horizon = *self
+            .horizon
+            .get_or_insert_with(|| self.engine.txns.horizon());
+        let (decoder, keys, source) = (&self.decoder, &self.keys, &self.source);
+        let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
+        let has_key = |row: &[u8]| {
+            decoder
+                .decode(row)
+                .map(|v| source.recheck(&keys.key_of(&v)))
+                .unwrap_or(true)
+        };
+        let stale = crate::stale::stale_for_all(&heap, root, horizon, &has_key)?;
+        drop(heap);
+        if stale {
+            self.stale.push((key, root));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for IndexScan<'_> {
+    fn drop(&mut self) {
+        let (Some(horizon), false) = (self.horizon, self.stale.is_empty()) else {
+            return;
+        };
+        let am = self.engine.open_index(&self.irel, self.table, self.index);
+        let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
+        let (decoder, keys) = (&self.decoder, &self.keys);
+        let key_of_row = |row: &[u8]| {
+            let v = decoder.decode(row).ok()?;
+            Some(am.predicate_key(&keys.key_of(&v)))
+        };
+        // A hint: an error leaves the entries for a later scan or VACUUM.
+        let _ = crate::stale::remove(&*am, &heap, horizon, &self.stale, &key_of_row);
     }
 }
 

@@ -368,3 +368,77 @@ fn rows_larger_than_the_fillfactor_allows_take_one_page_each() {
     assert_eq!(all_rows(&eng, &table).len(), 22);
     assert_eq!(eng.relation_size(table.relfile), 21 * 8192);
 }
+
+/// An index scan that meets an entry whose row no longer holds its key removes it once no
+/// snapshot can need it (stale.rs), and never while one can; a key given back is found again.
+#[test]
+fn stale_index_entries_are_removed_once_no_snapshot_needs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let eng = Engine::open(dir.path(), &settings()).unwrap();
+    let (table, index) = create_table(&eng, true);
+    let index = index.unwrap();
+    insert_rows(&eng, &table, 0..100);
+    let rt = rt();
+    let range = |k: i32| KeyRange {
+        lower: Bound::Included(vec![Datum::Int4(k)]),
+        upper: Bound::Included(vec![Datum::Int4(k)]),
+    };
+    let lookup = |txn: &keel_access::Transaction, k: i32| -> Vec<Vec<Datum>> {
+        eng.index_scan(txn, &table, &index, range(k))
+            .map(|r| r.unwrap().1)
+            .collect()
+    };
+    let fresh_lookup = |k: i32| {
+        let mut txn = eng.begin(Isolation::ReadCommitted, true);
+        eng.start_statement(&mut txn);
+        let out = lookup(&txn, k);
+        eng.rollback(txn);
+        out
+    };
+    let set_key = |from: i32, to: i32| {
+        let mut txn = eng.begin(Isolation::ReadCommitted, false);
+        eng.start_statement(&mut txn);
+        let (r, _) = eng
+            .index_scan(&txn, &table, &index, range(from))
+            .next()
+            .unwrap()
+            .unwrap();
+        let row = [Datum::Int4(to), Datum::Text(format!("was {from}"))];
+        eng.update(&mut txn, &table, r, &row, &mut WriteState::default())
+            .unwrap();
+        rt.block_on(eng.commit(txn, true)).unwrap();
+    };
+    let entries = || eng.index_entries(&table, &index).unwrap();
+    assert_eq!(entries(), 100);
+
+    // Key 8 moves to 800: the entry for 8 is stale, and no snapshot predates the move.
+    set_key(8, 800);
+    assert_eq!(entries(), 101);
+    assert!(fresh_lookup(8).is_empty());
+    assert_eq!(entries(), 100, "the stale entry of key 8 was not removed");
+    // The row takes key 8 back: found again through a new entry.
+    set_key(800, 8);
+    assert_eq!(fresh_lookup(8).len(), 1);
+    assert!(fresh_lookup(800).is_empty());
+    assert_eq!(entries(), 100);
+
+    // A snapshot older than the move keeps the old entry alive, and still finds the row.
+    let mut old = eng.begin(Isolation::RepeatableRead, true);
+    eng.start_statement(&mut old);
+    assert_eq!(lookup(&old, 9).len(), 1);
+    set_key(9, 900);
+    assert!(fresh_lookup(9).is_empty());
+    assert_eq!(
+        entries(),
+        101,
+        "an entry an open snapshot needs was removed"
+    );
+    assert_eq!(
+        lookup(&old, 9),
+        vec![vec![Datum::Int4(9), Datum::Text("row 9".into())]]
+    );
+    eng.rollback(old);
+    assert!(fresh_lookup(9).is_empty());
+    assert_eq!(entries(), 100);
+    eng.shutdown();
+}

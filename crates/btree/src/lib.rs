@@ -225,6 +225,30 @@ impl BTree {
         }
     }
 
+    /// Removes the entry (`key`, `tid`) if it is there and `stale()`, asked with the entry's
+    /// leaf latched exclusively (so an insert of the same entry either comes after the
+    /// removal, and adds it back, or before `stale` looks, which then sees why it is needed).
+    /// Returns whether it was removed. The item's bytes stay as garbage until the page is
+    /// next compacted or split; the WAL records the line-pointer shift only.
+    pub fn remove_entry(&self, key: &[u8], tid: Tid, stale: &dyn Fn() -> bool) -> PgResult<bool> {
+        let probe = Target {
+            key,
+            tid: Some(node::tid_bytes(tid)),
+        };
+        let block = self.descend(&probe, 0, &mut Vec::new())?;
+        let (mut page, _) = self.write_moving_right(block, &probe)?;
+        let s = node::lower_bound(&page, true, &probe);
+        if s >= page.slot_count() || page.item(s) != node::leaf_item(key, tid).as_slice() {
+            return Ok(false);
+        }
+        if !stale() {
+            return Ok(false);
+        }
+        page.remove_item_at(s);
+        self.pool.wal.log_pages(0, &mut [&mut page]);
+        Ok(true)
+    }
+
     /// Number of entries (tests, VACUUM VERBOSE).
     pub fn count(&self) -> PgResult<u64> {
         let mut n = 0;

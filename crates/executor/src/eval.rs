@@ -125,6 +125,14 @@ impl Eval for Expr {
             Expr::Outer(i, _) => cx.outer.get(*i).cloned().unwrap_or(Datum::Null),
             Expr::SubPlan(sp) => crate::exec::subplan::eval(sp, row, cx)?,
             Expr::Bin { f, l, r, .. } => {
+                // Columns, constants and parameters are compared in place, not cloned (a text
+                // filter on every row of a scan was an allocation and a free per row).
+                if let (Some(a), Some(b)) = (leaf(l, row, cx), leaf(r, row, cx)) {
+                    if a.is_null() || b.is_null() {
+                        return Ok(Datum::Null);
+                    }
+                    return f(a, b);
+                }
                 if continues_chain(l) {
                     return operator_chain(self, row, cx);
                 }
@@ -236,6 +244,21 @@ impl Eval for Expr {
     fn test(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<bool> {
         Ok(matches!(self.eval(row, cx)?, Datum::Bool(true)))
     }
+}
+
+static NULL: Datum = Datum::Null;
+
+/// The value of a column, constant, parameter or outer reference, borrowed; None for any
+/// other expression.
+#[inline]
+fn leaf<'r>(e: &'r Expr, row: &'r [Datum], cx: &'r EvalCx<'_>) -> Option<&'r Datum> {
+    Some(match e {
+        Expr::Const(d, _) => d,
+        Expr::Col(i, _) => row.get(*i).unwrap_or(&NULL),
+        Expr::Param(i, _) => cx.params.get(*i).unwrap_or(&NULL),
+        Expr::Outer(i, _) => cx.outer.get(*i).unwrap_or(&NULL),
+        _ => return None,
+    })
 }
 
 /// A left-deep chain of binary operators (`a + b - c ...`, with the implicit casts the binder

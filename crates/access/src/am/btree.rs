@@ -261,6 +261,10 @@ impl<'a> AmIndex<'a> for BtreeIndex<'a> {
         }))
     }
 
+    fn remove_stale(&self, key: &[u8], root: Tid, stale: &dyn Fn() -> bool) -> PgResult<bool> {
+        self.tree.remove_entry(key, root, stale)
+    }
+
     fn predicate_key(&self, key: &[Datum]) -> Vec<u8> {
         encode(&self.rel, key)
     }
@@ -374,6 +378,10 @@ impl IndexScan for BtreeScanOf<'_> {
 
     fn recheck(&self, key: &[Datum]) -> bool {
         encode(&self.rel, key) == self.current
+    }
+
+    fn entry(&self) -> Option<&[u8]> {
+        Some(&self.current)
     }
 
     fn key(&self) -> Option<Vec<Datum>> {

@@ -161,6 +161,12 @@ pub trait IndexScan: Send {
     fn key(&self) -> Option<Vec<Datum>> {
         None
     }
+
+    /// The encoded key of the entry `next` returned last, for [`AmIndex::remove_stale`];
+    /// None for a method that cannot remove single entries.
+    fn entry(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// One opened index (PostgreSQL's index `Relation` with the AM's routines). Holds no latch
@@ -226,6 +232,13 @@ pub trait AmIndex<'a>: Send + Sync {
 
     /// Number of entries (tests, VACUUM VERBOSE).
     fn count(&self) -> PgResult<u64>;
+
+    /// Removes the entry (`key`, `root`) if `stale()` still says no snapshot needs it, asked
+    /// with the entry's page latched so no insert of the same entry slips in between
+    /// (PostgreSQL's killed index tuples, removed at once). Returns whether it was removed.
+    fn remove_stale(&self, _key: &[u8], _root: Tid, _stale: &dyn Fn() -> bool) -> PgResult<bool> {
+        Ok(false)
+    }
 
     /// SERIALIZABLE predicate locking (keel_txn::ssi): the byte key an insert of `key`
     /// covers, compared with [`AmIndex::predicate_range`]s. A method without an order
