@@ -146,6 +146,7 @@ impl EngineInner {
                 irel,
                 horizon: None,
                 stale: Vec::new(),
+                pin: Default::default(),
                 rel,
                 snap: self.snapshot(txn),
                 decoder: Decoder::new(table, options.columns.clone(), &index.columns),
@@ -559,6 +560,8 @@ struct IndexScan<'a> {
     horizon: Option<u64>,
     /// Stale entries no snapshot needs, removed when the scan ends.
     stale: Vec<(Vec<u8>, Tid)>,
+    /// The heap page read last, kept pinned for the next row (released when the scan ends).
+    pin: heap::PagePin,
     rel: std::sync::Arc<crate::relstate::RelState>,
     snap: Snapshot,
     decoder: Decoder,
@@ -587,7 +590,8 @@ impl IndexScan<'_> {
                 }
                 fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
-            let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
+            let heap =
+                Heap::new(&self.engine.pool, &self.engine.txns, &self.rel).with_pin(&self.pin);
             let found = heap.fetch_visible(root, &self.snap)?;
             if let Some(r) = &self.ssi {
                 r.fetched(&heap, root, &self.snap, found.as_ref())?;
@@ -641,6 +645,7 @@ impl IndexScan<'_> {
 
 impl Drop for IndexScan<'_> {
     fn drop(&mut self) {
+        self.pin.release(&self.engine.pool);
         let (Some(horizon), false) = (self.horizon, self.stale.is_empty()) else {
             return;
         };

@@ -100,7 +100,34 @@ impl BufferPool {
             frame,
             guard: Some(guard),
             block,
+            pinned: true,
         })
+    }
+
+    /// Pins a page without latching it: [`BufferPool::read_pinned`] then latches it as often
+    /// as needed without looking it up or pinning it again (a scan reading several rows of
+    /// one page in a row). The frame cannot be replaced until [`BufferPool::unpin_page`];
+    /// the caller must call it exactly once.
+    pub fn pin_page(&self, rel: &Arc<RelFile>, block: BlockNo) -> PgResult<PinId> {
+        let frame = self.pin_frame(rel, block, false)?;
+        Ok(PinId { frame, block })
+    }
+
+    /// Gives back a pin of [`BufferPool::pin_page`].
+    pub fn unpin_page(&self, pin: PinId) {
+        self.unpin(pin.frame);
+    }
+
+    /// Share-latches the page `pin` holds; the page must be dropped before the pin is given
+    /// back.
+    pub fn read_pinned(&self, pin: PinId) -> PageRef<'_> {
+        PageRef {
+            pool: self,
+            frame: pin.frame,
+            guard: Some(self.frames[pin.frame].data.read()),
+            block: pin.block,
+            pinned: false,
+        }
     }
 
     /// Pins and share-latches a page only if no one holds it exclusively right now (for
@@ -113,6 +140,7 @@ impl BufferPool {
                 frame,
                 guard: Some(guard),
                 block,
+                pinned: true,
             })),
             None => {
                 self.unpin(frame);
@@ -435,6 +463,21 @@ pub struct PageRef<'a> {
     frame: usize,
     guard: Option<RwLockReadGuard<'a, PageBuf>>,
     block: BlockNo,
+    /// It holds its own pin (false: a [`Pin`] holds it, see `read_pinned`).
+    pinned: bool,
+}
+
+/// A pin taken by [`BufferPool::pin_page`]: which frame, holding which block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PinId {
+    frame: usize,
+    block: BlockNo,
+}
+
+impl PinId {
+    pub fn block(&self) -> BlockNo {
+        self.block
+    }
 }
 
 impl PageRef<'_> {
@@ -455,7 +498,9 @@ impl PageRead for PageRef<'_> {
 impl Drop for PageRef<'_> {
     fn drop(&mut self) {
         self.guard.take();
-        self.pool.unpin(self.frame);
+        if self.pinned {
+            self.pool.unpin(self.frame);
+        }
     }
 }
 

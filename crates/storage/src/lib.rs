@@ -11,6 +11,6 @@ pub mod usage;
 pub mod wal;
 pub mod writeback;
 
-pub use buffer::{BufferPool, PageMut, PageRef};
+pub use buffer::{BufferPool, PageMut, PageRef, PinId};
 pub use page::{PAGE_SIZE, PageRead};
 pub use wal::{Wal, WalRecord};

@@ -104,6 +104,22 @@ pub struct Heap<'a> {
     /// KEY SHARE lockers of a version a NO KEY UPDATE is replacing (set by the lock step):
     /// they keep their lock on the new version, which protects the same key.
     carried: std::cell::RefCell<Vec<u64>>,
+    /// A scan's pin on the heap page it read last (`with_pin`): reads of that page latch it
+    /// without looking it up and pinning it again.
+    pin: Option<&'a PagePin>,
+}
+
+/// The heap page a scan keeps pinned between rows (see `Heap::with_pin`); its owner gives the
+/// pin back with [`PagePin::release`].
+#[derive(Default)]
+pub struct PagePin(std::cell::Cell<Option<keel_storage::PinId>>);
+
+impl PagePin {
+    pub fn release(&self, pool: &BufferPool) {
+        if let Some(p) = self.0.take() {
+            pool.unpin_page(p);
+        }
+    }
 }
 
 fn corrupt(what: &str, tid: Tid) -> PgError {
@@ -124,7 +140,34 @@ impl<'a> Heap<'a> {
             rel,
             built_on_precommit: std::cell::Cell::new(0),
             carried: std::cell::RefCell::new(Vec::new()),
+            pin: None,
         }
+    }
+
+    /// Reads through `pin`: the page read last stays pinned in it (an index scan's
+    /// consecutive rows are mostly on one page).
+    pub fn with_pin(mut self, pin: &'a PagePin) -> Self {
+        self.pin = Some(pin);
+        self
+    }
+
+    /// Share-latches `block` for a version read, through the scan's pin if it has one.
+    fn read_page(&self, block: keel_common::BlockNo) -> PgResult<keel_storage::PageRef<'a>> {
+        let Some(pin) = self.pin else {
+            return self.pool.read(&self.rel.file, block);
+        };
+        let held = match pin.0.get() {
+            Some(p) if p.block() == block => p,
+            old => {
+                let p = self.pool.pin_page(&self.rel.file, block)?;
+                pin.0.set(Some(p));
+                if let Some(o) = old {
+                    self.pool.unpin_page(o);
+                }
+                p
+            }
+        };
+        Ok(self.pool.read_pinned(held))
     }
 
     /// Inserts a new row version; returns its tid. `reserve` bytes should stay free on the page
@@ -252,11 +295,11 @@ impl<'a> Heap<'a> {
             let mut cur = first;
             first = root;
             let mut prev_xmax: Option<u64> = None;
-            let mut page = self.pool.read(&self.rel.file, cur.block)?;
+            let mut page = self.read_page(cur.block)?;
             loop {
                 if page.block() != cur.block {
                     drop(page);
-                    page = self.pool.read(&self.rel.file, cur.block)?;
+                    page = self.read_page(cur.block)?;
                 }
                 let item = match page.lp(cur.slot) {
                     LinePointer::Redirect { block, slot } if cur == root => {
@@ -352,11 +395,11 @@ impl<'a> Heap<'a> {
         let mut cur = hint;
         // (version we came from, the xid that links us to it, true if we moved backwards)
         let mut came: Option<(Tid, u64, bool)> = None;
-        let mut page = self.pool.read(&self.rel.file, cur.block)?;
+        let mut page = self.read_page(cur.block)?;
         for _ in 0..256 {
             if page.block() != cur.block {
                 drop(page);
-                page = self.pool.read(&self.rel.file, cur.block)?;
+                page = self.read_page(cur.block)?;
             }
             let item = match page.lp(cur.slot) {
                 LinePointer::Normal { .. } if page.item(cur.slot).len() >= HEADER => {
