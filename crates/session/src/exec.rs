@@ -332,10 +332,13 @@ impl Session {
                 Ok((std::mem::take(&mut exec.returned), tag))
             }
             Stmt::Ddl(stmt) => {
-                if self.txn.as_ref().is_some_and(|t| t.read_only) {
+                if self.read_only_now() {
                     return Err(keel_common::PgError::new(
                         keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION,
-                        "cannot execute DDL in a read-only transaction",
+                        format!(
+                            "cannot execute {} in a read-only transaction",
+                            keel_sql::command_tag(&prep.stmt, 0)
+                        ),
                     ));
                 }
                 if self.in_block() && keel_sql::ddl::restarts_identity(stmt) {

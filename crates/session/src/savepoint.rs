@@ -17,6 +17,8 @@ pub(crate) struct SavepointEntry {
     /// Settings when it was made: ROLLBACK TO restores them.
     settings: Settings,
     guc_session: Option<Settings>,
+    /// The transaction's READ ONLY mode when it was made: ROLLBACK TO and RELEASE restore it.
+    read_only: bool,
 }
 
 impl Session {
@@ -34,13 +36,16 @@ impl Session {
         }
         match op {
             SavepointOp::Savepoint => {
+                let engine = self.engine.clone();
+                let txn = self.ensure_txn();
+                let read_only = txn.read_only;
+                engine.savepoint(txn);
                 let entry = SavepointEntry {
                     name: name.to_string(),
                     settings: self.settings.clone(),
                     guc_session: self.guc_session.clone(),
+                    read_only,
                 };
-                let engine = self.engine.clone();
-                engine.savepoint(self.ensure_txn());
                 self.savepoints.push(entry);
                 Ok("SAVEPOINT".into())
             }
@@ -48,6 +53,8 @@ impl Session {
                 let depth = self.savepoint_named(name)?;
                 if let Some(txn) = self.txn.as_mut() {
                     self.engine.release_savepoint(txn, depth);
+                    // As PostgreSQL's CommitSubTransaction: the mode before the savepoint.
+                    txn.read_only = self.savepoints[depth - 1].read_only;
                 }
                 self.savepoints.truncate(depth - 1);
                 Ok("RELEASE".into())
@@ -59,6 +66,9 @@ impl Session {
                 };
                 self.engine.rollback_to_savepoint(txn, depth);
                 self.savepoints.truncate(depth);
+                if let Some(sp) = self.savepoints.last() {
+                    txn.read_only = sp.read_only;
+                }
                 let before = self.settings.clone();
                 if let Some(sp) = self.savepoints.last() {
                     self.settings = sp.settings.clone();

@@ -218,6 +218,17 @@ impl Session {
         self.settings.default_isolation()
     }
 
+    /// Whether the current statement runs read-only: its transaction's mode, or the mode the
+    /// transaction it starts will have.
+    pub(crate) fn read_only_now(&self) -> bool {
+        match &self.txn {
+            Some(t) => t.read_only,
+            None => self
+                .next_read_only
+                .unwrap_or_else(|| self.settings.default_read_only()),
+        }
+    }
+
     /// The engine transaction for the current statement, started if needed.
     pub(crate) fn ensure_txn(&mut self) -> &mut Transaction {
         if self.txn.is_none() {

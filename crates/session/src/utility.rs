@@ -15,6 +15,10 @@ fn unknown_prepared(name: &str) -> PgError {
     )
 }
 
+fn on_off(b: bool) -> String {
+    if b { "on" } else { "off" }.to_string()
+}
+
 fn warning(code: &'static str, msg: &str) -> PgError {
     PgError::notice(Severity::Warning, code, msg)
 }
@@ -27,6 +31,17 @@ impl Session {
                 return Err(PgError::new(
                     sqlstate::ACTIVE_SQL_TRANSACTION,
                     "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                ));
+            }
+            if m.read_only == Some(false) && t.read_only {
+                // PostgreSQL's check_transaction_read_only.
+                return Err(PgError::new(
+                    sqlstate::ACTIVE_SQL_TRANSACTION,
+                    if self.savepoints.is_empty() {
+                        "transaction read-write mode must be set before any query"
+                    } else {
+                        "cannot set transaction read-write mode inside a read-only transaction"
+                    },
                 ));
             }
             if let Some(ro) = m.read_only {
@@ -243,6 +258,15 @@ impl Session {
                         Some(i) => i.name().to_string(),
                         None => self.settings.show("default_transaction_isolation")?.1,
                     },
+                    // The transaction's modes (or those the next one will have), as PostgreSQL
+                    // shows them, not the settings' stored values.
+                    "transaction_read_only" => on_off(self.read_only_now()),
+                    "transaction_deferrable" => on_off(match &self.txn {
+                        Some(t) => t.deferrable,
+                        None => self
+                            .next_deferrable
+                            .unwrap_or_else(|| self.settings.default_deferrable()),
+                    }),
                     _ => self.settings.show(name)?.1,
                 };
                 Ok((vec![vec![Datum::Text(v)]], "SHOW".into()))

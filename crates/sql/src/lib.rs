@@ -181,8 +181,35 @@ pub fn command_tag(stmt: &Stmt, rows: u64) -> String {
             plan::ModifyKind::Update { .. } => format!("UPDATE {rows}"),
             plan::ModifyKind::Delete { .. } => format!("DELETE {rows}"),
         },
+        Stmt::Ddl(d) => ddl_command_name(d),
         _ => String::new(),
     }
+}
+
+/// A DDL statement's command name as PostgreSQL's errors give it ("DROP TABLE", "CREATE TABLE
+/// AS"): its leading keywords, the object kind included.
+fn ddl_command_name(stmt: &ast::Statement) -> String {
+    if let ast::Statement::CreateTable(c) = stmt
+        && c.query.is_some()
+    {
+        return "CREATE TABLE AS".into();
+    }
+    let text = stmt.to_string().to_uppercase();
+    let mut words = text.split_whitespace();
+    let first = words.next().unwrap_or_default();
+    let skip = [
+        "OR",
+        "REPLACE",
+        "UNIQUE",
+        "TEMPORARY",
+        "TEMP",
+        "UNLOGGED",
+        "IF",
+        "NOT",
+        "EXISTS",
+    ];
+    let kind = words.find(|w| !skip.contains(w)).unwrap_or_default();
+    format!("{first} {kind}").trim().to_string()
 }
 
 #[cfg(test)]

@@ -160,3 +160,55 @@ select count(*), max(lvl) from deep;
 commit;
 select count(*), max(lvl) from deep;
 drop table deep;
+
+-- case: read_only_modes_and_savepoints
+-- From PostgreSQL's transactions.sql: READ WRITE only before the first query, never inside
+-- a read-only transaction's savepoint; ROLLBACK TO restores the mode; DDL and writes refused
+-- in a read-only transaction, by command name.
+create table ro_t (a int);
+begin;
+set transaction isolation level serializable, read only, deferrable;
+select * from ro_t;
+set transaction read write;
+commit;
+begin;
+set transaction read only;
+set transaction read write;
+set transaction read only;
+select * from ro_t;
+savepoint x;
+set transaction read only;
+select * from ro_t;
+set transaction read write;
+commit;
+begin;
+set transaction read write;
+savepoint x;
+set transaction read only;
+select * from ro_t;
+rollback to savepoint x;
+show transaction_read_only;
+savepoint y;
+set transaction read only;
+select * from ro_t;
+release savepoint y;
+show transaction_read_only;
+commit;
+set session characteristics as transaction read only;
+drop table ro_t;
+insert into ro_t values (1);
+create table ro_u (a int);
+select * from ro_t;
+start transaction read write;
+drop table ro_t;
+commit;
+set session characteristics as transaction read write;
+begin isolation level repeatable read, read only, deferrable;
+show transaction_isolation;
+show transaction_read_only;
+show transaction_deferrable;
+commit;
+start transaction isolation level serializable, read write, not deferrable;
+show transaction_read_only;
+show transaction_deferrable;
+rollback;
