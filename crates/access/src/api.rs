@@ -100,7 +100,18 @@ pub struct IndexScanOptions {
     pub index_only: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// The columns the reader needs (None: all); the others come back NULL, never decoded.
     pub columns: Option<std::sync::Arc<[bool]>>,
+    /// Equalities tested on each row's stored bytes before it is decoded.
+    pub prefilter: Option<std::sync::Arc<RawEquals>>,
 }
+
+/// Equalities a scan can test on a row's stored bytes before decoding it (the scan keys
+/// PostgreSQL gives a heap scan): column `.0` stores exactly the bytes `.1`
+/// (`keel_types::row::value_bytes`; only for types where equal values have equal bytes,
+/// `keel_types::row::byte_equal_type`). A pre-filter: rows that fail it cannot pass the
+/// reader's WHERE and are not decoded; the reader still tests its WHERE on every row it gets,
+/// and it may get some that fail (one in 64 goes up regardless, for its interrupt checks).
+#[derive(Clone, Debug, Default)]
+pub struct RawEquals(pub Vec<(usize, Vec<u8>)>);
 
 #[derive(Clone, Debug, Default)]
 pub struct VacuumStats {
@@ -377,6 +388,17 @@ impl Engine {
         columns: Option<std::sync::Arc<[bool]>>,
     ) -> RowIter<'a> {
         self.inner.scan_columns(txn, table, columns)
+    }
+
+    /// As [`Engine::scan_columns`], testing `prefilter` on each row's stored bytes first.
+    pub fn scan_filtered<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        columns: Option<std::sync::Arc<[bool]>>,
+        prefilter: Option<std::sync::Arc<RawEquals>>,
+    ) -> RowIter<'a> {
+        self.inner.scan_filtered(txn, table, columns, prefilter)
     }
 
     /// Visible rows whose index key lies in `range`, in index order.

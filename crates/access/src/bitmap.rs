@@ -7,7 +7,7 @@
 use crate::am::ScanKey;
 use crate::api::*;
 use crate::engine::EngineInner;
-use crate::heap::{Heap, Version};
+use crate::heap::Heap;
 use crate::relstate::RelState;
 use crate::rows::Decoder;
 use keel_catalog::{IndexDef, TableDef};
@@ -65,19 +65,20 @@ impl Iterator for BitmapHeapScan<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         for root in self.roots.by_ref() {
             let heap = Heap::new(&self.engine.pool, &self.engine.txns, &self.rel);
-            let found = heap.fetch_visible(root, &self.snap).and_then(|found| {
-                if let Some(r) = &self.ssi {
-                    r.fetched(&heap, root, &self.snap, found.as_ref())?;
-                }
-                Ok(found)
-            });
+            let decoder = &self.decoder;
+            let found = heap
+                .fetch_visible(root, &self.snap, |tid, h, row| {
+                    (tid, *h, decoder.decode(row))
+                })
+                .and_then(|found| {
+                    if let Some(r) = &self.ssi {
+                        r.fetched(&heap, root, &self.snap, found.as_ref().map(|f| &f.1))?;
+                    }
+                    Ok(found)
+                });
             match found {
-                Ok(Some(Version { tid, row, .. })) => {
-                    return Some(
-                        self.decoder
-                            .decode(&row)
-                            .map(|values| (RowRef { root, version: tid }, values)),
-                    );
+                Ok(Some((tid, _, values))) => {
+                    return Some(values.map(|values| (RowRef { root, version: tid }, values)));
                 }
                 Ok(None) => continue,
                 Err(e) => {

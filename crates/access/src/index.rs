@@ -34,6 +34,11 @@ impl<'t> IndexKeys<'t> {
     }
 
     /// The values of the key columns of `row`, in index column order.
+    /// The table columns the key is made of, in key order.
+    pub fn columns(&self) -> &'t [usize] {
+        self.cols
+    }
+
     pub fn key_of(&self, row: &[Datum]) -> Vec<Datum> {
         self.cols
             .iter()

@@ -14,6 +14,7 @@ mod checkpoint;
 mod commitq;
 mod commitrec;
 mod ddl;
+mod decoder;
 mod dirlock;
 mod engine;
 mod heap;

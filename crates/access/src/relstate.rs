@@ -26,14 +26,25 @@ pub struct RelState {
     vm: std::sync::OnceLock<Box<crate::vismap::VisibilityMap>>,
 }
 
-/// Slots of the newest-version hint (made at a relation's first update: 32 kB).
-const LATEST_SLOTS: usize = 4096;
+/// Slots of the newest-version hint, made at a relation's first update: 64 per page the
+/// relation has then (8 bytes each, 6% of the heap's size), at least 4,096 (32 kB) and at
+/// most 2^20 (8 MB). A hint that misses costs a walk from the root, one more page latch per
+/// row, so a scan over many recently updated rows wants most of them to hit.
+const LATEST_MIN: usize = 4096;
+const LATEST_MAX: usize = 1 << 20;
+const LATEST_PER_PAGE: usize = 64;
 const TID_BITS: u32 = 48;
 
-/// The hint slot of `root`, and the tag that tells its entry apart from other roots'.
-fn latest_slot(root: Tid) -> (usize, u64) {
+/// The hint slot of `root` in a table of `len` slots (a power of two), and the tag that tells
+/// its entry apart from other roots'. Slots follow the roots' order (64 per page), so a scan
+/// in heap order or in the order rows were loaded reads the table sequentially rather than
+/// missing the cache on every row.
+fn latest_slot(root: Tid, len: usize) -> (usize, u64) {
+    let at = (root.block as usize)
+        .wrapping_mul(LATEST_PER_PAGE)
+        .wrapping_add(root.slot as usize);
     let h = root.to_u64().wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    ((h >> 32) as usize % LATEST_SLOTS, (h >> 48) | 1)
+    (at & (len - 1), (h >> 48) | 1)
 }
 
 impl RelState {
@@ -73,11 +84,15 @@ impl RelState {
     /// Records the newest version of row `root`.
     pub fn note_latest(&self, root: Tid, version: Tid) {
         let slots = self.latest.get_or_init(|| {
-            (0..LATEST_SLOTS)
+            let pages = self.file.nblocks() as usize;
+            let len = (pages.saturating_mul(LATEST_PER_PAGE))
+                .clamp(LATEST_MIN, LATEST_MAX)
+                .next_power_of_two();
+            (0..len)
                 .map(|_| std::sync::atomic::AtomicU64::new(0))
                 .collect()
         });
-        let (i, tag) = latest_slot(root);
+        let (i, tag) = latest_slot(root, slots.len());
         slots[i].store(
             version.to_u64() | (tag << TID_BITS),
             std::sync::atomic::Ordering::Relaxed,
@@ -91,7 +106,7 @@ impl RelState {
     /// a version pruned and reused since.
     pub fn latest(&self, root: Tid) -> Option<Tid> {
         let slots = self.latest.get()?;
-        let (i, tag) = latest_slot(root);
+        let (i, tag) = latest_slot(root, slots.len());
         let v = slots[i].load(std::sync::atomic::Ordering::Relaxed);
         (v >> TID_BITS == tag).then(|| Tid::from_u64(v & ((1 << TID_BITS) - 1)))
     }

@@ -3,67 +3,17 @@
 use crate::am::{self, Existing, InsertResult};
 use crate::api::*;
 use crate::engine::EngineInner;
-use crate::heap::{self, Heap, LockOutcome, Version};
+use crate::heap::{self, Heap, LockOutcome};
 use crate::index::{self, IndexKeys};
 use keel_catalog::{IndexDef, TableDef};
 use keel_common::{PgError, PgResult, Tid, Xid, sqlstate};
 use keel_storage::page::{LinePointer, PageRead};
 use keel_txn::Snapshot;
-use keel_types::{Datum, TypeId};
+use keel_types::Datum;
+use keel_types::row::decode_row as decode;
 use std::collections::VecDeque;
 
-pub(crate) fn column_types(table: &TableDef) -> Vec<TypeId> {
-    table.columns.iter().map(|c| c.ty.id).collect()
-}
-
-fn decode(bytes: &[u8], types: &[TypeId]) -> PgResult<Vec<Datum>> {
-    keel_types::row::decode_row(bytes, types)
-}
-
-/// How a scan turns stored rows into values: the table's column types and the columns its
-/// reader needs (None: all; the others come back NULL, never decoded).
-pub(crate) struct Decoder {
-    types: Vec<TypeId>,
-    columns: Option<std::sync::Arc<[bool]>>,
-}
-
-impl Decoder {
-    /// `also`: columns the scan itself reads whatever its reader needs (an index's key
-    /// columns, to recheck entries).
-    pub(crate) fn new(
-        table: &TableDef,
-        columns: Option<std::sync::Arc<[bool]>>,
-        also: &[usize],
-    ) -> Decoder {
-        let columns = match columns {
-            Some(c) if also.iter().any(|&i| !c.get(i).copied().unwrap_or(true)) => {
-                let mut c = c.to_vec();
-                for &i in also {
-                    if let Some(w) = c.get_mut(i) {
-                        *w = true;
-                    }
-                }
-                Some(c.into())
-            }
-            c => c,
-        };
-        Decoder {
-            types: column_types(table),
-            columns,
-        }
-    }
-
-    pub(crate) fn width(&self) -> usize {
-        self.types.len()
-    }
-
-    pub(crate) fn decode(&self, bytes: &[u8]) -> PgResult<Vec<Datum>> {
-        match &self.columns {
-            None => decode(bytes, &self.types),
-            Some(c) => keel_types::row::decode_row_cols(bytes, &self.types, c),
-        }
-    }
-}
+pub(crate) use crate::decoder::{Decoder, column_types};
 
 /// Bytes a page must keep free for later updates of its rows (fillfactor).
 fn reserve(table: &TableDef) -> usize {
@@ -82,6 +32,17 @@ impl EngineInner {
         table: &'a TableDef,
         columns: Option<std::sync::Arc<[bool]>>,
     ) -> RowIter<'a> {
+        self.scan_filtered(txn, table, columns, None)
+    }
+
+    /// [`EngineInner::scan_columns`] with a pre-filter on the rows' stored bytes.
+    pub fn scan_filtered<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        columns: Option<std::sync::Arc<[bool]>>,
+        prefilter: Option<std::sync::Arc<RawEquals>>,
+    ) -> RowIter<'a> {
         let rel = match self.rel(table.relfile) {
             Ok(r) => r,
             Err(e) => return Box::new(std::iter::once(Err(e))),
@@ -98,7 +59,7 @@ impl EngineInner {
             ssi,
             rel,
             snap: self.snapshot(txn),
-            decoder: Decoder::new(table, columns, &[]),
+            decoder: Decoder::new(table, columns, &[]).with_prefilter(prefilter),
             block: 0,
             nblocks,
             batch: VecDeque::new(),
@@ -149,7 +110,8 @@ impl EngineInner {
                 pin: Default::default(),
                 rel,
                 snap: self.snapshot(txn),
-                decoder: Decoder::new(table, options.columns.clone(), &index.columns),
+                decoder: Decoder::new(table, options.columns.clone(), &index.columns)
+                    .with_prefilter(options.prefilter.clone()),
                 keys: IndexKeys::new(table, index),
                 source,
                 only: heap_fetches.map(|f| (f, index.columns.as_slice())),
@@ -514,7 +476,10 @@ impl SeqScan<'_> {
                 }
                 if visible {
                     let tid = Tid::new(self.block, slot);
-                    let row = self.decoder.decode(&item[heap::tuple::HEADER..])?;
+                    let Some(row) = self.decoder.decode_passing(&item[heap::tuple::HEADER..])?
+                    else {
+                        continue;
+                    };
                     self.batch.push_back((
                         RowRef {
                             root: h.root,
@@ -592,17 +557,22 @@ impl IndexScan<'_> {
             }
             let heap =
                 Heap::new(&self.engine.pool, &self.engine.txns, &self.rel).with_pin(&self.pin);
-            let found = heap.fetch_visible(root, &self.snap)?;
+            let decoder = &self.decoder;
+            let found = heap.fetch_visible(root, &self.snap, |tid, h, row| {
+                (tid, *h, decoder.decode_passing(row))
+            })?;
             if let Some(r) = &self.ssi {
-                r.fetched(&heap, root, &self.snap, found.as_ref())?;
+                r.fetched(&heap, root, &self.snap, found.as_ref().map(|f| &f.1))?;
             }
-            let Some(Version { tid, row, .. }) = found else {
+            let Some((tid, _, values)) = found else {
                 continue;
             };
-            let values = self.decoder.decode(&row)?;
+            let Some(values) = values? else {
+                continue;
+            };
             // Entries are never updated in place: an entry whose key differs from the version
             // this snapshot sees is stale, and the version is reached through its own entry.
-            if !self.source.recheck(&self.keys.key_of(&values)) {
+            if !self.source.recheck_row(&values, self.keys.columns()) {
                 self.note_stale(root)?;
                 continue;
             }

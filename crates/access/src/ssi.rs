@@ -17,8 +17,8 @@
 
 use crate::api::*;
 use crate::engine::EngineInner;
+use crate::heap::Heap;
 use crate::heap::tuple::Header;
-use crate::heap::{Heap, Version};
 use keel_common::{PgResult, Tid};
 use keel_txn::ssi::{Safety, SxId, Target};
 use keel_txn::{Snapshot, TxnManager, XidStatus};
@@ -87,10 +87,10 @@ impl<'a> Reader<'a> {
         heap: &Heap<'_>,
         root: Tid,
         snap: &Snapshot,
-        found: Option<&Version>,
+        found: Option<&Header>,
     ) -> PgResult<()> {
-        if let Some(v) = found {
-            return self.examined(snap, &v.header, true);
+        if let Some(h) = found {
+            return self.examined(snap, h, true);
         }
         let mut writer = None;
         heap.walk_all(root, |_, h, _| {

@@ -73,3 +73,51 @@ fn prepared_statements_follow_ddl_in_every_session() {
         rt.block_on(scenario(srv.conn_str()));
     }
 }
+
+type Param<'a> = &'a (dyn tokio_postgres::types::ToSql + Sync);
+
+/// The count and least id a `select count(*), min(id) ...` statement gives for `params`.
+async fn one(c: &Client, st: &Statement, params: &[Param<'_>]) -> (i64, Option<i32>) {
+    let rows = within("query", c.query(st, params)).await.unwrap();
+    (rows[0].get(0), rows[0].get(1))
+}
+
+/// `column = $1` filters are tested on the rows' stored bytes before decoding: a parameter
+/// of the column's type, of another type (int8 against int4), NULL, and a text parameter
+/// through an index scan with a filter, all give the rows PostgreSQL gives.
+async fn parameters_in_filters(conn: String) {
+    let c = connect(&conn).await;
+    exec(
+        &c,
+        "drop table if exists pf; create table pf (id int primary key, i int, t text);
+         insert into pf select g, g % 100, 'k' || (g % 50) from generate_series(1, 3000) g",
+    )
+    .await;
+    let count = |sql: &'static str| {
+        let c = &c;
+        async move { within(sql, c.prepare(sql)).await.unwrap() }
+    };
+    let by_t = count("select count(*), min(id) from pf where t = $1").await;
+    let by_i = count("select count(*), min(id) from pf where i = $1").await;
+    let by_i8 = count("select count(*), min(id) from pf where i = $1::int8").await;
+    let by_both = count("select count(*), min(id) from pf where t = $1 and i = $2").await;
+    let first = count("select id from pf where t = $1 order by id limit 1").await;
+    assert_eq!(one(&c, &by_t, &[&"k7"]).await, (60, Some(7)));
+    assert_eq!(one(&c, &by_t, &[&"k77"]).await, (0, None));
+    assert_eq!(one(&c, &by_t, &[&None::<&str>]).await, (0, None));
+    assert_eq!(one(&c, &by_i, &[&42i32]).await, (30, Some(42)));
+    assert_eq!(one(&c, &by_i8, &[&42i64]).await, (30, Some(42)));
+    assert_eq!(one(&c, &by_both, &[&"k42", &42i32]).await, (30, Some(42)));
+    assert_eq!(one(&c, &by_both, &[&"k43", &42i32]).await, (0, None));
+    let rows = within("query", c.query(&first, &[&"k49"])).await.unwrap();
+    assert_eq!(rows[0].get::<_, i32>(0), 49);
+}
+
+#[test]
+fn parameters_in_equality_filters() {
+    let rt = runtime();
+    for srv in [Server::start(&[]), Server::oracle(&[])] {
+        eprintln!("parameters on {:?}", srv.engine);
+        rt.block_on(parameters_in_filters(srv.conn_str()));
+    }
+}

@@ -271,7 +271,18 @@ pub fn decode_row_cols(bytes: &[u8], types: &[TypeId], wanted: &[bool]) -> PgRes
     let h = header(bytes)?;
     let mut out = Vec::with_capacity(types.len());
     let mut pos = h.data;
+    // Columns after the last wanted one are not read at all (not even their lengths: a
+    // filter on the first columns then touches only the row's first bytes).
+    let end = if wanted.len() < types.len() {
+        types.len()
+    } else {
+        wanted.iter().rposition(|&w| w).map_or(0, |i| i + 1)
+    };
     for (i, &ty) in types.iter().enumerate() {
+        if i >= end {
+            out.push(Datum::Null);
+            continue;
+        }
         if i >= h.natts || is_null(bytes, &h, i) {
             out.push(Datum::Null);
         } else if wanted.get(i).copied().unwrap_or(true) {
@@ -282,6 +293,44 @@ pub fn decode_row_cols(bytes: &[u8], types: &[TypeId], wanted: &[bool]) -> PgRes
         }
     }
     Ok(out)
+}
+
+/// The stored bytes of column `index` (a varlena's with its length word), or None when it is
+/// NULL or missing. Two values of one type whose stored bytes are equal are equal; see
+/// [`byte_equal_type`] for the types where the converse holds too.
+pub fn column_bytes<'a>(
+    bytes: &'a [u8],
+    types: &[TypeId],
+    index: usize,
+) -> PgResult<Option<&'a [u8]>> {
+    let h = header(bytes)?;
+    if index >= h.natts || index >= types.len() || is_null(bytes, &h, index) {
+        return Ok(None);
+    }
+    let mut pos = h.data;
+    for (i, &ty) in types.iter().enumerate().take(index) {
+        if !is_null(bytes, &h, i) {
+            pos += value_len(bytes, pos, ty)?;
+        }
+    }
+    let len = value_len(bytes, pos, types[index])?;
+    let mut at = pos;
+    take(bytes, &mut at, len).map(Some)
+}
+
+/// Whether `=` on two values of `ty` holds exactly when their stored bytes are equal: the
+/// types with one stored form per value, the same ones whose key encoding gives the value back
+/// ([`crate::key::key_returns`]). Not floats (-0 = 0), numeric (1.0 = 1.00), bpchar
+/// (trailing blanks) or interval (1 day = 24 hours).
+pub fn byte_equal_type(ty: TypeId) -> bool {
+    crate::key::key_returns(ty)
+}
+
+/// The stored bytes of `v` as a column of type `ty` (see [`column_bytes`]); None for NULL
+/// or a value the type cannot store as given.
+pub fn value_bytes(v: &Datum, ty: TypeId) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_value(v, ty, &mut out).then_some(out)
 }
 
 /// Decodes only column `index`.

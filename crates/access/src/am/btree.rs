@@ -250,6 +250,7 @@ impl<'a> AmIndex<'a> for BtreeIndex<'a> {
                 rel,
                 source: Source::Lookup(roots.into_iter()),
                 current: key,
+                scratch: Default::default(),
             }));
         }
         let bound = |b: &Bound<Vec<Datum>>| encode_bound(&self.rel, b);
@@ -258,6 +259,7 @@ impl<'a> AmIndex<'a> for BtreeIndex<'a> {
             rel,
             source: Source::Scan(scan),
             current: Vec::new(),
+            scratch: Default::default(),
         }))
     }
 
@@ -285,6 +287,7 @@ impl<'a> AmIndex<'a> for BtreeIndex<'a> {
             rel: self.rel,
             source: Source::Back(scan),
             current: Vec::new(),
+            scratch: Default::default(),
         }))
     }
 
@@ -357,6 +360,8 @@ struct BtreeScanOf<'a> {
     source: Source,
     /// Key bytes of the entry returned last.
     current: Vec<u8>,
+    /// Where `recheck_row` encodes a row's key.
+    scratch: std::cell::RefCell<Vec<u8>>,
 }
 
 impl IndexScan for BtreeScanOf<'_> {
@@ -378,6 +383,19 @@ impl IndexScan for BtreeScanOf<'_> {
 
     fn recheck(&self, key: &[Datum]) -> bool {
         encode(&self.rel, key) == self.current
+    }
+
+    fn recheck_row(&self, row: &[Datum], columns: &[usize]) -> bool {
+        let mut out = self.scratch.borrow_mut();
+        out.clear();
+        for &c in columns {
+            let value = row.get(c).unwrap_or(&Datum::Null);
+            keel_types::key::encode_key_value(value, self.rel.table.columns[c].ty.id, &mut out);
+            if !self.current.starts_with(&out) {
+                return false;
+            }
+        }
+        *out == self.current
     }
 
     fn entry(&self) -> Option<&[u8]> {

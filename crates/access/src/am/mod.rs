@@ -155,6 +155,15 @@ pub trait IndexScan: Send {
     /// updated in place): the row is then returned through its current entry instead.
     fn recheck(&self, key: &[Datum]) -> bool;
 
+    /// `recheck` for a whole row whose key columns are `columns` (the per-row path of a
+    /// scan; a method may compare without building the key).
+    fn recheck_row(&self, row: &[Datum], columns: &[usize]) -> bool {
+        let key: Vec<Datum> = (columns.iter())
+            .map(|&c| row.get(c).cloned().unwrap_or(Datum::Null))
+            .collect();
+        self.recheck(&key)
+    }
+
     /// The key of the entry `next` returned last, as the values stored in the row (an
     /// index-only scan returns them without reading the heap). None when the method cannot
     /// give them back for these key columns ([`IndexAm::can_return`] says which can).

@@ -109,16 +109,47 @@ pub struct Heap<'a> {
     pin: Option<&'a PagePin>,
 }
 
-/// The heap page a scan keeps pinned between rows (see `Heap::with_pin`); its owner gives the
-/// pin back with [`PagePin::release`].
+/// The heap pages a scan keeps pinned between rows (see `Heap::with_pin`); its owner gives
+/// the pins back with [`PagePin::release`]. Two pages, because an index scan over updated
+/// rows alternates between the roots' page and the page their newest versions went to; the
+/// slot not used last is the one replaced.
 #[derive(Default)]
-pub struct PagePin(std::cell::Cell<Option<keel_storage::PinId>>);
+pub struct PagePin {
+    slots: [std::cell::Cell<Option<keel_storage::PinId>>; 2],
+    victim: std::cell::Cell<usize>,
+}
 
 impl PagePin {
     pub fn release(&self, pool: &BufferPool) {
-        if let Some(p) = self.0.take() {
-            pool.unpin_page(p);
+        for slot in &self.slots {
+            if let Some(p) = slot.take() {
+                pool.unpin_page(p);
+            }
         }
+    }
+
+    /// The pin held on `block`, pinning it in place of the slot used less recently.
+    fn get(
+        &self,
+        pool: &BufferPool,
+        rel: &RelState,
+        block: keel_common::BlockNo,
+    ) -> PgResult<keel_storage::PinId> {
+        for (i, slot) in self.slots.iter().enumerate() {
+            if let Some(p) = slot.get()
+                && p.block() == block
+            {
+                self.victim.set(1 - i);
+                return Ok(p);
+            }
+        }
+        let i = self.victim.get();
+        let p = pool.pin_page(&rel.file, block)?;
+        if let Some(old) = self.slots[i].replace(Some(p)) {
+            pool.unpin_page(old);
+        }
+        self.victim.set(1 - i);
+        Ok(p)
     }
 }
 
@@ -156,17 +187,7 @@ impl<'a> Heap<'a> {
         let Some(pin) = self.pin else {
             return self.pool.read(&self.rel.file, block);
         };
-        let held = match pin.0.get() {
-            Some(p) if p.block() == block => p,
-            old => {
-                let p = self.pool.pin_page(&self.rel.file, block)?;
-                pin.0.set(Some(p));
-                if let Some(o) = old {
-                    self.pool.unpin_page(o);
-                }
-                p
-            }
-        };
+        let held = pin.get(self.pool, self.rel, block)?;
         Ok(self.pool.read_pinned(held))
     }
 
@@ -356,10 +377,17 @@ impl<'a> Heap<'a> {
         Ok(())
     }
 
-    /// The version of row `root` visible to `snap`.
-    pub fn fetch_visible(&self, root: Tid, snap: &Snapshot) -> PgResult<Option<Version>> {
+    /// The version of row `root` visible to `snap`, handed to `read` in place under the page's
+    /// share latch, so a scan decodes it without copying it out first.
+    pub fn fetch_visible<T>(
+        &self,
+        root: Tid,
+        snap: &Snapshot,
+        read: impl FnOnce(Tid, &Header, &[u8]) -> T,
+    ) -> PgResult<Option<T>> {
+        let mut read = Some(read);
         if let Some(hint) = self.rel.latest(root)
-            && let Some(found) = self.visible_from(root, hint, snap)?
+            && let Some(found) = self.visible_from(root, hint, snap, &mut read)?
         {
             return Ok(found);
         }
@@ -370,11 +398,10 @@ impl<'a> Heap<'a> {
                 return Walk::Stop;
             }
             if h.deleter() == 0 || !txns.sees(snap, h.xmax, h.cmax) {
-                return Walk::Done(Version {
-                    tid,
-                    header: *h,
-                    row: row.to_vec(),
-                });
+                return match read.take() {
+                    Some(read) => Walk::Done(read(tid, h, row)),
+                    None => Walk::Stop,
+                };
             }
             Walk::Next
         })
@@ -385,12 +412,13 @@ impl<'a> Heap<'a> {
     /// it was deleted for us. None when a hop fails validation (the caller walks from the
     /// root). Versions between the visible one and the newest are never pruned while `snap`
     /// is published, so a valid walk cannot miss the answer.
-    fn visible_from(
+    fn visible_from<T>(
         &self,
         root: Tid,
         hint: Tid,
         snap: &Snapshot,
-    ) -> PgResult<Option<Option<Version>>> {
+        read: &mut Option<impl FnOnce(Tid, &Header, &[u8]) -> T>,
+    ) -> PgResult<Option<Option<T>>> {
         let txns = self.txns;
         let mut cur = hint;
         // (version we came from, the xid that links us to it, true if we moved backwards)
@@ -428,12 +456,7 @@ impl<'a> Heap<'a> {
                 continue;
             }
             if h.deleter() == 0 || !txns.sees(snap, h.xmax, h.cmax) {
-                let row = item[HEADER..].to_vec();
-                return Ok(Some(Some(Version {
-                    tid: cur,
-                    header: h,
-                    row,
-                })));
+                return Ok(read.take().map(|read| Some(read(cur, &h, &item[HEADER..]))));
             }
             if matches!(came, Some((_, _, true))) {
                 return Ok(None);

@@ -123,6 +123,7 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                     backward: false,
                     index_only: index_only.then(|| self.heap_fetches.clone()),
                     columns: self.columns.cloned(),
+                    prefilter: None,
                 };
                 (self.engine).index_scan_with(self.txn, self.table, index, range, options)
             });

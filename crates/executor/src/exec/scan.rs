@@ -4,12 +4,12 @@
 use super::{Node, Row};
 use crate::eval::{Eval, EvalCx};
 use keel_access::am::ScanKey;
-use keel_access::{Engine, KeyRange, RowIter, RowRef, Transaction};
+use keel_access::{Engine, KeyRange, RawEquals, RowIter, RowRef, Transaction};
 use keel_analyzer::expr::Expr;
 use keel_catalog::TableDef;
 use keel_common::PgResult;
 use keel_planner::plan::Access;
-use keel_types::Datum;
+use keel_types::{Datum, TypeId};
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -106,18 +106,72 @@ pub fn key_range_on(
     }))
 }
 
-/// Opens the row iterator for `access` (None = provably empty). An index-only scan counts
+/// The equalities of `filter` a scan can test on the stored bytes of `table`'s rows before
+/// decoding them ([`RawEquals`]): conjuncts `column = constant` (or a parameter) where the
+/// constant has the column's type and that type's `=` is byte equality.
+pub fn prefilter(
+    filter: Option<&Expr>,
+    table: &TableDef,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Option<Arc<RawEquals>>> {
+    let Some(filter) = filter else {
+        return Ok(None);
+    };
+    let conjuncts = match filter {
+        Expr::And(v) => &v[..],
+        e => std::slice::from_ref(e),
+    };
+    let mut keys = Vec::new();
+    for c in conjuncts {
+        let Expr::Bin { op: "=", l, r, .. } = c else {
+            continue;
+        };
+        let (column, ty, value) = match (&**l, &**r) {
+            (Expr::Col(i, t), v @ (Expr::Const(..) | Expr::Param(..)))
+            | (v @ (Expr::Const(..) | Expr::Param(..)), Expr::Col(i, t)) => (*i, *t, v),
+            _ => continue,
+        };
+        let stored = table.columns.get(column).map(|c| c.ty.id);
+        if stored != Some(ty) || !keel_types::row::byte_equal_type(ty) {
+            continue;
+        }
+        let v = value.eval(&[], ev)?;
+        let same_type = match (&v, ty) {
+            (Datum::Text(_), TypeId::Text | TypeId::Varchar | TypeId::Name) => true,
+            (v, ty) => v.natural_type() == Some(ty),
+        };
+        if same_type && let Some(bytes) = keel_types::row::value_bytes(&v, ty) {
+            keys.push((column, bytes));
+        }
+    }
+    Ok((!keys.is_empty()).then(|| Arc::new(RawEquals(keys))))
+}
+
+/// What a scan reads: its access path, the columns its reader needs (None: all; the others
+/// come back NULL), and the pre-filter sequential and index scans test (see [`prefilter`]).
+pub struct Reading<'a> {
+    pub access: &'a Access,
+    pub columns: Option<Arc<[bool]>>,
+    pub prefilter: Option<Arc<RawEquals>>,
+}
+
+/// Opens the row iterator for `reading` (None = provably empty). An index-only scan counts
 /// the entries it looks up in the heap in `counted`, a bitmap scan the roots its index gave.
 pub fn open<'a>(
     engine: &'a Engine,
     txn: &'a Transaction,
     table: &'a TableDef,
-    (access, columns): (&'a Access, Option<Arc<[bool]>>),
+    reading: Reading<'a>,
     ev: &mut EvalCx<'_>,
     counted: &Arc<AtomicU64>,
 ) -> PgResult<Option<RowIter<'a>>> {
+    let Reading {
+        access,
+        columns,
+        prefilter,
+    } = reading;
     Ok(match access {
-        Access::Seq => Some(engine.scan_columns(txn, table, columns)),
+        Access::Seq => Some(engine.scan_filtered(txn, table, columns, prefilter)),
         Access::Index {
             index,
             bitmap: true,
@@ -134,6 +188,7 @@ pub fn open<'a>(
                 backward: *backward,
                 index_only: index_only.then(|| counted.clone()),
                 columns,
+                prefilter,
             };
             engine.index_scan_with(txn, table, index, r, options)
         }),
@@ -222,14 +277,12 @@ impl<'a> Scan<'a> {
         if self.iter.is_none() {
             let counted = &self.counted;
             let columns = self.columns.cloned();
-            match open(
-                self.engine,
-                self.txn,
-                self.table,
-                (self.access, columns),
-                ev,
-                counted,
-            )? {
+            let reading = Reading {
+                access: self.access,
+                columns,
+                prefilter: prefilter(self.filter, self.table, ev)?,
+            };
+            match open(self.engine, self.txn, self.table, reading, ev, counted)? {
                 Some(it) => self.iter = Some(it),
                 None => {
                     self.done = true;
