@@ -354,6 +354,19 @@ impl Engine {
         txn.inner.restart_at_commit.push(seq);
     }
 
+    /// SERIALIZABLE bookkeeping for a TRUNCATE (`to`: the table's new file) or a DROP
+    /// (`to` None) of the table in file `rel` with index files `indexes`: called before the
+    /// files are replaced; see `keel_txn::ssi::Ssi::conflict_in_relation`.
+    pub fn ssi_replace_relation(
+        &self,
+        txn: &Transaction,
+        rel: u32,
+        indexes: &[u32],
+        to: Option<u32>,
+    ) -> PgResult<()> {
+        self.inner.ssi_replace_relation(txn, rel, indexes, to)
+    }
+
     /// Schedules a relation file for removal once `txn` commits (DROP, TRUNCATE).
     pub fn drop_relfile_at_commit(&self, txn: &mut Transaction, relfile: u32) {
         self.inner.drop_relfile_at_commit(txn, relfile)

@@ -184,6 +184,25 @@ impl EngineInner {
         }
     }
 
+    /// A TRUNCATE or DROP of the table in relation file `rel` with index files `indexes`:
+    /// a SERIALIZABLE `txn` writes every row of it (conflict in with all its readers); and
+    /// when the rows go on in file `to` (TRUNCATE), the readers' locks cover all of `to`.
+    pub(crate) fn ssi_replace_relation(
+        &self,
+        txn: &Transaction,
+        rel: u32,
+        indexes: &[u32],
+        to: Option<u32>,
+    ) -> PgResult<()> {
+        if let Some(sx) = txn.inner.sx {
+            self.txns.ssi.conflict_in_relation(sx, rel, indexes)?;
+        }
+        if let Some(to) = to {
+            self.txns.ssi.transfer_relation(rel, indexes, to);
+        }
+        Ok(())
+    }
+
     /// Conflict in for a key placed (or about to be refused as a duplicate) in index `index`.
     pub(crate) fn ssi_wrote_key(&self, txn: &Transaction, index: u32, key: &[u8]) -> PgResult<()> {
         match txn.inner.sx {

@@ -99,9 +99,11 @@ pub fn execute_ddl(
                 let table = cat.table(&n)?.clone();
                 let mut nt = (*table).clone();
                 nt.relfile = cat.new_oid();
+                let idx: Vec<Arc<IndexDef>> = cat.indexes_of(table.oid).cloned().collect();
+                let idx_files: Vec<u32> = idx.iter().map(|i| i.relfile).collect();
+                engine.ssi_replace_relation(txn, table.relfile, &idx_files, Some(nt.relfile))?;
                 engine.create_relfile(txn, nt.relfile, nt.persistence == Persistence::Unlogged)?;
                 engine.drop_relfile_at_commit(txn, table.relfile);
-                let idx: Vec<Arc<IndexDef>> = cat.indexes_of(table.oid).cloned().collect();
                 for i in idx {
                     let mut ni = (*i).clone();
                     ni.relfile = cat.new_oid();
@@ -615,10 +617,14 @@ fn drop_objects(
                 }
             }
             for oid in targets {
+                let idx: Vec<u32> = cat.indexes_of(oid).map(|i| i.oid).collect();
                 if let Some(t) = cat.tables.remove(&oid) {
+                    let idx_files: Vec<u32> = (idx.iter())
+                        .filter_map(|i| cat.indexes.get(i).map(|ix| ix.relfile))
+                        .collect();
+                    engine.ssi_replace_relation(txn, t.relfile, &idx_files, None)?;
                     engine.drop_relfile_at_commit(txn, t.relfile);
                 }
-                let idx: Vec<u32> = cat.indexes_of(oid).map(|i| i.oid).collect();
                 for i in idx {
                     if let Some(ix) = cat.indexes.remove(&i) {
                         engine.drop_relfile_at_commit(txn, ix.relfile);

@@ -199,6 +199,28 @@ impl Table {
     }
 }
 
+impl Table {
+    /// Holders of any lock on relation `rel` (whole, or one of its tuples) or on a key range
+    /// of one of `indexes`: the readers of anything a TRUNCATE or DROP of it writes. A scan of
+    /// the whole table, as PostgreSQL's `CheckTableForSerializableConflictIn` is: DDL only.
+    pub(super) fn holders_of_relation(&self, rel: u32, indexes: &[u32]) -> Vec<SxId> {
+        let mut out = Vec::new();
+        for (t, v) in &self.locks {
+            if matches!(*t, Target::Relation(r) | Target::Tuple(r, _) if r == rel) {
+                out.extend_from_slice(v);
+            }
+        }
+        for index in indexes {
+            if let Some(ranges) = self.ranges.get(index) {
+                out.extend(ranges.iter().map(|r| r.sx));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
 /// Whether upper end `outer` (None: unbounded) reaches at least `inner`.
 fn contains_end(outer: &Option<Vec<u8>>, inner: Option<&[u8]>) -> bool {
     match (outer, inner) {

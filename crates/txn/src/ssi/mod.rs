@@ -92,6 +92,30 @@ impl Default for Ssi {
     }
 }
 
+/// Records `holder ->rw id` for each of `holders` still concurrent with `id` (who writes what
+/// they read), under the state's lock.
+fn flag_holders(st: &mut State, id: SxId, holders: Vec<SxId>) -> PgResult<()> {
+    let me = st.xm(id);
+    if me.doomed {
+        return Err(failure(
+            "Canceled on identification as a pivot, during conflict in checking.",
+        ));
+    }
+    me.wrote = true;
+    let mine = me.before_snapshot;
+    for h in holders {
+        if h == id {
+            continue;
+        }
+        let hs = st.x(h);
+        if hs.doomed || hs.safe || (hs.committed != 0 && hs.committed <= mine) {
+            continue;
+        }
+        st.flag(id, h, id)?;
+    }
+    Ok(())
+}
+
 fn failure(reason: &str) -> PgError {
     PgError::new(
         sqlstate::SERIALIZATION_FAILURE,
@@ -361,28 +385,37 @@ impl Ssi {
         key: Option<(u32, &[u8])>,
     ) -> PgResult<()> {
         let mut st = self.state.lock();
-        let me = st.xm(id);
-        if me.doomed {
-            return Err(failure(
-                "Canceled on identification as a pivot, during conflict in checking.",
-            ));
-        }
-        me.wrote = true;
-        let mine = me.before_snapshot;
         let mut holders = st.table.holders(targets, key);
         holders.sort_unstable();
         holders.dedup();
+        flag_holders(&mut st, id, holders)
+    }
+
+    /// `id` writes every row of relation `rel` at once (TRUNCATE, DROP TABLE): every
+    /// concurrent holder of a SIREAD lock on it, one of its rows or a key range of one of
+    /// its `indexes` gets `holder ->rw id` (PostgreSQL's
+    /// `CheckTableForSerializableConflictIn`).
+    pub fn conflict_in_relation(&self, id: SxId, rel: u32, indexes: &[u32]) -> PgResult<()> {
+        let mut st = self.state.lock();
+        let holders = st.table.holders_of_relation(rel, indexes);
+        flag_holders(&mut st, id, holders)
+    }
+
+    /// The rows of relation `rel` move to relation file `to` (TRUNCATE gives the table a new
+    /// file): every holder of a lock on `rel`, its rows or its `indexes` gets a lock on all of
+    /// `to`, so a write there still finds who read the rows it replaces. Coarser than what
+    /// was held (PostgreSQL's `TransferPredicateLocksToHeapRelation`): never too few
+    /// conflicts, at worst more. Not bounded by `max_pred_locks`: one lock per holder.
+    pub fn transfer_relation(&self, rel: u32, indexes: &[u32], to: u32) {
+        let mut st = self.state.lock();
+        let holders = st.table.holders_of_relation(rel, indexes);
+        let State { xacts, table, .. } = &mut *st;
         for h in holders {
-            if h == id {
-                continue;
+            if let Some(s) = xacts.get_mut(&h) {
+                // A relation lock never fails (it only replaces tuple locks).
+                let _ = table.lock(h, &mut s.locks, Target::Relation(to), usize::MAX);
             }
-            let hs = st.x(h);
-            if hs.doomed || hs.safe || (hs.committed != 0 && hs.committed <= mine) {
-                continue;
-            }
-            st.flag(id, h, id)?;
         }
-        Ok(())
     }
 
     /// PostgreSQL's PreCommit_CheckForSerializationFailure: fails if `id` was doomed; dooms
