@@ -125,6 +125,14 @@ pub struct VacuumStats {
 /// Iterator over visible rows of a table or index range.
 pub type RowIter<'a> = Box<dyn Iterator<Item = PgResult<(RowRef, Vec<Datum>)>> + Send + 'a>;
 
+/// An index scan that can be restarted on another range (PostgreSQL's `amrescan`): an index
+/// nested loop probes the inner index once per outer row with one scan, keeping its opened
+/// relations, decoder, snapshot and pinned heap pages.
+pub trait IndexProbe: Iterator<Item = PgResult<(RowRef, Vec<Datum>)>> + Send {
+    /// Restarts the scan on `range`; rows of the previous range not read are dropped.
+    fn rescan(&mut self, range: KeyRange) -> PgResult<()>;
+}
+
 impl Transaction {
     /// The catalog this transaction sees: its own pending DDL, or the engine's current one.
     pub fn catalog(&self, engine: &Engine) -> Arc<Catalog> {
@@ -437,6 +445,21 @@ impl Engine {
     ) -> RowIter<'a> {
         self.inner
             .index_scan_with(txn, table, index, range, options)
+    }
+
+    /// An index scan over `range` that [`IndexProbe::rescan`] restarts on other ranges.
+    pub fn index_probe<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+        range: KeyRange,
+        options: IndexScanOptions,
+    ) -> PgResult<Box<dyn IndexProbe + 'a>> {
+        Ok(Box::new(
+            self.inner
+                .open_index_scan(txn, table, index, range, options)?,
+        ))
     }
 
     /// Visible rows whose roots `index` gives for `keys` (its bitmap scan), in heap order.

@@ -85,6 +85,21 @@ impl EngineInner {
         range: KeyRange,
         options: IndexScanOptions,
     ) -> RowIter<'a> {
+        match self.open_index_scan(txn, table, index, range, options) {
+            Ok(s) => Box::new(s),
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        }
+    }
+
+    /// The scan of [`EngineInner::index_scan_with`], which [`IndexProbe::rescan`] restarts.
+    pub(crate) fn open_index_scan<'a>(
+        &'a self,
+        txn: &'a Transaction,
+        table: &'a TableDef,
+        index: &'a IndexDef,
+        range: KeyRange,
+        options: IndexScanOptions,
+    ) -> PgResult<IndexScan<'a>> {
         let heap_fetches = options.index_only;
         let setup = || -> PgResult<IndexScan<'a>> {
             let rel = self.rel(table.relfile)?;
@@ -115,13 +130,11 @@ impl EngineInner {
                 keys: IndexKeys::new(table, index),
                 source,
                 only: heap_fetches.map(|f| (f, index.columns.as_slice())),
+                backward: options.backward,
                 done: false,
             })
         };
-        match setup() {
-            Ok(s) => Box::new(s),
-            Err(e) => Box::new(std::iter::once(Err(e))),
-        }
+        setup()
     }
 
     pub fn insert(
@@ -515,7 +528,7 @@ impl Iterator for SeqScan<'_> {
     }
 }
 
-struct IndexScan<'a> {
+pub(crate) struct IndexScan<'a> {
     engine: &'a EngineInner,
     ssi: Option<crate::ssi::Reader<'a>>,
     table: &'a TableDef,
@@ -534,7 +547,26 @@ struct IndexScan<'a> {
     source: Box<dyn am::IndexScan + 'a>,
     /// An index-only scan: its heap lookups counter and the index's key columns.
     only: Option<(std::sync::Arc<std::sync::atomic::AtomicU64>, &'a [usize])>,
+    backward: bool,
     done: bool,
+}
+
+impl IndexProbe for IndexScan<'_> {
+    fn rescan(&mut self, range: KeyRange) -> PgResult<()> {
+        let am = self.engine.open_index(&self.irel, self.table, self.index);
+        if let Some(r) = &self.ssi {
+            r.lock_range(self.index.relfile, &am.predicate_range(&range))?;
+        }
+        let source = if self.backward {
+            am.scan_backward(&range)?
+        } else {
+            am.scan(&range)?
+        };
+        drop(am);
+        self.source = source;
+        self.done = false;
+        Ok(())
+    }
 }
 
 impl IndexScan<'_> {

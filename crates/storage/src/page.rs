@@ -79,14 +79,17 @@ pub(crate) fn decode_lp(b: &[u8]) -> LinePointer {
     }
 }
 
+#[inline]
 pub fn get_u16(p: &[u8], off: usize) -> u16 {
     u16::from_le_bytes([p[off], p[off + 1]])
 }
 
+#[inline]
 pub fn get_u32(p: &[u8], off: usize) -> u32 {
     u32::from_le_bytes([p[off], p[off + 1], p[off + 2], p[off + 3]])
 }
 
+#[inline]
 pub fn get_u64(p: &[u8], off: usize) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&p[off..off + 8]);

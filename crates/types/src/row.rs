@@ -269,7 +269,11 @@ pub fn decode_row(bytes: &[u8], types: &[TypeId]) -> PgResult<Vec<Datum>> {
 /// allocation for text nobody reads. Columns past `wanted`'s end are decoded.
 pub fn decode_row_cols(bytes: &[u8], types: &[TypeId], wanted: &[bool]) -> PgResult<Vec<Datum>> {
     let h = header(bytes)?;
+    // Every slot starts NULL, written in place: a NULL built on the stack and copied into the
+    // vector stalls the copy's load on the one-byte store of its tag (store forwarding),
+    // which cost a quarter of a COUNT(*) scan.
     let mut out = Vec::with_capacity(types.len());
+    out.resize_with(types.len(), || Datum::Null);
     let mut pos = h.data;
     // Columns after the last wanted one are not read at all (not even their lengths: a
     // filter on the first columns then touches only the row's first bytes).
@@ -278,18 +282,14 @@ pub fn decode_row_cols(bytes: &[u8], types: &[TypeId], wanted: &[bool]) -> PgRes
     } else {
         wanted.iter().rposition(|&w| w).map_or(0, |i| i + 1)
     };
-    for (i, &ty) in types.iter().enumerate() {
-        if i >= end {
-            out.push(Datum::Null);
+    for (i, &ty) in types.iter().enumerate().take(end.min(h.natts)) {
+        if is_null(bytes, &h, i) {
             continue;
         }
-        if i >= h.natts || is_null(bytes, &h, i) {
-            out.push(Datum::Null);
-        } else if wanted.get(i).copied().unwrap_or(true) {
-            out.push(decode_value(bytes, &mut pos, ty)?);
+        if wanted.get(i).copied().unwrap_or(true) {
+            out[i] = decode_value(bytes, &mut pos, ty)?;
         } else {
             pos += value_len(bytes, pos, ty)?;
-            out.push(Datum::Null);
         }
     }
     Ok(out)

@@ -56,3 +56,17 @@ select count(*) from sa a where exists (select 1 from sb b where b.k > a.k);
 select count(*) from sa a where a.k in (select k from sb);
 select count(*) from sa a where a.k not in (select k from sb where k is not null);
 select count(*) from sa a join sb b on b.id = a.id where not exists (select 1 from sb c where c.k = a.k);
+
+-- case: index_nested_loop_probes_in_turn
+-- One scan of the inner index is restarted for each outer row's key: rows before and after
+-- a NULL key, a key with no match, repeated keys, and LEFT JOIN's NULL-extended rows.
+create table inl_o (id int, k int);
+insert into inl_o values (1, 5), (2, null), (3, 7), (4, 100000), (5, null), (6, 5), (7, 9);
+create table inl_i (k int primary key, v text);
+insert into inl_i select g, 'v' || g from generate_series(1, 50000) g;
+analyze inl_o;
+analyze inl_i;
+select o.id, o.k, i.v from inl_o o join inl_i i on i.k = o.k order by o.id;
+select o.id, o.k, i.v from inl_o o left join inl_i i on i.k = o.k order by o.id;
+select o.id, i.v from inl_o o left join inl_i i on i.k = o.k and i.v like 'v5%' order by o.id;
+select count(*) from inl_o a join inl_o b on b.id = a.id join inl_i i on i.k = b.k;

@@ -5,7 +5,7 @@
 use super::scan::key_range_on;
 use super::{BoxNode, Node, Row};
 use crate::eval::{Eval, EvalCx};
-use keel_access::{Engine, RowIter, Transaction};
+use keel_access::{Engine, IndexProbe, Transaction};
 use keel_analyzer::expr::Expr;
 use keel_catalog::TableDef;
 use keel_common::PgResult;
@@ -22,9 +22,11 @@ pub struct IndexNestLoop<'a> {
     columns: Option<&'a Arc<[bool]>>,
     inner_filter: Option<&'a Expr>,
     join_filter: Option<&'a Expr>,
-    /// The outer row being joined and the probe of the inner table for it (None: its key
-    /// was NULL, nothing can match).
-    cur: Option<(Row, Option<RowIter<'a>>)>,
+    /// The outer row being joined, and whether `probe` is on its key (false: its key was
+    /// NULL, nothing can match).
+    cur: Option<(Row, bool)>,
+    /// The scan of the inner index, restarted on each outer row's key (made at the first).
+    probe: Option<Box<dyn IndexProbe + 'a>>,
     left_join: bool,
     /// The current outer row has joined a probed row.
     matched: bool,
@@ -52,6 +54,7 @@ impl<'a> IndexNestLoop<'a> {
             join_filter: filters.1,
             heap_fetches: Default::default(),
             cur: None,
+            probe: None,
             left_join,
             matched: false,
         }
@@ -74,8 +77,9 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
 
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         loop {
-            if let Some((outer, probe)) = &mut self.cur {
-                for item in probe.iter_mut().flatten() {
+            if let Some((outer, probing)) = &mut self.cur {
+                let probe = self.probe.as_mut().filter(|_| *probing);
+                for item in probe.into_iter().flatten() {
                     let (_, inner) = item?;
                     ev.tick()?;
                     if let Some(f) = self.inner_filter
@@ -118,17 +122,29 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                 ));
             };
             // A NULL key matches nothing.
-            let probe = key_range_on(self.access, &outer, ev)?.map(|range| {
-                let options = keel_access::IndexScanOptions {
-                    backward: false,
-                    index_only: index_only.then(|| self.heap_fetches.clone()),
-                    columns: self.columns.cloned(),
-                    prefilter: None,
-                };
-                (self.engine).index_scan_with(self.txn, self.table, index, range, options)
-            });
+            let probing = match key_range_on(self.access, &outer, ev)? {
+                None => false,
+                Some(range) => {
+                    match &mut self.probe {
+                        Some(p) => p.rescan(range)?,
+                        None => {
+                            let options = keel_access::IndexScanOptions {
+                                backward: false,
+                                index_only: index_only.then(|| self.heap_fetches.clone()),
+                                columns: self.columns.cloned(),
+                                prefilter: None,
+                            };
+                            self.probe = Some(
+                                (self.engine)
+                                    .index_probe(self.txn, self.table, index, range, options)?,
+                            );
+                        }
+                    }
+                    true
+                }
+            };
             self.matched = false;
-            self.cur = Some((outer, probe));
+            self.cur = Some((outer, probing));
         }
     }
 }
