@@ -101,17 +101,45 @@ pub struct IndexScanOptions {
     /// The columns the reader needs (None: all); the others come back NULL, never decoded.
     pub columns: Option<std::sync::Arc<[bool]>>,
     /// Equalities tested on each row's stored bytes before it is decoded.
-    pub prefilter: Option<std::sync::Arc<RawEquals>>,
+    pub prefilter: Option<std::sync::Arc<Prefilter>>,
 }
 
-/// Equalities a scan can test on a row's stored bytes before decoding it (the scan keys
-/// PostgreSQL gives a heap scan): column `.0` stores exactly the bytes `.1`
-/// (`keel_types::row::value_bytes`; only for types where equal values have equal bytes,
-/// `keel_types::row::byte_equal_type`). A pre-filter: rows that fail it cannot pass the
-/// reader's WHERE and are not decoded; the reader still tests its WHERE on every row it gets,
-/// and it may get some that fail (one in 64 goes up regardless, for its interrupt checks).
-#[derive(Clone, Debug, Default)]
-pub struct RawEquals(pub Vec<(usize, Vec<u8>)>);
+/// What a scan can test on a row's stored bytes before decoding it. A pre-filter: rows that
+/// fail it cannot pass the reader and are not decoded; the reader still tests its WHERE (or
+/// join) on every row it gets, and it may get some that fail (one in 64 goes up regardless,
+/// for its interrupt checks).
+#[derive(Clone, Default)]
+pub struct Prefilter {
+    /// Equalities (the scan keys PostgreSQL gives a heap scan): column `.0` stores exactly
+    /// the bytes `.1` (`keel_types::row::value_bytes`; only for types where equal values
+    /// have equal bytes, `keel_types::row::byte_equal_type`).
+    pub equals: Vec<(usize, Vec<u8>)>,
+    /// The probe side of an inner hash join on one integer key: column `.0` (of an integer,
+    /// date or timestamp type) holds one of the build side's keys. A row whose key is NULL
+    /// or absent joins nothing.
+    pub join_keys: Option<(usize, std::sync::Arc<dyn IntKeys>)>,
+}
+
+impl std::fmt::Debug for Prefilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefilter")
+            .field("equals", &self.equals)
+            .field("join_keys", &self.join_keys.as_ref().map(|(c, _)| c))
+            .finish()
+    }
+}
+
+impl Prefilter {
+    pub fn is_empty(&self) -> bool {
+        self.equals.is_empty() && self.join_keys.is_none()
+    }
+}
+
+/// A set of integer keys (a hash join's build side, as `keel_types::row::int_value` gives a
+/// column's value).
+pub trait IntKeys: Send + Sync {
+    fn contains(&self, key: i64) -> bool;
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct VacuumStats {
@@ -417,7 +445,7 @@ impl Engine {
         txn: &'a Transaction,
         table: &'a TableDef,
         columns: Option<std::sync::Arc<[bool]>>,
-        prefilter: Option<std::sync::Arc<RawEquals>>,
+        prefilter: Option<std::sync::Arc<Prefilter>>,
     ) -> RowIter<'a> {
         self.inner.scan_filtered(txn, table, columns, prefilter)
     }

@@ -1,7 +1,7 @@
 //! How a scan turns stored rows into values, and the equalities it can test on a row's stored
 //! bytes before decoding it.
 
-use crate::api::RawEquals;
+use crate::api::Prefilter;
 use keel_catalog::TableDef;
 use keel_common::PgResult;
 use keel_types::{Datum, TypeId};
@@ -22,7 +22,7 @@ pub(crate) fn column_types(table: &TableDef) -> Vec<TypeId> {
 pub(crate) struct Decoder {
     types: Vec<TypeId>,
     columns: Option<Arc<[bool]>>,
-    prefilter: Option<Arc<RawEquals>>,
+    prefilter: Option<Arc<Prefilter>>,
     /// Rows the pre-filter held back since the last one that went up.
     held_back: Cell<u32>,
 }
@@ -52,8 +52,8 @@ impl Decoder {
     }
 
     /// Tests `prefilter` on each row's stored bytes before decoding it (see [`Self::passes`]).
-    pub(crate) fn with_prefilter(mut self, prefilter: Option<Arc<RawEquals>>) -> Decoder {
-        self.prefilter = prefilter.filter(|p| !p.0.is_empty());
+    pub(crate) fn with_prefilter(mut self, prefilter: Option<Arc<Prefilter>>) -> Decoder {
+        self.prefilter = prefilter.filter(|p| !p.is_empty());
         self
     }
 
@@ -75,18 +75,29 @@ impl Decoder {
         let Some(p) = &self.prefilter else {
             return Ok(true);
         };
-        for (column, want) in &p.0 {
-            if keel_types::row::column_bytes(bytes, &self.types, *column)? != Some(&want[..]) {
-                let held = self.held_back.get() + 1;
-                if held < HELD_BACK_MAX {
-                    self.held_back.set(held);
-                    return Ok(false);
-                }
-                break;
+        if self.fails(p, bytes)? {
+            let held = self.held_back.get() + 1;
+            if held < HELD_BACK_MAX {
+                self.held_back.set(held);
+                return Ok(false);
             }
         }
         self.held_back.set(0);
         Ok(true)
+    }
+
+    /// Whether the row whose stored bytes are `bytes` fails `p`.
+    fn fails(&self, p: &Prefilter, bytes: &[u8]) -> PgResult<bool> {
+        for (column, want) in &p.equals {
+            if keel_types::row::column_bytes(bytes, &self.types, *column)? != Some(&want[..]) {
+                return Ok(true);
+            }
+        }
+        if let Some((column, keys)) = &p.join_keys {
+            let key = keel_types::row::int_value(bytes, &self.types, *column)?;
+            return Ok(!key.is_some_and(|k| keys.contains(k)));
+        }
+        Ok(false)
     }
 
     /// `decode` for a row that `passes`; None for one held back.

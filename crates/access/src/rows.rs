@@ -41,7 +41,7 @@ impl EngineInner {
         txn: &'a Transaction,
         table: &'a TableDef,
         columns: Option<std::sync::Arc<[bool]>>,
-        prefilter: Option<std::sync::Arc<RawEquals>>,
+        prefilter: Option<std::sync::Arc<Prefilter>>,
     ) -> RowIter<'a> {
         let rel = match self.rel(table.relfile) {
             Ok(r) => r,
@@ -553,10 +553,15 @@ pub(crate) struct IndexScan<'a> {
 
 impl IndexProbe for IndexScan<'_> {
     fn rescan(&mut self, range: KeyRange) -> PgResult<()> {
-        let am = self.engine.open_index(&self.irel, self.table, self.index);
         if let Some(r) = &self.ssi {
+            let am = self.engine.open_index(&self.irel, self.table, self.index);
             r.lock_range(self.index.relfile, &am.predicate_range(&range))?;
         }
+        self.done = false;
+        if self.source.rescan(&range)? {
+            return Ok(());
+        }
+        let am = self.engine.open_index(&self.irel, self.table, self.index);
         let source = if self.backward {
             am.scan_backward(&range)?
         } else {
@@ -564,7 +569,6 @@ impl IndexProbe for IndexScan<'_> {
         };
         drop(am);
         self.source = source;
-        self.done = false;
         Ok(())
     }
 }

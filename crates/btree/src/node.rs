@@ -93,20 +93,59 @@ impl Target<'_> {
     }
 }
 
-/// Lexicographic byte order, as `<[u8]>::cmp`. Keys of up to 8 bytes (integers, dates, tids)
-/// are compared as two big-endian words instead of through a `memcmp` call: zero padding
-/// keeps the order, and on equal words the shorter (a prefix of the other) sorts first.
+/// Lexicographic byte order, as `<[u8]>::cmp`. Keys of up to 16 bytes (one or two integers,
+/// dates, tids: most keys) are compared as two big-endian words instead of through a
+/// `memcmp` call: zero padding keeps the order, and on equal words the shorter (a prefix of
+/// the other) sorts first.
 #[inline]
 pub fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
-    if a.len() <= 8 && b.len() <= 8 {
-        let word = |s: &[u8]| {
-            let mut w = [0u8; 8];
-            w[..s.len()].copy_from_slice(s);
-            u64::from_be_bytes(w)
-        };
-        word(a).cmp(&word(b)).then(a.len().cmp(&b.len()))
+    if a.len() <= 16 && b.len() <= 16 {
+        word_at(a, 0)
+            .cmp(&word_at(b, 0))
+            .then_with(|| word_at(a, 8).cmp(&word_at(b, 8)))
+            .then(a.len().cmp(&b.len()))
     } else {
         a.cmp(b)
+    }
+}
+
+/// `s[at..at + 8]` as a big-endian word, zero-padded past the end of `s`.
+#[inline(always)]
+fn word_at(s: &[u8], at: usize) -> u64 {
+    let n = s.len().saturating_sub(at);
+    if n >= 8 {
+        u64::from_be_bytes([
+            s[at],
+            s[at + 1],
+            s[at + 2],
+            s[at + 3],
+            s[at + 4],
+            s[at + 5],
+            s[at + 6],
+            s[at + 7],
+        ])
+    } else if n == 0 {
+        0
+    } else if s.len() >= 8 {
+        // The last eight bytes end with the n wanted: shift them to the top.
+        let end = s.len();
+        let w = u64::from_be_bytes([
+            s[end - 8],
+            s[end - 7],
+            s[end - 6],
+            s[end - 5],
+            s[end - 4],
+            s[end - 3],
+            s[end - 2],
+            s[end - 1],
+        ]);
+        w << ((8 - n) * 8)
+    } else {
+        let mut w = 0u64;
+        for (i, &b) in s[at..].iter().enumerate() {
+            w |= (b as u64) << (56 - 8 * i);
+        }
+        w
     }
 }
 

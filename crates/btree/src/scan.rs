@@ -23,10 +23,14 @@ pub struct BTreeScan {
     state: State,
     /// Last entry handed out (`key || tid`), to skip by key position after a move right.
     last: Option<Vec<u8>>,
+    /// The leaf read last: where a [`BTreeScan::restart`] looks first.
+    leaf: Option<BlockNo>,
 }
 
 enum State {
     Start,
+    /// Restarted: the first leaf may be this one (the leaf read last), else descend.
+    Finger(BlockNo),
     Next(BlockNo),
     Done,
 }
@@ -70,33 +74,75 @@ pub fn key_interval(
 
 impl BTreeScan {
     pub(crate) fn new(tree: BTree, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> BTreeScan {
-        let mut state = State::Start;
-        let lo = match lower {
+        let mut scan = BTreeScan {
+            tree,
+            lo: Vec::new(),
+            hi: None,
+            buf: VecDeque::new(),
+            state: State::Start,
+            last: None,
+            leaf: None,
+        };
+        scan.set_range(lower, upper);
+        scan
+    }
+
+    fn set_range(&mut self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) {
+        self.lo = match lower {
             Bound::Unbounded => Vec::new(),
             Bound::Included(p) => p,
-            Bound::Excluded(p) => prefix_successor(&p).unwrap_or_else(|| {
-                state = State::Done;
-                Vec::new()
-            }),
+            Bound::Excluded(p) => match prefix_successor(&p) {
+                Some(s) => s,
+                None => {
+                    self.state = State::Done;
+                    Vec::new()
+                }
+            },
         };
-        let hi = match upper {
+        self.hi = match upper {
             Bound::Unbounded => None,
             Bound::Included(p) => prefix_successor(&p),
             Bound::Excluded(p) => Some(p),
         };
-        if hi.as_ref().is_some_and(|h| lo >= *h) {
-            state = State::Done;
-        }
-        BTreeScan {
-            tree,
-            lo,
-            hi,
-            buf: VecDeque::new(),
-            state,
-            last: None,
+        if self.hi.as_ref().is_some_and(|h| self.lo >= *h) {
+            self.state = State::Done;
         }
     }
 
+    /// Restarts the scan on a new range (an index nested loop's next probe). The first leaf
+    /// is looked for where the previous range ended: when the new range starts on that leaf
+    /// (its first entry is below the start, its high key above it), no descent from the root
+    /// is needed. Probes in key order mostly land there.
+    pub fn restart(&mut self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) {
+        self.buf.clear();
+        self.last = None;
+        self.state = match self.leaf {
+            Some(b) => State::Finger(b),
+            None => State::Start,
+        };
+        self.set_range(lower, upper);
+    }
+}
+
+/// The leaf `block` of `tree` when a scan's first entry (at `probe`) lies on it (see
+/// [`BTreeScan::restart`]).
+fn finger_leaf<'t>(
+    tree: &'t BTree,
+    block: BlockNo,
+    probe: &Target<'_>,
+) -> PgResult<Option<(keel_storage::PageRef<'t>, node::NodeInfo)>> {
+    let page = tree.pool.read(&tree.rel, block)?;
+    let ni = node::info(&page, block)?;
+    // Entries left of this leaf are below its first entry: when that is below the probe,
+    // nothing at or after the probe lies to the left.
+    let starts_here = ni.is_leaf()
+        && page.slot_count() > FIRST_DATA
+        && probe.cmp_entry(page.item(FIRST_DATA)) == Ordering::Greater
+        && !node::beyond_high_key(&page, &ni, probe);
+    Ok(starts_here.then_some((page, ni)))
+}
+
+impl BTreeScan {
     /// Loads the next non-empty batch (or reaches the end).
     fn fill(&mut self) -> PgResult<()> {
         // Pages passed without an entry for the batch: bounded by the file (see `BTree::hop`).
@@ -106,18 +152,24 @@ impl BTreeScan {
                 key: &self.lo,
                 tid: None,
             };
-            let (page, ni) = match self.state {
-                State::Done => return Ok(()),
-                State::Start => {
+            let finger = match self.state {
+                State::Finger(block) => finger_leaf(&self.tree, block, &probe)?,
+                _ => None,
+            };
+            let (page, ni) = match (finger, &self.state) {
+                (Some(found), _) => found,
+                (None, State::Done) => return Ok(()),
+                (None, State::Start | State::Finger(_)) => {
                     let block = self.tree.descend(&probe, 0, &mut Vec::new())?;
                     self.tree.read_moving_right(block, &probe)?
                 }
-                State::Next(block) => {
-                    let page = self.tree.pool.read(&self.tree.rel, block)?;
-                    let ni = node::info(&page, block)?;
+                (None, State::Next(block)) => {
+                    let page = self.tree.pool.read(&self.tree.rel, *block)?;
+                    let ni = node::info(&page, *block)?;
                     (page, ni)
                 }
             };
+            self.leaf = Some(page.block());
             let n = page.slot_count();
             let mut s = match &self.last {
                 None => node::lower_bound(&page, true, &probe),

@@ -446,6 +446,15 @@ fn short_key_compare_matches_byte_order() {
         vec![1, 2, 3, 4, 5, 6, 7, 8],
         vec![1, 2, 3, 4, 5, 6, 7, 8, 0],
         vec![1, 2, 3, 4, 5, 6, 7],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 11],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+        vec![0xff; 15],
+        vec![0xff; 16],
+        vec![0xff; 17],
     ];
     for a in &samples {
         for b in &samples {
@@ -456,4 +465,54 @@ fn short_key_compare_matches_byte_order() {
             );
         }
     }
+}
+
+/// A restarted scan (an index nested loop's next probe) finds what a new scan finds, whether
+/// the new range starts on the leaf read last, left of it, right of it or far away, and
+/// after splits moved entries off that leaf between probes.
+#[test]
+fn restarted_scans_match_new_scans() {
+    let e = env(256);
+    let fresh = |lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>| {
+        e.tree
+            .scan(lo.clone(), hi.clone())
+            .collect::<PgResult<Vec<_>>>()
+            .unwrap()
+    };
+    for x in (0..20_000u64).step_by(2) {
+        e.tree.insert(&key(x), tid(x), 2).unwrap();
+    }
+    // A run of equal keys across several leaves: a probe for it must not start on the
+    // run's last leaf.
+    for i in 0..3000u64 {
+        e.tree.insert(&key(10_001), tid(500_000 + i), 2).unwrap();
+    }
+    let mut scan = e
+        .tree
+        .scan(Bound::Included(key(0)), Bound::Included(key(0)));
+    assert_eq!(scan.by_ref().count(), 1);
+    // Ascending probes (mostly the same leaf), a jump back, a far jump, the duplicate run
+    // reached from its end, odd (absent) keys, and open ranges.
+    let mut probes: Vec<u64> = (0..400).map(|i| i * 2).collect();
+    probes.extend([
+        5, 19_998, 10_001, 10_002, 10_001, 9_999, 3, 19_999, 0, 12_000,
+    ]);
+    for (n, &p) in probes.iter().enumerate() {
+        if n % 50 == 49 {
+            // Splits between probes: the leaf read last loses entries to a new right
+            // sibling.
+            for x in (p * 2 + 1..p * 2 + 400).step_by(2) {
+                e.tree.insert(&key(x), tid(x), 2).unwrap();
+            }
+        }
+        let (lo, hi) = if n % 7 == 0 {
+            (Bound::Excluded(key(p)), Bound::Included(key(p + 40)))
+        } else {
+            (Bound::Included(key(p)), Bound::Included(key(p)))
+        };
+        scan.restart(lo.clone(), hi.clone());
+        let got = scan.by_ref().collect::<PgResult<Vec<_>>>().unwrap();
+        assert_eq!(got, fresh(&lo, &hi), "probe {n}: {p}");
+    }
+    verify(&e.tree);
 }

@@ -133,12 +133,30 @@ impl Eval for Expr {
                     }
                     return f(a, b);
                 }
+                // One side in place: the other is evaluated first (a leaf has no effects),
+                // then the leaf is read, so a column is never cloned into an operand.
+                if is_leaf(l) {
+                    if leaf(l, row, cx).is_none_or(Datum::is_null) {
+                        return Ok(Datum::Null);
+                    }
+                    let b = r.eval(row, cx)?;
+                    if b.is_null() {
+                        return Ok(Datum::Null);
+                    }
+                    return f(leaf(l, row, cx).unwrap_or(&NULL), &b);
+                }
                 if continues_chain(l) {
                     return operator_chain(self, row, cx);
                 }
                 let a = l.eval(row, cx)?;
                 if a.is_null() {
                     return Ok(Datum::Null);
+                }
+                if let Some(b) = leaf(r, row, cx) {
+                    if b.is_null() {
+                        return Ok(Datum::Null);
+                    }
+                    return f(&a, b);
                 }
                 let b = r.eval(row, cx)?;
                 if b.is_null() {
@@ -251,6 +269,14 @@ static NULL: Datum = Datum::Null;
 /// The value of a column, constant, parameter or outer reference, borrowed; None for any
 /// other expression.
 #[inline]
+/// Whether [`leaf`] reads `e` in place.
+fn is_leaf(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Const(..) | Expr::Col(..) | Expr::Param(..) | Expr::Outer(..)
+    )
+}
+
 fn leaf<'r>(e: &'r Expr, row: &'r [Datum], cx: &'r EvalCx<'_>) -> Option<&'r Datum> {
     Some(match e {
         Expr::Const(d, _) => d,

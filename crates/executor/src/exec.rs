@@ -52,6 +52,14 @@ pub trait Node<'a>: Send {
     /// through one for one forward it.
     fn set_bound(&mut self, _n: u64) {}
 
+    /// The node above is an inner hash join on one integer key that reads only rows whose
+    /// column `column` holds one of `keys` (its build side's; NULL joins nothing): the node
+    /// may drop the others before decoding them. Called before the first `next`. A scan
+    /// does (true); other nodes do not (false).
+    fn restrict_to_keys(&mut self, _column: usize, _keys: &Arc<dyn keel_access::IntKeys>) -> bool {
+        false
+    }
+
     /// After `next` failed with [`lockrows::is_row_wait`]: the row lock to await before
     /// pulling again. Nodes that can sit above a `LockRows` (projection, limit) forward it.
     fn take_row_wait(&mut self) -> Option<keel_access::RowWait> {

@@ -3,8 +3,9 @@
 //! reference one table are pushed down to it (and pick its access path); the others join. The
 //! join order is chosen greedily by estimated cost, starting from the table with the fewest
 //! estimated rows, and each step picks an index nested loop (the next table probed through an
-//! index on its join columns), a hash join (building on the smaller side) or a nested loop.
-//! A projection on top restores the column order the query was written in.
+//! index on its join columns), a hash join (building on the side with fewer values: rows
+//! times columns) or a nested loop. A projection on top restores the column order the query
+//! was written in.
 
 use crate::Planner;
 use crate::access::{col_range, conjuncts, equi_keys, remap};
@@ -529,7 +530,7 @@ impl Planner<'_> {
                 }
             }
             None => {
-                // Build the hash table on the smaller side (the executor builds on the right).
+                // Build the hash table on the narrower side (the executor builds on the right).
                 // Without equality keys it is a nested loop: the outer side is the one whose
                 // rows times the inner side's cost is lower, as PostgreSQL prices a rescanned
                 // inner side. Keel's nested loop holds its inner side in memory (read once,
@@ -543,7 +544,9 @@ impl Planner<'_> {
                 });
                 let smaller_inner = right.est.rows <= cur.est.rows;
                 let cur_outer = if keyed {
-                    smaller_inner
+                    // Each joined row copies its build-side row, and the build side is held
+                    // whole: build on the side with fewer values (rows times columns).
+                    right.est.rows * right.width as f64 <= cur.est.rows * cur.width as f64
                 } else {
                     let by_cost = cur.est.cost + cur.est.rows * right.est.cost
                         <= right.est.cost + right.est.rows * cur.est.cost;

@@ -333,6 +333,25 @@ pub fn value_bytes(v: &Datum, ty: TypeId) -> Option<Vec<u8>> {
     encode_value(v, ty, &mut out).then_some(out)
 }
 
+/// Column `index` as the integer it holds, for the types whose values are one integer
+/// (integers, oid, date, timestamps); None for NULL or another type.
+pub fn int_value(bytes: &[u8], types: &[TypeId], index: usize) -> PgResult<Option<i64>> {
+    use TypeId::*;
+    if !matches!(
+        types.get(index),
+        Some(Int2 | Int4 | Int8 | Oid | Date | Timestamp | TimestampTz)
+    ) {
+        return Ok(None);
+    }
+    Ok(match decode_column(bytes, types, index)? {
+        Datum::Int2(x) => Some(x as i64),
+        Datum::Int4(x) | Datum::Date(x) => Some(x as i64),
+        Datum::Int8(x) | Datum::Timestamp(x) | Datum::TimestampTz(x) => Some(x),
+        Datum::Oid(x) => Some(x as i64),
+        _ => None,
+    })
+}
+
 /// Decodes only column `index`.
 pub fn decode_column(bytes: &[u8], types: &[TypeId], index: usize) -> PgResult<Datum> {
     let h = header(bytes)?;

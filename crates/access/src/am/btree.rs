@@ -402,6 +402,20 @@ impl IndexScan for BtreeScanOf<'_> {
         Some(&self.current)
     }
 
+    /// A forward range scan restarts in place, looking first at the leaf it read last (see
+    /// `BTreeScan::restart`); point lookups and backward scans are opened anew.
+    fn rescan(&mut self, range: &KeyRange) -> PgResult<bool> {
+        let Source::Scan(scan) = &mut self.source else {
+            return Ok(false);
+        };
+        scan.restart(
+            encode_bound(&self.rel, &range.lower),
+            encode_bound(&self.rel, &range.upper),
+        );
+        self.current.clear();
+        Ok(true)
+    }
+
     fn key(&self) -> Option<Vec<Datum>> {
         let types: Vec<_> = (self.rel.index.columns.iter())
             .map(|&c| self.rel.table.columns[c].ty.id)

@@ -176,6 +176,13 @@ pub trait IndexScan: Send {
     fn entry(&self) -> Option<&[u8]> {
         None
     }
+
+    /// Restarts the scan, in the same direction, on `range` (PostgreSQL's `amrescan`: an
+    /// index nested loop's next probe), reusing what it holds. False when the method cannot,
+    /// and the caller opens a new scan instead.
+    fn rescan(&mut self, _range: &KeyRange) -> PgResult<bool> {
+        Ok(false)
+    }
 }
 
 /// One opened index (PostgreSQL's index `Relation` with the AM's routines). Holds no latch

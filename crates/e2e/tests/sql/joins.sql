@@ -70,3 +70,45 @@ select o.id, o.k, i.v from inl_o o join inl_i i on i.k = o.k order by o.id;
 select o.id, o.k, i.v from inl_o o left join inl_i i on i.k = o.k order by o.id;
 select o.id, i.v from inl_o o left join inl_i i on i.k = o.k and i.v like 'v5%' order by o.id;
 select count(*) from inl_o a join inl_o b on b.id = a.id join inl_i i on i.k = b.k;
+
+-- case: index_nested_loop_probes_across_leaves
+-- The inner index is probed on a prefix of its key, so each probe restarts one range scan,
+-- first on the leaf the last probe read: probes in key order (mostly that leaf), in
+-- reverse, in scattered order, with keys absent from the index and with pages split between
+-- statements.
+create table inl2_i (a int, b int, v int, primary key (a, b));
+insert into inl2_i select g / 3, g % 3, g from generate_series(0, 60000) g;
+create table inl2_o (id int, k int);
+insert into inl2_o select g, 500 + g * 2 from generate_series(1, 40) g;
+insert into inl2_o select 40 + g, 600 + g * 97 from generate_series(1, 40) g;
+insert into inl2_o select 5000 + g, 10000 - g * 101 from generate_series(1, 30) g;
+insert into inl2_o select 8000 + g, (g * 7919) % 25000 from generate_series(1, 30) g;
+insert into inl2_o values (20000, null), (20001, -5), (20002, 30000);
+analyze inl2_i;
+analyze inl2_o;
+select count(*), sum(i.v), sum(o.id) from inl2_o o join inl2_i i on i.a = o.k;
+select o.id, i.b, i.v from inl2_o o join inl2_i i on i.a = o.k where o.id in (1, 5001, 8001, 20001) order by 1, 2;
+insert into inl2_i select 1000 + g % 50, 3 + g / 50, g from generate_series(0, 9999) g;
+select count(*), sum(i.v), sum(o.id) from inl2_o o join inl2_i i on i.a = o.k;
+select count(*), sum(i.v) from inl2_o o left join inl2_i i on i.a = o.k;
+
+-- case: hash_join_probe_side_key_filter
+-- An inner hash join on one integer key hands its keys to the probe side's scan, which skips
+-- rows whose key none of them holds before decoding them. Outer joins keep every row of their
+-- preserved side; NULL keys, bigint and date keys, and long runs of rows that all miss.
+create table hk_small (id int, d date, big bigint, label text);
+insert into hk_small select g * 50, date '2024-01-01' + g * 30, g::bigint * 5000000000, 'small ' || g from generate_series(1, 60) g;
+insert into hk_small values (null, null, null, 'null keys');
+create table hk_big (id int, d date, big bigint, payload text);
+insert into hk_big select g, date '2024-01-01' + g, g::bigint * 100000000, repeat('x', g % 40) || g from generate_series(1, 20000) g;
+insert into hk_big select null, null, null, 'null ' || g from generate_series(1, 300) g;
+analyze hk_small;
+analyze hk_big;
+select count(*), sum(length(b.payload)), string_agg(s.label, ',' order by s.id) from hk_big b join hk_small s on s.id = b.id;
+select count(*), count(s.label), sum(length(b.payload)) from hk_big b left join hk_small s on s.id = b.id;
+select count(*), count(b.payload), count(s.label) from hk_big b right join hk_small s on s.id = b.id;
+select count(*), count(b.payload), count(s.label) from hk_big b full join hk_small s on s.id = b.id;
+select count(*), min(b.payload), max(s.label) from hk_big b join hk_small s on s.d = b.d;
+select count(*), min(b.id), max(b.id) from hk_big b join hk_small s on s.big = b.big;
+select count(*) from hk_big b join hk_small s on s.id = b.id and b.payload like 'x%';
+select s.id, b.payload from hk_big b join hk_small s on s.id = b.id where s.id > 2900 order by 1;

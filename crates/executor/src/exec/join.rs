@@ -11,12 +11,14 @@
 use super::mem::MemCharge;
 use super::{BoxNode, Node, Row};
 use crate::eval::{Eval, EvalCx};
+use keel_access::IntKeys;
 use keel_analyzer::expr::Expr;
 use keel_common::PgResult;
 use keel_types::Datum;
 use keel_types::datum::{alloc_size, row_heap_bytes};
 use rustc_hash::FxHashMap;
 use std::mem::size_of;
+use std::sync::Arc;
 
 /// End of a candidate chain.
 const NONE: usize = usize::MAX;
@@ -36,8 +38,9 @@ pub struct Join<'a> {
     right_rows: Vec<Row>,
     /// Key encoding -> (first, last) inner row with that key.
     table: FxHashMap<Vec<u8>, (usize, usize)>,
-    /// The same for a single integer key (`int_keys`).
-    int_table: FxHashMap<i64, (usize, usize)>,
+    /// The same for a single integer key (`int_keys`); shared with the probe side's scan
+    /// once built (`Node::restrict_to_keys`).
+    int_table: Arc<IntTable>,
     int_keys: bool,
     /// Per inner row: the next inner row with the same key (NONE at the chain's end).
     next: Vec<usize>,
@@ -79,7 +82,7 @@ impl<'a> Join<'a> {
             hash,
             right_rows: Vec::new(),
             table: FxHashMap::default(),
-            int_table: FxHashMap::default(),
+            int_table: Arc::default(),
             int_keys: hash.is_some_and(|(l, r)| {
                 l.len() == 1 && r.len() == 1 && l[0].ty() == r[0].ty() && is_int(l[0].ty())
             }),
@@ -115,6 +118,7 @@ impl<'a> Join<'a> {
     /// Reads the inner side whole and, for a hash join, builds the table.
     fn build(&mut self, mut right: BoxNode<'a>, ev: &mut EvalCx<'_>) -> PgResult<()> {
         let mut buf = Vec::new();
+        let mut int_table = IntTable::default();
         while let Some(r) = right.next(ev)? {
             ev.tick()?;
             self.mem.add(
@@ -126,16 +130,16 @@ impl<'a> Join<'a> {
                 self.next.push(NONE);
                 if self.int_keys {
                     if let Some(k) = int_key(&rk[0], &r, ev)? {
-                        if let Some((_, last)) = self.int_table.get_mut(&k) {
+                        if let Some((_, last)) = int_table.0.get_mut(&k) {
                             self.next[*last] = at;
                             *last = at;
                         } else {
                             self.mem.room_for_one(
                                 ev,
-                                &mut self.int_table,
+                                &mut int_table.0,
                                 size_of::<(i64, (usize, usize))>(),
                             )?;
-                            self.int_table.insert(k, (at, at));
+                            int_table.0.insert(k, (at, at));
                         }
                     }
                 } else if Self::keys(rk, &r, ev, &mut buf)? {
@@ -158,6 +162,17 @@ impl<'a> Join<'a> {
         if self.right_join {
             self.mem.add(ev, self.right_rows.len())?;
             self.right_matched = vec![false; self.right_rows.len()];
+        }
+        self.int_table = Arc::new(int_table);
+        // An inner join drops probe rows whose key is not in the table: the probe side's
+        // scan may drop them first, before decoding them.
+        if self.int_keys
+            && !self.left_join
+            && let Some((lk, _)) = self.hash
+            && let Expr::Col(column, _) = lk[0]
+        {
+            let keys: Arc<dyn IntKeys> = self.int_table.clone();
+            self.left.restrict_to_keys(column, &keys);
         }
         Ok(())
     }
@@ -182,7 +197,7 @@ impl<'a> Node<'a> for Join<'a> {
         match self.hash {
             Some(_) => {
                 let cap = if self.int_keys {
-                    self.int_table.capacity()
+                    self.int_table.0.capacity()
                 } else {
                     self.table.capacity()
                 };
@@ -276,7 +291,7 @@ impl<'a> Node<'a> for Join<'a> {
             self.matched = false;
             self.cand = match self.hash {
                 Some((lk, _)) if self.int_keys => match int_key(&lk[0], &l, ev)? {
-                    Some(k) => self.int_table.get(&k).map_or(NONE, |&(first, _)| first),
+                    Some(k) => self.int_table.0.get(&k).map_or(NONE, |&(first, _)| first),
                     None => NONE,
                 },
                 Some((lk, _)) => {
@@ -344,10 +359,33 @@ fn conjunct_count(e: &Expr) -> usize {
     }
 }
 
+/// A single integer key's hash table: key -> (first, last) inner row with that key.
+#[derive(Default)]
+struct IntTable(FxHashMap<i64, (usize, usize)>);
+
+impl IntKeys for IntTable {
+    fn contains(&self, key: i64) -> bool {
+        self.0.contains_key(&key)
+    }
+}
+
+/// A node that returns nothing: what stands in for the probe side while a join is dropped.
+struct Ended;
+
+impl<'a> Node<'a> for Ended {
+    fn next(&mut self, _: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        Ok(None)
+    }
+}
+
 impl Drop for Join<'_> {
     fn drop(&mut self) {
         super::discard::discard_in_place(&mut self.right_rows);
         super::discard::discard_in_place(&mut self.table);
-        super::discard::discard_in_place(&mut self.int_table);
+        // The probe side goes first: its scan may share the integer table.
+        drop(std::mem::replace(&mut self.left, Box::new(Ended)));
+        if let Ok(mut t) = Arc::try_unwrap(std::mem::take(&mut self.int_table)) {
+            super::discard::discard_in_place(&mut t.0);
+        }
     }
 }

@@ -5,10 +5,43 @@ use super::{BoxNode, Node, Row};
 use crate::eval::{Eval, EvalCx};
 use keel_analyzer::expr::Expr;
 use keel_common::PgResult;
+use keel_types::Datum;
+
+/// [`Project::moves`] for `exprs`: the plain column references whose column no other
+/// expression reads, so taking it out of the row cannot change another's value. None for
+/// all when an expression runs a subplan (it may read the row in ways not seen here).
+fn moves(exprs: &[Expr]) -> Vec<Option<usize>> {
+    fn count(e: &Expr, uses: &mut Vec<u32>) {
+        if let Expr::Col(i, _) = e {
+            if uses.len() <= *i {
+                uses.resize(*i + 1, 0);
+            }
+            uses[*i] += 1;
+        }
+        e.for_each_child(&mut |c| count(c, uses));
+    }
+    if exprs.iter().any(Expr::has_subplan) {
+        return vec![None; exprs.len()];
+    }
+    let mut uses = Vec::new();
+    for e in exprs {
+        count(e, &mut uses);
+    }
+    exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Col(i, _) if uses[*i] == 1 => Some(*i),
+            _ => None,
+        })
+        .collect()
+}
 
 pub struct Project<'a> {
     input: BoxNode<'a>,
     exprs: &'a [Expr],
+    /// Per output expression: the input column it moves out of the input row (the column is
+    /// a plain reference that no other expression reads), instead of copying it.
+    moves: Vec<Option<usize>>,
     srf: Option<&'a (usize, Expr, Expr, Option<Expr>)>,
     current: Option<(Row, SeriesState)>,
 }
@@ -21,6 +54,11 @@ impl<'a> Project<'a> {
     ) -> Self {
         Project {
             input,
+            moves: if srf.is_some() {
+                vec![None; exprs.len()]
+            } else {
+                moves(exprs)
+            },
             exprs,
             srf,
             current: None,
@@ -47,12 +85,15 @@ impl<'a> Node<'a> for Project<'a> {
 
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         let Some(srf) = self.srf else {
-            let Some(r) = self.input.next(ev)? else {
+            let Some(mut r) = self.input.next(ev)? else {
                 return Ok(None);
             };
             let mut out = Vec::with_capacity(self.exprs.len());
-            for e in self.exprs {
-                out.push(e.eval(&r, ev)?);
+            for (e, m) in self.exprs.iter().zip(&self.moves) {
+                out.push(match m {
+                    Some(i) if *i < r.len() => std::mem::replace(&mut r[*i], Datum::Null),
+                    _ => e.eval(&r, ev)?,
+                });
             }
             return Ok(Some(out));
         };

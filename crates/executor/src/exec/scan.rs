@@ -4,7 +4,7 @@
 use super::{Node, Row};
 use crate::eval::{Eval, EvalCx};
 use keel_access::am::ScanKey;
-use keel_access::{Engine, KeyRange, RawEquals, RowIter, RowRef, Transaction};
+use keel_access::{Engine, IntKeys, KeyRange, Prefilter, RowIter, RowRef, Transaction};
 use keel_analyzer::expr::Expr;
 use keel_catalog::TableDef;
 use keel_common::PgResult;
@@ -34,6 +34,8 @@ pub struct Scan<'a> {
     counted: Arc<AtomicU64>,
     /// Rows carry their root and version tids after the columns (for a LockRows above).
     row_ids: bool,
+    /// A hash join's keys the rows' integer column must hold (`Node::restrict_to_keys`).
+    join_keys: Option<(usize, Arc<dyn IntKeys>)>,
 }
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
@@ -107,13 +109,13 @@ pub fn key_range_on(
 }
 
 /// The equalities of `filter` a scan can test on the stored bytes of `table`'s rows before
-/// decoding them ([`RawEquals`]): conjuncts `column = constant` (or a parameter) where the
+/// decoding them ([`Prefilter`]): conjuncts `column = constant` (or a parameter) where the
 /// constant has the column's type and that type's `=` is byte equality.
 pub fn prefilter(
     filter: Option<&Expr>,
     table: &TableDef,
     ev: &mut EvalCx<'_>,
-) -> PgResult<Option<Arc<RawEquals>>> {
+) -> PgResult<Option<Arc<Prefilter>>> {
     let Some(filter) = filter else {
         return Ok(None);
     };
@@ -144,7 +146,12 @@ pub fn prefilter(
             keys.push((column, bytes));
         }
     }
-    Ok((!keys.is_empty()).then(|| Arc::new(RawEquals(keys))))
+    Ok((!keys.is_empty()).then(|| {
+        Arc::new(Prefilter {
+            equals: keys,
+            join_keys: None,
+        })
+    }))
 }
 
 /// What a scan reads: its access path, the columns its reader needs (None: all; the others
@@ -152,7 +159,7 @@ pub fn prefilter(
 pub struct Reading<'a> {
     pub access: &'a Access,
     pub columns: Option<Arc<[bool]>>,
-    pub prefilter: Option<Arc<RawEquals>>,
+    pub prefilter: Option<Arc<Prefilter>>,
 }
 
 /// Opens the row iterator for `reading` (None = provably empty). An index-only scan counts
@@ -254,6 +261,7 @@ impl<'a> Scan<'a> {
             last_block: None,
             counted: Arc::default(),
             row_ids: false,
+            join_keys: None,
         }
     }
 
@@ -277,10 +285,16 @@ impl<'a> Scan<'a> {
         if self.iter.is_none() {
             let counted = &self.counted;
             let columns = self.columns.cloned();
+            let mut pre = prefilter(self.filter, self.table, ev)?;
+            if let Some(keys) = self.join_keys.take() {
+                let mut p = pre.map(|p| (*p).clone()).unwrap_or_default();
+                p.join_keys = Some(keys);
+                pre = Some(Arc::new(p));
+            }
             let reading = Reading {
                 access: self.access,
                 columns,
-                prefilter: prefilter(self.filter, self.table, ev)?,
+                prefilter: pre,
             };
             match open(self.engine, self.txn, self.table, reading, ev, counted)? {
                 Some(it) => self.iter = Some(it),
@@ -313,6 +327,22 @@ impl<'a> Scan<'a> {
 }
 
 impl<'a> Node<'a> for Scan<'a> {
+    /// Taken by sequential and index scans on a column of an integer type (the pre-filter
+    /// tests it on the stored bytes); not by bitmap scans or scans that return row ids.
+    fn restrict_to_keys(&mut self, column: usize, keys: &Arc<dyn IntKeys>) -> bool {
+        let int_column = self
+            .table
+            .columns
+            .get(column)
+            .is_some_and(|c| super::join::is_int(c.ty.id));
+        let bitmap = matches!(self.access, Access::Index { bitmap: true, .. });
+        if self.iter.is_some() || self.done || self.row_ids || bitmap || !int_column {
+            return false;
+        }
+        self.join_keys = Some((column, keys.clone()));
+        true
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         let ids = self.row_ids;
         Ok(self.next_ref(ev)?.map(|(rref, mut r)| {
