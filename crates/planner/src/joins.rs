@@ -1,11 +1,11 @@
 //! Inner-join blocks: a tree of inner joins (and the WHERE above it) over base tables is
 //! flattened into its tables and the conjuncts of all its ON and WHERE clauses. Conjuncts that
 //! reference one table are pushed down to it (and pick its access path); the others join. The
-//! join order is chosen greedily by estimated cost, starting from the table with the fewest
-//! estimated rows, and each step picks an index nested loop (the next table probed through an
-//! index on its join columns), a hash join (building on the side with fewer values: rows
-//! times columns) or a nested loop. A projection on top restores the column order the query
-//! was written in.
+//! join order is searched exhaustively (dynamic programming over sets of tables) up to
+//! `DP_MAX_TABLES` tables and greedily beyond, and each step picks an index nested loop (the
+//! next table probed through an index on its join columns), a hash join (building on the side
+//! with fewer values: rows times columns) or a nested loop. A projection on top restores the
+//! column order the query was written in.
 
 use crate::Planner;
 use crate::access::{col_range, conjuncts, equi_keys, remap};
@@ -143,6 +143,7 @@ fn columns(e: &Expr) -> Option<Vec<usize>> {
 
 /// A joined part of the block: its plan, estimate, and where each written column is in its
 /// rows.
+#[derive(Clone)]
 struct Part {
     plan: Plan,
     est: Estimate,
@@ -225,30 +226,19 @@ impl Planner<'_> {
                 width: leaf.width(),
             }));
         }
-        // Start from the smallest, then add the cheapest next table.
-        let first = (0..parts.len())
-            .min_by(|a, b| rows_of(&parts[*a]).total_cmp(&rows_of(&parts[*b])))
-            .unwrap_or(0);
-        let mut cur = parts[first]
-            .take()
-            .ok_or_else(|| keel_common::PgError::internal("empty join block"))?;
-        while parts.iter().any(Option::is_some) {
-            let mut best: Option<(f64, usize, Step)> = None;
-            for (r, p) in parts.iter().enumerate() {
-                let Some(p) = p else { continue };
-                let step = self.join_step(&cur, p, r, (&b.leaves, &infos), &conj);
-                let connected = step.connected;
-                // Unconnected tables come last (a cross join multiplies rows).
-                let cost = step.cost + if connected { 0.0 } else { 1e15 };
-                if best.as_ref().is_none_or(|(c, ..)| cost < *c) {
-                    best = Some((cost, r, step));
-                }
+        let parts: Vec<Part> = parts.into_iter().flatten().collect();
+        let ctx = (&b.leaves[..], &infos[..]);
+        let cur = if parts.len() <= DP_MAX_TABLES {
+            self.order_by_dp(parts, ctx, &conj)?
+        } else {
+            self.order_greedily(parts, ctx, &conj)?
+        };
+        // Every conjunct over two or more tables joined at the step that added the last of
+        // them.
+        for c in conj.iter_mut() {
+            if c.leaves.is_some() {
+                c.used = true;
             }
-            let Some((_, r, step)) = best else { break };
-            let right = parts[r]
-                .take()
-                .ok_or_else(|| keel_common::PgError::internal("join part"))?;
-            cur = self.apply_step(cur, right, step, &b.leaves, &mut conj);
         }
         // Restore the written column order, then what could not move.
         let types = written_types(&b.leaves);
@@ -277,6 +267,97 @@ impl Planner<'_> {
             };
         }
         Ok(plan)
+    }
+
+    /// The cheapest left-deep join order by dynamic programming over the sets of tables
+    /// (System R's, as PostgreSQL's standard_join_search for up to geqo_threshold tables):
+    /// the best plan for a set is the cheapest of the best plans for the set without one of
+    /// its tables, joined to that table. Plans are ranked first by their cross joins (joins
+    /// with no conjunct between their sides: they come only where no connected order exists),
+    /// then by cost; of equal ones, the one that joins the later-written table last wins.
+    fn order_by_dp(
+        &self,
+        parts: Vec<Part>,
+        ctx: (&[Leaf], &[TableInfo]),
+        conj: &[Conj],
+    ) -> PgResult<Part> {
+        let n = parts.len();
+        let full = (1usize << n) - 1;
+        let mut best: Vec<Option<(Score, Part)>> = (0..=full).map(|_| None).collect();
+        for (i, p) in parts.iter().enumerate() {
+            best[1 << i] = Some((Score(0, p.est.cost), p.clone()));
+        }
+        // A set's subsets are smaller numbers: they are done before it.
+        for set in 1..=full {
+            if set.count_ones() < 2 {
+                continue;
+            }
+            let mut choice: Option<(Score, usize, Step)> = None;
+            for (r, right) in parts.iter().enumerate().rev() {
+                if set & (1 << r) == 0 {
+                    continue;
+                }
+                let Some((Score(cross, cost), sub)) = &best[set & !(1 << r)] else {
+                    continue;
+                };
+                let step = self.join_step(sub, right, r, ctx, conj);
+                let score = Score(cross + u32::from(!step.connected), cost + step.cost);
+                if choice.as_ref().is_none_or(|(c, ..)| score.better(c)) {
+                    choice = Some((score, r, step));
+                }
+            }
+            if let Some((score, r, step)) = choice {
+                let sub = best[set & !(1 << r)]
+                    .as_ref()
+                    .map(|(_, p)| p.clone())
+                    .ok_or_else(|| keel_common::PgError::internal("join order subset"))?;
+                let part = self.apply_step(sub, parts[r].clone(), step, ctx.0, conj);
+                best[set] = Some((score, part));
+            }
+        }
+        best[full]
+            .take()
+            .map(|(_, p)| p)
+            .ok_or_else(|| keel_common::PgError::internal("empty join block"))
+    }
+
+    /// Beyond `DP_MAX_TABLES`: start from the table with the fewest estimated rows, then add
+    /// the table that is cheapest to join next (connected ones first).
+    fn order_greedily(
+        &self,
+        parts: Vec<Part>,
+        ctx: (&[Leaf], &[TableInfo]),
+        conj: &[Conj],
+    ) -> PgResult<Part> {
+        let mut parts: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
+        let first = (0..parts.len())
+            .min_by(|a, b| rows_of(&parts[*a]).total_cmp(&rows_of(&parts[*b])))
+            .unwrap_or(0);
+        let mut cur = parts[first]
+            .take()
+            .ok_or_else(|| keel_common::PgError::internal("empty join block"))?;
+        while parts.iter().any(Option::is_some) {
+            let mut best: Option<(f64, usize, Step)> = None;
+            for (r, p) in parts.iter().enumerate() {
+                let Some(p) = p else { continue };
+                let step = self.join_step(&cur, p, r, ctx, conj);
+                let penalty = if step.connected {
+                    0.0
+                } else {
+                    CROSS_JOIN_PENALTY
+                };
+                let cost = step.cost + penalty;
+                if best.as_ref().is_none_or(|(c, ..)| cost < *c) {
+                    best = Some((cost, r, step));
+                }
+            }
+            let Some((_, r, step)) = best else { break };
+            let right = parts[r]
+                .take()
+                .ok_or_else(|| keel_common::PgError::internal("join part"))?;
+            cur = self.apply_step(cur, right, step, ctx.0, conj);
+        }
+        Ok(cur)
     }
 
     /// How `right` (table `r`) would join `cur`.
@@ -475,13 +556,9 @@ impl Planner<'_> {
         right: Part,
         step: Step,
         leaves: &[Leaf],
-        conj: &mut [Conj],
+        conj: &[Conj],
     ) -> Part {
-        let mut on_parts = Vec::new();
-        for &i in &step.covered {
-            conj[i].used = true;
-            on_parts.push(i);
-        }
+        let on_parts = step.covered.clone();
         let r = right.leaves[0];
         let mut leaves_held = cur.leaves.clone();
         leaves_held.push(r);
@@ -616,6 +693,28 @@ struct Step {
 /// the other's (`b`): a hash join key.
 /// Rows above which a nested loop's inner side (held in memory) must be the smaller side.
 const BIG_INNER_ROWS: f64 = 10_000.0;
+
+/// Tables up to which join orders are searched exhaustively (PostgreSQL's geqo_threshold is
+/// 12; keel's search is left-deep, so 2^n * n steps).
+const DP_MAX_TABLES: usize = 10;
+
+/// What a join without a conjunct between its sides counts as costing more (greedy order).
+const CROSS_JOIN_PENALTY: f64 = 1e15;
+
+/// A join order's rank in the exhaustive search: its cross joins, then its cost.
+#[derive(Clone, Copy)]
+struct Score(u32, f64);
+
+impl Score {
+    /// Fewer cross joins, or as many and a cost lower by more than rounding.
+    fn better(&self, other: &Score) -> bool {
+        if self.0 != other.0 {
+            return self.0 < other.0;
+        }
+        let tolerance = 1e-9 * self.1.abs().max(other.1.abs()).max(1.0);
+        self.1 < other.1 - tolerance
+    }
+}
 
 fn joins_parts(e: &Expr, a: &[Option<usize>], b: &[Option<usize>]) -> bool {
     let Expr::Bin { op: "=", l, r, .. } = e else {

@@ -101,14 +101,74 @@ impl Accumulator for SumInt8 {
 
 struct SumNumeric {
     sum: Numeric,
+    /// The part of the sum kept as an exact `mantissa * 10^-scale` while every input fits:
+    /// adding it needs no allocation. Folded into `sum` when an input does not fit (or the
+    /// mantissa would overflow) and at the end. The scale only grows, to the largest input
+    /// scale, which is the display scale `Numeric::add` keeps.
+    small: Option<(i128, i64)>,
     count: i64,
     avg: bool,
 }
+
+/// Largest scale the exact part keeps (10^SMALL_MAX_SCALE fits an i128 with room to add).
+const SMALL_MAX_SCALE: i64 = 30;
+
+impl SumNumeric {
+    fn new(avg: bool) -> SumNumeric {
+        SumNumeric {
+            sum: Numeric::zero(),
+            small: Some((0, 0)),
+            count: 0,
+            avg,
+        }
+    }
+
+    /// Adds `n` to the exact part; false when it does not fit there.
+    fn add_small(&mut self, n: &Numeric) -> bool {
+        use bigdecimal::ToPrimitive;
+        let (Some((acc, scale)), Numeric::Finite(d)) = (self.small, n) else {
+            return false;
+        };
+        let (digits, s) = d.as_bigint_and_scale();
+        let Some(m) = digits.to_i64() else {
+            return false;
+        };
+        if !(0..=SMALL_MAX_SCALE).contains(&s) {
+            return false;
+        }
+        let to = scale.max(s);
+        let up = |v: i128, by: i64| v.checked_mul(10i128.pow((to - by) as u32));
+        let sum = up(acc, scale).and_then(|a| up(m as i128, s).and_then(|b| a.checked_add(b)));
+        match sum {
+            Some(v) => {
+                self.small = Some((v, to));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The exact part folded into `sum` (it is then empty again at scale 0).
+    fn fold_small(&mut self) {
+        if let Some((v, scale)) = self.small.take() {
+            let part = crate::numeric::finite(bigdecimal::num_bigint::BigInt::from(v), scale);
+            self.sum = self.sum.add(&part);
+            self.small = Some((0, 0));
+        }
+    }
+}
+
 impl Accumulator for SumNumeric {
     fn update(&mut self, args: &[Datum]) -> PgResult<()> {
         match args.first() {
             None | Some(Datum::Null) => return Ok(()),
-            Some(d) => self.sum = self.sum.add(&*crate::ops::numeric_arg(d)?),
+            Some(d) => {
+                let n = crate::ops::numeric_arg(d)?;
+                if !self.add_small(&n) {
+                    self.fold_small();
+                    self.sum = self.sum.add(&n);
+                }
+            }
         }
         self.count += 1;
         Ok(())
@@ -117,6 +177,7 @@ impl Accumulator for SumNumeric {
         if self.count == 0 {
             return Ok(Datum::Null);
         }
+        self.fold_small();
         Ok(Datum::Numeric(Box::new(if self.avg {
             self.sum.div(&Numeric::from_i64(self.count))?
         } else {
@@ -460,25 +521,9 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
                 }
                 (_, Numeric) => {
                     if avg {
-                        agg!(
-                            &[Numeric],
-                            Numeric,
-                            SumNumeric {
-                                sum: crate::numeric::Numeric::zero(),
-                                count: 0,
-                                avg: true
-                            }
-                        )
+                        agg!(&[Numeric], Numeric, SumNumeric::new(true))
                     } else {
-                        agg!(
-                            &[Numeric],
-                            Numeric,
-                            SumNumeric {
-                                sum: crate::numeric::Numeric::zero(),
-                                count: 0,
-                                avg: false
-                            }
-                        )
+                        agg!(&[Numeric], Numeric, SumNumeric::new(false))
                     }
                 }
                 (false, Float4) => agg!(

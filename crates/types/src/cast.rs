@@ -187,7 +187,15 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
             Datum::Float4(r)
         }
         (Float4, _) => Datum::Float4(to_f64(&value)? as f32),
-        (Numeric, _) => Datum::Numeric(Box::new(to_numeric(&value)?.apply_typmod(to.typmod)?)),
+        (Numeric, _) => {
+            let n = to_numeric(&value)?;
+            // Without a typmod there is nothing to apply (and no copy to make).
+            Datum::Numeric(Box::new(if to.typmod < 4 {
+                n
+            } else {
+                n.apply_typmod(to.typmod)?
+            }))
+        }
         (Timestamp | TimestampTz, Datum::Date(d)) => {
             let ts = date_to_ts(*d);
             if to.id == Timestamp {

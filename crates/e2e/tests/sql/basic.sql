@@ -220,3 +220,20 @@ select 1 + '99999999999';
 select '2021-02-30'::date;
 select '2021-01-32'::date;
 select '2021-00-10'::date;
+
+-- case: numeric_sums_exact
+-- sum and avg of numeric keep an exact running part while the inputs are small, and fold it
+-- into the arbitrary-precision sum when an input is too large or too precise: the results and
+-- their display scales are PostgreSQL's.
+create table ns (g int, v numeric);
+insert into ns select g % 3, (g * 7919 % 20000) / 100.0 from generate_series(1, 3000) g;
+insert into ns values (0, 1), (0, 2.5), (0, -0.125), (1, null), (1, 12345678901234567890.5), (1, -12345678901234567890), (2, 0.000000000000000000000000000000000001), (2, 1e30), (2, 9223372036854775807), (2, 9223372036854775807), (2, 9223372036854775807);
+select g, sum(v), avg(v), count(v) from ns group by g order by g;
+select sum(v), avg(v) from ns;
+select sum(x) from (values (1.0), (2), (3.50)) t(x);
+select sum(x) from (values (0.1::numeric(10,1))) t(x) where false;
+select sum(x), avg(x) from (select 99999999999999999.99::numeric x from generate_series(1, 100000)) s;
+select sum(g::numeric * 1.5) from generate_series(1, 1000) g;
+select sum(x) from (values ('NaN'::numeric), (1)) t(x);
+select sum(x) from (values (9223372036854775807::numeric), (0.000000000000000000000000000001), (5)) t(x);
+select sum(x) from (values (0.000000000000000000000000000001), (9223372036854775807::numeric), (-9223372036854775807::numeric)) t(x);
