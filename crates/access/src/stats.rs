@@ -45,7 +45,15 @@ pub struct StatsStore {
     /// When auto-analyze last ran on each table (autovacuum thread only).
     auto_analyzed: Mutex<HashMap<Oid, Instant>>,
     naptime_ms: AtomicU64,
+    /// Bumped whenever a table's statistics change: plans made before are made again.
+    generation: Generation,
 }
+
+/// A counter read at every Bind and Execute and written only by ANALYZE: on a cache line of
+/// its own, so reading it never misses because of a neighbour's writes.
+#[repr(align(128))]
+#[derive(Default)]
+struct Generation(AtomicU64);
 
 impl Default for StatsStore {
     fn default() -> StatsStore {
@@ -53,6 +61,7 @@ impl Default for StatsStore {
             map: RwLock::default(),
             auto_analyzed: Mutex::default(),
             naptime_ms: AtomicU64::new(AUTOVACUUM_NAPTIME.as_millis() as u64),
+            generation: Generation::default(),
         }
     }
 }
@@ -229,6 +238,7 @@ impl EngineInner {
             let mut map = self.stats.map.write();
             let lsn = self.wal.log(RecordKind::Statistics, 0, &payload);
             map.insert(table.oid, stats.clone());
+            self.stats.generation.0.fetch_add(1, Ordering::Release);
             lsn
         };
         self.wal.flush_blocking(lsn)?;
@@ -285,5 +295,12 @@ impl Engine {
     /// The statistics of the last ANALYZE of table `oid`, if any.
     pub fn table_stats(&self, oid: Oid) -> Option<Arc<TableStats>> {
         self.inner.stats.get(oid)
+    }
+
+    /// How many times any table's statistics changed since the server started: a plan made
+    /// under an older count was made with older statistics (PostgreSQL's plan cache drops a
+    /// plan when ANALYZE of a table it reads invalidates the relation).
+    pub fn stats_generation(&self) -> u64 {
+        self.inner.stats.generation.0.load(Ordering::Acquire)
     }
 }

@@ -40,6 +40,11 @@ pub trait RelSizes {
     fn table_stats(&self, _table: &TableDef) -> Option<std::sync::Arc<keel_stats::TableStats>> {
         None
     }
+    /// A count that changes whenever any table's statistics change (a plan made under
+    /// another count is made again).
+    fn stats_generation(&self) -> u64 {
+        0
+    }
     /// Bytes on disk of an index.
     fn index_bytes(&self, _index: &keel_catalog::IndexDef) -> u64 {
         0

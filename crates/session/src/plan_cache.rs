@@ -7,8 +7,8 @@
 //! shared copy stays cached however many sessions run it.
 //!
 //! Only Parse (and re-planning after DDL) goes through here, once per statement per session;
-//! the mutex is never on the per-execution path. An entry planned against an older catalog is
-//! replaced on the next lookup; the map is cleared when it reaches `CAPACITY` entries or its
+//! the mutex is never on the per-execution path. An entry planned against an older catalog, or
+//! under older statistics (`Prepared::stats_generation`), is replaced on the next lookup; the map is cleared when it reaches `CAPACITY` entries or its
 //! statements' text reaches `TEXT_CAPACITY` bytes (a plan is then simply made again; a plan's
 //! size follows its text, so both bound the cache's memory). A statement longer than
 //! `TEXT_CAPACITY / 16` is never kept: such texts are rarely run twice.
@@ -60,6 +60,7 @@ impl PlanCache {
         };
         if let Some(p) = self.plans.lock().map.get(&key)
             && Arc::ptr_eq(&p.catalog, &catalog)
+            && p.stats_generation == sizes.stats_generation()
         {
             return Ok(p.clone());
         }

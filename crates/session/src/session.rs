@@ -350,8 +350,9 @@ impl Session {
     }
 
     /// A new plan for a statement whose catalog is no longer the session's (DDL happened
-    /// since), or None when its plan is current. The check touches no shared cache line
-    /// (`Engine::catalog_is`): it runs at every Bind and Execute.
+    /// since) or whose tables were analyzed since it was planned, or None when its plan is
+    /// current. The check reads no cache line that is written often (`Engine::catalog_is`,
+    /// `Engine::stats_generation`): it runs at every Bind and Execute.
     pub(crate) fn replanned(
         &self,
         prep: &Arc<Prepared>,
@@ -364,7 +365,7 @@ impl Session {
             Some(t) => t.catalog_is(&self.engine, &prep.catalog),
             None => self.engine.catalog_is(&prep.catalog),
         };
-        if current {
+        if current && prep.stats_generation == self.engine.stats_generation() {
             return Ok(None);
         }
         self.stack_limit();

@@ -235,6 +235,7 @@ pub(crate) fn prepare_explain(
         })),
         params: inner.params,
         catalog,
+        stats_generation: inner.stats_generation,
         notices: inner.notices,
         lock_list: std::sync::OnceLock::new(),
     })

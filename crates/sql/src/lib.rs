@@ -52,6 +52,9 @@ pub struct Prepared {
     pub params: Vec<TypeId>,
     /// The catalog it was planned against; re-plan when the session's catalog differs.
     pub catalog: Arc<Catalog>,
+    /// `RelSizes::stats_generation` when it was planned; re-plan when the statistics
+    /// changed since (ANALYZE, auto-analyze).
+    pub stats_generation: u64,
     /// Notices of the scanner (identifiers truncated to 63 bytes), sent before it runs.
     pub notices: Vec<PgError>,
     /// The relation locks running it takes ([`Prepared::locks`]), worked out once.
@@ -113,6 +116,10 @@ impl keel_planner::RelSizes for EngineSizes<'_> {
         self.0.table_stats(table.oid)
     }
 
+    fn stats_generation(&self) -> u64 {
+        self.0.stats_generation()
+    }
+
     fn index_bytes(&self, index: &keel_catalog::IndexDef) -> u64 {
         self.0.relation_size(index.relfile)
     }
@@ -136,6 +143,8 @@ pub fn prepare(
     if explain::is_explain(text) {
         return explain::prepare_explain(catalog, sizes, text, char_offset, param_types);
     }
+    // Read before planning: statistics that change while it plans make it plan again.
+    let stats_generation = sizes.stats_generation();
     let parsed = keel_parser::parse_statement(text, char_offset)?;
     let mut notices = Some(parsed.notices);
     let mut mk = |stmt, params| Prepared {
@@ -144,6 +153,7 @@ pub fn prepare(
         stmt,
         params,
         catalog: catalog.clone(),
+        stats_generation,
         notices: notices.take().unwrap_or_default(),
         lock_list: std::sync::OnceLock::new(),
     };

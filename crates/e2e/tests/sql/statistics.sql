@@ -19,3 +19,4 @@ select attname, null_frac, n_distinct, most_common_vals from pg_stats
   where tablename = 'st' and attname = 'extra';
 drop table st;
 select count(*) from pg_stats where tablename = 'st';
+
