@@ -35,7 +35,11 @@ pub struct Join<'a> {
     right_matched: Vec<bool>,
     unmatched_pos: usize,
     hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
-    right_rows: Vec<Row>,
+    /// The inner rows, one after another (`right_width` values each): one allocation for
+    /// all, and a probe reads its candidate from one place.
+    right_rows: Vec<Datum>,
+    /// Inner rows held.
+    right_count: usize,
     /// Key encoding -> (first, last) inner row with that key.
     table: FxHashMap<Vec<u8>, (usize, usize)>,
     /// The same for a single integer key (`int_keys`); shared with the probe side's scan
@@ -81,6 +85,7 @@ impl<'a> Join<'a> {
             unmatched_pos: 0,
             hash,
             right_rows: Vec::new(),
+            right_count: 0,
             table: FxHashMap::default(),
             int_table: Arc::default(),
             int_keys: hash.is_some_and(|(l, r)| {
@@ -121,11 +126,13 @@ impl<'a> Join<'a> {
         let mut int_table = IntTable::default();
         while let Some(r) = right.next(ev)? {
             ev.tick()?;
-            self.mem.add(
-                ev,
-                row_heap_bytes(&r) + size_of::<Row>() + size_of::<usize>(),
-            )?;
-            let at = self.right_rows.len();
+            if r.len() != self.right_width {
+                return Err(keel_common::PgError::internal(
+                    "a join's inner row has an unexpected width",
+                ));
+            }
+            self.mem.add(ev, row_heap_bytes(&r) + size_of::<usize>())?;
+            let at = self.right_count;
             if let Some((_, rk)) = self.hash {
                 self.next.push(NONE);
                 if self.int_keys {
@@ -157,11 +164,12 @@ impl<'a> Join<'a> {
                     }
                 }
             }
-            self.right_rows.push(r);
+            self.right_rows.extend(r);
+            self.right_count += 1;
         }
         if self.right_join {
-            self.mem.add(ev, self.right_rows.len())?;
-            self.right_matched = vec![false; self.right_rows.len()];
+            self.mem.add(ev, self.right_count)?;
+            self.right_matched = vec![false; self.right_count];
         }
         self.int_table = Arc::new(int_table);
         // An inner join drops probe rows whose key is not in the table: the probe side's
@@ -177,11 +185,17 @@ impl<'a> Join<'a> {
         Ok(())
     }
 
+    /// Inner row `i`.
+    fn right_row(&self, i: usize) -> &[Datum] {
+        let w = self.right_width;
+        &self.right_rows[i * w..(i + 1) * w]
+    }
+
     /// The candidate after `ri` for the current left row.
     fn after(&self, ri: usize) -> usize {
         if self.hash.is_some() {
             self.next[ri]
-        } else if ri + 1 < self.right_rows.len() {
+        } else if ri + 1 < self.right_count {
             ri + 1
         } else {
             NONE
@@ -244,7 +258,7 @@ impl<'a> Node<'a> for Join<'a> {
                         }
                     };
                     let lw = joined.len();
-                    joined.extend_from_slice(&self.right_rows[ri]);
+                    joined.extend_from_slice(self.right_row(ri));
                     let ok = match self.on {
                         Some(p) => p.test(&joined, ev)?,
                         None => true,
@@ -275,13 +289,13 @@ impl<'a> Node<'a> for Join<'a> {
                 }
             }
             let Some(l) = self.left.next(ev)? else {
-                while self.right_join && self.unmatched_pos < self.right_rows.len() {
+                while self.right_join && self.unmatched_pos < self.right_count {
                     ev.tick()?;
                     let i = self.unmatched_pos;
                     self.unmatched_pos += 1;
                     if !self.right_matched[i] {
                         let mut row = vec![Datum::Null; self.left_width];
-                        row.extend_from_slice(&self.right_rows[i]);
+                        row.extend_from_slice(self.right_row(i));
                         return Ok(Some(row));
                     }
                 }
@@ -303,7 +317,7 @@ impl<'a> Node<'a> for Join<'a> {
                         NONE
                     }
                 }
-                None if self.right_rows.is_empty() => NONE,
+                None if self.right_count == 0 => NONE,
                 None => 0,
             };
             self.cur = Some(l);
