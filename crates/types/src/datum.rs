@@ -58,6 +58,19 @@ impl Datum {
         matches!(self, Datum::Null)
     }
 
+    /// The integer a value of a one-integer type holds (integers, oid, date, timestamps),
+    /// as hash joins key on it; None for NULL and every other type.
+    #[inline]
+    pub fn int_value(&self) -> Option<i64> {
+        match self {
+            Datum::Int2(x) => Some(*x as i64),
+            Datum::Int4(x) | Datum::Date(x) => Some(*x as i64),
+            Datum::Int8(x) | Datum::Timestamp(x) | Datum::TimestampTz(x) => Some(*x),
+            Datum::Oid(x) => Some(*x as i64),
+            _ => None,
+        }
+    }
+
     /// The type a non-null datum naturally has (text-like values report `Text`).
     pub fn natural_type(&self) -> Option<TypeId> {
         Some(match self {

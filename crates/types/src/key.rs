@@ -34,11 +34,10 @@ pub fn encode_key(values: &[Datum], types: &[TypeId], out: &mut Vec<u8>) {
 }
 
 fn int_of(v: &Datum) -> i64 {
+    if let Some(x) = v.int_value() {
+        return x;
+    }
     match v {
-        Datum::Int2(x) => *x as i64,
-        Datum::Int4(x) | Datum::Date(x) => *x as i64,
-        Datum::Int8(x) | Datum::Timestamp(x) | Datum::TimestampTz(x) => *x,
-        Datum::Oid(x) => *x as i64,
         Datum::Bool(b) => *b as i64,
         Datum::Float4(f) => *f as i64,
         Datum::Float8(f) => *f as i64,

@@ -39,12 +39,8 @@ pub fn fixed_width(ty: TypeId) -> Option<usize> {
 #[inline]
 fn as_i64(d: &Datum) -> i64 {
     match d {
-        Datum::Int2(v) => *v as i64,
-        Datum::Int4(v) | Datum::Date(v) => *v as i64,
-        Datum::Int8(v) | Datum::Timestamp(v) | Datum::TimestampTz(v) => *v,
-        Datum::Oid(v) => *v as i64,
         Datum::Bool(b) => *b as i64,
-        _ => 0,
+        _ => d.int_value().unwrap_or(0),
     }
 }
 
@@ -334,22 +330,29 @@ pub fn value_bytes(v: &Datum, ty: TypeId) -> Option<Vec<u8>> {
 }
 
 /// Column `index` as the integer it holds, for the types whose values are one integer
-/// (integers, oid, date, timestamps); None for NULL or another type.
+/// (integers, oid, date, timestamps), read from its stored bytes without building a datum;
+/// None for NULL or another type. Agrees with [`Datum::int_value`] on the decoded column.
 pub fn int_value(bytes: &[u8], types: &[TypeId], index: usize) -> PgResult<Option<i64>> {
     use TypeId::*;
+    let Some(&ty) = types.get(index) else {
+        return Ok(None);
+    };
     if !matches!(
-        types.get(index),
-        Some(Int2 | Int4 | Int8 | Oid | Date | Timestamp | TimestampTz)
+        ty,
+        Int2 | Int4 | Int8 | Oid | Date | Timestamp | TimestampTz
     ) {
         return Ok(None);
     }
-    Ok(match decode_column(bytes, types, index)? {
-        Datum::Int2(x) => Some(x as i64),
-        Datum::Int4(x) | Datum::Date(x) => Some(x as i64),
-        Datum::Int8(x) | Datum::Timestamp(x) | Datum::TimestampTz(x) => Some(x),
-        Datum::Oid(x) => Some(x as i64),
-        _ => None,
-    })
+    let Some(b) = column_bytes(bytes, types, index)? else {
+        return Ok(None);
+    };
+    Ok(Some(match (ty, b.len()) {
+        (Int2, 2) => i16::from_le_bytes(arr(b)) as i64,
+        (Int4 | Date, 4) => i32::from_le_bytes(arr(b)) as i64,
+        (Oid, 4) => u32::from_le_bytes(arr(b)) as i64,
+        (Int8 | Timestamp | TimestampTz, 8) => i64::from_le_bytes(arr(b)),
+        _ => return Err(corrupt()),
+    }))
 }
 
 /// Decodes only column `index`.

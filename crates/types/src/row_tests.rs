@@ -83,6 +83,8 @@ proptest! {
         prop_assert_eq!(&back, &values);
         for (i, v) in values.iter().enumerate() {
             prop_assert_eq!(&decode_column(&buf, &types, i).unwrap(), v);
+            // The integer read from stored bytes is the decoded datum's.
+            prop_assert_eq!(int_value(&buf, &types, i).unwrap(), v.int_value());
         }
         // Truncated input never panics.
         for cut in 0..buf.len() {

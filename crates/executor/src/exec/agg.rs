@@ -136,7 +136,7 @@ impl<'a> Node<'a> for Agg<'a> {
                     }
                     0
                 } else if let Some(col) = int_key.filter(|&c| c < r.len()) {
-                    let v = super::join::int_of(&r[col]);
+                    let v = r[col].int_value();
                     let known = match v {
                         Some(v) => int_index.get(&v).copied(),
                         None => null_group,

@@ -337,7 +337,7 @@ pub(super) fn is_int(ty: keel_types::TypeId) -> bool {
 /// The integer key of `row` under `e` (see `is_int`); None for NULL, which matches nothing.
 fn int_key(e: &Expr, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<Option<i64>> {
     let mut owned = None;
-    Ok(int_of(key_value(e, row, ev, &mut owned)?))
+    Ok(key_value(e, row, ev, &mut owned)?.int_value())
 }
 
 /// A key expression's value on `row`: a column in place, without a copy, anything else
@@ -352,17 +352,6 @@ fn key_value<'r>(
         Expr::Col(i, _) if *i < row.len() => &row[*i],
         _ => owned.insert(e.eval(row, ev)?),
     })
-}
-
-/// The integer a value of an `is_int` type holds; None for NULL.
-pub(super) fn int_of(v: &Datum) -> Option<i64> {
-    match v {
-        Datum::Int2(x) => Some(*x as i64),
-        Datum::Int4(x) | Datum::Date(x) => Some(*x as i64),
-        Datum::Int8(x) | Datum::Timestamp(x) | Datum::TimestampTz(x) => Some(*x),
-        Datum::Oid(x) => Some(*x as i64),
-        _ => None,
-    }
 }
 
 /// Conjuncts of `e` (nested ANDs flattened), as the planner splits an ON clause.
