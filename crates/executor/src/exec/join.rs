@@ -24,7 +24,8 @@ use std::sync::Arc;
 const NONE: usize = usize::MAX;
 
 pub struct Join<'a> {
-    left: BoxNode<'a>,
+    /// The probe side; None only while the join is dropped (see `Drop`).
+    left: Option<BoxNode<'a>>,
     right: Option<BoxNode<'a>>,
     on: Option<&'a Expr>,
     left_join: bool,
@@ -74,7 +75,7 @@ impl<'a> Join<'a> {
             (on, _) => on,
         };
         Join {
-            left,
+            left: Some(left),
             right: Some(right),
             on,
             left_join,
@@ -178,9 +179,10 @@ impl<'a> Join<'a> {
             && !self.left_join
             && let Some((lk, _)) = self.hash
             && let Expr::Col(column, _) = lk[0]
+            && let Some(left) = self.left.as_mut()
         {
             let keys: Arc<dyn IntKeys> = self.int_table.clone();
-            self.left.restrict_to_keys(column, &keys);
+            left.restrict_to_keys(column, &keys);
         }
         Ok(())
     }
@@ -288,7 +290,11 @@ impl<'a> Node<'a> for Join<'a> {
                     return Ok(Some(l));
                 }
             }
-            let Some(l) = self.left.next(ev)? else {
+            let next = match self.left.as_mut() {
+                Some(left) => left.next(ev)?,
+                None => None,
+            };
+            let Some(l) = next else {
                 while self.right_join && self.unmatched_pos < self.right_count {
                     ev.tick()?;
                     let i = self.unmatched_pos;
@@ -372,21 +378,12 @@ impl IntKeys for IntTable {
     }
 }
 
-/// A node that returns nothing: what stands in for the probe side while a join is dropped.
-struct Ended;
-
-impl<'a> Node<'a> for Ended {
-    fn next(&mut self, _: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
-        Ok(None)
-    }
-}
-
 impl Drop for Join<'_> {
     fn drop(&mut self) {
         super::discard::discard_in_place(&mut self.right_rows);
         super::discard::discard_in_place(&mut self.table);
         // The probe side goes first: its scan may share the integer table.
-        drop(std::mem::replace(&mut self.left, Box::new(Ended)));
+        drop(self.left.take());
         if let Ok(mut t) = Arc::try_unwrap(std::mem::take(&mut self.int_table)) {
             super::discard::discard_in_place(&mut t.0);
         }
