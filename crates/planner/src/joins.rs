@@ -337,18 +337,13 @@ impl Planner<'_> {
             .take()
             .ok_or_else(|| keel_common::PgError::internal("empty join block"))?;
         while parts.iter().any(Option::is_some) {
-            let mut best: Option<(f64, usize, Step)> = None;
+            let mut best: Option<(Score, usize, Step)> = None;
             for (r, p) in parts.iter().enumerate() {
                 let Some(p) = p else { continue };
                 let step = self.join_step(&cur, p, r, ctx, conj);
-                let penalty = if step.connected {
-                    0.0
-                } else {
-                    CROSS_JOIN_PENALTY
-                };
-                let cost = step.cost + penalty;
-                if best.as_ref().is_none_or(|(c, ..)| cost < *c) {
-                    best = Some((cost, r, step));
+                let score = Score(u32::from(!step.connected), step.cost);
+                if best.as_ref().is_none_or(|(c, ..)| score.better(c)) {
+                    best = Some((score, r, step));
                 }
             }
             let Some((_, r, step)) = best else { break };
@@ -689,8 +684,6 @@ struct Step {
     index: Option<(Access, Vec<usize>)>,
 }
 
-/// Whether `e` is an equality of an expression over one part's columns (`a`) with one over
-/// the other's (`b`): a hash join key.
 /// Rows above which a nested loop's inner side (held in memory) must be the smaller side.
 const BIG_INNER_ROWS: f64 = 10_000.0;
 
@@ -698,10 +691,7 @@ const BIG_INNER_ROWS: f64 = 10_000.0;
 /// 12; keel's search is left-deep, so 2^n * n steps).
 const DP_MAX_TABLES: usize = 10;
 
-/// What a join without a conjunct between its sides counts as costing more (greedy order).
-const CROSS_JOIN_PENALTY: f64 = 1e15;
-
-/// A join order's rank in the exhaustive search: its cross joins, then its cost.
+/// A join order's (or a greedy step's) rank: its cross joins, then its cost.
 #[derive(Clone, Copy)]
 struct Score(u32, f64);
 
@@ -716,6 +706,8 @@ impl Score {
     }
 }
 
+/// Whether `e` is an equality of an expression over one part's columns (`a`) with one over
+/// the other's (`b`): a hash join key.
 fn joins_parts(e: &Expr, a: &[Option<usize>], b: &[Option<usize>]) -> bool {
     let Expr::Bin { op: "=", l, r, .. } = e else {
         return false;
