@@ -51,7 +51,7 @@ fn payload(v: &Datum) -> usize {
 /// to 63, weight in -64..=63) or the 4-byte long one, then one 2-byte word per base-10000
 /// digit, leading and trailing zero digits stripped (PostgreSQL's `make_result`).
 fn numeric_payload(n: &Numeric) -> usize {
-    let Numeric::Finite(d) = n else {
+    let Some(d) = n.big() else {
         return 2;
     };
     let (digits, scale) = d.as_bigint_and_exponent();

@@ -125,20 +125,16 @@ impl SumNumeric {
 
     /// Adds `n` to the exact part; false when it does not fit there.
     fn add_small(&mut self, n: &Numeric) -> bool {
-        use bigdecimal::ToPrimitive;
-        let (Some((acc, scale)), Numeric::Finite(d)) = (self.small, n) else {
+        let (Some((acc, scale)), Numeric::Small(m, s)) = (self.small, n) else {
             return false;
         };
-        let (digits, s) = d.as_bigint_and_scale();
-        let Some(m) = digits.to_i64() else {
-            return false;
-        };
-        if !(0..=SMALL_MAX_SCALE).contains(&s) {
+        let s = i64::from(*s);
+        if s > SMALL_MAX_SCALE {
             return false;
         }
         let to = scale.max(s);
         let up = |v: i128, by: i64| v.checked_mul(10i128.pow((to - by) as u32));
-        let sum = up(acc, scale).and_then(|a| up(m as i128, s).and_then(|b| a.checked_add(b)));
+        let sum = up(acc, scale).and_then(|a| up(*m as i128, s).and_then(|b| a.checked_add(b)));
         match sum {
             Some(v) => {
                 self.small = Some((v, to));

@@ -121,7 +121,7 @@ fn numeric_to_int(n: &Numeric, to: TypeId) -> PgResult<Datum> {
             sqlstate::FEATURE_NOT_SUPPORTED,
             format!("cannot convert infinity to {what}"),
         )),
-        Numeric::Finite(_) => {
+        Numeric::Small(..) | Numeric::Finite(_) => {
             let v = n.round_to_i128().ok_or_else(|| int_out_of_range(to))?;
             int_range(i64::try_from(v).map_err(|_| int_out_of_range(to))?, to)
         }
@@ -226,9 +226,9 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
 /// (denormals are kept).
 fn numeric_to_float(n: &Numeric, float4: bool) -> PgResult<f64> {
     let v = n.to_f64();
-    let Numeric::Finite(d) = n else {
+    if !n.is_finite() {
         return Ok(v);
-    };
+    }
     let (lost, tyname) = if float4 {
         let r = v as f32;
         (r.is_infinite() || r == 0.0, "real")
@@ -236,8 +236,7 @@ fn numeric_to_float(n: &Numeric, float4: bool) -> PgResult<f64> {
         (v.is_infinite() || v == 0.0, "double precision")
     };
     if lost && !n.is_zero() {
-        let mut text = String::new();
-        crate::numeric::write_decimal(d, &mut text);
+        let text = n.to_text();
         return Err(PgError::new(
             sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
             format!("\"{text}\" is out of range for type {tyname}"),

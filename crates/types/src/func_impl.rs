@@ -722,7 +722,7 @@ pub(super) fn num_div_trunc(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Da
     if y.is_zero() && !matches!(x, Numeric::NaN) {
         return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
     }
-    let (Numeric::Finite(p), Numeric::Finite(q)) = (&x, &y) else {
+    let (Some(p), Some(q)) = (x.big(), y.big()) else {
         // NaN or infinities: the plain quotient already has the right special value.
         return Ok(num(x.div(&y)?));
     };

@@ -207,9 +207,10 @@ pub(super) fn num_sqrt(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> 
             "cannot take square root of a negative number",
         ));
     }
-    let Numeric::Finite(d) = &n else {
+    let Some(d) = n.big() else {
         return Ok(num(n));
     };
+    let d = d.as_ref();
     // The result has about weight * 2 + 1 decimal digits before the point.
     let sweight = (nbase_weight(d) + 1) * 4 / 2 - 1;
     let rscale = clamp_rscale((MIN_SIG_DIGITS - sweight).max(n.scale()));
@@ -224,8 +225,9 @@ pub(super) fn num_exp(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let d = match &n {
         Numeric::NaN | Numeric::PosInf => return Ok(num(n)),
         Numeric::NegInf => return Ok(num(Numeric::zero())),
-        Numeric::Finite(d) => d,
+        Numeric::Small(..) | Numeric::Finite(_) => n.big().unwrap_or_default(),
     };
+    let d = d.as_ref();
     let val = log10_e(d).clamp(-2000.0, 2000.0);
     let rscale = clamp_rscale((MIN_SIG_DIGITS - val as i64).max(n.scale()));
     Ok(num(exp_rounded(d, rscale)?))
@@ -261,9 +263,10 @@ fn check_log_arg(n: &Numeric) -> PgResult<()> {
 pub(super) fn num_ln(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let n = to_numeric(&a[0])?;
     check_log_arg(&n)?;
-    let Numeric::Finite(d) = &n else {
+    let Some(d) = n.big() else {
         return Ok(num(n));
     };
+    let d = d.as_ref();
     let rscale = clamp_rscale((MIN_SIG_DIGITS - estimate_ln_dweight(d)).max(n.scale()));
     let p = rscale + GUARD;
     Ok(num(round_fixed(ln_fixed(d, p), p, rscale)))
@@ -273,9 +276,10 @@ pub(super) fn num_ln(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
 fn log_base(base: &Numeric, n: &Numeric) -> PgResult<Numeric> {
     check_log_arg(base)?;
     check_log_arg(n)?;
-    let (Numeric::Finite(b), Numeric::Finite(x)) = (base, n) else {
+    let (Some(b), Some(x)) = (base.big(), n.big()) else {
         return Ok(Numeric::NaN);
     };
+    let (b, x) = (b.as_ref(), x.as_ref());
     let (bw, xw) = (estimate_ln_dweight(b), estimate_ln_dweight(x));
     let result_dweight = xw - bw;
     let rscale = clamp_rscale(
@@ -338,12 +342,13 @@ fn numeric_power_unchecked(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> {
             "zero raised to a negative power is undefined",
         ));
     }
-    let (Numeric::Finite(b), Numeric::Finite(e)) = (base, exp) else {
+    let (Some(b), Some(e)) = (base.big(), exp.big()) else {
         return Ok(Numeric::from_f64(super::float_power(
             base.to_f64(),
             exp.to_f64(),
         )?));
     };
+    let (b, e) = (b.as_ref(), e.as_ref());
     let int_exp = if e.is_integer() {
         e.to_i64().filter(|k| i32::try_from(*k).is_ok())
     } else {

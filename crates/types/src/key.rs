@@ -175,7 +175,7 @@ fn encode_numeric(n: &Numeric, out: &mut Vec<u8>) {
         Numeric::NegInf => return out.push(1),
         Numeric::PosInf => return out.push(5),
         Numeric::NaN => return out.push(6),
-        Numeric::Finite(d) => d,
+        Numeric::Small(..) | Numeric::Finite(_) => n.big().unwrap_or_default(),
     };
     let (unscaled, scale) = d.as_bigint_and_exponent();
     if unscaled.is_zero() {

@@ -19,6 +19,8 @@ pub mod io;
 pub mod key;
 pub mod limits;
 pub mod numeric;
+mod numeric_io;
+mod numeric_small;
 pub mod ops;
 pub mod row;
 pub mod typeid;

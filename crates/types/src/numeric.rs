@@ -1,22 +1,41 @@
 //! PostgreSQL `numeric`: arbitrary precision decimal with NaN and ±Infinity.
 //!
-//! A finite value is a `BigDecimal` whose scale is the PostgreSQL *display scale* (dscale):
-//! `1.50` keeps scale 2 and prints as `1.50`. The scale is never negative (constructors
-//! normalize `1e3` to `1000` with scale 0), which keeps text output and key encoding simple.
+//! A finite value is `digits × 10^-scale`, the scale being PostgreSQL's *display scale*
+//! (dscale): `1.50` keeps scale 2 and prints as `1.50`. The scale is never negative
+//! (constructors normalize `1e3` to `1000` with scale 0), which keeps text output and key
+//! encoding simple.
+//!
+//! Two forms hold finite values, and the form is canonical: a value whose digits fit an i64
+//! (and whose scale fits a u16) is always `Small`, any other is `Finite` (a `BigDecimal`).
+//! Every constructor goes through [`finite`] or `numeric_small::make`, which choose the form.
+//! `Small` values are added, multiplied, compared and printed without the heap
+//! (`numeric_small`); everything else goes through `BigDecimal` ([`Numeric::big`]).
 
+use crate::numeric_small as small;
 use bigdecimal::num_bigint::{BigInt, Sign};
 use bigdecimal::num_traits::{Signed, ToPrimitive, Zero};
 use bigdecimal::{BigDecimal, RoundingMode};
 use keel_common::{PgError, PgResult, sqlstate};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
-/// A numeric value. `Finite` holds the exact decimal with its display scale.
-#[derive(Clone, Debug, PartialEq)]
+/// A numeric value (see the module comment for the two finite forms).
+#[derive(Clone, Debug)]
 pub enum Numeric {
     NaN,
     PosInf,
     NegInf,
+    /// A finite value whose digits fit an i64: (digits, display scale).
+    Small(i64, u16),
+    /// Any other finite value, with its display scale.
     Finite(bigdecimal::BigDecimal),
+}
+
+/// Equal values are equal whatever their display scales (1.0 = 1.00), as `=` has it.
+impl PartialEq for Numeric {
+    fn eq(&self, other: &Numeric) -> bool {
+        self.cmp_total(other) == Ordering::Equal
+    }
 }
 
 /// PostgreSQL's NUMERIC_MIN_SIG_DIGITS: a quotient keeps at least this many significant digits.
@@ -30,13 +49,16 @@ const DSCALE_MAX: i64 = 0x3FFF;
 const MAX_INTEGER_DIGITS: i64 = (0x7FFF + 1) * 4;
 
 /// Builds a finite numeric from an unscaled integer and a scale, normalizing negative scales.
+/// The form is chosen here: `Small` when the digits fit an i64.
 pub fn finite(digits: BigInt, scale: i64) -> Numeric {
     if scale < 0 {
         let f = BigInt::from(10u8).pow((-scale) as u32);
-        Numeric::Finite(BigDecimal::new(digits * f, 0))
-    } else {
-        Numeric::Finite(BigDecimal::new(digits, scale))
+        return finite(digits * f, 0);
     }
+    if let (Some(d), Ok(s)) = (digits.to_i64(), u16::try_from(scale)) {
+        return Numeric::Small(d, s);
+    }
+    Numeric::Finite(BigDecimal::new(digits, scale))
 }
 
 /// `n * 10^k` for `k > 0`.
@@ -49,6 +71,7 @@ impl Numeric {
     /// has more digits than a numeric can store (make_result's weight check). Arithmetic results
     /// pass through here, so a chain of products cannot grow numbers without bound.
     pub fn check_range(self) -> PgResult<Numeric> {
+        // A Small value has at most 19 integer digits.
         let Numeric::Finite(bd) = &self else {
             return Ok(self);
         };
@@ -70,113 +93,51 @@ impl Numeric {
     }
 
     pub fn from_i64(v: i64) -> Numeric {
-        Numeric::Finite(BigDecimal::new(BigInt::from(v), 0))
+        Numeric::Small(v, 0)
     }
 
     pub fn from_i128(v: i128) -> Numeric {
-        Numeric::Finite(BigDecimal::new(BigInt::from(v), 0))
+        small::make(v, 0)
+    }
+
+    /// A finite value as a `BigDecimal` (borrowed when it is one); None for NaN and ±Infinity.
+    pub fn big(&self) -> Option<Cow<'_, BigDecimal>> {
+        match self {
+            Numeric::Small(d, s) => Some(Cow::Owned(BigDecimal::new((*d).into(), *s as i64))),
+            Numeric::Finite(d) => Some(Cow::Borrowed(d)),
+            _ => None,
+        }
+    }
+
+    /// A finite `BigDecimal` result in its canonical form.
+    pub fn from_big(d: BigDecimal) -> Numeric {
+        let (n, s) = d.into_bigint_and_exponent();
+        finite(n, s)
+    }
+
+    pub fn is_finite(&self) -> bool {
+        matches!(self, Numeric::Small(..) | Numeric::Finite(_))
     }
 
     pub fn zero() -> Numeric {
         Numeric::from_i64(0)
     }
 
-    /// Parses PostgreSQL's numeric text syntax (surrounding whitespace allowed).
-    /// None means invalid syntax.
-    pub fn parse(s: &str) -> Option<Numeric> {
-        let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
-        let lower = t.to_ascii_lowercase();
-        match lower.as_str() {
-            "nan" => return Some(Numeric::NaN),
-            "infinity" | "+infinity" | "inf" | "+inf" => return Some(Numeric::PosInf),
-            "-infinity" | "-inf" => return Some(Numeric::NegInf),
-            _ => {}
-        }
-        let b = t.as_bytes();
-        let mut i = 0;
-        let mut neg = false;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            neg = b[i] == b'-';
-            i += 1;
-        }
-        let mut digits = String::with_capacity(b.len());
-        let mut frac = 0i64;
-        let mut seen_digit = false;
-        let mut seen_point = false;
-        while i < b.len() {
-            let c = b[i];
-            if c.is_ascii_digit() {
-                digits.push(c as char);
-                seen_digit = true;
-                if seen_point {
-                    frac += 1;
-                }
-            } else if c == b'.' && !seen_point {
-                seen_point = true;
-            } else {
-                break;
-            }
-            i += 1;
-        }
-        if !seen_digit {
-            return None;
-        }
-        let mut exp = 0i64;
-        if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-            i += 1;
-            let mut eneg = false;
-            if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-                eneg = b[i] == b'-';
-                i += 1;
-            }
-            let start = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                exp = exp.saturating_mul(10).saturating_add((b[i] - b'0') as i64);
-                i += 1;
-            }
-            if start == i || exp > 100_000 {
-                return None;
-            }
-            if eneg {
-                exp = -exp;
-            }
-        }
-        if i != b.len() {
-            return None;
-        }
-        let mut n: BigInt = digits.parse().ok()?;
-        if neg {
-            n = -n;
-        }
-        Some(finite(n, frac - exp))
-    }
-
-    /// Appends the text form PostgreSQL prints.
-    pub fn write_text(&self, out: &mut String) {
-        match self {
-            Numeric::NaN => out.push_str("NaN"),
-            Numeric::PosInf => out.push_str("Infinity"),
-            Numeric::NegInf => out.push_str("-Infinity"),
-            Numeric::Finite(d) => write_decimal(d, out),
-        }
-    }
-
-    pub fn to_text(&self) -> String {
-        let mut s = String::new();
-        self.write_text(&mut s);
-        s
-    }
-
     /// The display scale of a finite value (0 for special values).
     pub fn scale(&self) -> i64 {
         match self {
+            Numeric::Small(_, s) => *s as i64,
             Numeric::Finite(d) => d.as_bigint_and_exponent().1.max(0),
             _ => 0,
         }
     }
 
     pub fn is_zero(&self) -> bool {
-        matches!(self, Numeric::Finite(d) if d.is_zero())
+        match self {
+            Numeric::Small(d, _) => *d == 0,
+            Numeric::Finite(d) => d.is_zero(),
+            _ => false,
+        }
     }
 
     /// Total order: -Infinity < finite < Infinity < NaN (NaN equals NaN), as PostgreSQL sorts.
@@ -184,13 +145,18 @@ impl Numeric {
         fn rank(n: &Numeric) -> u8 {
             match n {
                 Numeric::NegInf => 0,
-                Numeric::Finite(_) => 1,
+                Numeric::Small(..) | Numeric::Finite(_) => 1,
                 Numeric::PosInf => 2,
                 Numeric::NaN => 3,
             }
         }
-        match (self, other) {
-            (Numeric::Finite(a), Numeric::Finite(b)) => a.cmp(b),
+        if let (Numeric::Small(a, sa), Numeric::Small(b, sb)) = (self, other)
+            && let Some(o) = small::cmp(*a, *sa, *b, *sb)
+        {
+            return o;
+        }
+        match (self.big(), other.big()) {
+            (Some(a), Some(b)) => a.cmp(&b),
             _ => rank(self).cmp(&rank(other)),
         }
     }
@@ -200,12 +166,12 @@ impl Numeric {
             Numeric::NaN => f64::NAN,
             Numeric::PosInf => f64::INFINITY,
             Numeric::NegInf => f64::NEG_INFINITY,
-            // Through the decimal text, so the nearest double is chosen (strtod semantics).
-            Numeric::Finite(d) => {
-                let mut s = String::new();
-                write_decimal(d, &mut s);
-                s.parse().unwrap_or(f64::NAN)
+            // Through the decimal text, so the nearest double is chosen (strtod semantics),
+            // unless the division is exact enough to give it directly.
+            Numeric::Small(d, s) => {
+                small::to_f64(*d, *s).unwrap_or_else(|| self.to_text().parse().unwrap_or(f64::NAN))
             }
+            Numeric::Finite(_) => self.to_text().parse().unwrap_or(f64::NAN),
         }
     }
 
@@ -253,6 +219,10 @@ impl Numeric {
     /// Rounds (half away from zero) to an integer; None for NaN/Inf.
     pub fn round_to_i128(&self) -> Option<i128> {
         match self {
+            Numeric::Small(d, s) => match small::round(*d, *s, 0, true)? {
+                Numeric::Small(q, _) => Some(q as i128),
+                other => other.round_to_i128(),
+            },
             Numeric::Finite(d) => d
                 .with_scale_round(0, RoundingMode::HalfUp)
                 .as_bigint_and_exponent()
@@ -264,25 +234,33 @@ impl Numeric {
 
     /// Rounds to `scale` decimal places, half away from zero (negative scale rounds to tens...).
     pub fn round(&self, scale: i64) -> Numeric {
-        match self {
-            Numeric::Finite(d) => {
+        if let Numeric::Small(d, s) = self
+            && let Some(r) = small::round(*d, *s, scale, true)
+        {
+            return r;
+        }
+        match self.big() {
+            Some(d) => {
                 let r = d.with_scale_round(scale, RoundingMode::HalfUp);
-                let (n, s) = r.as_bigint_and_exponent();
-                finite(n, s)
+                Numeric::from_big(r)
             }
-            other => other.clone(),
+            None => self.clone(),
         }
     }
 
     /// Truncates toward zero to `scale` decimal places.
     pub fn trunc(&self, scale: i64) -> Numeric {
-        match self {
-            Numeric::Finite(d) => {
+        if let Numeric::Small(d, s) = self
+            && let Some(r) = small::round(*d, *s, scale, false)
+        {
+            return r;
+        }
+        match self.big() {
+            Some(d) => {
                 let r = d.with_scale_round(scale, RoundingMode::Down);
-                let (n, s) = r.as_bigint_and_exponent();
-                finite(n, s)
+                Numeric::from_big(r)
             }
-            other => other.clone(),
+            None => self.clone(),
         }
     }
 
@@ -303,12 +281,20 @@ impl Numeric {
             .with_detail(format!(
                 "A field with precision {precision}, scale {scale} cannot hold an infinite value."
             ))),
-            Numeric::Finite(_) => {
+            Numeric::Small(..) | Numeric::Finite(_) => {
                 let r = self.round(scale as i64);
-                if let Numeric::Finite(d) = &r {
-                    let (n, s) = d.as_bigint_and_exponent();
-                    if !n.is_zero() {
-                        let ndigits = n.abs().to_string().len() as i64;
+                // Decimal digits of the rounded value's digits, and its scale.
+                let digits = match &r {
+                    Numeric::Small(0, _) => None,
+                    Numeric::Small(d, s) => Some((small::digit_count(*d), *s as i64)),
+                    Numeric::Finite(d) => {
+                        let (n, s) = d.as_bigint_and_exponent();
+                        (!n.is_zero()).then(|| (n.abs().to_string().len() as i64, s))
+                    }
+                    _ => None,
+                };
+                {
+                    if let Some((ndigits, s)) = digits {
                         let int_digits = ndigits - s;
                         if int_digits > (precision - scale) as i64 {
                             return Err(PgError::new(
@@ -332,14 +318,16 @@ impl Numeric {
             Numeric::NaN => Numeric::NaN,
             Numeric::PosInf => Numeric::NegInf,
             Numeric::NegInf => Numeric::PosInf,
-            Numeric::Finite(d) => Numeric::Finite(-d),
+            Numeric::Small(d, s) => small::make(-(*d as i128), *s),
+            Numeric::Finite(d) => Numeric::from_big(-d),
         }
     }
 
     pub fn abs(&self) -> Numeric {
         match self {
             Numeric::NegInf => Numeric::PosInf,
-            Numeric::Finite(d) => Numeric::Finite(d.abs()),
+            Numeric::Small(d, s) => small::make((*d as i128).abs(), *s),
+            Numeric::Finite(d) => Numeric::from_big(d.abs()),
             other => other.clone(),
         }
     }
@@ -350,6 +338,7 @@ impl Numeric {
             Numeric::NaN => None,
             Numeric::PosInf => Some(1),
             Numeric::NegInf => Some(-1),
+            Numeric::Small(d, _) => Some(d.signum() as i32),
             Numeric::Finite(d) => Some(match d.sign() {
                 Sign::Minus => -1,
                 Sign::NoSign => 0,
@@ -360,20 +349,25 @@ impl Numeric {
 
     pub fn add(&self, other: &Numeric) -> Numeric {
         use Numeric::*;
-        match (self, other) {
+        if let (Small(a, sa), Small(b, sb)) = (self, other)
+            && let Some(r) = small::add(*a, *sa, *b, *sb)
+        {
+            return r;
+        }
+        if let (Some(a), Some(b)) = (self.big(), other.big()) {
             // Aligned on the integer digits: bigdecimal's `+` caps the scale it keeps when one
             // side is zero, while PostgreSQL's add_var keeps max(dscale1, dscale2).
-            (Finite(a), Finite(b)) => {
-                let (na, sa) = a.as_bigint_and_scale();
-                let (nb, sb) = b.as_bigint_and_scale();
-                let s = sa.max(sb);
-                let sum = match sa.cmp(&sb) {
-                    Ordering::Equal => na.as_ref() + nb.as_ref(),
-                    Ordering::Less => shift_left(na.into_owned(), sb - sa) + nb.as_ref(),
-                    Ordering::Greater => na.as_ref() + shift_left(nb.into_owned(), sa - sb),
-                };
-                finite(sum, s)
-            }
+            let (na, sa) = a.as_bigint_and_scale();
+            let (nb, sb) = b.as_bigint_and_scale();
+            let s = sa.max(sb);
+            let sum = match sa.cmp(&sb) {
+                Ordering::Equal => na.as_ref() + nb.as_ref(),
+                Ordering::Less => shift_left(na.into_owned(), sb - sa) + nb.as_ref(),
+                Ordering::Greater => na.as_ref() + shift_left(nb.into_owned(), sa - sb),
+            };
+            return finite(sum, s);
+        }
+        match (self, other) {
             (NaN, _) | (_, NaN) => NaN,
             (PosInf, NegInf) | (NegInf, PosInf) => NaN,
             (PosInf, _) | (_, PosInf) => PosInf,
@@ -387,20 +381,25 @@ impl Numeric {
 
     pub fn mul(&self, other: &Numeric) -> Numeric {
         use Numeric::*;
-        match (self, other) {
+        if let (Small(a, sa), Small(b, sb)) = (self, other)
+            && let Some(r) = small::mul(*a, *sa, *b, *sb, DSCALE_MAX)
+        {
+            return r;
+        }
+        if let (Some(a), Some(b)) = (self.big(), other.big()) {
             // The exact product at scale dscale1 + dscale2 (PostgreSQL's numeric_mul), rounded
-            // only past NUMERIC_DSCALE_MAX. bigdecimal's `*` returns the other operand normalized
-            // when one side equals 1, which would print 1.00 * 2 as 2.
-            (Finite(a), Finite(b)) => {
-                let (na, sa) = a.as_bigint_and_scale();
-                let (nb, sb) = b.as_bigint_and_scale();
-                let product = finite(na.as_ref() * nb.as_ref(), sa + sb);
-                if sa + sb > DSCALE_MAX {
-                    product.round(DSCALE_MAX)
-                } else {
-                    product
-                }
-            }
+            // only past NUMERIC_DSCALE_MAX. bigdecimal's `*` returns the other operand
+            // normalized when one side equals 1, which would print 1.00 * 2 as 2.
+            let (na, sa) = a.as_bigint_and_scale();
+            let (nb, sb) = b.as_bigint_and_scale();
+            let product = finite(na.as_ref() * nb.as_ref(), sa + sb);
+            return if sa + sb > DSCALE_MAX {
+                product.round(DSCALE_MAX)
+            } else {
+                product
+            };
+        }
+        match (self, other) {
             (NaN, _) | (_, NaN) => NaN,
             _ => {
                 let s = self.signum().unwrap_or(0) * other.signum().unwrap_or(0);
@@ -419,14 +418,14 @@ impl Numeric {
         if other.is_zero() && !matches!(self, NaN) {
             return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
         }
+        if let (Some(a), Some(b)) = (self.big(), other.big()) {
+            let rscale = div_scale(&a, &b);
+            return Ok(div_round(&a, &b, rscale));
+        }
         Ok(match (self, other) {
-            (Finite(a), Finite(b)) => {
-                let rscale = div_scale(a, b);
-                div_round(a, b, rscale)
-            }
             (NaN, _) | (_, NaN) => NaN,
             (PosInf | NegInf, PosInf | NegInf) => NaN,
-            (Finite(_), _) => Numeric::zero(),
+            _ if self.is_finite() => Numeric::zero(),
             _ => {
                 let s = self.signum().unwrap_or(0) * other.signum().unwrap_or(0);
                 if s > 0 { PosInf } else { NegInf }
@@ -436,12 +435,12 @@ impl Numeric {
 
     /// Division rounded to an explicit scale.
     pub fn div_scale(&self, other: &Numeric, scale: i64) -> PgResult<Numeric> {
-        match (self, other) {
-            (Numeric::Finite(a), Numeric::Finite(b)) => {
+        match (self.big(), other.big()) {
+            (Some(a), Some(b)) => {
                 if b.is_zero() {
                     return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
                 }
-                Ok(div_round(a, b, scale))
+                Ok(div_round(&a, &b, scale))
             }
             _ => self.div(other),
         }
@@ -453,17 +452,17 @@ impl Numeric {
         if other.is_zero() && !matches!(self, NaN) {
             return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
         }
+        if let (Some(a), Some(b)) = (self.big(), other.big()) {
+            let (a, b) = (a.as_ref(), b.as_ref());
+            let q = (a / b).with_scale_round(0, RoundingMode::Down);
+            let r = a - q * b;
+            let s = self.scale().max(other.scale());
+            return Ok(Numeric::from_big(r.with_scale(s)));
+        }
         Ok(match (self, other) {
-            (Finite(a), Finite(b)) => {
-                let q = (a / b).with_scale_round(0, RoundingMode::Down);
-                let r = a - q * b;
-                let s = self.scale().max(other.scale());
-                let (n, sc) = r.with_scale(s).as_bigint_and_exponent();
-                finite(n, sc)
-            }
             (NaN, _) | (_, NaN) => NaN,
             (PosInf | NegInf, _) => NaN,
-            (Finite(_), _) => self.clone(),
+            _ => self.clone(),
         })
     }
 
@@ -488,122 +487,6 @@ impl Numeric {
             first = first * 10 + dgt;
         }
         (w, first)
-    }
-
-    /// Binary send format: ndigits, weight, sign, dscale, then base-10000 digits (all i16 BE).
-    pub fn write_binary(&self, out: &mut Vec<u8>) {
-        let (sign, d) = match self {
-            Numeric::NaN => (0xC000u16, None),
-            Numeric::PosInf => (0xD000, None),
-            Numeric::NegInf => (0xF000, None),
-            Numeric::Finite(d) => (if d.is_negative() { 0x4000 } else { 0 }, Some(d)),
-        };
-        let Some(d) = d else {
-            out.extend_from_slice(&[0, 0, 0, 0]);
-            out.extend_from_slice(&sign.to_be_bytes());
-            out.extend_from_slice(&[0, 0]);
-            return;
-        };
-        let (n, scale) = d.as_bigint_and_exponent();
-        let scale = scale.max(0);
-        let s = n.abs().to_string();
-        // Split into integer and fraction decimal digits, then group by 4 around the point.
-        let (ip, fp) = if (s.len() as i64) > scale {
-            let cut = s.len() - scale as usize;
-            (s[..cut].to_string(), s[cut..].to_string())
-        } else {
-            (
-                String::new(),
-                format!("{}{}", "0".repeat(scale as usize - s.len()), s),
-            )
-        };
-        let ip = ip.trim_start_matches('0');
-        let ipad = (4 - ip.len() % 4) % 4;
-        let ip_full = format!("{}{}", "0".repeat(ipad), ip);
-        let fpad = (4 - fp.len() % 4) % 4;
-        let fp_full = format!("{}{}", fp, "0".repeat(fpad));
-        let mut groups: Vec<i16> = Vec::new();
-        for c in ip_full
-            .as_bytes()
-            .chunks(4)
-            .chain(fp_full.as_bytes().chunks(4))
-        {
-            let mut v = 0i16;
-            for &b in c {
-                v = v * 10 + (b - b'0') as i16;
-            }
-            groups.push(v);
-        }
-        let mut weight = (ip_full.len() / 4) as i64 - 1;
-        // Strip leading and trailing zero groups.
-        let lead = groups.iter().take_while(|&&g| g == 0).count();
-        groups.drain(..lead);
-        weight -= lead as i64;
-        while groups.last() == Some(&0) {
-            groups.pop();
-        }
-        if groups.is_empty() {
-            weight = 0;
-        }
-        out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
-        out.extend_from_slice(&(weight as i16).to_be_bytes());
-        out.extend_from_slice(&sign.to_be_bytes());
-        out.extend_from_slice(&(scale as u16).to_be_bytes());
-        for g in groups {
-            out.extend_from_slice(&g.to_be_bytes());
-        }
-    }
-
-    /// Binary receive format (see [`Numeric::write_binary`]).
-    pub fn read_binary(b: &[u8]) -> PgResult<Numeric> {
-        let bad = || {
-            PgError::new(
-                sqlstate::INVALID_BINARY_REPRESENTATION,
-                "invalid numeric binary data",
-            )
-        };
-        if b.len() < 8 {
-            return Err(bad());
-        }
-        let nd = i16::from_be_bytes([b[0], b[1]]);
-        let weight = i16::from_be_bytes([b[2], b[3]]) as i64;
-        let sign = u16::from_be_bytes([b[4], b[5]]);
-        let dscale = u16::from_be_bytes([b[6], b[7]]) as i64;
-        match sign {
-            0xC000 => return Ok(Numeric::NaN),
-            0xD000 => return Ok(Numeric::PosInf),
-            0xF000 => return Ok(Numeric::NegInf),
-            0 | 0x4000 => {}
-            _ => {
-                return Err(PgError::new(
-                    sqlstate::INVALID_BINARY_REPRESENTATION,
-                    "invalid sign in external \"numeric\" value",
-                ));
-            }
-        }
-        if nd < 0 || b.len() != 8 + 2 * nd as usize {
-            return Err(bad());
-        }
-        let mut n = BigInt::zero();
-        for i in 0..nd as usize {
-            let g = i16::from_be_bytes([b[8 + 2 * i], b[9 + 2 * i]]);
-            if !(0..10000).contains(&g) {
-                return Err(PgError::new(
-                    sqlstate::INVALID_BINARY_REPRESENTATION,
-                    "invalid digit in external \"numeric\" value",
-                ));
-            }
-            n = n * 10000 + g;
-        }
-        if sign == 0x4000 {
-            n = -n;
-        }
-        // value = n * 10000^(weight - nd + 1)
-        let exp10 = 4 * (weight - nd as i64 + 1);
-        let v = BigDecimal::new(n, -exp10);
-        let v = v.with_scale_round(dscale, RoundingMode::HalfUp);
-        let (n, s) = v.as_bigint_and_exponent();
-        Ok(finite(n, s))
     }
 }
 
@@ -642,35 +525,6 @@ fn div_round(a: &BigDecimal, b: &BigDecimal, scale: i64) -> Numeric {
         q -= 1;
     }
     finite(q, scale)
-}
-
-pub(crate) fn write_decimal(d: &BigDecimal, out: &mut String) {
-    let (n, scale) = d.as_bigint_and_exponent();
-    if scale <= 0 {
-        out.push_str(&n.to_string());
-        if scale < 0 && !n.is_zero() {
-            for _ in 0..(-scale) {
-                out.push('0');
-            }
-        }
-        return;
-    }
-    let s = n.abs().to_string();
-    if n.is_negative() {
-        out.push('-');
-    }
-    let scale = scale as usize;
-    if s.len() > scale {
-        out.push_str(&s[..s.len() - scale]);
-        out.push('.');
-        out.push_str(&s[s.len() - scale..]);
-    } else {
-        out.push_str("0.");
-        for _ in 0..(scale - s.len()) {
-            out.push('0');
-        }
-        out.push_str(&s);
-    }
 }
 
 #[cfg(test)]

@@ -128,6 +128,11 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
                 Numeric::NaN => out.push(1),
                 Numeric::PosInf => out.push(2),
                 Numeric::NegInf => out.push(3),
+                Numeric::Small(digits, scale) => {
+                    out.push(0);
+                    out.extend_from_slice(&scale.to_le_bytes());
+                    crate::numeric_small::signed_bytes_le(*digits, out);
+                }
                 Numeric::Finite(d) => {
                     out.push(0);
                     let (digits, scale) = d.as_bigint_and_exponent();
@@ -240,8 +245,11 @@ fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
             let b = take(bytes, pos, len)?;
             let n = match b.first() {
                 Some(0) if b.len() >= 3 => {
-                    let scale = u16::from_le_bytes([b[1], b[2]]) as i64;
-                    finite(BigInt::from_signed_bytes_le(&b[3..]), scale)
+                    let scale = u16::from_le_bytes([b[1], b[2]]);
+                    match crate::numeric_small::from_signed_bytes_le(&b[3..]) {
+                        Some(d) => Numeric::Small(d, scale),
+                        None => finite(BigInt::from_signed_bytes_le(&b[3..]), scale as i64),
+                    }
                 }
                 Some(1) => Numeric::NaN,
                 Some(2) => Numeric::PosInf,

@@ -237,3 +237,26 @@ select sum(g::numeric * 1.5) from generate_series(1, 1000) g;
 select sum(x) from (values ('NaN'::numeric), (1)) t(x);
 select sum(x) from (values (9223372036854775807::numeric), (0.000000000000000000000000000001), (5)) t(x);
 select sum(x) from (values (0.000000000000000000000000000001), (9223372036854775807::numeric), (-9223372036854775807::numeric)) t(x);
+
+-- case: numeric_small_and_large
+-- numeric values whose digits fit 64 bits are computed in machine integers and the others in
+-- arbitrary precision; at the boundary, and when a result leaves the range, the values and
+-- their display scales are PostgreSQL's.
+select 9223372036854775807::numeric + 1, -9223372036854775808::numeric - 1, 9223372036854775807::numeric * 9223372036854775807;
+select 922337203685477580.7 * 10, 92233720368547758.07 + 0.001, -0.5 - 9223372036854775807;
+select 1.0 = 1.00, 1.5 < 1.50001, 10.0 > 9.99999999999999999999, 0.000 = -0.0, -1.5 < -1.49;
+select round(2.5), round(-2.5), round(1.2345, 2), round(-1.2355, 3), trunc(-1.239, 2), round(12345.678, -2), round(0.5::numeric, 30);
+select 123.456::numeric(5,2), (-0.005)::numeric(4,2) as b, 0.0001::numeric(3,0);
+select 999.995::numeric(5,2);
+select 1.50 * 2, 2 * 0.00, 7 / 2.0, 7 % 2.5, -7.5 % 2, abs(-12.30), -(0.00), 1e18 * 10, 1e-5 * 1e-5;
+select x, x::float8, x::int8, x::text from (values (0.1), (-12345.678901), (9223372036854775.807), (-0.0000001)) t(x) order by 1;
+select 1e25::numeric::int8;
+select 9223372036854775807.5::numeric::int8;
+select v, v * v, v + 0.1, -v from (values (3037000499.97605), (-3037000499.97605), (4611686018427387903.5)) t(v);
+create table nk (v numeric(12,3) primary key);
+insert into nk values (1), (1.5), (-2.25), (123456789.123), (0), (-0.001);
+insert into nk values (1.000);
+select v from nk order by v desc;
+select * from nk where v = 1.5000 or v < -2;
+
+

@@ -1,0 +1,245 @@
+//! `numeric`'s text and binary forms: PostgreSQL's input syntax, its output, and the wire's
+//! binary format (base-10000 digit groups).
+
+use crate::numeric::{Numeric, finite};
+use bigdecimal::num_bigint::BigInt;
+use bigdecimal::num_traits::{Signed, Zero};
+use bigdecimal::{BigDecimal, RoundingMode};
+use keel_common::{PgError, PgResult, sqlstate};
+
+impl Numeric {
+    /// Parses PostgreSQL's numeric text syntax (surrounding whitespace allowed).
+    /// None means invalid syntax.
+    pub fn parse(s: &str) -> Option<Numeric> {
+        let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+        let lower = t.to_ascii_lowercase();
+        match lower.as_str() {
+            "nan" => return Some(Numeric::NaN),
+            "infinity" | "+infinity" | "inf" | "+inf" => return Some(Numeric::PosInf),
+            "-infinity" | "-inf" => return Some(Numeric::NegInf),
+            _ => {}
+        }
+        let b = t.as_bytes();
+        let mut i = 0;
+        let mut neg = false;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            neg = b[i] == b'-';
+            i += 1;
+        }
+        let mut digits = String::with_capacity(b.len());
+        let mut frac = 0i64;
+        let mut seen_digit = false;
+        let mut seen_point = false;
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii_digit() {
+                digits.push(c as char);
+                seen_digit = true;
+                if seen_point {
+                    frac += 1;
+                }
+            } else if c == b'.' && !seen_point {
+                seen_point = true;
+            } else {
+                break;
+            }
+            i += 1;
+        }
+        if !seen_digit {
+            return None;
+        }
+        let mut exp = 0i64;
+        if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+            i += 1;
+            let mut eneg = false;
+            if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+                eneg = b[i] == b'-';
+                i += 1;
+            }
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                exp = exp.saturating_mul(10).saturating_add((b[i] - b'0') as i64);
+                i += 1;
+            }
+            if start == i || exp > 100_000 {
+                return None;
+            }
+            if eneg {
+                exp = -exp;
+            }
+        }
+        if i != b.len() {
+            return None;
+        }
+        let mut n: BigInt = digits.parse().ok()?;
+        if neg {
+            n = -n;
+        }
+        Some(finite(n, frac - exp))
+    }
+
+    /// Appends the text form PostgreSQL prints.
+    pub fn write_text(&self, out: &mut String) {
+        match self {
+            Numeric::NaN => out.push_str("NaN"),
+            Numeric::PosInf => out.push_str("Infinity"),
+            Numeric::NegInf => out.push_str("-Infinity"),
+            Numeric::Small(d, s) => crate::numeric_small::write_text(*d, *s, out),
+            Numeric::Finite(d) => write_decimal(d, out),
+        }
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        self.write_text(&mut s);
+        s
+    }
+
+    /// Binary send format: ndigits, weight, sign, dscale, then base-10000 digits (all i16 BE).
+    pub fn write_binary(&self, out: &mut Vec<u8>) {
+        let (sign, d) = match self {
+            Numeric::NaN => (0xC000u16, None),
+            Numeric::PosInf => (0xD000, None),
+            Numeric::NegInf => (0xF000, None),
+            Numeric::Small(..) | Numeric::Finite(_) => {
+                let neg = self.signum() == Some(-1);
+                (if neg { 0x4000 } else { 0 }, self.big())
+            }
+        };
+        let Some(d) = d else {
+            out.extend_from_slice(&[0, 0, 0, 0]);
+            out.extend_from_slice(&sign.to_be_bytes());
+            out.extend_from_slice(&[0, 0]);
+            return;
+        };
+        let (n, scale) = d.as_bigint_and_exponent();
+        let scale = scale.max(0);
+        let s = n.abs().to_string();
+        // Split into integer and fraction decimal digits, then group by 4 around the point.
+        let (ip, fp) = if (s.len() as i64) > scale {
+            let cut = s.len() - scale as usize;
+            (s[..cut].to_string(), s[cut..].to_string())
+        } else {
+            (
+                String::new(),
+                format!("{}{}", "0".repeat(scale as usize - s.len()), s),
+            )
+        };
+        let ip = ip.trim_start_matches('0');
+        let ipad = (4 - ip.len() % 4) % 4;
+        let ip_full = format!("{}{}", "0".repeat(ipad), ip);
+        let fpad = (4 - fp.len() % 4) % 4;
+        let fp_full = format!("{}{}", fp, "0".repeat(fpad));
+        let mut groups: Vec<i16> = Vec::new();
+        for c in ip_full
+            .as_bytes()
+            .chunks(4)
+            .chain(fp_full.as_bytes().chunks(4))
+        {
+            let mut v = 0i16;
+            for &b in c {
+                v = v * 10 + (b - b'0') as i16;
+            }
+            groups.push(v);
+        }
+        let mut weight = (ip_full.len() / 4) as i64 - 1;
+        // Strip leading and trailing zero groups.
+        let lead = groups.iter().take_while(|&&g| g == 0).count();
+        groups.drain(..lead);
+        weight -= lead as i64;
+        while groups.last() == Some(&0) {
+            groups.pop();
+        }
+        if groups.is_empty() {
+            weight = 0;
+        }
+        out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
+        out.extend_from_slice(&(weight as i16).to_be_bytes());
+        out.extend_from_slice(&sign.to_be_bytes());
+        out.extend_from_slice(&(scale as u16).to_be_bytes());
+        for g in groups {
+            out.extend_from_slice(&g.to_be_bytes());
+        }
+    }
+
+    /// Binary receive format (see [`Numeric::write_binary`]).
+    pub fn read_binary(b: &[u8]) -> PgResult<Numeric> {
+        let bad = || {
+            PgError::new(
+                sqlstate::INVALID_BINARY_REPRESENTATION,
+                "invalid numeric binary data",
+            )
+        };
+        if b.len() < 8 {
+            return Err(bad());
+        }
+        let nd = i16::from_be_bytes([b[0], b[1]]);
+        let weight = i16::from_be_bytes([b[2], b[3]]) as i64;
+        let sign = u16::from_be_bytes([b[4], b[5]]);
+        let dscale = u16::from_be_bytes([b[6], b[7]]) as i64;
+        match sign {
+            0xC000 => return Ok(Numeric::NaN),
+            0xD000 => return Ok(Numeric::PosInf),
+            0xF000 => return Ok(Numeric::NegInf),
+            0 | 0x4000 => {}
+            _ => {
+                return Err(PgError::new(
+                    sqlstate::INVALID_BINARY_REPRESENTATION,
+                    "invalid sign in external \"numeric\" value",
+                ));
+            }
+        }
+        if nd < 0 || b.len() != 8 + 2 * nd as usize {
+            return Err(bad());
+        }
+        let mut n = BigInt::zero();
+        for i in 0..nd as usize {
+            let g = i16::from_be_bytes([b[8 + 2 * i], b[9 + 2 * i]]);
+            if !(0..10000).contains(&g) {
+                return Err(PgError::new(
+                    sqlstate::INVALID_BINARY_REPRESENTATION,
+                    "invalid digit in external \"numeric\" value",
+                ));
+            }
+            n = n * 10000 + g;
+        }
+        if sign == 0x4000 {
+            n = -n;
+        }
+        // value = n * 10000^(weight - nd + 1)
+        let exp10 = 4 * (weight - nd as i64 + 1);
+        let v = BigDecimal::new(n, -exp10);
+        let v = v.with_scale_round(dscale, RoundingMode::HalfUp);
+        let (n, s) = v.as_bigint_and_exponent();
+        Ok(finite(n, s))
+    }
+}
+
+pub(crate) fn write_decimal(d: &BigDecimal, out: &mut String) {
+    let (n, scale) = d.as_bigint_and_exponent();
+    if scale <= 0 {
+        out.push_str(&n.to_string());
+        if scale < 0 && !n.is_zero() {
+            for _ in 0..(-scale) {
+                out.push('0');
+            }
+        }
+        return;
+    }
+    let s = n.abs().to_string();
+    if n.is_negative() {
+        out.push('-');
+    }
+    let scale = scale as usize;
+    if s.len() > scale {
+        out.push_str(&s[..s.len() - scale]);
+        out.push('.');
+        out.push_str(&s[s.len() - scale..]);
+    } else {
+        out.push_str("0.");
+        for _ in 0..(scale - s.len()) {
+            out.push('0');
+        }
+        out.push_str(&s);
+    }
+}
