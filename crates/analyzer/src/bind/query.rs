@@ -257,7 +257,7 @@ impl Binder<'_> {
             // GROUP BY items: ordinals and output aliases refer to select items.
             for g in &group_asts {
                 let target = self
-                    .resolve_output_ref(g, &s.projection)?
+                    .resolve_output_ref(g, &s.projection, None)?
                     .unwrap_or_else(|| g.clone());
                 let b = self.expr(&target, &scope, &mut None)?;
                 agg_ctx.group_asts.push(target);
@@ -310,7 +310,7 @@ impl Binder<'_> {
                         });
                         continue;
                     }
-                    let target = self.resolve_output_ref(e, &s.projection)?;
+                    let target = self.resolve_output_ref(e, &s.projection, Some("ORDER BY"))?;
                     let expr = match target {
                         Some(t) => self.expr(&t, &out_scope, &mut actx)?,
                         None => self.expr(e, &out_scope, &mut actx)?,
@@ -327,7 +327,7 @@ impl Binder<'_> {
             Some(on) => {
                 let mut v = Vec::new();
                 for e in on {
-                    let target = self.resolve_output_ref(e, &s.projection)?;
+                    let target = self.resolve_output_ref(e, &s.projection, Some("DISTINCT ON"))?;
                     v.push(match target {
                         Some(t) => self.expr(&t, &out_scope, &mut actx)?,
                         None => self.expr(e, &out_scope, &mut actx)?,
@@ -402,11 +402,14 @@ impl Binder<'_> {
         Ok((plan, columns, Some(())))
     }
 
-    /// `ORDER BY 1` / `GROUP BY 1` / output alias -> the select item's expression.
+    /// What an ORDER BY, DISTINCT ON (`clause` names it) or GROUP BY (`clause` None) item
+    /// names among the select items: an ordinal or an output name; None for an expression
+    /// over the input.
     fn resolve_output_ref(
         &self,
         e: &ast::Expr,
         proj: &[ast::SelectItem],
+        clause: Option<&str>,
     ) -> PgResult<Option<ast::Expr>> {
         match e {
             ast::Expr::Value(v) => {
@@ -431,7 +434,8 @@ impl Binder<'_> {
                 }
                 Ok(None)
             }
-            ast::Expr::Identifier(id) => {
+            // GROUP BY: an output alias (input columns are looked up first by the caller).
+            ast::Expr::Identifier(id) if clause.is_none() => {
                 let name = fold(id);
                 for item in proj {
                     if let ast::SelectItem::ExprWithAlias { expr, alias } = item
@@ -441,6 +445,37 @@ impl Binder<'_> {
                     }
                 }
                 Ok(None)
+            }
+            // ORDER BY / DISTINCT ON (SQL92's rule, PostgreSQL's findTargetlistEntrySQL92):
+            // a bare name is an output column's name, aliased or not; several output columns
+            // of that name with different expressions make it ambiguous.
+            ast::Expr::Identifier(id) => {
+                let name = fold(id);
+                let mut found: Option<&ast::Expr> = None;
+                for item in proj {
+                    let (expr, item_name) = match item {
+                        ast::SelectItem::ExprWithAlias { expr, alias } => (expr, fold(alias)),
+                        ast::SelectItem::UnnamedExpr(expr) => (expr, output_name(expr)),
+                        _ => continue,
+                    };
+                    if item_name != name {
+                        continue;
+                    }
+                    match found {
+                        Some(f) if f != expr => {
+                            return Err(self.at(
+                                PgError::new(
+                                    sqlstate::AMBIGUOUS_COLUMN,
+                                    format!("{} \"{name}\" is ambiguous", clause.unwrap_or("")),
+                                ),
+                                e.span(),
+                            ));
+                        }
+                        Some(_) => {}
+                        None => found = Some(expr),
+                    }
+                }
+                Ok(found.cloned())
             }
             _ => Ok(None),
         }
@@ -633,26 +668,39 @@ fn output_name(e: &ast::Expr) -> String {
                 _ => n,
             }
         }
+        // PostgreSQL's FigureColname: the operand's name when it has a strong one (a column,
+        // a function, a scalar subquery's column), else the type's name (also over another
+        // cast or a CASE, whose names are weak ones).
         ast::Expr::Cast {
             expr, data_type, ..
-        } => match expr.as_ref() {
-            ast::Expr::Value(_) => {
-                let t = data_type.to_string().to_lowercase();
-                let base = t.split('(').next().unwrap_or("").trim().to_string();
-                match base.as_str() {
-                    "int" | "integer" => "int4".into(),
-                    "bigint" => "int8".into(),
-                    "smallint" => "int2".into(),
-                    "boolean" => "bool".into(),
-                    "character varying" => "varchar".into(),
-                    "char" | "character" => "bpchar".into(),
-                    "double precision" => "float8".into(),
-                    "real" => "float4".into(),
-                    _ => base,
-                }
+        } => {
+            let mut inner = expr.as_ref();
+            while let ast::Expr::Nested(e) = inner {
+                inner = e;
             }
-            inner => output_name(inner),
-        },
+            let name = output_name(inner);
+            let weak = match inner {
+                ast::Expr::Cast { .. } | ast::Expr::Case { .. } => true,
+                ast::Expr::Subquery(_) => false,
+                _ => name == "?column?",
+            };
+            if !weak {
+                return name;
+            }
+            let t = data_type.to_string().to_lowercase();
+            let base = t.split('(').next().unwrap_or("").trim().to_string();
+            match base.as_str() {
+                "int" | "integer" => "int4".into(),
+                "bigint" => "int8".into(),
+                "smallint" => "int2".into(),
+                "boolean" => "bool".into(),
+                "character varying" => "varchar".into(),
+                "char" | "character" => "bpchar".into(),
+                "double precision" => "float8".into(),
+                "real" => "float4".into(),
+                _ => base,
+            }
+        }
         ast::Expr::Nested(inner) => output_name(inner),
         ast::Expr::Subquery(q) => match q.body.as_ref() {
             ast::SetExpr::Select(s) => match s.projection.first() {

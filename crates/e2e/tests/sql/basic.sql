@@ -260,3 +260,12 @@ select v from nk order by v desc;
 select * from nk where v = 1.5000 or v < -2;
 
 
+-- case: order_by_output_names
+-- ORDER BY a bare name means the output column of that name, aliased or not (a cast keeps its
+-- operand's name); two output columns of that name with different expressions are ambiguous.
+-- A cast of an expression without a name of its own is named after its type.
+select x::text from (values (9), (10), (100)) t(x) order by x;
+select x, x from (values (9), (10)) t(x) order by x desc;
+select x + 1 as x from (values (9), (10)) t(x) order by x desc;
+select a.x, b.x from (values (1)) a(x), (values (2)) b(x) order by x;
+select (-1)::numeric(4,2), '1'::int::text, (1 + 2)::bigint, (select 1)::text, length('a')::text, case when true then 1 end::text, (select 1 as a)::text, (2)::numeric;
