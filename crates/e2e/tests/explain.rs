@@ -384,7 +384,6 @@ fn explain_analyze_matches_postgres() {
 /// The sort seed (004): its EXPLAIN, over its `test` table scaled down from 10M rows to
 /// 100,000, still more than `work_mem` (4MB) holds, so the sort spills as in the seed.
 #[test]
-#[ignore = "keel's sort does not spill yet: PostgreSQL prints external merge and temp buffers at 4MB"]
 fn seed_004_sort_explain_matches_postgres() {
     let (target, oracle) = (Server::start(&[]), Server::oracle(&[]));
     load_schema(&oracle, "seed_004.sql");

@@ -6,7 +6,9 @@
 //!   is bounded by `work_mem × statement_mem_multiplier`: past it, 53200 `out of memory`, and
 //!   the session and the server carry on. PostgreSQL spills to disk there and answers; keel
 //!   answers the same once the limit is raised.
-//! - Writes spill their collected input past work_mem instead of failing.
+//! - Writes spill their collected input past work_mem instead of failing, and so do sorts
+//!   (external merge): a sort of any size answers, holding about work_mem, and stays
+//!   interruptible while it writes and merges its runs.
 //! - An extended-protocol result streams (it used to be held whole).
 //! - Named prepared statements and portals are bounded per session.
 
@@ -94,10 +96,6 @@ fn values_past_one_gb_fail_as_in_postgresql() {
 /// Statements whose state passes 4 MB (work_mem = 64kB × the default multiplier, 64).
 const OVER_THE_LIMIT: &[(&str, &str)] = &[
     (
-        "select count(*) from (select md5(i::text) from generate_series(1, 200000) i order by 1) s",
-        "A sort's rows",
-    ),
-    (
         "select count(*) from (select md5(i::text), count(*) from generate_series(1, 200000) i group by 1) s",
         "A hash aggregate's groups and states",
     ),
@@ -164,6 +162,97 @@ fn operator_state_past_the_statement_limit_fails_with_53200_and_the_server_lives
     assert_eq!(keel.pid(), pid, "the same server process");
 }
 
+/// Nothing is left in the server's `pgsql_tmp`.
+fn assert_no_temp_files(keel: &Server) {
+    let tmp = keel.data_dir().join("pgsql_tmp");
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+/// A sort of 1M rows at work_mem=64kB (rows of ~50 times the statement limit of 4MB) spills
+/// its runs to a temporary file and answers as PostgreSQL does, in order, with keel's peak RSS
+/// growing by far less than the rows; nothing is left in `pgsql_tmp`.
+#[test]
+fn sorts_past_work_mem_spill_instead_of_failing() {
+    let keel = Server::start(&[("work_mem", "64kB")]);
+    let pg = Server::oracle(&[("work_mem", "64kB")]);
+    let rt = client::runtime();
+    rt.block_on(async {
+        let k = connect(&keel.conn_str()).await;
+        let p = connect(&pg.conn_str()).await;
+        let before = keel.proc_status_kb("VmHWM").expect("VmHWM");
+        let sql = "select md5(i::text), i from generate_series(1, 1000000) i order by 1 desc";
+        let got = rows(&k, sql).await;
+        let after = keel.proc_status_kb("VmHWM").expect("VmHWM");
+        eprintln!("VmHWM before {before} kB, after {after} kB");
+        assert_eq!(got.len(), 1_000_000);
+        assert!(got == rows(&p, sql).await, "{sql}: results differ");
+        assert!(
+            after - before < 64 << 10,
+            "peak RSS grew by {} kB sorting 1M rows",
+            after - before
+        );
+        let plan = rows(
+            &k,
+            &format!("explain (analyze, costs off, timing off) {sql}"),
+        )
+        .await;
+        assert!(
+            plan.iter()
+                .any(|l| l[0].contains("Sort Method: external merge  Disk: ")),
+            "{plan:?}"
+        );
+    });
+    assert_no_temp_files(&keel);
+}
+
+/// statement_timeout stops a sort while it writes its runs and while it merges them (57014
+/// soon after the deadline); the session and the server carry on, and the temporary file's
+/// space is freed (no process still holds it open).
+#[test]
+fn a_spilling_sort_stops_at_statement_timeout() {
+    let mut keel = Server::start(&[("work_mem", "64kB")]);
+    let pid = keel.pid();
+    let rt = client::runtime();
+    rt.block_on(async {
+        let k = connect(&keel.conn_str()).await;
+        let writing = "select count(*) from (select md5(i::text) from generate_series(1, 5000000) i order by 1) s";
+        // The merge starts after the 300,000 rows were read and written; it reads them all.
+        let merging = "select sum(length(m)) from (select md5(i::text) m from generate_series(1, 300000) i order by 1) s";
+        let full = std::time::Instant::now();
+        assert_eq!(value(&k, merging).await, "9600000");
+        let full = full.elapsed();
+        for (sql, timeout) in [(writing, 300), (merging, (full.as_millis() as u64 * 3 / 4).max(50))] {
+            exec(&k, &format!("set statement_timeout = {timeout}")).await;
+            let started = std::time::Instant::now();
+            let err = k.simple_query(sql).await.expect_err("statement timeout");
+            let took = started.elapsed();
+            assert_eq!(client::sqlstate(&err), "57014", "{sql}");
+            assert!(
+                took < std::time::Duration::from_millis(timeout + 1000),
+                "{sql}: 57014 after {took:?} with a timeout of {timeout} ms"
+            );
+            exec(&k, "reset statement_timeout").await;
+            assert_eq!(value(&k, "select 1").await, "1");
+        }
+    });
+    assert!(keel.is_running());
+    assert_eq!(keel.pid(), pid, "the same server process");
+    // Files are unlinked when created: what must not stay is an open handle to one.
+    let pid = pid.expect("keel's process id");
+    let held: Vec<_> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .filter(|l| l.to_string_lossy().contains("pgsql_tmp"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(held.is_empty(), "temporary files still open: {held:?}");
+}
+
 /// A write collects its input before applying it; past work_mem the input goes to a temporary
 /// file, so a large INSERT ... SELECT or UPDATE works at any work_mem, holds little memory
 /// (it used to hold every row) and leaves no file.
@@ -202,11 +291,7 @@ fn writes_spill_their_input_instead_of_holding_it() {
         let check = "select count(*), sum(a), sum(length(b)), min(b), max(b) from w";
         assert_eq!(rows(&k, check).await, rows(&p, check).await);
     });
-    let tmp = keel.data_dir().join("pgsql_tmp");
-    let left: Vec<_> = std::fs::read_dir(&tmp)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "temporary files left: {left:?}");
+    assert_no_temp_files(&keel);
 }
 
 /// Extended-protocol Execute streams as the simple protocol does: a 300 MB result, more than

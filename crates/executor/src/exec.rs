@@ -20,8 +20,10 @@ mod scan;
 mod semijoin;
 mod setop;
 mod sort;
+mod sort_spill;
 pub mod subplan;
 mod sysview;
+mod tempfile;
 pub mod tuplestore;
 mod values;
 

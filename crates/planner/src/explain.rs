@@ -56,20 +56,16 @@ impl Default for ExplainOptions {
     }
 }
 
-/// Shared-buffer pages a node (with its inputs) touched: `Buffers: shared hit=... read=...
-/// dirtied=... written=...`.
+/// Shared-buffer pages a node (with its inputs) touched, and temporary-file blocks it read and
+/// wrote: `Buffers: shared hit=... read=... dirtied=... written=..., temp read=... written=...`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BufferCounts {
     pub hit: u64,
     pub read: u64,
     pub dirtied: u64,
     pub written: u64,
-}
-
-impl BufferCounts {
-    pub fn is_zero(&self) -> bool {
-        *self == BufferCounts::default()
-    }
+    pub temp_read: u64,
+    pub temp_written: u64,
 }
 
 /// Marks a line an index nested loop reports for its inner probe (`Heap Fetches` of an

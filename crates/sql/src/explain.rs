@@ -206,6 +206,8 @@ pub(crate) fn prepare_explain(
         read: pages.read,
         dirtied: pages.dirtied,
         written: pages.written,
+        temp_read: pages.temp_read,
+        temp_written: pages.temp_written,
     };
     match inner.stmt {
         Stmt::Query(_) | Stmt::Modify(_) => {}

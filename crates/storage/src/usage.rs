@@ -1,6 +1,7 @@
 //! Buffer usage counters for `EXPLAIN (BUFFERS)`: shared pages found in the pool (hit), read
-//! from disk (read), made dirty (dirtied) and written out by this thread (written), as
-//! PostgreSQL's `BufferUsage` counts them.
+//! from disk (read), made dirty (dirtied) and written out by this thread (written), and 8 kB
+//! blocks of temporary files read and written (a sort's spilled runs), as PostgreSQL's
+//! `BufferUsage` counts them.
 //!
 //! The counters are per thread and never shared: a statement's operators run on one thread
 //! for the duration of each call into them, so the difference of two [`current`] readings
@@ -13,13 +14,16 @@
 use std::cell::Cell;
 use std::ops::Sub;
 
-/// Shared-buffer page counts, as `Buffers: shared hit=... read=... dirtied=... written=...`.
+/// Shared-buffer page counts, as `Buffers: shared hit=... read=... dirtied=... written=...`,
+/// and temporary-file blocks, as `temp read=... written=...`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BufferUsage {
     pub hit: u64,
     pub read: u64,
     pub dirtied: u64,
     pub written: u64,
+    pub temp_read: u64,
+    pub temp_written: u64,
 }
 
 impl Sub for BufferUsage {
@@ -31,6 +35,8 @@ impl Sub for BufferUsage {
             read: self.read.wrapping_sub(o.read),
             dirtied: self.dirtied.wrapping_sub(o.dirtied),
             written: self.written.wrapping_sub(o.written),
+            temp_read: self.temp_read.wrapping_sub(o.temp_read),
+            temp_written: self.temp_written.wrapping_sub(o.temp_written),
         }
     }
 }
@@ -40,6 +46,8 @@ struct Counters {
     read: Cell<u64>,
     dirtied: Cell<u64>,
     written: Cell<u64>,
+    temp_read: Cell<u64>,
+    temp_written: Cell<u64>,
 }
 
 thread_local! {
@@ -49,6 +57,8 @@ thread_local! {
             read: Cell::new(0),
             dirtied: Cell::new(0),
             written: Cell::new(0),
+            temp_read: Cell::new(0),
+            temp_written: Cell::new(0),
         }
     };
 }
@@ -60,14 +70,30 @@ pub fn current() -> BufferUsage {
         read: u.read.get(),
         dirtied: u.dirtied.get(),
         written: u.written.get(),
+        temp_read: u.temp_read.get(),
+        temp_written: u.temp_written.get(),
     })
 }
 
 fn bump(f: impl FnOnce(&Counters) -> &Cell<u64>) {
+    bump_by(f, 1);
+}
+
+fn bump_by(f: impl FnOnce(&Counters) -> &Cell<u64>, n: u64) {
     USAGE.with(|u| {
         let c = f(u);
-        c.set(c.get().wrapping_add(1));
+        c.set(c.get().wrapping_add(n));
     });
+}
+
+/// `blocks` 8 kB blocks of a temporary file read by this thread.
+pub fn count_temp_read(blocks: u64) {
+    bump_by(|u| &u.temp_read, blocks);
+}
+
+/// `blocks` 8 kB blocks of a temporary file written by this thread.
+pub fn count_temp_written(blocks: u64) {
+    bump_by(|u| &u.temp_written, blocks);
 }
 
 pub(crate) fn count_hit() {

@@ -27,10 +27,11 @@ pub struct Counters {
     total_ns: AtomicU64,
     /// The node's own lines (`Sort Method`), taken when it returned its last row.
     lines: std::sync::Mutex<Vec<String>>,
-    /// Shared-buffer pages touched inside the node's calls (its inputs' included), from this
-    /// thread's counters read around each call (`keel_storage::usage`): hit, read, dirtied,
+    /// Shared-buffer pages and temporary-file blocks touched inside the node's calls (its
+    /// inputs' included, as PostgreSQL counts them), from this thread's counters read around
+    /// each call (`keel_storage::usage`): hit, read, dirtied, written, temp read, temp
     /// written. Only the statement's thread writes them (a load and a store, no RMW).
-    buffers: [AtomicU64; 4],
+    buffers: [AtomicU64; 6],
     /// Whether the buffers were measured for this node.
     buffers_seen: AtomicBool,
 }
@@ -47,6 +48,8 @@ impl Counters {
         add(&self.buffers[1], pages.read);
         add(&self.buffers[2], pages.dirtied);
         add(&self.buffers[3], pages.written);
+        add(&self.buffers[4], pages.temp_read);
+        add(&self.buffers[5], pages.temp_written);
     }
 }
 
@@ -92,6 +95,8 @@ impl Instrumentation {
                 read: c.buffers[1].load(Relaxed),
                 dirtied: c.buffers[2].load(Relaxed),
                 written: c.buffers[3].load(Relaxed),
+                temp_read: c.buffers[4].load(Relaxed),
+                temp_written: c.buffers[5].load(Relaxed),
             }),
         })
     }

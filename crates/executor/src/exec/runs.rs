@@ -97,17 +97,19 @@ fn merge<T: Send + 'static>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 
     /// Runs `f` with an evaluation context whose cancel flag is raised at its `cancel_at`-th
     /// reading (never when 0).
-    fn with_cx(cancel_at: u32, f: impl FnOnce(&mut EvalCx<'_>)) {
+    pub(crate) fn with_cx(cancel_at: u32, f: impl FnOnce(&mut EvalCx<'_>)) {
         let mut funcs = crate::eval::SessionFuncs::new(1);
         let settings = keel_common::Settings::default();
-        let dir =
-            std::env::temp_dir().join(format!("keel-runs-{}-{cancel_at}", std::process::id()));
+        // One directory per context: tests run at once, and an engine locks its directory.
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, AtomicOrdering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("keel-runs-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let engine = keel_access::Engine::open(&dir, &settings).unwrap();
         let reads = AtomicU32::new(0);

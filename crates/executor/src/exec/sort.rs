@@ -6,9 +6,17 @@
 //! `ORDER BY ... LIMIT 10` over a million rows keeps 20 rows, not a million, in
 //! O(rows · log n) time. As PostgreSQL's tuplesort, it switches to that mode only once more
 //! than `2n` rows arrived, and EXPLAIN ANALYZE then reports `top-N heapsort`.
+//!
+//! Unbounded, it holds rows up to work_mem: whenever the rows held pass it, they (with keys) are
+//! sorted and written to a temporary file as a sorted run, and their memory is given back
+//! ([`super::sort_spill`]). If any run was written, the last rows become a run too once the
+//! input ends, and the runs are merged as rows are pulled; EXPLAIN ANALYZE then reports
+//! `external merge  Disk: NkB` (the bytes written). A bounded sort never spills: it holds
+//! `2n` rows at most.
 
 use super::discard::discard;
 use super::mem::MemCharge;
+use super::sort_spill::{Merge, SpillFile};
 use super::{BoxNode, Node, Row};
 use crate::eval::{Eval, EvalCx};
 use keel_common::PgResult;
@@ -29,6 +37,8 @@ pub struct Sort<'a> {
     bound: Option<usize>,
     /// The bound cut rows (EXPLAIN ANALYZE: `top-N heapsort`).
     bounded: bool,
+    /// When the rows passed work_mem: the merge of the runs written, which returns the rows.
+    merge: Option<Merge<'a>>,
 }
 
 impl<'a> Sort<'a> {
@@ -41,14 +51,19 @@ impl<'a> Sort<'a> {
             held: 0,
             bound: None,
             bounded: false,
+            merge: None,
         }
     }
 }
 
-type Keyed = (Vec<(bool, Vec<u8>)>, Row);
+/// One row's sort-key encodings ([`encode`]).
+pub(super) type Key = Vec<(bool, Vec<u8>)>;
+
+/// A row with its sort key.
+pub(super) type Keyed = (Key, Row);
 
 /// Heap bytes of one row's sort-key encodings (see [`encode`]).
-pub(crate) fn key_heap_bytes(k: &Vec<(bool, Vec<u8>)>) -> usize {
+pub(crate) fn key_heap_bytes(k: &Key) -> usize {
     let mut n = alloc_size(k.capacity() * size_of::<(bool, Vec<u8>)>());
     for (_, b) in k {
         n += alloc_size(b.capacity());
@@ -61,7 +76,7 @@ pub(crate) fn encode(
     keys: &[SortKey],
     row: &[keel_types::Datum],
     ev: &mut EvalCx<'_>,
-) -> PgResult<Vec<(bool, Vec<u8>)>> {
+) -> PgResult<Key> {
     let mut k = Vec::with_capacity(keys.len());
     for key in keys {
         let v = key.expr.eval(row, ev)?;
@@ -134,10 +149,12 @@ impl<'a> Node<'a> for Sort<'a> {
             let mut peak = 0;
             let bound = self.bound;
             let mut bounded = false;
+            let work_mem = ev.settings.work_mem_bytes();
+            let mut spill: Option<SpillFile> = None;
             let sorted = (|| {
                 // Once cut: the key of the last row kept. A row that does not sort before it
                 // can never be among the first `bound` (equal keys keep input order).
-                let mut worst: Option<Vec<(bool, Vec<u8>)>> = None;
+                let mut worst: Option<Key> = None;
                 while let Some(r) = input.next(ev)? {
                     ev.tick()?;
                     let k = encode(keys, &r, ev)?;
@@ -155,22 +172,47 @@ impl<'a> Node<'a> for Sort<'a> {
                     peak = peak.max(held);
                     mem.add(ev, n)?;
                     all.push((k, r));
-                    if let Some(b) = bound
-                        && all.len() > b.saturating_mul(2)
-                    {
-                        // Stable, so among equal keys the earliest rows stay.
+                    if let Some(b) = bound {
+                        if all.len() > b.saturating_mul(2) {
+                            // Stable, so among equal keys the earliest rows stay.
+                            super::runs::sort_checked(
+                                &mut all,
+                                |a, b| compare(keys, &a.0, &b.0),
+                                ev,
+                            )?;
+                            let (r, h) = cut(&mut all, b, mem);
+                            row_bytes -= r;
+                            held -= h;
+                            worst = all.last().map(|(k, _)| k.clone());
+                            bounded = true;
+                        }
+                    } else if row_bytes + all.len() * size_of::<Keyed>() > work_mem {
+                        // Past work_mem: what is held becomes a sorted run on disk. work_mem
+                        // bounds the rows and their slots, as PostgreSQL's bounds its tuples
+                        // and SortTuples; the key encodings, keel's own derived copy of the
+                        // sort columns (up to as large again), are charged to the statement
+                        // but not weighed here, so a sort spills when PostgreSQL's would.
                         super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)?;
-                        let (r, h) = cut(&mut all, b, mem);
-                        row_bytes -= r;
-                        held -= h;
-                        worst = all.last().map(|(k, _)| k.clone());
-                        bounded = true;
+                        let file = match &mut spill {
+                            Some(f) => f,
+                            None => spill.insert(SpillFile::create(&ev.engine.temp_dir())?),
+                        };
+                        file.write_run(&mut all, ev)?;
+                        mem.sub(held);
+                        (held, row_bytes) = (0, 0);
                     }
                 }
                 // Stable: equal keys keep their input order.
                 super::runs::sort_checked(&mut all, |a, b| compare(keys, &a.0, &b.0), ev)?;
                 if let Some(b) = bound {
                     row_bytes -= cut(&mut all, b, mem).0;
+                }
+                if let Some(file) = &mut spill
+                    && !all.is_empty()
+                {
+                    file.write_run(&mut all, ev)?;
+                    mem.sub(held);
+                    row_bytes = 0;
                 }
                 Ok(())
             })();
@@ -180,17 +222,30 @@ impl<'a> Node<'a> for Sort<'a> {
             }
             self.bounded = bounded;
             self.held = peak;
+            if let Some(file) = spill {
+                drop(input);
+                self.merge = Some(file.into_merge(keys, work_mem, ev)?);
+            }
             let rows = all.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
             // The keys are gone; what stays is the rows.
             self.mem.keep_rows(&rows, row_bytes);
             self.rows = rows.into_iter();
         }
+        if let Some(m) = &mut self.merge {
+            return Ok(m.pop(ev)?.map(|(_, row)| row));
+        }
         Ok(self.mem.row_out(self.rows.next()))
     }
 
-    /// Keel sorts in memory (the statement's memory limit bounds it): PostgreSQL's name for
-    /// an in-memory sort of all rows is quicksort.
+    /// PostgreSQL's names: an in-memory sort of all rows is a quicksort (its figure the peak
+    /// memory held), one that wrote runs an external merge (its figure the bytes written).
     fn explain_lines(&self) -> Vec<String> {
+        if let Some(bytes) = self.merge.as_ref().and_then(Merge::bytes) {
+            return vec![format!(
+                "Sort Method: external merge  Disk: {}kB",
+                bytes.div_ceil(1024)
+            )];
+        }
         let method = if self.bounded {
             "top-N heapsort"
         } else {

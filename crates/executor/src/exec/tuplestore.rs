@@ -8,19 +8,16 @@
 //! created, so its space is freed when the statement ends, or when the server dies.
 //! A portal run in steps (Execute with a row limit) keeps its result in one too.
 //!
-//! File format, per item: a flag byte (1 = a row identity follows), the identity (root and
-//! version: block u32, slot u16 each, little-endian), the number of values (u16) and each
-//! value's type OID (u32, 0 for NULL), the row's length (u32) and the row in the on-disk row
-//! format (`keel_types::row`) under those types. Each value is written under the type its
-//! variant stands for (`Datum::natural_type`), so it reads back as the very same variant
-//! whatever the plan's declared types.
+//! File format, per item: its length (u32, little-endian), a flag byte (1 = a row identity
+//! follows), the identity (root and version: block u32, slot u16 each, little-endian) and the
+//! row ([`tempfile::encode_row`]: it reads back as the very same values).
 
 use super::Row;
 use super::mem::MemCharge;
+use super::tempfile::{self, Cursor, file_error};
 use crate::eval::EvalCx;
 use keel_access::RowRef;
-use keel_common::{PgError, PgResult, Tid, sqlstate};
-use keel_types::TypeId;
+use keel_common::{PgError, PgResult, Tid};
 use keel_types::datum::row_heap_bytes;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -124,45 +121,9 @@ impl Tuplestore {
     }
 }
 
-/// The error PostgreSQL's temporary files give: ENOSPC is 53100 (disk full).
-fn file_error(what: &str, path: &Path, e: std::io::Error) -> PgError {
-    let code = if e.kind() == std::io::ErrorKind::StorageFull {
-        sqlstate::DISK_FULL
-    } else {
-        sqlstate::IO_ERROR
-    };
-    // "No space left on device (os error 28)" -> PostgreSQL's %m, without the number.
-    let text = e.to_string();
-    let text = match text.rfind(" (os error ") {
-        Some(i) => &text[..i],
-        None => &text,
-    };
-    let shown = path
-        .parent()
-        .and_then(Path::file_name)
-        .map(|d| Path::new(d).join(path.file_name().unwrap_or_default()))
-        .unwrap_or_else(|| path.to_path_buf());
-    PgError::new(
-        code,
-        format!("could not {what} file \"{}\": {text}", shown.display()),
-    )
-}
-
 impl Spill {
     fn create(dir: &Path) -> PgResult<Spill> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("pgsql_tmp{}.{n}", std::process::id()));
-        std::fs::create_dir_all(dir).map_err(|e| file_error("create", &path, e))?;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| file_error("create temporary", &path, e))?;
-        // Unlinked at once: the data lives as long as the open file, and no crash leaves it.
-        std::fs::remove_file(&path).map_err(|e| file_error("remove", &path, e))?;
+        let (file, path) = tempfile::create(dir)?;
         Ok(Spill {
             path,
             writer: Some(BufWriter::with_capacity(64 << 10, file)),
@@ -177,6 +138,7 @@ impl Spill {
         };
         let b = &mut self.buf;
         b.clear();
+        b.extend_from_slice(&[0; 4]);
         match rref {
             Some(r) => {
                 b.push(1);
@@ -187,20 +149,9 @@ impl Spill {
             }
             None => b.push(0),
         }
-        let types: Vec<TypeId> = row
-            .iter()
-            .map(|d| d.natural_type().unwrap_or(TypeId::Text))
-            .collect();
-        b.extend_from_slice(&(row.len() as u16).to_le_bytes());
-        for (d, t) in row.iter().zip(&types) {
-            let oid = if d.is_null() { 0 } else { t.oid() };
-            b.extend_from_slice(&oid.to_le_bytes());
-        }
-        let at = b.len();
-        b.extend_from_slice(&[0; 4]);
-        keel_types::row::encode_row(row, &types, b);
-        let len = (b.len() - at - 4) as u32;
-        b[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        tempfile::encode_row(row, b);
+        let len = (b.len() - 4) as u32;
+        b[..4].copy_from_slice(&len.to_le_bytes());
         w.write_all(b)
             .map_err(|e| file_error("write to", &self.path, e))
     }
@@ -221,47 +172,39 @@ impl Spill {
             return Err(PgError::internal("tuplestore file missing"));
         };
         let path = &self.path;
+        let b = &mut self.buf;
         let mut read = |n: usize, buf: &mut Vec<u8>| -> PgResult<()> {
             buf.resize(n, 0);
             r.read_exact(buf)
                 .map_err(|e| file_error("read from", path, e))
         };
-        let b = &mut self.buf;
-        read(1, b)?;
-        let rref = if b[0] == 1 {
-            read(12, b)?;
-            let tid = |o: usize| Tid {
-                block: u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]),
-                slot: u16::from_le_bytes([b[o + 4], b[o + 5]]),
+        read(4, b)?;
+        let len = Cursor::new(b).u32()? as usize;
+        read(len, b)?;
+        let mut c = Cursor::new(b);
+        let rref = if c.u8()? == 1 {
+            let mut tid = || -> PgResult<Tid> {
+                let block = c.u32()?;
+                Ok(Tid {
+                    block,
+                    slot: c.u16()?,
+                })
             };
             Some(RowRef {
-                root: tid(0),
-                version: tid(6),
+                root: tid()?,
+                version: tid()?,
             })
         } else {
             None
         };
-        read(2, b)?;
-        let n = u16::from_le_bytes([b[0], b[1]]) as usize;
-        read(4 * n, b)?;
-        let types: Vec<TypeId> = b
-            .chunks_exact(4)
-            .map(|c| {
-                let oid = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                TypeId::from_oid(oid).unwrap_or(TypeId::Text)
-            })
-            .collect();
-        read(4, b)?;
-        let len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
-        read(len, b)?;
-        Ok((rref, keel_types::row::decode_row(b, &types)?))
+        Ok((rref, c.row()?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use keel_types::Datum;
+    use keel_types::{Datum, TypeId};
 
     #[test]
     fn spilled_items_read_back_as_the_same_values_in_order() {

@@ -98,8 +98,8 @@ fn raw(v: impl ToString) -> J {
     J::Raw(v.to_string())
 }
 
-/// The ten buffer counters PostgreSQL prints in JSON (keel has no local or temporary
-/// buffers: those are zero).
+/// The ten buffer counters PostgreSQL prints in JSON (keel has no local buffers: those are
+/// zero).
 fn buffer_fields(b: &BufferCounts, out: &mut Vec<(String, J)>) {
     for (k, v) in [
         ("Shared Hit Blocks", b.hit),
@@ -110,8 +110,8 @@ fn buffer_fields(b: &BufferCounts, out: &mut Vec<(String, J)>) {
         ("Local Read Blocks", 0),
         ("Local Dirtied Blocks", 0),
         ("Local Written Blocks", 0),
-        ("Temp Read Blocks", 0),
-        ("Temp Written Blocks", 0),
+        ("Temp Read Blocks", b.temp_read),
+        ("Temp Written Blocks", b.temp_written),
     ] {
         out.push((k.to_string(), raw(v)));
     }
