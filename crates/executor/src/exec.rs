@@ -54,6 +54,11 @@ pub trait Node<'a>: Send {
     /// through one for one forward it.
     fn set_bound(&mut self, _n: u64) {}
 
+    /// The node above appends `extra` values to each row this node returns (a join adds
+    /// its other side's columns): a node that builds its rows may give them that much more
+    /// room, so the append does not reallocate and copy the row. Joins forward it.
+    fn reserve_output(&mut self, _extra: usize) {}
+
     /// The node above is an inner hash join on one integer key that reads only rows whose
     /// column `column` holds one of `keys` (its build side's; NULL joins nothing): the node
     /// may drop the others before decoding them. Called before the first `next`. A scan

@@ -16,6 +16,10 @@ impl<'a> Node<'a> for Filter<'a> {
         self.input.explain_lines()
     }
 
+    fn reserve_output(&mut self, extra: usize) {
+        self.input.reserve_output(extra)
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         while let Some(r) = self.input.next(ev)? {
             ev.tick()?;

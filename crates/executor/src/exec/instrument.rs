@@ -178,6 +178,10 @@ impl<'a> Node<'a> for Instrumented<'a> {
         self.inner.set_bound(n)
     }
 
+    fn reserve_output(&mut self, extra: usize) {
+        self.inner.reserve_output(extra)
+    }
+
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
         let Some(c) = self.ins.nodes.get(self.id) else {
             return self.inner.next(ev);

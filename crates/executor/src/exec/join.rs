@@ -32,6 +32,8 @@ pub struct Join<'a> {
     right_join: bool,
     left_width: usize,
     right_width: usize,
+    /// Room each joined row leaves for the values the node above appends.
+    extra: usize,
     /// RIGHT/FULL: which right rows matched; the rest are emitted after the left side ends.
     right_matched: Vec<bool>,
     unmatched_pos: usize,
@@ -74,6 +76,8 @@ impl<'a> Join<'a> {
             (Some(e), Some((keys, _))) if conjunct_count(e) == keys.len() => None,
             (on, _) => on,
         };
+        let mut left = left;
+        left.reserve_output(right_width);
         Join {
             left: Some(left),
             right: Some(right),
@@ -82,6 +86,7 @@ impl<'a> Join<'a> {
             right_join,
             left_width,
             right_width,
+            extra: 0,
             right_matched: Vec::new(),
             unmatched_pos: 0,
             hash,
@@ -206,6 +211,13 @@ impl<'a> Join<'a> {
 }
 
 impl<'a> Node<'a> for Join<'a> {
+    fn reserve_output(&mut self, extra: usize) {
+        self.extra = extra;
+        if let Some(left) = self.left.as_mut() {
+            left.reserve_output(self.right_width + extra);
+        }
+    }
+
     /// A hash join's table, as PostgreSQL prints it on the Hash node: its buckets (the hash
     /// map's slots: hashbrown keeps at most 7 of every 8 in use, and a power of two of
     /// them), one batch (the table is never split to disk), and its memory.
@@ -246,11 +258,11 @@ impl<'a> Node<'a> for Join<'a> {
                     // failed ON clause gives it back.
                     let mut joined = match (last, self.cur.take()) {
                         (true, Some(mut l)) => {
-                            l.reserve_exact(self.right_width);
+                            l.reserve_exact(self.right_width + self.extra);
                             l
                         }
                         (_, Some(l)) => {
-                            let mut j = Vec::with_capacity(l.len() + self.right_width);
+                            let mut j = Vec::with_capacity(l.len() + self.right_width + self.extra);
                             j.extend_from_slice(&l);
                             self.cur = Some(l);
                             j

@@ -32,6 +32,8 @@ pub struct IndexNestLoop<'a> {
     matched: bool,
     /// Entries an index-only probe looked up in the heap, over all probes.
     heap_fetches: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Room each joined row leaves for the values the node above appends.
+    extra: usize,
 }
 
 impl<'a> IndexNestLoop<'a> {
@@ -43,6 +45,8 @@ impl<'a> IndexNestLoop<'a> {
         filters: (Option<&'a Expr>, Option<&'a Expr>),
         left_join: bool,
     ) -> Self {
+        let mut outer = outer;
+        outer.reserve_output(table.columns.len());
         IndexNestLoop {
             outer,
             engine,
@@ -57,11 +61,17 @@ impl<'a> IndexNestLoop<'a> {
             probe: None,
             left_join,
             matched: false,
+            extra: 0,
         }
     }
 }
 
 impl<'a> Node<'a> for IndexNestLoop<'a> {
+    fn reserve_output(&mut self, extra: usize) {
+        self.extra = extra;
+        self.outer.reserve_output(self.table.columns.len() + extra);
+    }
+
     fn explain_lines(&self) -> Vec<String> {
         match self.access {
             Access::Index {
@@ -87,7 +97,7 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                     {
                         continue;
                     }
-                    let mut joined = Vec::with_capacity(outer.len() + inner.len());
+                    let mut joined = Vec::with_capacity(outer.len() + inner.len() + self.extra);
                     joined.extend_from_slice(outer);
                     joined.extend(inner);
                     if let Some(f) = self.join_filter
