@@ -350,6 +350,20 @@ impl Binder<'_> {
                 };
             }
         }
+        // DISTINCT ON without ORDER BY sorts by its expressions, as PostgreSQL's plan for it
+        // does, so its groups come out in that order.
+        if keys.is_empty()
+            && let Some(on) = &exprs_on
+        {
+            keys = on
+                .iter()
+                .map(|e| SortKey {
+                    expr: e.clone(),
+                    desc: false,
+                    nulls_first: false,
+                })
+                .collect();
+        }
         if !keys.is_empty() {
             plan = Rel::Sort {
                 input: Box::new(plan),

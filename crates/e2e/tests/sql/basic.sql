@@ -269,3 +269,8 @@ select x, x from (values (9), (10)) t(x) order by x desc;
 select x + 1 as x from (values (9), (10)) t(x) order by x desc;
 select a.x, b.x from (values (1)) a(x), (values (2)) b(x) order by x;
 select (-1)::numeric(4,2), '1'::int::text, (1 + 2)::bigint, (select 1)::text, length('a')::text, case when true then 1 end::text, (select 1 as a)::text, (2)::numeric;
+
+-- case: distinct_on_without_order_by
+-- DISTINCT ON without ORDER BY returns its groups in the order of its expressions.
+select distinct on (x) x, y from (values (3, 1), (1, 2), (2, 3), (1, 2), (null, 5)) t(x, y);
+select distinct on (y, x) x::text from (values (3, 1), (1, 2), (2, 1), (1, 2)) t(x, y);
