@@ -1,7 +1,6 @@
 //! Stored widths of values as PostgreSQL's heap holds them, for `avg_width` and for the
 //! "too wide" rule of ANALYZE.
 
-use bigdecimal::num_bigint::Sign;
 use keel_types::numeric::Numeric;
 use keel_types::{Datum, TypeId};
 
@@ -51,32 +50,10 @@ fn payload(v: &Datum) -> usize {
 /// to 63, weight in -64..=63) or the 4-byte long one, then one 2-byte word per base-10000
 /// digit, leading and trailing zero digits stripped (PostgreSQL's `make_result`).
 fn numeric_payload(n: &Numeric) -> usize {
-    let Some(d) = n.big() else {
+    let Some((ndigits, weight, dscale)) = n.base10000_shape() else {
         return 2;
     };
-    let (digits, scale) = d.as_bigint_and_exponent();
-    let scale = scale.max(0) as usize;
-    if digits.sign() == Sign::NoSign {
-        return 2;
-    }
-    let mut text = digits.magnitude().to_str_radix(10);
-    // Align the fraction to whole base-10000 digits.
-    let frac_groups = scale.div_ceil(4);
-    text.extend(std::iter::repeat_n('0', frac_groups * 4 - scale));
-    let int_len = text.len().saturating_sub(frac_groups * 4);
-    let lead = (4 - int_len % 4) % 4;
-    let padded: String = std::iter::repeat_n('0', lead).chain(text.chars()).collect();
-    let groups: Vec<&str> = padded
-        .as_bytes()
-        .chunks(4)
-        .map(|c| std::str::from_utf8(c).unwrap_or("0000"))
-        .collect();
-    let int_groups = (int_len + lead) / 4;
-    let first = groups.iter().position(|g| *g != "0000").unwrap_or(0);
-    let last = groups.iter().rposition(|g| *g != "0000").unwrap_or(0);
-    let ndigits = last + 1 - first;
-    let weight = int_groups as i64 - 1 - first as i64;
-    let short = scale <= 63 && (-64..=63).contains(&weight);
+    let short = dscale <= 63 && (-64..=63).contains(&weight);
     (if short { 2 } else { 4 }) + 2 * ndigits
 }
 

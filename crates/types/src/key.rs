@@ -21,7 +21,6 @@
 
 use crate::numeric::Numeric;
 use crate::{Datum, TypeId};
-use bigdecimal::num_traits::Zero;
 
 pub const TAG_VALUE: u8 = 0x01;
 pub const TAG_NULL: u8 = 0x02;
@@ -171,35 +170,35 @@ fn encode_bytes(b: &[u8], out: &mut Vec<u8>) {
 }
 
 fn encode_numeric(n: &Numeric, out: &mut Vec<u8>) {
-    let d = match n {
+    match n {
         Numeric::NegInf => return out.push(1),
         Numeric::PosInf => return out.push(5),
         Numeric::NaN => return out.push(6),
-        Numeric::Small(..) | Numeric::Finite(_) => n.big().unwrap_or_default(),
-    };
-    let (unscaled, scale) = d.as_bigint_and_exponent();
-    if unscaled.is_zero() {
-        return out.push(3);
+        Numeric::Small(..) | Numeric::Finite(_) => {}
     }
-    let neg = unscaled.sign() == bigdecimal::num_bigint::Sign::Minus;
-    out.push(if neg { 2 } else { 4 });
-    let digits = unscaled.magnitude().to_string();
-    let sig = digits.trim_end_matches('0').as_bytes();
-    let exp = digits.len() as i64 - 1 - scale;
-    let start = out.len();
-    let e = exp.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-    out.extend_from_slice(&((e as u32) ^ (1 << 31)).to_be_bytes());
-    for pair in sig.chunks(2) {
-        let a = pair[0] - b'0';
-        let b = pair.get(1).map(|c| c - b'0').unwrap_or(0);
-        out.push(10 * a + b + 1);
-    }
-    out.push(0);
-    if neg {
-        for byte in &mut out[start..] {
-            *byte = !*byte;
+    n.with_digits(|neg, digits, scale| {
+        if digits == b"0" {
+            return out.push(3);
         }
-    }
+        out.push(if neg { 2 } else { 4 });
+        let end = digits.iter().rposition(|&c| c != b'0').map_or(0, |i| i + 1);
+        let sig = &digits[..end];
+        let exp = digits.len() as i64 - 1 - scale;
+        let start = out.len();
+        let e = exp.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        out.extend_from_slice(&((e as u32) ^ (1 << 31)).to_be_bytes());
+        for pair in sig.chunks(2) {
+            let a = pair[0] - b'0';
+            let b = pair.get(1).map(|c| c - b'0').unwrap_or(0);
+            out.push(10 * a + b + 1);
+        }
+        out.push(0);
+        if neg {
+            for byte in &mut out[start..] {
+                *byte = !*byte;
+            }
+        }
+    });
 }
 
 /// Whether a column of type `ty` can be read back from its key encoding exactly as it was

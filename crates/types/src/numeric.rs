@@ -109,6 +109,35 @@ impl Numeric {
         }
     }
 
+    /// Hands `f` a finite value's sign (true: negative), the decimal digits of its unscaled
+    /// magnitude (`b"0"` for zero, otherwise no leading zero) and its scale; None for NaN and
+    /// ±Infinity. A `Small` value's digits are written on the stack, so the key, binary and
+    /// width encodings that read digits do not touch the heap for it.
+    pub fn with_digits<R>(&self, f: impl FnOnce(bool, &[u8], i64) -> R) -> Option<R> {
+        match self {
+            Numeric::Small(d, s) => {
+                let mut buf = [0u8; 20];
+                let mut at = buf.len();
+                let mut m = d.unsigned_abs();
+                loop {
+                    at -= 1;
+                    buf[at] = b'0' + (m % 10) as u8;
+                    m /= 10;
+                    if m == 0 {
+                        break;
+                    }
+                }
+                Some(f(*d < 0, &buf[at..], i64::from(*s)))
+            }
+            Numeric::Finite(b) => {
+                let (n, s) = b.as_bigint_and_exponent();
+                let text = n.magnitude().to_str_radix(10);
+                Some(f(n.sign() == Sign::Minus, text.as_bytes(), s))
+            }
+            _ => None,
+        }
+    }
+
     /// A finite `BigDecimal` result in its canonical form.
     pub fn from_big(d: BigDecimal) -> Numeric {
         let (n, s) = d.into_bigint_and_exponent();

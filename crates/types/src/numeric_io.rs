@@ -97,69 +97,43 @@ impl Numeric {
 
     /// Binary send format: ndigits, weight, sign, dscale, then base-10000 digits (all i16 BE).
     pub fn write_binary(&self, out: &mut Vec<u8>) {
-        let (sign, d) = match self {
-            Numeric::NaN => (0xC000u16, None),
-            Numeric::PosInf => (0xD000, None),
-            Numeric::NegInf => (0xF000, None),
-            Numeric::Small(..) | Numeric::Finite(_) => {
-                let neg = self.signum() == Some(-1);
-                (if neg { 0x4000 } else { 0 }, self.big())
-            }
+        let sign: u16 = match self {
+            Numeric::NaN => 0xC000,
+            Numeric::PosInf => 0xD000,
+            Numeric::NegInf => 0xF000,
+            _ => 0,
         };
-        let Some(d) = d else {
+        let written = self.with_digits(|neg, digits, scale| {
+            let dscale = scale.max(0) as usize;
+            let groups = Base10000::new(digits, dscale);
+            let (first, last, weight) = groups.span();
+            let ndigits = last - first;
+            out.reserve(8 + 2 * ndigits);
+            out.extend_from_slice(&(ndigits as i16).to_be_bytes());
+            out.extend_from_slice(&(weight as i16).to_be_bytes());
+            let sign: u16 = if neg && ndigits > 0 { 0x4000 } else { 0 };
+            out.extend_from_slice(&sign.to_be_bytes());
+            out.extend_from_slice(&(dscale as u16).to_be_bytes());
+            for k in first..last {
+                out.extend_from_slice(&groups.group(k).to_be_bytes());
+            }
+        });
+        if written.is_none() {
             out.extend_from_slice(&[0, 0, 0, 0]);
             out.extend_from_slice(&sign.to_be_bytes());
             out.extend_from_slice(&[0, 0]);
-            return;
-        };
-        let (n, scale) = d.as_bigint_and_exponent();
-        let scale = scale.max(0);
-        let s = n.abs().to_string();
-        // Split into integer and fraction decimal digits, then group by 4 around the point.
-        let (ip, fp) = if (s.len() as i64) > scale {
-            let cut = s.len() - scale as usize;
-            (s[..cut].to_string(), s[cut..].to_string())
-        } else {
-            (
-                String::new(),
-                format!("{}{}", "0".repeat(scale as usize - s.len()), s),
-            )
-        };
-        let ip = ip.trim_start_matches('0');
-        let ipad = (4 - ip.len() % 4) % 4;
-        let ip_full = format!("{}{}", "0".repeat(ipad), ip);
-        let fpad = (4 - fp.len() % 4) % 4;
-        let fp_full = format!("{}{}", fp, "0".repeat(fpad));
-        let mut groups: Vec<i16> = Vec::new();
-        for c in ip_full
-            .as_bytes()
-            .chunks(4)
-            .chain(fp_full.as_bytes().chunks(4))
-        {
-            let mut v = 0i16;
-            for &b in c {
-                v = v * 10 + (b - b'0') as i16;
-            }
-            groups.push(v);
         }
-        let mut weight = (ip_full.len() / 4) as i64 - 1;
-        // Strip leading and trailing zero groups.
-        let lead = groups.iter().take_while(|&&g| g == 0).count();
-        groups.drain(..lead);
-        weight -= lead as i64;
-        while groups.last() == Some(&0) {
-            groups.pop();
-        }
-        if groups.is_empty() {
-            weight = 0;
-        }
-        out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
-        out.extend_from_slice(&(weight as i16).to_be_bytes());
-        out.extend_from_slice(&sign.to_be_bytes());
-        out.extend_from_slice(&(scale as u16).to_be_bytes());
-        for g in groups {
-            out.extend_from_slice(&g.to_be_bytes());
-        }
+    }
+
+    /// How PostgreSQL stores a finite value: its number of base-10000 digits (leading and
+    /// trailing zero digits stripped), the weight of the first, and its display scale; None
+    /// for NaN and ±Infinity.
+    pub fn base10000_shape(&self) -> Option<(usize, i64, usize)> {
+        self.with_digits(|_, digits, scale| {
+            let dscale = scale.max(0) as usize;
+            let (first, last, weight) = Base10000::new(digits, dscale).span();
+            (last - first, weight, dscale)
+        })
     }
 
     /// Binary receive format (see [`Numeric::write_binary`]).
@@ -241,5 +215,56 @@ pub(crate) fn write_decimal(d: &BigDecimal, out: &mut String) {
             out.push('0');
         }
         out.push_str(&s);
+    }
+}
+
+/// A magnitude's base-10000 digits, read from its decimal digits and scale without building
+/// them: the integer part is padded with zeros in front and the fraction behind to whole groups
+/// of four, group 0 being the most significant.
+struct Base10000<'a> {
+    digits: &'a [u8],
+    /// Padded positions before `digits[0]`.
+    offset: usize,
+    int_groups: usize,
+    groups: usize,
+}
+
+impl<'a> Base10000<'a> {
+    fn new(digits: &'a [u8], scale: usize) -> Self {
+        let int_len = digits.len().saturating_sub(scale);
+        let int_groups = int_len.div_ceil(4);
+        let frac_groups = scale.div_ceil(4);
+        // Zeros between the point and the digits when the value is below one.
+        let between = scale.saturating_sub(digits.len());
+        Base10000 {
+            digits,
+            offset: int_groups * 4 - int_len + between,
+            int_groups,
+            groups: int_groups + frac_groups,
+        }
+    }
+
+    fn group(&self, k: usize) -> i16 {
+        let mut v = 0i16;
+        for p in 4 * k..4 * k + 4 {
+            let d = p
+                .checked_sub(self.offset)
+                .and_then(|i| self.digits.get(i))
+                .map_or(0, |c| (c - b'0') as i16);
+            v = v * 10 + d;
+        }
+        v
+    }
+
+    /// The non-zero groups `first..last` and the weight of `first` ((0, 0, 0) for zero).
+    fn span(&self) -> (usize, usize, i64) {
+        let Some(first) = (0..self.groups).find(|&k| self.group(k) != 0) else {
+            return (0, 0, 0);
+        };
+        let last = (first..self.groups)
+            .rev()
+            .find(|&k| self.group(k) != 0)
+            .unwrap_or(first);
+        (first, last + 1, self.int_groups as i64 - 1 - first as i64)
     }
 }
