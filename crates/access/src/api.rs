@@ -150,13 +150,50 @@ pub struct VacuumStats {
     pub index_entries_removed: u64,
 }
 
+/// Visible rows of a table or index range, each with its identity.
+pub trait RowSource: Iterator<Item = PgResult<(RowRef, Vec<Datum>)>> + Send {
+    /// The next row, its values appended to `out` instead of returned in a vector of their
+    /// own: a reader that reuses one buffer reads rows without allocating one per row.
+    /// Sources that decode rows in place override it.
+    fn next_into(&mut self, out: &mut Vec<Datum>) -> Option<PgResult<RowRef>> {
+        self.next().map(|r| {
+            r.map(|(rref, row)| {
+                out.extend(row);
+                rref
+            })
+        })
+    }
+}
+
+impl<T: RowSource + ?Sized> RowSource for Box<T> {
+    fn next_into(&mut self, out: &mut Vec<Datum>) -> Option<PgResult<RowRef>> {
+        (**self).next_into(out)
+    }
+}
+
+/// A source's next row in a vector of its own (`width` values), read through `next_into`:
+/// the `Iterator::next` of sources that decode rows in place.
+pub(crate) fn next_row<S: RowSource + ?Sized>(
+    source: &mut S,
+    width: usize,
+) -> Option<PgResult<(RowRef, Vec<Datum>)>> {
+    let mut row = Vec::with_capacity(width);
+    let rref = source.next_into(&mut row)?;
+    Some(rref.map(|r| (r, row)))
+}
+
+/// A failed scan's one error.
+pub(crate) type Failed = std::iter::Once<PgResult<(RowRef, Vec<Datum>)>>;
+
+impl RowSource for Failed {}
+
 /// Iterator over visible rows of a table or index range.
-pub type RowIter<'a> = Box<dyn Iterator<Item = PgResult<(RowRef, Vec<Datum>)>> + Send + 'a>;
+pub type RowIter<'a> = Box<dyn RowSource + 'a>;
 
 /// An index scan that can be restarted on another range (PostgreSQL's `amrescan`): an index
 /// nested loop probes the inner index once per outer row with one scan, keeping its opened
 /// relations, decoder, snapshot and pinned heap pages.
-pub trait IndexProbe: Iterator<Item = PgResult<(RowRef, Vec<Datum>)>> + Send {
+pub trait IndexProbe: RowSource {
     /// Restarts the scan on `range`; rows of the previous range not read are dropped.
     fn rescan(&mut self, range: KeyRange) -> PgResult<()>;
 }

@@ -59,6 +59,8 @@ struct BitmapHeapScan<'a> {
     roots: std::vec::IntoIter<Tid>,
 }
 
+impl RowSource for BitmapHeapScan<'_> {}
+
 impl Iterator for BitmapHeapScan<'_> {
     type Item = PgResult<(RowRef, Vec<keel_types::Datum>)>;
 

@@ -62,10 +62,15 @@ impl Decoder {
     }
 
     pub(crate) fn decode(&self, bytes: &[u8]) -> PgResult<Vec<Datum>> {
-        match &self.columns {
-            None => keel_types::row::decode_row(bytes, &self.types),
-            Some(c) => keel_types::row::decode_row_cols(bytes, &self.types, c),
-        }
+        let mut out = Vec::with_capacity(self.types.len());
+        self.decode_into(bytes, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::decode`], appending the values to `out`.
+    pub(crate) fn decode_into(&self, bytes: &[u8], out: &mut Vec<Datum>) -> PgResult<()> {
+        let wanted = self.columns.as_deref().unwrap_or(&[]);
+        keel_types::row::decode_row_cols_into(bytes, &self.types, wanted, out)
     }
 
     /// Whether the row whose stored bytes are `bytes` goes up to the reader: false when the
@@ -100,11 +105,12 @@ impl Decoder {
         Ok(false)
     }
 
-    /// `decode` for a row that `passes`; None for one held back.
-    pub(crate) fn decode_passing(&self, bytes: &[u8]) -> PgResult<Option<Vec<Datum>>> {
+    /// [`Self::decode_into`] for a row that [`Self::passes`]; false for one held back (`out`
+    /// unchanged).
+    pub(crate) fn decode_passing_into(&self, bytes: &[u8], out: &mut Vec<Datum>) -> PgResult<bool> {
         if !self.passes(bytes)? {
-            return Ok(None);
+            return Ok(false);
         }
-        self.decode(bytes).map(Some)
+        self.decode_into(bytes, out).map(|()| true)
     }
 }

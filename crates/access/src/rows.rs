@@ -11,7 +11,6 @@ use keel_storage::page::{LinePointer, PageRead};
 use keel_txn::Snapshot;
 use keel_types::Datum;
 use keel_types::row::decode_row as decode;
-use std::collections::VecDeque;
 
 pub(crate) use crate::decoder::{Decoder, column_types};
 
@@ -62,7 +61,9 @@ impl EngineInner {
             decoder: Decoder::new(table, columns, &[]).with_prefilter(prefilter),
             block: 0,
             nblocks,
-            batch: VecDeque::new(),
+            refs: Vec::new(),
+            values: Vec::new(),
+            at: 0,
         })
     }
 
@@ -471,12 +472,19 @@ struct SeqScan<'a> {
     block: u32,
     nblocks: u32,
     /// The visible rows of the last page read, decoded while it was pinned (no copy of
-    /// their bytes).
-    batch: VecDeque<(RowRef, Vec<Datum>)>,
+    /// their bytes): their identities, and their values one row after another in one
+    /// buffer that every page reuses.
+    refs: Vec<RowRef>,
+    values: Vec<Datum>,
+    /// The batch's next row.
+    at: usize,
 }
 
 impl SeqScan<'_> {
     fn load_page(&mut self) -> PgResult<()> {
+        self.refs.clear();
+        self.values.clear();
+        self.at = 0;
         let page = self.engine.pool.read(&self.rel.file, self.block)?;
         let txns = &self.engine.txns;
         for slot in 0..page.slot_count() {
@@ -487,19 +495,15 @@ impl SeqScan<'_> {
                 if let Some(r) = &self.ssi {
                     r.examined(&self.snap, &h, visible)?;
                 }
-                if visible {
-                    let tid = Tid::new(self.block, slot);
-                    let Some(row) = self.decoder.decode_passing(&item[heap::tuple::HEADER..])?
-                    else {
-                        continue;
-                    };
-                    self.batch.push_back((
-                        RowRef {
-                            root: h.root,
-                            version: tid,
-                        },
-                        row,
-                    ));
+                if visible
+                    && self
+                        .decoder
+                        .decode_passing_into(&item[heap::tuple::HEADER..], &mut self.values)?
+                {
+                    self.refs.push(RowRef {
+                        root: h.root,
+                        version: Tid::new(self.block, slot),
+                    });
                 }
             }
         }
@@ -507,13 +511,16 @@ impl SeqScan<'_> {
     }
 }
 
-impl Iterator for SeqScan<'_> {
-    type Item = PgResult<(RowRef, Vec<Datum>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl RowSource for SeqScan<'_> {
+    /// Moves the batch's next row into `out` (its slots in the batch are left NULL).
+    fn next_into(&mut self, out: &mut Vec<Datum>) -> Option<PgResult<RowRef>> {
         loop {
-            if let Some(r) = self.batch.pop_front() {
-                return Some(Ok(r));
+            if let Some(&rref) = self.refs.get(self.at) {
+                let w = self.decoder.width();
+                let row = &mut self.values[self.at * w..(self.at + 1) * w];
+                out.extend(row.iter_mut().map(|v| std::mem::replace(v, Datum::Null)));
+                self.at += 1;
+                return Some(Ok(rref));
             }
             if self.block >= self.nblocks {
                 return None;
@@ -522,9 +529,19 @@ impl Iterator for SeqScan<'_> {
             self.block += 1;
             if let Err(e) = loaded {
                 self.block = self.nblocks;
+                self.refs.clear();
                 return Some(Err(e));
             }
         }
+    }
+}
+
+impl Iterator for SeqScan<'_> {
+    type Item = PgResult<(RowRef, Vec<Datum>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let width = self.decoder.width();
+        next_row(self, width)
     }
 }
 
@@ -574,20 +591,23 @@ impl IndexProbe for IndexScan<'_> {
 }
 
 impl IndexScan<'_> {
-    fn step(&mut self) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
+    /// The next row, its values appended to `out`.
+    fn step_into(&mut self, out: &mut Vec<Datum>) -> PgResult<Option<RowRef>> {
+        let start = out.len();
         while let Some(root) = self.source.next()? {
             if let Some(r) = &self.ssi {
                 r.lock_row(self.rel.file.id, root)?;
             }
             if let Some((fetches, columns)) = &self.only {
-                if let Some(row) = crate::indexonly::from_index(
+                if let Some((rref, row)) = crate::indexonly::from_index(
                     &self.rel,
                     &*self.source,
                     columns,
                     root,
                     self.decoder.width(),
                 )? {
-                    return Ok(Some(row));
+                    out.extend(row);
+                    return Ok(Some(rref));
                 }
                 fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
@@ -595,24 +615,25 @@ impl IndexScan<'_> {
                 Heap::new(&self.engine.pool, &self.engine.txns, &self.rel).with_pin(&self.pin);
             let decoder = &self.decoder;
             let found = heap.fetch_visible(root, &self.snap, |tid, h, row| {
-                (tid, *h, decoder.decode_passing(row))
+                (tid, *h, decoder.decode_passing_into(row, out))
             })?;
             if let Some(r) = &self.ssi {
                 r.fetched(&heap, root, &self.snap, found.as_ref().map(|f| &f.1))?;
             }
-            let Some((tid, _, values)) = found else {
+            let Some((tid, _, decoded)) = found else {
                 continue;
             };
-            let Some(values) = values? else {
+            if !decoded? {
                 continue;
-            };
+            }
             // Entries are never updated in place: an entry whose key differs from the version
             // this snapshot sees is stale, and the version is reached through its own entry.
-            if !self.source.recheck_row(&values, self.keys.columns()) {
+            if !self.source.recheck_row(&out[start..], self.keys.columns()) {
+                out.truncate(start);
                 self.note_stale(root)?;
                 continue;
             }
-            return Ok(Some((RowRef { root, version: tid }, values)));
+            return Ok(Some(RowRef { root, version: tid }));
         }
         self.done = true;
         Ok(None)
@@ -667,14 +688,12 @@ impl Drop for IndexScan<'_> {
     }
 }
 
-impl Iterator for IndexScan<'_> {
-    type Item = PgResult<(RowRef, Vec<Datum>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl RowSource for IndexScan<'_> {
+    fn next_into(&mut self, out: &mut Vec<Datum>) -> Option<PgResult<RowRef>> {
         if self.done {
             return None;
         }
-        match self.step() {
+        match self.step_into(out) {
             Ok(Some(r)) => Some(Ok(r)),
             Ok(None) => None,
             Err(e) => {
@@ -682,5 +701,14 @@ impl Iterator for IndexScan<'_> {
                 Some(Err(e))
             }
         }
+    }
+}
+
+impl Iterator for IndexScan<'_> {
+    type Item = PgResult<(RowRef, Vec<Datum>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let width = self.decoder.width();
+        next_row(self, width)
     }
 }

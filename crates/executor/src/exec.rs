@@ -43,6 +43,20 @@ pub type Row = Vec<Datum>;
 pub trait Node<'a>: Send {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>>;
 
+    /// The next row's values appended to `out` (true), or false at the end with `out`
+    /// unchanged. A consumer that pulls every row into one reused buffer (an aggregate, a
+    /// join's build side) then allocates nothing per row where its input writes rows in place:
+    /// scans decode into `out`, joins build their joined rows there. The default moves the
+    /// row `next` returns.
+    fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
+        match self.next(ev)? {
+            Some(row) if out.is_empty() => *out = row,
+            Some(row) => out.extend(row),
+            None => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// EXPLAIN ANALYZE's extra lines about how the node ran (`Sort Method: ...`), asked
     /// once the node has returned its last row.
     fn explain_lines(&self) -> Vec<String> {

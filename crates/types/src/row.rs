@@ -272,12 +272,26 @@ pub fn decode_row(bytes: &[u8], types: &[TypeId]) -> PgResult<Vec<Datum>> {
 /// no others): the rest are stepped over and come back NULL, so a wide row costs no
 /// allocation for text nobody reads. Columns past `wanted`'s end are decoded.
 pub fn decode_row_cols(bytes: &[u8], types: &[TypeId], wanted: &[bool]) -> PgResult<Vec<Datum>> {
+    let mut out = Vec::with_capacity(types.len());
+    decode_row_cols_into(bytes, types, wanted, &mut out)?;
+    Ok(out)
+}
+
+/// As [`decode_row_cols`], appending the row's values to `out` (a reader's reused buffer, or
+/// a page's batch of rows); on an error `out` is left as it was.
+pub fn decode_row_cols_into(
+    bytes: &[u8],
+    types: &[TypeId],
+    wanted: &[bool],
+    out: &mut Vec<Datum>,
+) -> PgResult<()> {
     let h = header(bytes)?;
     // Every slot starts NULL, written in place: a NULL built on the stack and copied into the
     // vector stalls the copy's load on the one-byte store of its tag (store forwarding),
     // which cost a quarter of a COUNT(*) scan.
-    let mut out = Vec::with_capacity(types.len());
-    out.resize_with(types.len(), || Datum::Null);
+    let start = out.len();
+    out.resize_with(start + types.len(), || Datum::Null);
+    let row = &mut out[start..];
     let mut pos = h.data;
     // Columns after the last wanted one are not read at all (not even their lengths: a
     // filter on the first columns then touches only the row's first bytes).
@@ -290,13 +304,17 @@ pub fn decode_row_cols(bytes: &[u8], types: &[TypeId], wanted: &[bool]) -> PgRes
         if is_null(bytes, &h, i) {
             continue;
         }
-        if wanted.get(i).copied().unwrap_or(true) {
-            out[i] = decode_value(bytes, &mut pos, ty)?;
+        let read = if wanted.get(i).copied().unwrap_or(true) {
+            decode_value(bytes, &mut pos, ty).map(|v| row[i] = v)
         } else {
-            pos += value_len(bytes, pos, ty)?;
+            value_len(bytes, pos, ty).map(|n| pos += n)
+        };
+        if let Err(e) = read {
+            out.truncate(start);
+            return Err(e);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The stored bytes of column `index` (a varlena's with its length word), or None when it is

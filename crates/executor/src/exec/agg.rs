@@ -127,7 +127,13 @@ impl<'a> Node<'a> for Agg<'a> {
             let mut computed: Vec<Datum> = Vec::new();
             let mut args = Vec::new();
             let group_bytes = self.group_bytes();
-            while let Some(r) = input.next(ev)? {
+            // Each input row is pulled into this one buffer.
+            let mut r: Row = Vec::new();
+            loop {
+                r.clear();
+                if !input.next_into(ev, &mut r)? {
+                    break;
+                }
                 ev.tick()?;
                 let gi = if self.group.is_empty() {
                     if groups.is_empty() {

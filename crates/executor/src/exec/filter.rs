@@ -29,4 +29,16 @@ impl<'a> Node<'a> for Filter<'a> {
         }
         Ok(None)
     }
+
+    fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
+        let start = out.len();
+        while self.input.next_into(ev, out)? {
+            ev.tick()?;
+            if self.pred.test(&out[start..], ev)? {
+                return Ok(true);
+            }
+            out.truncate(start);
+        }
+        Ok(false)
+    }
 }

@@ -183,8 +183,29 @@ impl<'a> Node<'a> for Instrumented<'a> {
     }
 
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        let mut r = None;
+        self.counted(ev, |inner, ev| {
+            r = inner.next(ev)?;
+            Ok(r.is_some())
+        })?;
+        Ok(r)
+    }
+
+    fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
+        self.counted(ev, |inner, ev| inner.next_into(ev, out))
+    }
+}
+
+impl<'a> Instrumented<'a> {
+    /// Runs `pull` (which says whether it got a row) on the inner node, counting its time,
+    /// pages and row into the node's counters.
+    fn counted(
+        &mut self,
+        ev: &mut EvalCx<'_>,
+        pull: impl FnOnce(&mut BoxNode<'a>, &mut EvalCx<'_>) -> PgResult<bool>,
+    ) -> PgResult<bool> {
         let Some(c) = self.ins.nodes.get(self.id) else {
-            return self.inner.next(ev);
+            return pull(&mut self.inner, ev);
         };
         let output = matches!(self.slot, Slot::Output);
         let timing = self.ins.timing && output;
@@ -192,7 +213,7 @@ impl<'a> Node<'a> for Instrumented<'a> {
         // The call runs on this thread from start to end: the counters' difference is the
         // node's (and its inputs') pages.
         let pages = output.then(usage::current);
-        let r = self.inner.next(ev)?;
+        let got = pull(&mut self.inner, ev)?;
         if let Some(before) = pages {
             c.add_buffers(&(usage::current() - before));
         }
@@ -208,16 +229,16 @@ impl<'a> Node<'a> for Instrumented<'a> {
                         c.first_ns.store(total, Relaxed);
                     }
                 }
-                if r.is_some() {
+                if got {
                     c.rows.fetch_add(1, Relaxed);
                 }
             }
             Slot::Input => {
-                if r.is_some() {
+                if got {
                     c.input_rows.fetch_add(1, Relaxed);
                 }
             }
         }
-        Ok(r)
+        Ok(got)
     }
 }

@@ -15,7 +15,7 @@ use keel_access::IntKeys;
 use keel_analyzer::expr::Expr;
 use keel_common::PgResult;
 use keel_types::Datum;
-use keel_types::datum::{alloc_size, row_heap_bytes};
+use keel_types::datum::alloc_size;
 use rustc_hash::FxHashMap;
 use std::mem::size_of;
 use std::sync::Arc;
@@ -51,8 +51,10 @@ pub struct Join<'a> {
     int_keys: bool,
     /// Per inner row: the next inner row with the same key (NONE at the chain's end).
     next: Vec<usize>,
-    // Current left row and the next candidate right row to try (NONE: no more).
-    cur: Option<Row>,
+    /// The current left row (pulled into this one buffer), whether it is being joined, and
+    /// the next candidate right row to try (NONE: no more).
+    cur: Row,
+    has_cur: bool,
     cand: usize,
     matched: bool,
     kbuf: Vec<u8>,
@@ -98,7 +100,8 @@ impl<'a> Join<'a> {
                 l.len() == 1 && r.len() == 1 && l[0].ty() == r[0].ty() && is_int(l[0].ty())
             }),
             next: Vec::new(),
-            cur: None,
+            cur: Vec::new(),
+            has_cur: false,
             cand: NONE,
             matched: false,
             kbuf: Vec::new(),
@@ -126,23 +129,31 @@ impl<'a> Join<'a> {
         Ok(true)
     }
 
-    /// Reads the inner side whole and, for a hash join, builds the table.
+    /// Reads the inner side whole and, for a hash join, builds the table. Each inner row is
+    /// pulled straight onto the end of `right_rows`.
     fn build(&mut self, mut right: BoxNode<'a>, ev: &mut EvalCx<'_>) -> PgResult<()> {
         let mut buf = Vec::new();
         let mut int_table = IntTable::default();
-        while let Some(r) = right.next(ev)? {
+        let slots = self.right_width * size_of::<Datum>();
+        loop {
+            let start = self.right_rows.len();
+            if !right.next_into(ev, &mut self.right_rows)? {
+                break;
+            }
             ev.tick()?;
+            let r = &self.right_rows[start..];
             if r.len() != self.right_width {
                 return Err(keel_common::PgError::internal(
                     "a join's inner row has an unexpected width",
                 ));
             }
-            self.mem.add(ev, row_heap_bytes(&r) + size_of::<usize>())?;
+            let owned: usize = r.iter().map(Datum::heap_bytes).sum();
+            self.mem.add(ev, slots + owned + size_of::<usize>())?;
             let at = self.right_count;
             if let Some((_, rk)) = self.hash {
                 self.next.push(NONE);
                 if self.int_keys {
-                    if let Some(k) = int_key(&rk[0], &r, ev)? {
+                    if let Some(k) = int_key(&rk[0], r, ev)? {
                         if let Some((_, last)) = int_table.0.get_mut(&k) {
                             self.next[*last] = at;
                             *last = at;
@@ -155,7 +166,7 @@ impl<'a> Join<'a> {
                             int_table.0.insert(k, (at, at));
                         }
                     }
-                } else if Self::keys(rk, &r, ev, &mut buf)? {
+                } else if Self::keys(rk, r, ev, &mut buf)? {
                     if let Some((_, last)) = self.table.get_mut(buf.as_slice()) {
                         self.next[*last] = at;
                         *last = at;
@@ -170,7 +181,6 @@ impl<'a> Join<'a> {
                     }
                 }
             }
-            self.right_rows.extend(r);
             self.right_count += 1;
         }
         if self.right_join {
@@ -244,37 +254,34 @@ impl<'a> Node<'a> for Join<'a> {
     }
 
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        let mut row = Vec::with_capacity(self.left_width + self.right_width + self.extra);
+        Ok(self.next_into(ev, &mut row)?.then_some(row))
+    }
+
+    /// Builds each joined row in `out`: the left row's values, then the candidate's.
+    fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
         if let Some(right) = self.right.take() {
             self.build(right, ev)?;
         }
+        let start = out.len();
         loop {
-            if self.cur.is_some() {
+            if self.has_cur {
                 while self.cand != NONE {
                     ev.tick()?;
                     let ri = self.cand;
                     self.cand = self.after(ri);
                     let last = self.cand == NONE;
-                    // The last candidate takes the left row over instead of copying it; a
-                    // failed ON clause gives it back.
-                    let mut joined = match (last, self.cur.take()) {
-                        (true, Some(mut l)) => {
-                            l.reserve_exact(self.right_width + self.extra);
-                            l
-                        }
-                        (_, Some(l)) => {
-                            let mut j = Vec::with_capacity(l.len() + self.right_width + self.extra);
-                            j.extend_from_slice(&l);
-                            self.cur = Some(l);
-                            j
-                        }
-                        (_, None) => {
-                            return Err(keel_common::PgError::internal("join lost its row"));
-                        }
-                    };
-                    let lw = joined.len();
-                    joined.extend_from_slice(self.right_row(ri));
+                    // The last candidate moves the left row's values instead of copying
+                    // them; a failed ON clause moves them back.
+                    let lw = self.cur.len();
+                    if last {
+                        out.append(&mut self.cur);
+                    } else {
+                        out.extend_from_slice(&self.cur);
+                    }
+                    out.extend_from_slice(self.right_row(ri));
                     let ok = match self.on {
-                        Some(p) => p.test(&joined, ev)?,
+                        Some(p) => p.test(&out[start..], ev)?,
                         None => true,
                     };
                     if ok {
@@ -282,52 +289,51 @@ impl<'a> Node<'a> for Join<'a> {
                         if self.right_join {
                             self.right_matched[ri] = true;
                         }
-                        if last {
-                            // The left row is used up: nothing is left to NULL-extend.
-                            self.cur = Some(Vec::new());
-                        }
-                        return Ok(Some(joined));
+                        // After the last candidate the left row is used up (and matched:
+                        // nothing is left to NULL-extend).
+                        self.has_cur = !last;
+                        return Ok(true);
                     }
                     if last {
-                        joined.truncate(lw);
-                        self.cur = Some(joined);
+                        self.cur.extend(out.drain(start..start + lw));
                     }
+                    out.truncate(start);
                 }
-                let l = self.cur.take();
-                if self.left_join
-                    && !self.matched
-                    && let Some(mut l) = l
-                {
-                    l.extend(std::iter::repeat_n(Datum::Null, self.right_width));
-                    return Ok(Some(l));
+                self.has_cur = false;
+                if self.left_join && !self.matched {
+                    out.append(&mut self.cur);
+                    out.extend(std::iter::repeat_n(Datum::Null, self.right_width));
+                    return Ok(true);
                 }
             }
-            let next = match self.left.as_mut() {
-                Some(left) => left.next(ev)?,
-                None => None,
+            self.cur.clear();
+            let pulled = match self.left.as_mut() {
+                Some(left) => left.next_into(ev, &mut self.cur)?,
+                None => false,
             };
-            let Some(l) = next else {
+            if !pulled {
                 while self.right_join && self.unmatched_pos < self.right_count {
                     ev.tick()?;
                     let i = self.unmatched_pos;
                     self.unmatched_pos += 1;
                     if !self.right_matched[i] {
-                        let mut row = vec![Datum::Null; self.left_width];
-                        row.extend_from_slice(self.right_row(i));
-                        return Ok(Some(row));
+                        out.extend(std::iter::repeat_n(Datum::Null, self.left_width));
+                        out.extend_from_slice(self.right_row(i));
+                        return Ok(true);
                     }
                 }
-                return Ok(None);
-            };
+                return Ok(false);
+            }
             ev.tick()?;
             self.matched = false;
+            let l = &self.cur;
             self.cand = match self.hash {
-                Some((lk, _)) if self.int_keys => match int_key(&lk[0], &l, ev)? {
+                Some((lk, _)) if self.int_keys => match int_key(&lk[0], l, ev)? {
                     Some(k) => self.int_table.0.get(&k).map_or(NONE, |&(first, _)| first),
                     None => NONE,
                 },
                 Some((lk, _)) => {
-                    if Self::keys(lk, &l, ev, &mut self.kbuf)? {
+                    if Self::keys(lk, l, ev, &mut self.kbuf)? {
                         self.table
                             .get(self.kbuf.as_slice())
                             .map_or(NONE, |&(first, _)| first)
@@ -338,7 +344,7 @@ impl<'a> Node<'a> for Join<'a> {
                 None if self.right_count == 0 => NONE,
                 None => 0,
             };
-            self.cur = Some(l);
+            self.has_cur = true;
         }
     }
 }

@@ -22,9 +22,11 @@ pub struct IndexNestLoop<'a> {
     columns: Option<&'a Arc<[bool]>>,
     inner_filter: Option<&'a Expr>,
     join_filter: Option<&'a Expr>,
-    /// The outer row being joined, and whether `probe` is on its key (false: its key was
-    /// NULL, nothing can match).
-    cur: Option<(Row, bool)>,
+    /// The outer row being joined (pulled into this one buffer), whether there is one, and
+    /// whether `probe` is on its key (false: its key was NULL, nothing can match).
+    cur: Row,
+    has_cur: bool,
+    probing: bool,
     /// The scan of the inner index, restarted on each outer row's key (made at the first).
     probe: Option<Box<dyn IndexProbe + 'a>>,
     left_join: bool,
@@ -57,7 +59,9 @@ impl<'a> IndexNestLoop<'a> {
             inner_filter: filters.0,
             join_filter: filters.1,
             heap_fetches: Default::default(),
-            cur: None,
+            cur: Vec::new(),
+            has_cur: false,
+            probing: false,
             probe: None,
             left_join,
             matched: false,
@@ -86,42 +90,50 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
     }
 
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        let width = self.cur.len().max(1) + self.table.columns.len() + self.extra;
+        let mut row = Vec::with_capacity(width);
+        Ok(self.next_into(ev, &mut row)?.then_some(row))
+    }
+
+    /// Builds each joined row in `out`: the outer row's values, then the probed row decoded
+    /// in place after them.
+    fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
+        let start = out.len();
         loop {
-            if let Some((outer, probing)) = &mut self.cur {
-                let probe = self.probe.as_mut().filter(|_| *probing);
-                for item in probe.into_iter().flatten() {
-                    let (_, inner) = item?;
-                    ev.tick()?;
-                    if let Some(f) = self.inner_filter
-                        && !f.test(&inner, ev)?
-                    {
-                        continue;
+            if self.has_cur {
+                if let Some(probe) = self.probe.as_mut().filter(|_| self.probing) {
+                    out.extend_from_slice(&self.cur);
+                    let inner = out.len();
+                    while let Some(item) = probe.next_into(out) {
+                        item?;
+                        ev.tick()?;
+                        let passes = match (self.inner_filter, self.join_filter) {
+                            (Some(f), _) if !f.test(&out[inner..], ev)? => false,
+                            (_, Some(f)) => f.test(&out[start..], ev)?,
+                            _ => true,
+                        };
+                        if passes {
+                            self.matched = true;
+                            return Ok(true);
+                        }
+                        out.truncate(inner);
                     }
-                    let mut joined = Vec::with_capacity(outer.len() + inner.len() + self.extra);
-                    joined.extend_from_slice(outer);
-                    joined.extend(inner);
-                    if let Some(f) = self.join_filter
-                        && !f.test(&joined, ev)?
-                    {
-                        continue;
-                    }
-                    self.matched = true;
-                    return Ok(Some(joined));
+                    out.truncate(start);
                 }
-                if let Some((mut outer, _)) = self.cur.take()
-                    && self.left_join
-                    && !self.matched
-                {
-                    outer.extend(std::iter::repeat_n(
+                self.has_cur = false;
+                if self.left_join && !self.matched {
+                    out.append(&mut self.cur);
+                    out.extend(std::iter::repeat_n(
                         keel_types::Datum::Null,
                         self.table.columns.len(),
                     ));
-                    return Ok(Some(outer));
+                    return Ok(true);
                 }
             }
-            let Some(outer) = self.outer.next(ev)? else {
-                return Ok(None);
-            };
+            self.cur.clear();
+            if !self.outer.next_into(ev, &mut self.cur)? {
+                return Ok(false);
+            }
             ev.tick()?;
             let Access::Index {
                 index, index_only, ..
@@ -132,7 +144,7 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                 ));
             };
             // A NULL key matches nothing.
-            let probing = match key_range_on(self.access, &outer, ev)? {
+            let probing = match key_range_on(self.access, &self.cur, ev)? {
                 None => false,
                 Some(range) => {
                     match &mut self.probe {
@@ -154,7 +166,8 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                 }
             };
             self.matched = false;
-            self.cur = Some((outer, probing));
+            self.has_cur = true;
+            self.probing = probing;
         }
     }
 }

@@ -277,10 +277,11 @@ impl<'a> Scan<'a> {
         self
     }
 
-    /// Next matching row with its identity (used by UPDATE/DELETE).
-    pub fn next_ref(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<(RowRef, Row)>> {
+    /// Opens the row iterator at the first pull; false once the scan has ended (or is
+    /// provably empty).
+    fn ready(&mut self, ev: &mut EvalCx<'_>) -> PgResult<bool> {
         if self.done {
-            return Ok(None);
+            return Ok(false);
         }
         if self.iter.is_none() {
             let counted = &self.counted;
@@ -300,26 +301,42 @@ impl<'a> Scan<'a> {
                 Some(it) => self.iter = Some(it),
                 None => {
                     self.done = true;
-                    return Ok(None);
+                    return Ok(false);
                 }
             }
+        }
+        Ok(true)
+    }
+
+    /// Next matching row with its identity (used by UPDATE/DELETE).
+    pub fn next_ref(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<(RowRef, Row)>> {
+        let mut row = Vec::with_capacity(self.table.columns.len() + 2);
+        Ok(self.next_ref_into(ev, &mut row)?.map(|rref| (rref, row)))
+    }
+
+    /// [`Self::next_ref`], the row's values appended to `out`.
+    fn next_ref_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<Option<RowRef>> {
+        if !self.ready(ev)? {
+            return Ok(None);
         }
         let Some(it) = self.iter.as_mut() else {
             return Ok(None);
         };
-        for item in it {
-            let (rref, row) = item?;
+        let start = out.len();
+        while let Some(item) = it.next_into(out) {
+            let rref = item?;
             ev.tick()?;
             if self.last_block != Some(rref.root.block) {
                 self.last_block = Some(rref.root.block);
                 self.heap_blocks += 1;
             }
             if let Some(f) = self.filter
-                && !f.test(&row, ev)?
+                && !f.test(&out[start..], ev)?
             {
+                out.truncate(start);
                 continue;
             }
-            return Ok(Some((rref, row)));
+            return Ok(Some(rref));
         }
         self.done = true;
         Ok(None)
@@ -344,13 +361,18 @@ impl<'a> Node<'a> for Scan<'a> {
     }
 
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
-        let ids = self.row_ids;
-        Ok(self.next_ref(ev)?.map(|(rref, mut r)| {
-            if ids {
-                super::lockrows::push_row_ids(&mut r, rref);
-            }
-            r
-        }))
+        let mut row = Vec::with_capacity(self.table.columns.len() + 2);
+        Ok(self.next_into(ev, &mut row)?.then_some(row))
+    }
+
+    fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
+        let Some(rref) = self.next_ref_into(ev, out)? else {
+            return Ok(false);
+        };
+        if self.row_ids {
+            super::lockrows::push_row_ids(out, rref);
+        }
+        Ok(true)
     }
 
     fn explain_lines(&self) -> Vec<String> {
