@@ -153,22 +153,34 @@ pub struct VacuumStats {
 /// Visible rows of a table or index range, each with its identity.
 pub trait RowSource: Iterator<Item = PgResult<(RowRef, Vec<Datum>)>> + Send {
     /// The next row, its values appended to `out` instead of returned in a vector of their
-    /// own: a reader that reuses one buffer reads rows without allocating one per row.
-    /// Sources that decode rows in place override it.
-    fn next_into(&mut self, out: &mut Vec<Datum>) -> Option<PgResult<RowRef>> {
-        self.next().map(|r| {
-            r.map(|(rref, row)| {
+    /// own and its identity written to `id` (true), or false at the end. A reader that
+    /// reuses one buffer reads rows without allocating one per row. Sources that decode rows
+    /// in place override it.
+    fn next_into(&mut self, out: &mut Vec<Datum>, id: &mut RowRef) -> PgResult<bool> {
+        match self.next() {
+            None => Ok(false),
+            Some(Err(e)) => Err(e),
+            Some(Ok((rref, row))) => {
                 out.extend(row);
-                rref
-            })
-        })
+                *id = rref;
+                Ok(true)
+            }
+        }
     }
 }
 
 impl<T: RowSource + ?Sized> RowSource for Box<T> {
-    fn next_into(&mut self, out: &mut Vec<Datum>) -> Option<PgResult<RowRef>> {
-        (**self).next_into(out)
+    fn next_into(&mut self, out: &mut Vec<Datum>, id: &mut RowRef) -> PgResult<bool> {
+        (**self).next_into(out, id)
     }
+}
+
+impl RowRef {
+    /// No row (a reader's identity slot before its first row).
+    pub const NONE: RowRef = RowRef {
+        root: Tid::INVALID,
+        version: Tid::INVALID,
+    };
 }
 
 /// A source's next row in a vector of its own (`width` values), read through `next_into`:
@@ -178,8 +190,12 @@ pub(crate) fn next_row<S: RowSource + ?Sized>(
     width: usize,
 ) -> Option<PgResult<(RowRef, Vec<Datum>)>> {
     let mut row = Vec::with_capacity(width);
-    let rref = source.next_into(&mut row)?;
-    Some(rref.map(|r| (r, row)))
+    let mut id = RowRef::NONE;
+    match source.next_into(&mut row, &mut id) {
+        Ok(true) => Some(Ok((id, row))),
+        Ok(false) => None,
+        Err(e) => Some(Err(e)),
+    }
 }
 
 /// A failed scan's one error.

@@ -64,6 +64,7 @@ impl EngineInner {
             refs: Vec::new(),
             values: Vec::new(),
             at: 0,
+            seen: u64::MAX,
         })
     }
 
@@ -478,6 +479,8 @@ struct SeqScan<'a> {
     values: Vec<Datum>,
     /// The batch's next row.
     at: usize,
+    /// The creator last found visible (`heap::visible_to_scan`).
+    seen: u64,
 }
 
 impl SeqScan<'_> {
@@ -491,7 +494,7 @@ impl SeqScan<'_> {
             if let LinePointer::Normal { .. } = page.lp(slot) {
                 let item = page.item(slot);
                 let h = heap::tuple::Header::read(item);
-                let visible = heap::visible(txns, &self.snap, &h);
+                let visible = heap::visible_to_scan(txns, &self.snap, &h, &mut self.seen);
                 if let Some(r) = &self.ssi {
                     r.examined(&self.snap, &h, visible)?;
                 }
@@ -513,24 +516,25 @@ impl SeqScan<'_> {
 
 impl RowSource for SeqScan<'_> {
     /// Moves the batch's next row into `out` (its slots in the batch are left NULL).
-    fn next_into(&mut self, out: &mut Vec<Datum>) -> Option<PgResult<RowRef>> {
+    fn next_into(&mut self, out: &mut Vec<Datum>, id: &mut RowRef) -> PgResult<bool> {
         loop {
-            if let Some(&rref) = self.refs.get(self.at) {
+            if let Some(rref) = self.refs.get(self.at) {
+                *id = *rref;
                 let w = self.decoder.width();
                 let row = &mut self.values[self.at * w..(self.at + 1) * w];
                 out.extend(row.iter_mut().map(|v| std::mem::replace(v, Datum::Null)));
                 self.at += 1;
-                return Some(Ok(rref));
+                return Ok(true);
             }
             if self.block >= self.nblocks {
-                return None;
+                return Ok(false);
             }
             let loaded = self.load_page();
             self.block += 1;
             if let Err(e) = loaded {
                 self.block = self.nblocks;
                 self.refs.clear();
-                return Some(Err(e));
+                return Err(e);
             }
         }
     }
@@ -689,16 +693,19 @@ impl Drop for IndexScan<'_> {
 }
 
 impl RowSource for IndexScan<'_> {
-    fn next_into(&mut self, out: &mut Vec<Datum>) -> Option<PgResult<RowRef>> {
+    fn next_into(&mut self, out: &mut Vec<Datum>, id: &mut RowRef) -> PgResult<bool> {
         if self.done {
-            return None;
+            return Ok(false);
         }
         match self.step_into(out) {
-            Ok(Some(r)) => Some(Ok(r)),
-            Ok(None) => None,
+            Ok(Some(r)) => {
+                *id = r;
+                Ok(true)
+            }
+            Ok(None) => Ok(false),
             Err(e) => {
                 self.done = true;
-                Some(Err(e))
+                Err(e)
             }
         }
     }

@@ -229,6 +229,14 @@ impl TxnManager {
         }
     }
 
+    /// Whether `xid` is a top-level transaction that committed before `snap` was taken: all
+    /// its versions are visible to `snap`, whatever their command ids, and stay so.
+    #[inline]
+    pub fn committed_before(&self, snap: &Snapshot, xid: u64) -> bool {
+        xid != snap.xid
+            && matches!(self.clog.lookup(xid), Lookup::Status(XidStatus::Committed(csn)) if csn <= snap.csn)
+    }
+
     /// Makes a committed transaction visible (after its commit record is durable when
     /// synchronous_commit is on) and wakes its waiters.
     pub fn mark_committed(&self, xid: u64) {

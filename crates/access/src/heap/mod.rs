@@ -163,6 +163,23 @@ pub fn visible(txns: &TxnManager, snap: &Snapshot, h: &Header) -> bool {
     txns.sees(snap, h.xmin, h.cmin) && (h.deleter() == 0 || !txns.sees(snap, h.xmax, h.cmax))
 }
 
+/// [`visible`] for a scan reading version after version: `seen` holds the last creator found
+/// committed before the snapshot ([`TxnManager::committed_before`]), whose versions need no second look up
+/// in the transaction map. A transaction a snapshot sees stays seen (its commit came before
+/// the snapshot's), and rows loaded together share their creator. Start it at `u64::MAX`.
+#[inline]
+pub fn visible_to_scan(txns: &TxnManager, snap: &Snapshot, h: &Header, seen: &mut u64) -> bool {
+    let created = if h.xmin == *seen {
+        true
+    } else if txns.committed_before(snap, h.xmin) {
+        *seen = h.xmin;
+        true
+    } else {
+        txns.sees(snap, h.xmin, h.cmin)
+    };
+    created && (h.deleter() == 0 || !txns.sees(snap, h.xmax, h.cmax))
+}
+
 impl<'a> Heap<'a> {
     pub fn new(pool: &'a BufferPool, txns: &'a TxnManager, rel: &'a RelState) -> Self {
         Heap {

@@ -104,8 +104,8 @@ impl<'a> Node<'a> for IndexNestLoop<'a> {
                 if let Some(probe) = self.probe.as_mut().filter(|_| self.probing) {
                     out.extend_from_slice(&self.cur);
                     let inner = out.len();
-                    while let Some(item) = probe.next_into(out) {
-                        item?;
+                    let mut id = keel_access::RowRef::NONE;
+                    while probe.next_into(out, &mut id)? {
                         ev.tick()?;
                         let passes = match (self.inner_filter, self.join_filter) {
                             (Some(f), _) if !f.test(&out[inner..], ev)? => false,

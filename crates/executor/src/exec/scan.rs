@@ -36,6 +36,8 @@ pub struct Scan<'a> {
     row_ids: bool,
     /// A hash join's keys the rows' integer column must hold (`Node::restrict_to_keys`).
     join_keys: Option<(usize, Arc<dyn IntKeys>)>,
+    /// The identity of the row returned last.
+    id: RowRef,
 }
 
 /// The key range for an index access, or None when it can match nothing (NULL key).
@@ -262,6 +264,7 @@ impl<'a> Scan<'a> {
             counted: Arc::default(),
             row_ids: false,
             join_keys: None,
+            id: RowRef::NONE,
         }
     }
 
@@ -311,23 +314,24 @@ impl<'a> Scan<'a> {
     /// Next matching row with its identity (used by UPDATE/DELETE).
     pub fn next_ref(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<(RowRef, Row)>> {
         let mut row = Vec::with_capacity(self.table.columns.len() + 2);
-        Ok(self.next_ref_into(ev, &mut row)?.map(|rref| (rref, row)))
+        Ok(self.next_ref_into(ev, &mut row)?.then_some((self.id, row)))
     }
 
-    /// [`Self::next_ref`], the row's values appended to `out`.
-    fn next_ref_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<Option<RowRef>> {
+    /// [`Self::next_ref`], the row's values appended to `out` and its identity left in
+    /// `self.id` (read only by those that need it: the row is not copied out with it).
+    fn next_ref_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
         if !self.ready(ev)? {
-            return Ok(None);
+            return Ok(false);
         }
         let Some(it) = self.iter.as_mut() else {
-            return Ok(None);
+            return Ok(false);
         };
         let start = out.len();
-        while let Some(item) = it.next_into(out) {
-            let rref = item?;
+        let bitmap = matches!(self.access, Access::Index { bitmap: true, .. });
+        while it.next_into(out, &mut self.id)? {
             ev.tick()?;
-            if self.last_block != Some(rref.root.block) {
-                self.last_block = Some(rref.root.block);
+            if bitmap && self.last_block != Some(self.id.root.block) {
+                self.last_block = Some(self.id.root.block);
                 self.heap_blocks += 1;
             }
             if let Some(f) = self.filter
@@ -336,10 +340,10 @@ impl<'a> Scan<'a> {
                 out.truncate(start);
                 continue;
             }
-            return Ok(Some(rref));
+            return Ok(true);
         }
         self.done = true;
-        Ok(None)
+        Ok(false)
     }
 }
 
@@ -366,11 +370,11 @@ impl<'a> Node<'a> for Scan<'a> {
     }
 
     fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
-        let Some(rref) = self.next_ref_into(ev, out)? else {
+        if !self.next_ref_into(ev, out)? {
             return Ok(false);
-        };
+        }
         if self.row_ids {
-            super::lockrows::push_row_ids(out, rref);
+            super::lockrows::push_row_ids(out, self.id);
         }
         Ok(true)
     }
