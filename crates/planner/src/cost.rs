@@ -253,3 +253,33 @@ pub fn leaf_estimate(
         }
     }
 }
+
+/// One probe of an index nested loop: `access`'s equality keys come from the outer row, so
+/// each matches about one in as many rows as its leading column has distinct values (every
+/// key, for a unique index), and `filter` (the inner side's own conditions) keeps its share
+/// of those. The planner prices the loop with the same per-probe rows.
+pub fn probe_estimate(
+    catalog: &Catalog,
+    info: &TableInfo,
+    table: &TableDef,
+    access: &Access,
+    filter: Option<&Expr>,
+) -> Estimate {
+    let Access::Index { index, eq, .. } = access else {
+        return leaf_estimate(catalog, info, table, access, filter);
+    };
+    let fetched = if index.unique && eq.len() == index.columns.len() {
+        1.0
+    } else {
+        let nd = index
+            .columns
+            .first()
+            .map_or(1.0, |&c| distinct(catalog, info, table, c).0);
+        (info.rows / nd.max(1.0)).max(1.0)
+    };
+    let sel = filter.map_or(1.0, |f| selectivity(catalog, info, table, f));
+    Estimate {
+        rows: (fetched * sel).max(1.0),
+        cost: RANDOM_PAGE_COST + fetched * (RANDOM_PAGE_COST + CPU_TUPLE_COST),
+    }
+}

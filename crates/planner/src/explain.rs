@@ -487,6 +487,17 @@ impl Explainer<'_> {
         cost::leaf_estimate(self.catalog, &info, table, access, filter)
     }
 
+    /// One probe of an index nested loop into `table` (see [`cost::probe_estimate`]).
+    fn probe_estimate(
+        &self,
+        table: &TableDef,
+        access: &Access,
+        filter: Option<&Expr>,
+    ) -> cost::Estimate {
+        let info = cost::table_info(self.sizes, table);
+        cost::probe_estimate(self.catalog, &info, table, access, filter)
+    }
+
     fn take_id(&mut self) -> usize {
         let id = self.next_id;
         self.next_id += 1;

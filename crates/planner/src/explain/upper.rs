@@ -141,7 +141,7 @@ impl Explainer<'_> {
                     table.columns.iter().map(|c| c.name.clone()).collect()
                 };
                 let names: Vec<String> = on.iter().chain(&inner_names).cloned().collect();
-                let e = self.leaf_estimate(table, access, inner_filter.as_ref());
+                let e = self.probe_estimate(table, access, inner_filter.as_ref());
                 let inner_est = Est {
                     startup: 0.0,
                     total: e.cost,
