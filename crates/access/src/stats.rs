@@ -103,7 +103,7 @@ impl StatsStore {
         let map = self.map.read();
         let live: Vec<(&Oid, &Arc<TableStats>)> = map
             .iter()
-            .filter(|(oid, _)| catalog.tables.values().any(|t| t.oid == **oid))
+            .filter(|(oid, _)| catalog.tables.contains_key(oid))
             .collect();
         let mut out = Vec::new();
         out.extend_from_slice(&(live.len() as u32).to_le_bytes());
@@ -134,7 +134,7 @@ impl StatsStore {
         if map.is_empty() {
             return;
         }
-        map.retain(|oid, _| catalog.tables.values().any(|t| t.oid == *oid));
+        map.retain(|oid, _| catalog.tables.contains_key(oid));
     }
 
     pub fn get(&self, oid: Oid) -> Option<Arc<TableStats>> {

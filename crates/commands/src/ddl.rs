@@ -562,7 +562,7 @@ fn drop_objects(
         let name = plain_name(n)?;
         let found = match kind {
             ast::ObjectType::Table => cat.table_by_name(&name).map(|t| t.oid),
-            ast::ObjectType::Index => cat.indexes.values().find(|i| i.name == name).map(|i| i.oid),
+            ast::ObjectType::Index => cat.indexes.by_name(&name).map(|i| i.oid),
             _ => cat.sequence_by_name(&name).map(|s| s.oid),
         };
         match found {
