@@ -199,6 +199,7 @@ fn build_node<'a>(
             (*left_join, *right_join),
             (*left_width, *right_width),
             hash.as_ref(),
+            scan_columns(right, *right_width),
         )),
         Plan::Agg {
             input,
@@ -342,4 +343,17 @@ pub fn run_query(
 pub fn key_of(values: &[Datum], types: &[keel_types::TypeId], out: &mut Vec<u8>) {
     out.clear();
     keel_types::key::encode_key(values, types, out);
+}
+
+/// The columns a scan plan of rows `width` wide reads (None: all, or not a plain scan): the
+/// others come back NULL in every row it returns.
+fn scan_columns(plan: &Plan, width: usize) -> Option<Vec<usize>> {
+    let Plan::Scan { run, .. } = plan else {
+        return None;
+    };
+    if run.row_ids {
+        return None;
+    }
+    let mask = run.columns.as_ref().filter(|m| m.len() == width)?;
+    Some((0..mask.len()).filter(|&c| mask[c]).collect())
 }

@@ -38,9 +38,14 @@ pub struct Join<'a> {
     right_matched: Vec<bool>,
     unmatched_pos: usize,
     hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
-    /// The inner rows, one after another (`right_width` values each): one allocation for
-    /// all, and a probe reads its candidate from one place.
+    /// The inner rows, one after another (`stored` values each): one allocation for all,
+    /// and a probe reads its candidate from one place.
     right_rows: Vec<Datum>,
+    /// The inner columns held (None: all), when the inner side is a scan that reads only
+    /// those (the others are NULL in every row): each row is stored without its NULL slots,
+    /// so the rows a probe jumps between take less memory and cache.
+    kept: Option<Vec<usize>>,
+    stored: usize,
     /// Inner rows held.
     right_count: usize,
     /// Key encoding -> (first, last) inner row with that key.
@@ -70,7 +75,9 @@ impl<'a> Join<'a> {
         (left_join, right_join): (bool, bool),
         (left_width, right_width): (usize, usize),
         hash: Option<&'a (Vec<Expr>, Vec<Expr>)>,
+        kept: Option<Vec<usize>>,
     ) -> Self {
+        let kept = kept.filter(|k| k.len() < right_width && k.iter().all(|&c| c < right_width));
         // The planner takes a hash join's keys from the ON clause's `=` conjuncts (equal
         // types on both sides); when every conjunct became a key, a candidate whose key bytes
         // equal the probe's passes the whole clause (keys encode equal exactly when `=` holds).
@@ -93,6 +100,8 @@ impl<'a> Join<'a> {
             unmatched_pos: 0,
             hash,
             right_rows: Vec::new(),
+            stored: kept.as_ref().map_or(right_width, Vec::len),
+            kept,
             right_count: 0,
             table: FxHashMap::default(),
             int_table: Arc::default(),
@@ -134,7 +143,7 @@ impl<'a> Join<'a> {
     fn build(&mut self, mut right: BoxNode<'a>, ev: &mut EvalCx<'_>) -> PgResult<()> {
         let mut buf = Vec::new();
         let mut int_table = IntTable::default();
-        let slots = self.right_width * size_of::<Datum>();
+        let slots = self.stored * size_of::<Datum>();
         loop {
             let start = self.right_rows.len();
             if !right.next_into(ev, &mut self.right_rows)? {
@@ -181,6 +190,13 @@ impl<'a> Join<'a> {
                     }
                 }
             }
+            if let Some(kept) = &self.kept {
+                // Kept columns move to the row's front (each to a slot at or before its own).
+                for (k, &c) in kept.iter().enumerate() {
+                    self.right_rows.swap(start + k, start + c);
+                }
+                self.right_rows.truncate(start + kept.len());
+            }
             self.right_count += 1;
         }
         if self.right_join {
@@ -204,8 +220,21 @@ impl<'a> Join<'a> {
 
     /// Inner row `i`.
     fn right_row(&self, i: usize) -> &[Datum] {
-        let w = self.right_width;
+        let w = self.stored;
         &self.right_rows[i * w..(i + 1) * w]
+    }
+
+    /// Appends inner row `i`'s values to `out`, NULL in the columns not kept.
+    fn push_right(&self, i: usize, out: &mut Row) {
+        let row = self.right_row(i);
+        let Some(kept) = &self.kept else {
+            return out.extend_from_slice(row);
+        };
+        let start = out.len();
+        out.resize_with(start + self.right_width, || Datum::Null);
+        for (v, &c) in row.iter().zip(kept) {
+            out[start + c] = v.clone();
+        }
     }
 
     /// The candidate after `ri` for the current left row.
@@ -279,7 +308,7 @@ impl<'a> Node<'a> for Join<'a> {
                     } else {
                         out.extend_from_slice(&self.cur);
                     }
-                    out.extend_from_slice(self.right_row(ri));
+                    self.push_right(ri, out);
                     let ok = match self.on {
                         Some(p) => p.test(&out[start..], ev)?,
                         None => true,
@@ -318,7 +347,7 @@ impl<'a> Node<'a> for Join<'a> {
                     self.unmatched_pos += 1;
                     if !self.right_matched[i] {
                         out.extend(std::iter::repeat_n(Datum::Null, self.left_width));
-                        out.extend_from_slice(self.right_row(i));
+                        self.push_right(i, out);
                         return Ok(true);
                     }
                 }
