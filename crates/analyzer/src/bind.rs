@@ -1,6 +1,7 @@
 //! Binding: resolves names against the catalog and types every expression, following
 //! PostgreSQL's rules (unknown literals and parameters take their type from context).
 
+mod array;
 pub mod dml;
 mod fold;
 mod from;
@@ -181,7 +182,8 @@ impl<'a> Binder<'a> {
                 || err.code == sqlstate::INVALID_TEXT_REPRESENTATION
                 || err.code == sqlstate::INVALID_DATETIME_FORMAT
                 || err.code == sqlstate::DATETIME_FIELD_OVERFLOW
-                || err.code == sqlstate::NUMERIC_VALUE_OUT_OF_RANGE)
+                || err.code == sqlstate::NUMERIC_VALUE_OUT_OF_RANGE
+                || err.code == sqlstate::PROGRAM_LIMIT_EXCEEDED)
     }
 
     pub fn at(&self, err: PgError, span: sqlparser::tokenizer::Span) -> PgError {
@@ -485,6 +487,31 @@ impl<'a> Binder<'a> {
                 }
             }
             E::Function(f) => self.function(f, scope, agg),
+            E::Array(a) => self
+                .array_ctor(a, scope, agg)
+                .map_err(|err| self.at(err, e.span())),
+            E::CompoundFieldAccess { root, access_chain } => {
+                self.array_subscript(root, access_chain, scope, agg)
+            }
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | E::AllOp {
+                left,
+                compare_op,
+                right,
+            } if !matches!(right.as_ref(), E::Subquery(_)) => {
+                let op = binary_op_name(compare_op)?;
+                let all = matches!(e, E::AllOp { .. });
+                self.array_quantified(left, op, right, all, scope, agg)
+                    .map_err(|err| match self.operator_position(left, right) {
+                        Some(p) if Self::wants_position(&err) => err.or_position(p),
+                        _ => err,
+                    })
+            }
             E::Subquery(_)
             | E::Exists { .. }
             | E::InSubquery { .. }
@@ -606,6 +633,9 @@ impl<'a> Binder<'a> {
         src: Option<(&ast::Expr, &ast::Expr)>,
     ) -> PgResult<Expr> {
         let (mut lt, mut rt) = (l.ty(), r.ty());
+        if op == "||" && (lt.is_array() || rt.is_array()) {
+            return self.array_concat(l, r, src);
+        }
         // String operators resolve untyped literals themselves ('l' || 1 is text || anynonarray).
         let string_op = matches!(op, "||" | "~~" | "!~~" | "~~*" | "!~~*");
         // PostgreSQL: an unknown literal against a known type is taken as that type.
@@ -770,6 +800,9 @@ pub fn binary_op_name(op: &ast::BinaryOperator) -> PgResult<&'static str> {
         B::PGExp => "^",
         B::PGBitwiseShiftLeft => "<<",
         B::PGBitwiseShiftRight => ">>",
+        B::AtArrow => "@>",
+        B::ArrowAt => "<@",
+        B::PGOverlap => "&&",
         other => return Err(PgError::unsupported(format!("operator {other}"))),
     })
 }

@@ -140,6 +140,111 @@ pub enum Expr {
     /// A subquery in an expression (PostgreSQL's SubLink/SubPlan): the planner plans its query
     /// into the statement's subplan list at `id`; the executor runs it from there.
     SubPlan(Arc<SubPlan>),
+    /// Array constructors, subscripts and `op ANY/ALL (array)`.
+    Array(Box<ArrayExpr>),
+}
+
+/// An expression over arrays.
+#[derive(Clone)]
+pub enum ArrayExpr {
+    /// `ARRAY[a, b, ...]` of type `ty`. When `nested`, the elements are arrays themselves
+    /// (`ARRAY[[1,2],[3,4]]`) and become the sub-arrays of a multidimensional result.
+    Ctor {
+        elems: Vec<Expr>,
+        ty: TypeId,
+        nested: bool,
+    },
+    /// `arr[i][j]` (an element, of the element type) or `arr[lo:hi]` (a slice, of the array
+    /// type; a plain subscript next to a slice means `1:i`). Subscripts are int4.
+    Subscript {
+        arr: Expr,
+        subs: Vec<ArraySub>,
+        slice: bool,
+        ty: TypeId,
+    },
+    /// `lhs op ANY (arr)` / `lhs op ALL (arr)`: `cmp` is bound over the two-column row
+    /// `[lhs value, element]`.
+    Quantified {
+        lhs: Expr,
+        arr: Expr,
+        cmp: Expr,
+        all: bool,
+    },
+}
+
+/// One subscript: `[upper]` or `[lower:upper]` with either bound omitted.
+#[derive(Clone)]
+pub struct ArraySub {
+    pub lower: Option<Expr>,
+    pub upper: Option<Expr>,
+}
+
+impl ArrayExpr {
+    pub fn ty(&self) -> TypeId {
+        match self {
+            ArrayExpr::Ctor { ty, .. } | ArrayExpr::Subscript { ty, .. } => *ty,
+            ArrayExpr::Quantified { .. } => TypeId::Bool,
+        }
+    }
+
+    /// The sub-expressions evaluated in the enclosing row's context (not `cmp`, which reads
+    /// its own two-column row).
+    pub fn for_each_child<'e>(&'e self, f: &mut dyn FnMut(&'e Expr)) {
+        match self {
+            ArrayExpr::Ctor { elems, .. } => elems.iter().for_each(f),
+            ArrayExpr::Subscript { arr, subs, .. } => {
+                f(arr);
+                for s in subs {
+                    if let Some(l) = &s.lower {
+                        f(l);
+                    }
+                    if let Some(u) = &s.upper {
+                        f(u);
+                    }
+                }
+            }
+            ArrayExpr::Quantified { lhs, arr, .. } => {
+                f(lhs);
+                f(arr);
+            }
+        }
+    }
+
+    /// Rebuilds the expression with each row-context child mapped by `f`.
+    pub fn map_children(&self, f: &mut dyn FnMut(&Expr) -> PgResult<Expr>) -> PgResult<ArrayExpr> {
+        Ok(match self {
+            ArrayExpr::Ctor { elems, ty, nested } => ArrayExpr::Ctor {
+                elems: elems.iter().map(&mut *f).collect::<PgResult<_>>()?,
+                ty: *ty,
+                nested: *nested,
+            },
+            ArrayExpr::Subscript {
+                arr,
+                subs,
+                slice,
+                ty,
+            } => ArrayExpr::Subscript {
+                arr: f(arr)?,
+                subs: subs
+                    .iter()
+                    .map(|s| {
+                        Ok(ArraySub {
+                            lower: s.lower.as_ref().map(&mut *f).transpose()?,
+                            upper: s.upper.as_ref().map(&mut *f).transpose()?,
+                        })
+                    })
+                    .collect::<PgResult<_>>()?,
+                slice: *slice,
+                ty: *ty,
+            },
+            ArrayExpr::Quantified { lhs, arr, cmp, all } => ArrayExpr::Quantified {
+                lhs: f(lhs)?,
+                arr: f(arr)?,
+                cmp: cmp.clone(),
+                all: *all,
+            },
+        })
+    }
 }
 
 /// How a subquery's rows become a value.
@@ -149,6 +254,9 @@ pub enum SubKind {
     Scalar,
     /// `EXISTS (...)`.
     Exists,
+    /// `ARRAY(SELECT x ...)`: the rows' single column as a one-dimensional array (an
+    /// empty array for no rows).
+    Array,
     /// `lhs op ANY (...)` / `lhs IN (...)` (`all` = false) and `lhs op ALL (...)`. `cmp` is
     /// bound over the two-column row `[lhs value, subquery value]`.
     Quantified {
@@ -201,6 +309,7 @@ impl Expr {
             Expr::Special(_, t) => *t,
             Expr::Outer(_, t) => *t,
             Expr::SubPlan(sp) => sp.ty,
+            Expr::Array(a) => a.ty(),
         }
     }
 
@@ -231,6 +340,11 @@ impl Expr {
             | Expr::Cast { arg, .. } => arg.has_subplan(),
             Expr::Func { args, .. } | Expr::Coalesce(args, _) | Expr::MinMax { args, .. } => {
                 args.iter().any(Expr::has_subplan)
+            }
+            Expr::Array(a) => {
+                let mut any = false;
+                a.for_each_child(&mut |c| any |= c.has_subplan());
+                any
             }
             Expr::Case { whens, default, .. } => {
                 default.has_subplan()
@@ -275,6 +389,11 @@ impl Expr {
             }
             Expr::Coalesce(a, _) | Expr::MinMax { args: a, .. } => {
                 a.iter().all(Expr::is_row_independent)
+            }
+            Expr::Array(a) => {
+                let mut all = true;
+                a.for_each_child(&mut |c| all &= c.is_row_independent());
+                all
             }
         }
     }
@@ -342,6 +461,7 @@ impl Expr {
                 }
                 f(default);
             }
+            Expr::Array(a) => a.for_each_child(f),
             Expr::SubPlan(sp) => {
                 sp.outer_args.iter().for_each(&mut *f);
                 if let SubKind::Quantified { lhs, cmp, .. } = &sp.kind {

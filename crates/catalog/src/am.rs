@@ -96,6 +96,7 @@ macro_rules! families {
 }
 
 families! {
+    397, "array_ops";
     424, "bool_ops";
     426, "bpchar_ops";
     428, "bytea_ops";
@@ -138,6 +139,7 @@ opclasses! {
     10022, "interval_ops", 1982, Interval, true;
     10028, "name_ops", 1994, Name, true;
     10044, "varchar_ops", 1994, Text, false;
+    397, "array_ops", 397, AnyArray, true;
 }
 
 macro_rules! amops {
@@ -152,6 +154,7 @@ macro_rules! amops {
 }
 
 amops! {
+    397, AnyArray, AnyArray, [1072, 1074, 1070, 1075, 1073];
     424, Bool, Bool, [58, 1694, 91, 1695, 59];
     426, Bpchar, Bpchar, [1058, 1059, 1054, 1061, 1060];
     428, Bytea, Bytea, [1957, 1958, 1955, 1960, 1959];
@@ -210,6 +213,7 @@ impl IndexMethod {
 fn class_input_of(ty: TypeId) -> TypeId {
     match ty {
         TypeId::Varchar => TypeId::Text,
+        t if t.is_array() => TypeId::AnyArray,
         other => other,
     }
 }

@@ -124,6 +124,7 @@ impl Eval for Expr {
             Expr::Param(i, _) => cx.params.get(*i).cloned().unwrap_or(Datum::Null),
             Expr::Outer(i, _) => cx.outer.get(*i).cloned().unwrap_or(Datum::Null),
             Expr::SubPlan(sp) => crate::exec::subplan::eval(sp, row, cx)?,
+            Expr::Array(a) => crate::eval_array::eval(a, row, cx)?,
             Expr::Bin { f, l, r, .. } => {
                 // Columns, constants and parameters are compared in place, not cloned (a text
                 // filter on every row of a scan was an allocation and a free per row).

@@ -7,5 +7,6 @@
 //! - [`interrupt`]: cancel and statement_timeout checks, counted down between rows.
 
 pub mod eval;
+mod eval_array;
 pub mod exec;
 pub mod interrupt;

@@ -439,7 +439,7 @@ fn minmax(max: bool, ty: TypeId) -> Option<Aggregate> {
         TimestampTz => mm!(TimestampTz),
         Interval => mm!(Interval),
         Oid => mm!(Oid),
-        Bool | Void => None,
+        _ => None,
     }
 }
 

@@ -54,6 +54,8 @@ fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Timestamp, TimestampTz) => Implicit,
         (TimestampTz, Timestamp) => Assignment,
         (Timestamp | TimestampTz, Date) => Assignment,
+        // An array converts element by element, in the element cast's context.
+        (f, t) if f.is_array() && t.is_array() => return cast_context(f.elem()?, t.elem()?),
         _ => return None,
     })
 }
@@ -148,6 +150,18 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
     if from == Unknown || is_string(from) {
         let s = text_of(value, from)?;
         return parse_text(&s, to);
+    }
+    if let (Some(fe), Some(te)) = (from.elem(), to.id.elem())
+        && fe != te
+        && let Datum::Array(mut a) = value
+    {
+        let target = SqlType::with_typmod(te, to.typmod);
+        for item in a.items.iter_mut() {
+            let v = std::mem::replace(item, Datum::Null);
+            *item = cast(v, fe, target, context)?;
+        }
+        a.elem = te;
+        return Ok(Datum::Array(a));
     }
     let out = match (to.id, &value) {
         (t, _) if t == from && !matches!(t, Numeric) => value,

@@ -22,6 +22,8 @@ pub enum Datum {
     TimestampTz(i64),
     Interval(crate::interval::Interval),
     Oid(u32),
+    /// A value of any array type; the element type travels with it.
+    Array(Box<crate::array::Array>),
 }
 
 impl Clone for Datum {
@@ -34,6 +36,7 @@ impl Clone for Datum {
             Datum::Numeric(n) => Datum::Numeric(n.clone()),
             Datum::Text(s) => Datum::Text(s.clone()),
             Datum::Bytea(b) => Datum::Bytea(b.clone()),
+            Datum::Array(a) => Datum::Array(a.clone()),
             // SAFETY: these variants hold only `Copy` fields (integers, floats, bool,
             // `Interval`), so a bitwise copy is a valid, independent value with nothing to
             // drop twice. The list is exhaustive: a new variant must be placed here or above.
@@ -89,6 +92,7 @@ impl Datum {
             Datum::TimestampTz(_) => TypeId::TimestampTz,
             Datum::Interval(_) => TypeId::Interval,
             Datum::Oid(_) => TypeId::Oid,
+            Datum::Array(a) => a.elem.array_of()?,
         })
     }
 }
@@ -114,6 +118,7 @@ impl Datum {
             Datum::Bytea(b) => alloc_size(b.capacity()),
             // The box, the big integer's header and a few digits.
             Datum::Numeric(_) => 64,
+            Datum::Array(a) => a.heap_bytes(),
             _ => 0,
         }
     }

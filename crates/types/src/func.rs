@@ -169,6 +169,9 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
     let lname = name.to_ascii_lowercase();
     let a0 = args.first().copied();
     let a1 = args.get(1).copied();
+    if let Some(found) = crate::array_ops::resolve_function(&lname, args) {
+        return Some(found);
+    }
     match (lname.as_str(), args.len()) {
         ("now" | "current_timestamp" | "transaction_timestamp", 0) => {
             fv(&[], TimestampTz, Stable, imp::now)

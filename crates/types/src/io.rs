@@ -38,6 +38,13 @@ pub fn parse_text(text: &str, ty: SqlType) -> PgResult<Datum> {
         TypeId::Interval => Datum::Interval(Interval::parse(text)?),
         TypeId::Oid => Datum::Oid(parse_oid(text)?),
         TypeId::Void => Datum::Null,
+        t => match t.elem() {
+            Some(elem) => Datum::Array(Box::new(crate::array::parse_text(
+                text,
+                SqlType::with_typmod(elem, ty.typmod),
+            )?)),
+            None => Datum::Null,
+        },
     })
 }
 
@@ -328,6 +335,7 @@ pub fn format_text(value: &Datum, ty: TypeId, out: &mut String) {
         Datum::Timestamp(t) => datetime::format_timestamp(*t, false, out),
         Datum::TimestampTz(t) => datetime::format_timestamp(*t, true, out),
         Datum::Interval(iv) => iv.write_text(out),
+        Datum::Array(a) => crate::array::write_text(a, out),
     }
     let _ = ty;
 }
@@ -463,6 +471,13 @@ pub fn parse_binary(bytes: &[u8], ty: SqlType) -> PgResult<Datum> {
             })
         }
         TypeId::Void => Datum::Null,
+        t => match t.elem() {
+            Some(elem) => Datum::Array(Box::new(crate::array::read_binary(
+                bytes,
+                SqlType::with_typmod(elem, ty.typmod),
+            )?)),
+            None => Datum::Null,
+        },
     })
 }
 
@@ -487,6 +502,7 @@ pub fn format_binary(value: &Datum, ty: TypeId, out: &mut Vec<u8>) {
             out.extend_from_slice(&iv.days.to_be_bytes());
             out.extend_from_slice(&iv.months.to_be_bytes());
         }
+        Datum::Array(a) => crate::array::write_binary(a, out),
     }
     let _ = ty;
 }

@@ -10,6 +10,8 @@
 //!   collation "C", and values that are SQL-equal encode to equal bytes.
 
 pub mod agg;
+pub mod array;
+pub mod array_ops;
 pub mod cast;
 pub mod datetime;
 pub mod datum;

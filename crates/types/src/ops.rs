@@ -115,6 +115,9 @@ fn bpchar_comparison(op: &str) -> Option<fn(&Datum, &Datum) -> PgResult<Datum>> 
 pub fn resolve_binary(op_name: &str, left: TypeId, right: TypeId) -> Option<Operator> {
     use TypeId::*;
     let opn = if op_name == "!=" { "<>" } else { op_name };
+    if left.is_array() || right.is_array() {
+        return crate::array_ops::resolve_binary(opn, left, right);
+    }
     // String operators treat unknown as text regardless of the other side.
     if matches!(opn, "||" | "~~" | "!~~" | "~~*" | "!~~*") {
         return resolve_string_op(opn, left, right);
@@ -341,6 +344,7 @@ pub fn compare(a: &Datum, b: &Datum) -> Ordering {
         (Timestamp(x) | TimestampTz(x), Timestamp(y) | TimestampTz(y)) => x.cmp(y),
         (Interval(x), Interval(y)) => x.cmp_key().cmp(&y.cmp_key()),
         (Oid(x), Oid(y)) => x.cmp(y),
+        (Array(x), Array(y)) => crate::array::compare(x, y),
         (Null, Null) => Ordering::Equal,
         (Null, _) => Ordering::Greater,
         (_, Null) => Ordering::Less,

@@ -31,6 +31,7 @@ pub fn fixed_width(ty: TypeId) -> Option<usize> {
         | TypeId::Name
         | TypeId::Unknown
         | TypeId::Bytea => None,
+        _ => None,
     }
 }
 
@@ -140,6 +141,13 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
                     out.extend_from_slice(&digits.to_signed_bytes_le());
                 }
             }
+            let len = (out.len() - len_at - 4) as u32;
+            out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+        }
+        (t, Datum::Array(a)) if t.is_array() => {
+            let len_at = out.len();
+            out.extend_from_slice(&[0, 0, 0, 0]);
+            crate::array::encode_stored(a, out);
             let len = (out.len() - len_at - 4) as u32;
             out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
         }
@@ -259,7 +267,25 @@ fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
             Datum::Numeric(Box::new(n))
         }
         TypeId::Void => Datum::Null,
+        t => {
+            let len = u32::from_le_bytes(arr(take(bytes, pos, 4)?)) as usize;
+            let b = take(bytes, pos, len)?;
+            match t.elem() {
+                Some(elem) => Datum::Array(Box::new(crate::array::decode_stored(b, elem)?)),
+                None => return Err(corrupt()),
+            }
+        }
     })
+}
+
+/// Writes one array element in the row form; false for NULL.
+pub(crate) fn encode_element(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
+    encode_value(v, ty, out)
+}
+
+/// Reads one array element written by [`encode_element`].
+pub(crate) fn decode_element(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
+    decode_value(bytes, pos, ty)
 }
 
 /// Decodes a whole row. A row written with fewer columns than `types` (an old row after

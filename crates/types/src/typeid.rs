@@ -25,6 +25,27 @@ pub enum TypeId {
     Oid,
     Unknown,
     Void,
+    /// The pseudo-type of polymorphic array arguments and of the B-tree array operator class.
+    AnyArray,
+    // One array type per element type, as PostgreSQL's typarray: int4[] and int4[][] are
+    // the same type (dimensions are a property of the value).
+    BoolArray,
+    Int2Array,
+    Int4Array,
+    Int8Array,
+    Float4Array,
+    Float8Array,
+    NumericArray,
+    TextArray,
+    VarcharArray,
+    BpcharArray,
+    NameArray,
+    ByteaArray,
+    DateArray,
+    TimestampArray,
+    TimestampTzArray,
+    IntervalArray,
+    OidArray,
 }
 
 impl TypeId {
@@ -49,6 +70,24 @@ impl TypeId {
             TypeId::Interval => 1186,
             TypeId::Numeric => 1700,
             TypeId::Void => 2278,
+            TypeId::AnyArray => 2277,
+            TypeId::BoolArray => 1000,
+            TypeId::Int2Array => 1005,
+            TypeId::Int4Array => 1007,
+            TypeId::Int8Array => 1016,
+            TypeId::Float4Array => 1021,
+            TypeId::Float8Array => 1022,
+            TypeId::NumericArray => 1231,
+            TypeId::TextArray => 1009,
+            TypeId::VarcharArray => 1015,
+            TypeId::BpcharArray => 1014,
+            TypeId::NameArray => 1003,
+            TypeId::ByteaArray => 1001,
+            TypeId::DateArray => 1182,
+            TypeId::TimestampArray => 1115,
+            TypeId::TimestampTzArray => 1185,
+            TypeId::IntervalArray => 1187,
+            TypeId::OidArray => 1028,
         }
     }
 
@@ -73,6 +112,24 @@ impl TypeId {
             1186 => TypeId::Interval,
             1700 => TypeId::Numeric,
             2278 => TypeId::Void,
+            2277 => TypeId::AnyArray,
+            1000 => TypeId::BoolArray,
+            1005 => TypeId::Int2Array,
+            1007 => TypeId::Int4Array,
+            1016 => TypeId::Int8Array,
+            1021 => TypeId::Float4Array,
+            1022 => TypeId::Float8Array,
+            1231 => TypeId::NumericArray,
+            1009 => TypeId::TextArray,
+            1015 => TypeId::VarcharArray,
+            1014 => TypeId::BpcharArray,
+            1003 => TypeId::NameArray,
+            1001 => TypeId::ByteaArray,
+            1182 => TypeId::DateArray,
+            1115 => TypeId::TimestampArray,
+            1185 => TypeId::TimestampTzArray,
+            1187 => TypeId::IntervalArray,
+            1028 => TypeId::OidArray,
             _ => return None,
         })
     }
@@ -99,7 +156,79 @@ impl TypeId {
             TypeId::Oid => "oid",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
+            TypeId::AnyArray => "anyarray",
+            TypeId::BoolArray => "boolean[]",
+            TypeId::Int2Array => "smallint[]",
+            TypeId::Int4Array => "integer[]",
+            TypeId::Int8Array => "bigint[]",
+            TypeId::Float4Array => "real[]",
+            TypeId::Float8Array => "double precision[]",
+            TypeId::NumericArray => "numeric[]",
+            TypeId::TextArray => "text[]",
+            TypeId::VarcharArray => "character varying[]",
+            TypeId::BpcharArray => "character[]",
+            TypeId::NameArray => "name[]",
+            TypeId::ByteaArray => "bytea[]",
+            TypeId::DateArray => "date[]",
+            TypeId::TimestampArray => "timestamp without time zone[]",
+            TypeId::TimestampTzArray => "timestamp with time zone[]",
+            TypeId::IntervalArray => "interval[]",
+            TypeId::OidArray => "oid[]",
         }
+    }
+
+    /// The element type of an array type; None for a scalar type.
+    pub fn elem(self) -> Option<TypeId> {
+        Some(match self {
+            TypeId::BoolArray => TypeId::Bool,
+            TypeId::Int2Array => TypeId::Int2,
+            TypeId::Int4Array => TypeId::Int4,
+            TypeId::Int8Array => TypeId::Int8,
+            TypeId::Float4Array => TypeId::Float4,
+            TypeId::Float8Array => TypeId::Float8,
+            TypeId::NumericArray => TypeId::Numeric,
+            TypeId::TextArray => TypeId::Text,
+            TypeId::VarcharArray => TypeId::Varchar,
+            TypeId::BpcharArray => TypeId::Bpchar,
+            TypeId::NameArray => TypeId::Name,
+            TypeId::ByteaArray => TypeId::Bytea,
+            TypeId::DateArray => TypeId::Date,
+            TypeId::TimestampArray => TypeId::Timestamp,
+            TypeId::TimestampTzArray => TypeId::TimestampTz,
+            TypeId::IntervalArray => TypeId::Interval,
+            TypeId::OidArray => TypeId::Oid,
+            _ => return None,
+        })
+    }
+
+    /// The array type whose elements are `self` (unknown literals become text, as
+    /// `ARRAY['a']` is text[]); None for an array type or void.
+    pub fn array_of(self) -> Option<TypeId> {
+        Some(match self {
+            TypeId::Unknown => TypeId::TextArray,
+            TypeId::Bool => TypeId::BoolArray,
+            TypeId::Int2 => TypeId::Int2Array,
+            TypeId::Int4 => TypeId::Int4Array,
+            TypeId::Int8 => TypeId::Int8Array,
+            TypeId::Float4 => TypeId::Float4Array,
+            TypeId::Float8 => TypeId::Float8Array,
+            TypeId::Numeric => TypeId::NumericArray,
+            TypeId::Text => TypeId::TextArray,
+            TypeId::Varchar => TypeId::VarcharArray,
+            TypeId::Bpchar => TypeId::BpcharArray,
+            TypeId::Name => TypeId::NameArray,
+            TypeId::Bytea => TypeId::ByteaArray,
+            TypeId::Date => TypeId::DateArray,
+            TypeId::Timestamp => TypeId::TimestampArray,
+            TypeId::TimestampTz => TypeId::TimestampTzArray,
+            TypeId::Interval => TypeId::IntervalArray,
+            TypeId::Oid => TypeId::OidArray,
+            _ => return None,
+        })
+    }
+
+    pub fn is_array(self) -> bool {
+        self.elem().is_some()
     }
 
     /// Fixed on-wire binary length (RowDescription's typlen), or -1 for variable length.

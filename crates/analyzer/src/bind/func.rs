@@ -30,6 +30,9 @@ impl Binder<'_> {
         let mut order_asts: Vec<ast::OrderByExpr> = Vec::new();
         let (arg_asts, star, distinct) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
+            ast::FunctionArguments::Subquery(q) if name == "array" => {
+                return self.array_subquery(q, scope, agg);
+            }
             ast::FunctionArguments::Subquery(_) => {
                 return Err(PgError::unsupported("subqueries in expressions"));
             }

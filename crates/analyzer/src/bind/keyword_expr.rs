@@ -98,6 +98,14 @@ impl Binder<'_> {
                     return Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown));
                 }
                 let to = types::type_from_name(&data_type.to_string())?;
+                // ARRAY[]::int[]: an empty constructor takes its type from the cast.
+                if let E::Array(arr) = expr.as_ref()
+                    && arr.elem.is_empty()
+                    && let Some(elem) = to.id.elem()
+                {
+                    let empty = keel_types::array::Array::empty(elem);
+                    return Ok(Expr::Const(Datum::Array(Box::new(empty)), to.id));
+                }
                 let a = self.expr(expr, scope, agg)?;
                 coerce(a, to, CastContext::Explicit, &mut self.params)
             }

@@ -702,6 +702,8 @@ fn output_name(e: &ast::Expr) -> String {
                 return name;
             }
             let t = data_type.to_string().to_lowercase();
+            // An array type is named after its element type (`'{1}'::int[]` is int4).
+            let t = t.trim_end_matches("[]").trim_end_matches(" array");
             let base = t.split('(').next().unwrap_or("").trim().to_string();
             match base.as_str() {
                 "int" | "integer" => "int4".into(),
@@ -725,6 +727,8 @@ fn output_name(e: &ast::Expr) -> String {
             _ => "?column?".into(),
         },
         ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Array(_) => "array".into(),
+        ast::Expr::CompoundFieldAccess { root, .. } => output_name(root),
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::Substring {
             shorthand: true, ..

@@ -79,7 +79,7 @@ impl Binder<'_> {
 
     /// Binds a subquery one level inside `scope`; returns its plan, output types and the
     /// enclosing-level expressions it references.
-    fn bind_subquery(
+    pub(super) fn bind_subquery(
         &mut self,
         q: &ast::Query,
         scope: &Scope,
@@ -108,7 +108,7 @@ impl Binder<'_> {
         Ok((plan.root, types, frame.map(|f| f.refs).unwrap_or_default()))
     }
 
-    fn subplan(
+    pub(super) fn subplan(
         &mut self,
         kind: SubKind,
         plan: crate::query::Rel,

@@ -9,6 +9,16 @@ use keel_types::{Datum, SqlType, TypeId};
 /// zone`, `numeric(10,2)`). Serial types map to their integer type; the caller checks
 /// `is_serial` first.
 pub fn type_from_name(name: &str) -> PgResult<SqlType> {
+    if let Some(elem) = array_element_name(name) {
+        let e = type_from_name(elem)?;
+        return match e.id.array_of() {
+            Some(a) if e.id != TypeId::Unknown => Ok(SqlType::with_typmod(a, e.typmod)),
+            _ => Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("could not find array type for data type {}", e.id.name()),
+            )),
+        };
+    }
     let lower = name.trim().to_ascii_lowercase();
     let (base, args) = match lower.find('(') {
         Some(p) => {
@@ -98,6 +108,32 @@ pub fn type_from_name(name: &str) -> PgResult<SqlType> {
         _ => -1,
     };
     Ok(SqlType::with_typmod(id, typmod))
+}
+
+/// The element type's name when `name` names an array type: `int[]`, `int[3][]`,
+/// `integer array`, `integer array[4]`, `_int4`. Extra dimensions name the same type.
+fn array_element_name(name: &str) -> Option<&str> {
+    let t = name.trim();
+    if let Some(base) = t.strip_suffix(']') {
+        let open = base.rfind('[')?;
+        let inner = &base[open + 1..];
+        if inner.trim().chars().all(|c| c.is_ascii_digit()) {
+            let rest = base[..open].trim_end();
+            return Some(array_element_name(rest).unwrap_or(rest));
+        }
+        return None;
+    }
+    let lower = t.to_ascii_lowercase();
+    if lower.ends_with(" array") {
+        return Some(t[..t.len() - " array".len()].trim_end());
+    }
+    if let Some(rest) = t.strip_prefix('_')
+        && !rest.is_empty()
+        && !rest.contains(' ')
+    {
+        return Some(rest);
+    }
+    None
 }
 
 pub fn is_serial(name: &str) -> Option<TypeId> {

@@ -110,6 +110,21 @@ pub fn eval(sp: &SubPlan, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>
             }
             Ok(v)
         }
+        SubKind::Array => {
+            if !correlated && let Some(SubResult::Value(v)) = cx.subq.get(&sp.id) {
+                return Ok(v.clone());
+            }
+            let mut mem = MemCharge::new("A subquery's result");
+            let rows = run(sp, &outer, cx, usize::MAX, &mut mem)?;
+            let elem = sp.ty.elem().unwrap_or(keel_types::TypeId::Text);
+            let items = first_column(rows);
+            keel_types::array::Array::check_size(items.len())?;
+            let v = Datum::Array(Box::new(keel_types::array::Array::from_items(elem, items)));
+            if !correlated {
+                cx.subq.insert(sp.id, SubResult::Value(v.clone()));
+            }
+            Ok(v)
+        }
         SubKind::Quantified { lhs, cmp, all } => {
             let l = lhs.eval(row, cx)?;
             let (values, mem) = match cx.subq.remove(&sp.id) {
@@ -131,7 +146,7 @@ pub fn eval(sp: &SubPlan, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>
 
 /// ANY: true if some comparison is true, else NULL if some is NULL, else false.
 /// ALL: false if some comparison is false, else NULL if some is NULL, else true.
-fn quantified(
+pub(crate) fn quantified(
     l: &Datum,
     values: &[Datum],
     cmp: &keel_analyzer::expr::Expr,

@@ -194,11 +194,13 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             write_list(args, names, ", ", out);
             out.push(')');
         }
+        Expr::Array(a) => write_array(a, names, out),
         Expr::SubPlan(sp) if is_init_plan(sp) => out.push_str(&format!("${}", init_param(sp.id))),
         Expr::SubPlan(sp) => {
             let n = sp.id + 1;
             match &sp.kind {
                 SubKind::Exists | SubKind::Scalar => out.push_str(&format!("(SubPlan {n})")),
+                SubKind::Array => out.push_str(&format!("ARRAY(SubPlan {n})")),
                 SubKind::Quantified { .. } if crate::hashed_subplan(sp).is_some() => {
                     out.push_str(&format!("(hashed SubPlan {n})"))
                 }
@@ -255,5 +257,49 @@ fn write_const(d: &Datum, ty: TypeId, out: &mut String) {
     if ty != TypeId::Unknown {
         out.push_str("::");
         out.push_str(ty.name());
+    }
+}
+
+/// Array expressions as ruleutils prints them: `ARRAY[1, 2]`, `a[1]`, `a[1:2]`,
+/// `(x = ANY (a))`.
+fn write_array(a: &keel_analyzer::expr::ArrayExpr, names: &Names, out: &mut String) {
+    use keel_analyzer::expr::ArrayExpr;
+    match a {
+        ArrayExpr::Ctor { elems, .. } => {
+            out.push_str("ARRAY[");
+            write_list(elems, names, ", ", out);
+            out.push(']');
+        }
+        ArrayExpr::Subscript {
+            arr, subs, slice, ..
+        } => {
+            out.push('(');
+            write_expr(arr, names, out);
+            out.push(')');
+            for s in subs {
+                out.push('[');
+                if let Some(l) = &s.lower {
+                    write_expr(l, names, out);
+                }
+                if *slice {
+                    out.push(':');
+                }
+                if let Some(u) = &s.upper {
+                    write_expr(u, names, out);
+                }
+                out.push(']');
+            }
+        }
+        ArrayExpr::Quantified { lhs, arr, cmp, all } => {
+            out.push('(');
+            write_expr(lhs, names, out);
+            let op = match cmp {
+                Expr::Bin { op, .. } => *op,
+                _ => "=",
+            };
+            out.push_str(&format!(" {op} {} (", if *all { "ALL" } else { "ANY" }));
+            write_expr(arr, names, out);
+            out.push_str("))");
+        }
     }
 }

@@ -1,0 +1,355 @@
+//! Binding of array syntax: `ARRAY[...]`, `ARRAY(subquery)`, subscripts and slices, and
+//! `op ANY/ALL (array)`.
+
+use super::types::coerce;
+use super::{AggCtx, Binder, Scope};
+use crate::expr::{ArrayExpr, ArraySub, Expr, SubKind};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::cast::CastContext;
+use keel_types::{SqlType, TypeId};
+use sqlparser::ast;
+use sqlparser::ast::Spanned;
+
+/// The common type of a list of expression types, as PostgreSQL's select_common_type
+/// resolves the cases arrays meet: unknown literals follow the others (text when all are
+/// unknown), numbers promote within their family (int2 < int4 < int8 < numeric < float8).
+pub(super) fn common_type(types: impl Iterator<Item = TypeId>) -> TypeId {
+    use TypeId::*;
+    let rank = |t: TypeId| match t {
+        Int2 => Some(0),
+        Int4 => Some(1),
+        Int8 => Some(2),
+        Numeric => Some(3),
+        Float4 => Some(4),
+        Float8 => Some(5),
+        _ => None,
+    };
+    let mut best: Option<TypeId> = None;
+    for t in types.filter(|t| *t != Unknown) {
+        best = Some(match best {
+            None => t,
+            Some(b) => match (rank(b), rank(t)) {
+                (Some(rb), Some(rt)) if rt > rb => t,
+                _ if b == Varchar && t == Text => Text,
+                _ => b,
+            },
+        });
+    }
+    best.unwrap_or(Text)
+}
+
+impl Binder<'_> {
+    /// `ARRAY[a, b, ...]`; nested brackets build a multidimensional array.
+    #[inline(never)]
+    pub(super) fn array_ctor(
+        &mut self,
+        arr: &ast::Array,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        let mut elems = Vec::with_capacity(arr.elem.len());
+        for e in &arr.elem {
+            // Inner brackets without the ARRAY keyword are sub-array constructors.
+            let bound = match e {
+                ast::Expr::Array(inner) => self.array_ctor(inner, scope, agg)?,
+                e => self.expr(e, scope, agg)?,
+            };
+            elems.push(bound);
+        }
+        let nested = !elems.is_empty() && elems.iter().all(|e| e.ty().is_array());
+        if nested {
+            let ty = common_type(elems.iter().map(|e| e.ty().elem().unwrap_or(TypeId::Text)));
+            let ty = ty.array_of().unwrap_or(TypeId::TextArray);
+            let elems = elems
+                .into_iter()
+                .map(|e| coerce(e, SqlType::new(ty), CastContext::Implicit, &mut self.params))
+                .collect::<PgResult<Vec<_>>>()?;
+            return Ok(Expr::Array(Box::new(ArrayExpr::Ctor {
+                elems,
+                ty,
+                nested: true,
+            })));
+        }
+        if elems.is_empty() {
+            return Err(PgError::new(
+                sqlstate::INDETERMINATE_DATATYPE,
+                "cannot determine type of empty array",
+            )
+            .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[]."));
+        }
+        let elem_ty = common_type(elems.iter().map(Expr::ty));
+        let Some(ty) = elem_ty.array_of() else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("could not find array type for data type {}", elem_ty.name()),
+            ));
+        };
+        let elems = elems
+            .into_iter()
+            .map(|e| {
+                coerce(
+                    e,
+                    SqlType::new(elem_ty),
+                    CastContext::Implicit,
+                    &mut self.params,
+                )
+            })
+            .collect::<PgResult<Vec<_>>>()?;
+        Ok(Expr::Array(Box::new(ArrayExpr::Ctor {
+            elems,
+            ty,
+            nested: false,
+        })))
+    }
+
+    /// `ARRAY(SELECT ...)`.
+    #[inline(never)]
+    pub(super) fn array_subquery(
+        &mut self,
+        q: &ast::Query,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        let (plan, types, refs) = self.bind_subquery(q, scope, agg)?;
+        if types.len() != 1 {
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                "subquery must return only one column",
+            ));
+        }
+        let elem = if types[0] == TypeId::Unknown {
+            TypeId::Text
+        } else {
+            types[0]
+        };
+        let Some(ty) = elem.array_of() else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("could not find array type for data type {}", elem.name()),
+            ));
+        };
+        Ok(self.subplan(SubKind::Array, plan, refs, ty))
+    }
+
+    /// `expr[i]`, `expr[i][j]`, `expr[lo:hi]`.
+    #[inline(never)]
+    pub(super) fn array_subscript(
+        &mut self,
+        root: &ast::Expr,
+        chain: &[ast::AccessExpr],
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        let mut arr = self.expr(root, scope, agg)?;
+        if arr.ty() == TypeId::Unknown {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                "cannot subscript type unknown because it does not support subscripting",
+            ));
+        }
+        let Some(elem) = arr.ty().elem() else {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "cannot subscript type {} because it does not support subscripting",
+                    arr.ty().name()
+                ),
+            ));
+        };
+        let mut subs = Vec::new();
+        let mut slice = false;
+        for a in chain {
+            let ast::AccessExpr::Subscript(s) = a else {
+                return Err(PgError::unsupported(
+                    "field selection from a non-composite value",
+                ));
+            };
+            match s {
+                ast::Subscript::Index { index } => subs.push(ArraySub {
+                    lower: None,
+                    upper: Some(self.subscript_value(index, scope, agg)?),
+                }),
+                ast::Subscript::Slice {
+                    lower_bound,
+                    upper_bound,
+                    stride,
+                } => {
+                    if stride.is_some() {
+                        return Err(PgError::new(
+                            sqlstate::SYNTAX_ERROR,
+                            "syntax error at or near \":\"",
+                        ));
+                    }
+                    slice = true;
+                    let lower = lower_bound
+                        .as_ref()
+                        .map(|e| self.subscript_value(e, scope, agg))
+                        .transpose()?;
+                    let upper = upper_bound
+                        .as_ref()
+                        .map(|e| self.subscript_value(e, scope, agg))
+                        .transpose()?;
+                    subs.push(ArraySub { lower, upper });
+                }
+            }
+        }
+        if subs.len() > keel_types::array::MAXDIM {
+            return Err(PgError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "number of array dimensions ({}) exceeds the maximum allowed ({})",
+                    subs.len(),
+                    keel_types::array::MAXDIM
+                ),
+            ));
+        }
+        let ty = if slice { arr.ty() } else { elem };
+        arr = Expr::Array(Box::new(ArrayExpr::Subscript {
+            arr,
+            subs,
+            slice,
+            ty,
+        }));
+        Ok(arr)
+    }
+
+    /// A subscript coerced to int4 the way an assignment cast does (`a[random()*6+1]`
+    /// rounds its float8).
+    fn subscript_value(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        let x = self.expr(e, scope, agg)?;
+        let from = x.ty();
+        if from == TypeId::Unknown {
+            // A literal goes through int4's input function ('x' is 22P02).
+            return coerce(
+                x,
+                SqlType::new(TypeId::Int4),
+                CastContext::Implicit,
+                &mut self.params,
+            )
+            .map_err(|err| self.at(err, e.span()));
+        }
+        coerce(
+            x,
+            SqlType::new(TypeId::Int4),
+            CastContext::Assignment,
+            &mut self.params,
+        )
+        .map_err(|_| {
+            PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                "array subscript must have type integer",
+            )
+            .with_datatype(from.name())
+        })
+    }
+
+    /// `lhs op ANY (array)` / `lhs op ALL (array)`, also with an array parameter
+    /// (`id = any($1)` makes `$1` an array of `id`'s type).
+    #[inline(never)]
+    pub(super) fn array_quantified(
+        &mut self,
+        lhs: &ast::Expr,
+        op: &'static str,
+        rhs: &ast::Expr,
+        all: bool,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        let mut l = self.expr(lhs, scope, agg)?;
+        let mut r = self.expr(rhs, scope, agg)?;
+        if r.ty() == TypeId::Unknown {
+            let lt = if l.ty() == TypeId::Unknown {
+                TypeId::Text
+            } else {
+                l.ty()
+            };
+            let Some(at) = lt.array_of() else {
+                return Err(PgError::unsupported(format!(
+                    "ANY/ALL over an array of {}",
+                    lt.name()
+                )));
+            };
+            r = coerce(r, SqlType::new(at), CastContext::Implicit, &mut self.params)?;
+        }
+        let Some(elem) = r.ty().elem() else {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                "op ANY/ALL (array) requires array on right side",
+            ));
+        };
+        if l.ty() == TypeId::Unknown {
+            l = coerce(
+                l,
+                SqlType::new(elem),
+                CastContext::Implicit,
+                &mut self.params,
+            )?;
+        }
+        let cmp = self.binary(op, Expr::Col(0, l.ty()), Expr::Col(1, elem))?;
+        if cmp.ty() != TypeId::Bool {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                "op ANY/ALL (array) requires operator to yield boolean",
+            ));
+        }
+        Ok(Expr::Array(Box::new(ArrayExpr::Quantified {
+            lhs: l,
+            arr: r,
+            cmp,
+            all,
+        })))
+    }
+
+    /// `||` with an array operand: array_cat, array_append or array_prepend, which (unlike
+    /// ordinary operators) are not strict: `NULL::int[] || 1` is `{1}`.
+    pub(super) fn array_concat(
+        &mut self,
+        l: Expr,
+        r: Expr,
+        src: Option<(&ast::Expr, &ast::Expr)>,
+    ) -> PgResult<Expr> {
+        let (lt, rt) = (l.ty(), r.ty());
+        let no_operator = || {
+            PgError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} || {}", lt.name(), rt.name()),
+            )
+            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+        };
+        let o = keel_types::ops::resolve_binary("||", lt, rt).ok_or_else(no_operator)?;
+        let name = match (o.left.is_array(), o.right.is_array()) {
+            (true, true) => "array_cat",
+            (true, false) => "array_append",
+            _ => "array_prepend",
+        };
+        let at = |b: &Self, err: PgError, operand: Option<&ast::Expr>| match operand {
+            Some(e) => b.at(err, e.span()),
+            None => err,
+        };
+        let l = coerce(
+            l,
+            SqlType::new(o.left),
+            CastContext::Implicit,
+            &mut self.params,
+        )
+        .map_err(|err| at(self, err, src.map(|s| s.0)))?;
+        let r = coerce(
+            r,
+            SqlType::new(o.right),
+            CastContext::Implicit,
+            &mut self.params,
+        )
+        .map_err(|err| at(self, err, src.map(|s| s.1)))?;
+        let f = keel_types::array_ops::resolve_function(name, &[o.left, o.right])
+            .ok_or_else(no_operator)?;
+        Ok(Expr::Func {
+            f,
+            args: vec![l, r],
+        })
+    }
+}

@@ -1,0 +1,68 @@
+-- Arrays: text input and output (quoting, NULLs, lower bounds, several dimensions, the
+-- malformed-literal errors), constructors, subscripts and slices, operators, ANY/ALL over an
+-- array, the array functions, array columns with ordering, GROUP BY, DISTINCT and a B-tree
+-- index. Each "-- case:" block runs in its own psql session on keel and on PostgreSQL 15.
+
+-- case: literals
+select '{1,2,NULL}'::int[], array[1,2], array['a','b c'], '[2:3]={a,b}'::text[], '{{1,2},{3,4}}'::int[];
+select '{"a",b c , " d",NULL,"NULL",""}'::text[], '{ 1 , 2 }'::int[], '{a\\b}'::text[], '{}'::int[];
+select '{1.50,2}'::numeric[], '{t,f}'::bool[], '{2024-01-02}'::date[], '{"x\"y",{}}'::text[];
+select array[1.5, 2], array[1, 2.5], array[[1,2],[3,4]], array[array[1],array[2]], array[]::int[];
+select '{1,2'::int[];
+select '1,2'::int[];
+select '{1,{2}}'::int[];
+select '{{1},{2,3}}'::int[];
+select '{1,2}x'::int[];
+select '[0:1]={1,2,3}'::int[];
+select '[0:1={1,2}'::int[];
+select '{{{{{{{1}}}}}}}'::int[];
+select '{1,a}'::int[];
+
+-- case: subscripts
+select (array[1,2,3])[2], (array[1,2,3])[2:3], (array[1,2,3])[:2], (array[1,2,3])[2:], ('{{1,2},{3,4}}'::int[])[2][1];
+select (array[1,2,3])[0], (array[1,2,3])[4], (array[1,2,3])[null], ('{{1,2},{3,4}}'::int[])[1];
+select ('{{1,2,3},{4,5,6}}'::int[])[1:2][2:3], ('{{1,2,3},{4,5,6}}'::int[])[2][2:3], ('[0:2]={a,b,c}'::text[])[0];
+select (array['a','b','c'])[2.5], (array['a','b','c'])[1.4::float8];
+select (array[1,2])['x'];
+
+-- case: operators
+select array[1,2] = '{1,2}', '{1,NULL}'::int[] = '{1,NULL}', '{1,2}'::int[] < '{1,2,3}', '[0:1]={1,2}'::int[] = '{1,2}';
+select array[1,2] <> array[1,3], array[2] > array[1,9], array[1,2] @> array[2], array[1] <@ array[1,2], array[1,2] && array[2,5];
+select array[1,2,NULL] @> array[NULL::int], array[1,2] @> '{}', array['a'] && array['b'];
+select array[1,2] || 3, 0 || array[1], array[1] || array[2,3], array[[1,2]] || array[3,4], array[1,2] || array[[3,4]];
+select array[1] || '{2,3}', '{1}' || array[2], array[1]::int8[] || 2::int8, null::int[] || 1;
+select array[[1,2]] || array[[3]];
+select 1 = any(array[1,2]), 3 = any('{1,NULL}'), 1 = all(array[]::int[]), 2 > all(array[0,1]), 'b' = any(array['a','b']);
+select null::int = any(array[1]), 1 = any(null::int[]), 5 <> all(array[1,NULL]);
+select 1 = any(1);
+
+-- case: functions
+select array_length(array[1,2,3],1), array_length(array[1],2), array_length('{}'::int[],1), cardinality('{{1,2},{3,4}}'::int[]), cardinality('{}'::int[]);
+select array_lower('[0:1]={1,2}'::int[],1), array_upper('[0:1]={1,2}'::int[],1), array_ndims('{{1},{2}}'::int[]), array_dims('[0:1]={1,2}'::int[]), array_dims('{}'::int[]);
+select array_append(array[1,2],3), array_prepend(0,array[1]), array_cat(array[1],array[2,3]), array_append(null::int[], null), array_cat('{}'::int[], null);
+select array_position(array['a','b'],'b'), array_position(array[1,NULL,3], NULL), array_position(array[1,2,1],1,2), array_positions(array[1,2,1],1), array_positions(array[1],5);
+select array_remove(array[1,NULL,2,NULL],NULL), array_remove(array[1,2,1],1), array_replace(array[1,2,1],1,9);
+select array_to_string(array[1,NULL,3],',','*'), array_to_string(array[1,NULL,3],','), array_to_string(array['a','b'],'');
+select string_to_array('a,b,,c', ','), string_to_array('abc', NULL), string_to_array('a,b,*', ',', '*'), string_to_array('', ','), string_to_array('abc', '');
+select array(select generate_series(1,3)), array(select 'x' where false), array(select g from generate_series(1,5) g order by g desc);
+
+-- case: columns
+create table ta (id int primary key, tags text[], nums int4[], vals float8[]);
+insert into ta values (1, '{a,b}', '{1,2}', '{1.5}'), (2, array['c'], array[3,NULL], null), (3, '{}', '{1,2}', '{-0.5,2e10}');
+insert into ta values (4, array['a'], '{{1,2},{3,4}}', '{}');
+select * from ta order by id;
+select * from ta where 'a' = any(tags) order by id;
+select * from ta where tags @> '{a}' order by id;
+select * from ta order by nums desc, id;
+select nums, count(*) from ta group by nums order by nums;
+select distinct nums from ta order by nums;
+select id, tags[1], nums[2], array_length(nums, 1) from ta order by id;
+update ta set tags = tags || 'z' where id = 1;
+
+select * from ta where id = 1;
+create index ta_nums on ta (nums);
+
+select id from ta where nums = '{1,2}' order by id;
+select id from ta where nums > '{1,2}' order by id;
+
+select * from ta where id = any('{1,3}') order by id;
