@@ -19,27 +19,27 @@ pub struct PlSyntaxError {
 
 impl PlSyntaxError {
     /// An error located at byte `offset` of `src`.
-    pub(crate) fn at(src: &str, offset: usize, error: PgError) -> Self {
+    pub(crate) fn at(src: &str, offset: usize, error: PgError) -> Box<Self> {
         let offset = offset.min(src.len());
         let chars = src.get(..offset).map_or(offset, |s| s.chars().count());
-        PlSyntaxError {
+        Box::new(PlSyntaxError {
             error: error.with_position(chars as u32 + 1),
             offset: Some(offset),
             line: line_of(src, offset),
-        }
+        })
     }
 
     /// An error PostgreSQL reports without a cursor position, charged to `line`.
-    pub(crate) fn unplaced(error: PgError, line: u32) -> Self {
-        PlSyntaxError {
+    pub(crate) fn unplaced(error: PgError, line: u32) -> Box<Self> {
+        Box::new(PlSyntaxError {
             error,
             offset: None,
             line,
-        }
+        })
     }
 
     /// PostgreSQL's `yyerror`: `msg at or near "token"`, or `msg at end of input`.
-    pub(crate) fn near(src: &str, offset: usize, token_text: &str, msg: &str) -> Self {
+    pub(crate) fn near(src: &str, offset: usize, token_text: &str, msg: &str) -> Box<Self> {
         let message = if token_text.is_empty() {
             format!("{msg} at end of input")
         } else {
@@ -51,6 +51,12 @@ impl PlSyntaxError {
 
 impl From<PlSyntaxError> for PgError {
     fn from(e: PlSyntaxError) -> PgError {
+        e.error
+    }
+}
+
+impl From<Box<PlSyntaxError>> for PgError {
+    fn from(e: Box<PlSyntaxError>) -> PgError {
         e.error
     }
 }

@@ -6,7 +6,7 @@
 //! variables, types or tables, so checks that need them (unknown variables, RETURN with a
 //! value in a void function, cursor variable types) are the interpreter's.
 //!
-//! A body that does not compile gives a [`PlSyntaxError`]: the [`keel_common::PgError`] as
+//! A body that does not compile gives a (boxed) [`PlSyntaxError`]: the [`keel_common::PgError`] as
 //! PostgreSQL 15 words it, with `position` relative to the body, plus the byte offset and
 //! line.
 
@@ -34,23 +34,23 @@ use token::Tok;
 pub const DO_BLOCK_LABEL: &str = "inline_code_block";
 
 /// Parses the body of a PL/pgSQL function or procedure.
-pub fn parse_function_body(src: &str) -> Result<Body, PlSyntaxError> {
+pub fn parse_function_body(src: &str) -> Result<Body, Box<PlSyntaxError>> {
     parse(src, None)
 }
 
 /// Parses a function body whose outermost block answers to the function's name as a label,
 /// as PostgreSQL's does (`EXIT fname`, `fname.param`).
-pub fn parse_function_body_named(src: &str, name: &str) -> Result<Body, PlSyntaxError> {
+pub fn parse_function_body_named(src: &str, name: &str) -> Result<Body, Box<PlSyntaxError>> {
     parse(src, Some(name))
 }
 
 /// Parses the code of a DO statement. The grammar is a function body's; the outermost block
 /// answers to [`DO_BLOCK_LABEL`].
-pub fn parse_do_block(src: &str) -> Result<Body, PlSyntaxError> {
+pub fn parse_do_block(src: &str) -> Result<Body, Box<PlSyntaxError>> {
     parse(src, Some(DO_BLOCK_LABEL))
 }
 
-fn parse(src: &str, outer_label: Option<&str>) -> Result<Body, PlSyntaxError> {
+fn parse(src: &str, outer_label: Option<&str>) -> parser::PResult<Body> {
     let mut p = Parser::new(src);
     let options = p.compile_options()?;
     p.scopes.push((outer_label.map(str::to_string), false));

@@ -7,7 +7,8 @@ use crate::error::PlSyntaxError;
 use crate::token::{Tok, Token, is_reserved, lex_error, tokenize};
 use keel_common::{PgError, sqlstate};
 
-pub(crate) type PResult<T> = Result<T, PlSyntaxError>;
+/// Boxed: the error is large and the happy path should not pay for moving it around.
+pub(crate) type PResult<T> = Result<T, Box<PlSyntaxError>>;
 
 /// Nesting beyond this many blocks/statements fails as PostgreSQL's parser stack does
 /// ("memory exhausted"), whatever the thread's stack would allow.
@@ -200,7 +201,7 @@ impl<'a> Parser<'a> {
     // ---- errors ---------------------------------------------------------------------------
 
     /// PostgreSQL's `yyerror(msg)` at token `i`.
-    pub fn yyerror(&self, i: usize, msg: &str) -> PlSyntaxError {
+    pub fn yyerror(&self, i: usize, msg: &str) -> Box<PlSyntaxError> {
         let t = self.tok(i);
         match &t.tok {
             Tok::Error(m) => lex_error(self.src, t, m),
@@ -209,12 +210,12 @@ impl<'a> Parser<'a> {
         }
     }
 
-    pub fn syntax_error(&self, i: usize) -> PlSyntaxError {
+    pub fn syntax_error(&self, i: usize) -> Box<PlSyntaxError> {
         self.yyerror(i, "syntax error")
     }
 
     /// An `ereport` with a cursor position at token `i`.
-    pub fn ereport(&self, i: usize, code: &'static str, msg: String) -> PlSyntaxError {
+    pub fn ereport(&self, i: usize, code: &'static str, msg: String) -> Box<PlSyntaxError> {
         let t = self.tok(i);
         match &t.tok {
             Tok::Error(m) => lex_error(self.src, t, m),
@@ -278,7 +279,7 @@ impl<'a> Parser<'a> {
 
     /// `INTO`'s target list, after INTO: `[STRICT] ref [, ref ...]` (`strict_ok` false for
     /// FETCH, which takes no STRICT).
-    pub fn into_target(&mut self, strict_ok: bool) -> PResult<Into> {
+    pub fn read_into(&mut self, strict_ok: bool) -> PResult<Into> {
         let strict = strict_ok && self.at_kw("strict");
         if strict {
             self.advance();
@@ -598,6 +599,10 @@ impl<'a> Parser<'a> {
             if t.is_char(b'.') && matches!(self.tok(i + 1).tok, Tok::Ident { .. }) {
                 i += 2;
             } else if t.is_char(b'[') {
+                // As PostgreSQL's scanner: a name followed by `[` starts an assignment.
+                if i == self.pos + 1 {
+                    return true;
+                }
                 let mut depth = 0usize;
                 loop {
                     let t = self.tok(i);
@@ -971,7 +976,7 @@ impl<'a> Parser<'a> {
     }
 }
 
-pub(crate) fn unrecognized_condition(name: &str, line: u32) -> PlSyntaxError {
+pub(crate) fn unrecognized_condition(name: &str, line: u32) -> Box<PlSyntaxError> {
     PlSyntaxError::unplaced(
         PgError::new(
             sqlstate::UNDEFINED_OBJECT,

@@ -32,9 +32,10 @@ impl Parser<'_> {
                 }
                 self.advance();
             } else if self.at_char(b'[') {
-                self.advance();
-                let (sub, _) = self.read_sql(&[Term::Char(b']')], "]", true, false)?;
-                path.push(TargetPart::Subscript(sub));
+                let open = self.advance();
+                let close = self.subscript_end()?;
+                path.push(TargetPart::Subscript(self.text(open + 1, close)));
+                self.pos = close + 1;
             } else {
                 break;
             }
@@ -50,6 +51,28 @@ impl Parser<'_> {
             target: AssignTarget { name, path, text },
             expr,
         })
+    }
+
+    /// The index of the `]` closing the subscript that starts at `pos`. PostgreSQL reads the
+    /// whole assignment as one construct, so an unclosed bracket is "mismatched parentheses".
+    fn subscript_end(&self) -> PResult<usize> {
+        let mut depth = 1usize;
+        let mut i = self.pos;
+        loop {
+            let t = self.tok(i);
+            if matches!(t.tok, Tok::Eof | Tok::Error(_)) || t.is_char(b';') {
+                return Err(self.yyerror(i, "mismatched parentheses"));
+            }
+            if t.is_char(b'[') || t.is_char(b'(') {
+                depth += 1;
+            } else if t.is_char(b']') || t.is_char(b')') {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            i += 1;
+        }
     }
 
     pub(crate) fn if_stmt(&mut self) -> PResult<StmtKind> {
@@ -579,7 +602,7 @@ impl Parser<'_> {
                 if into.is_some() {
                     return Err(self.syntax_error(end));
                 }
-                into = Some(self.into_target(true)?);
+                into = Some(self.read_into(true)?);
                 end = self.advance();
             } else if t.is_kw("using") {
                 if !params.is_empty() {
@@ -812,7 +835,7 @@ impl Parser<'_> {
         let mut into = None;
         if !is_move {
             self.expect_kw("into")?;
-            into = Some(self.into_target(false)?);
+            into = Some(self.read_into(false)?);
             let multi = matches!(
                 direction,
                 FetchDirection::All
@@ -892,9 +915,10 @@ impl Parser<'_> {
                     return Err(self.syntax_error(i));
                 }
                 depth -= 1;
-            } else if create_routine && t.is_kw("begin") && self.tok(i + 1).is_kw("atomic") {
-                begin_depth += 1;
-            } else if create_routine && begin_depth > 0 && t.is_kw("case") {
+            } else if create_routine
+                && ((t.is_kw("begin") && self.tok(i + 1).is_kw("atomic"))
+                    || (begin_depth > 0 && t.is_kw("case")))
+            {
                 begin_depth += 1;
             } else if begin_depth > 0 && t.is_kw("end") {
                 begin_depth -= 1;
@@ -909,7 +933,7 @@ impl Parser<'_> {
                 }
                 let into_start = t.start;
                 self.advance();
-                into = Some(self.into_target(true)?);
+                into = Some(self.read_into(true)?);
                 blank = Some((into_start, self.peek().start));
                 prev = Some(self.pos - 1);
                 continue;

@@ -104,7 +104,7 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
 
 /// The error a [`Tok::Error`] token stands for: PostgreSQL reports the rest of the body as the
 /// token text.
-pub(crate) fn lex_error(src: &str, t: &Token, msg: &str) -> PlSyntaxError {
+pub(crate) fn lex_error(src: &str, t: &Token, msg: &str) -> Box<PlSyntaxError> {
     PlSyntaxError::near(src, t.start, src.get(t.start..).unwrap_or(""), msg)
 }
 
