@@ -12,8 +12,11 @@
 
 mod ast;
 mod conditions;
+mod cursor;
+mod decls;
 mod error;
 mod parser;
+mod raise;
 mod stmts;
 mod token;
 

@@ -420,12 +420,6 @@ impl Lexer<'_> {
             {
                 break;
             }
-            if end == start
-                && ((self.b[end] == b'-' && self.b.get(end + 1) == Some(&b'-'))
-                    || (self.b[end] == b'/' && self.b.get(end + 1) == Some(&b'*')))
-            {
-                break;
-            }
             end += 1;
         }
         let run = &self.b[start..end];
