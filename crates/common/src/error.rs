@@ -52,6 +52,9 @@ pub struct ErrorObjects {
     pub column: Option<String>,
     pub datatype: Option<String>,
     pub constraint: Option<String>,
+    /// PostgreSQL's `W` field: where the error happened, innermost first, one line each
+    /// (`PL/pgSQL function inline_code_block line 3 at RAISE`).
+    pub context: Option<String>,
 }
 
 pub type PgResult<T> = Result<T, PgError>;
@@ -86,6 +89,19 @@ impl PgError {
 
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
+        self
+    }
+
+    /// Appends a CONTEXT line (the caller's place comes after the callee's).
+    pub fn with_context_line(mut self, line: impl Into<String>) -> Self {
+        let o = self.objects_mut();
+        match &mut o.context {
+            Some(c) => {
+                c.push('\n');
+                c.push_str(&line.into());
+            }
+            None => o.context = Some(line.into()),
+        }
         self
     }
 

@@ -10,6 +10,8 @@ mod explain;
 mod locking;
 mod panic_guard;
 mod plan_cache;
+mod pl_vars;
+mod plpgsql;
 mod savepoint;
 mod session;
 mod utility;

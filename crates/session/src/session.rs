@@ -40,6 +40,9 @@ pub struct Portal {
 }
 
 pub struct Session {
+    /// How many PL/pgSQL bodies are running (DO blocks): their statements are part of the
+    /// client's statement, which keeps its start time and deadline.
+    pub(crate) pl_depth: u32,
     pub(crate) engine: Arc<Engine>,
     pub(crate) boot: Settings,
     pub(crate) settings: Settings,
@@ -170,11 +173,16 @@ impl Session {
             guc_session: None,
             plans,
             deadline: None,
+            pl_depth: 0,
         }
     }
 
     /// A statement starts: statement_timestamp() and statement_timeout count from now.
     pub(crate) fn statement_started(&mut self) {
+        if self.pl_depth > 0 {
+            // A statement inside a DO block: the client's statement is still running.
+            return;
+        }
         self.funcs.stmt_ts = keel_sql::expr::now_micros();
         self.deadline = crate::exec::statement_deadline(&self.settings);
     }

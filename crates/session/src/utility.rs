@@ -410,6 +410,13 @@ impl Session {
                 }
                 Err(unknown_prepared(name))
             }
+            Utility::Do {
+                body,
+                body_position,
+            } => {
+                self.run_do(body, *body_position, client).await?;
+                tag("DO")
+            }
             Utility::Deallocate(None) => {
                 self.stmts.clear();
                 tag("DEALLOCATE ALL")

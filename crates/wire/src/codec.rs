@@ -550,6 +550,10 @@ pub fn error_fields(buf: &mut BytesMut, tag: u8, e: &PgError) {
                 put_cstr(buf, v);
             }
         }
+        if let Some(w) = &o.context {
+            buf.put_u8(b'W');
+            put_cstr(buf, w);
+        }
     }
     buf.put_u8(0);
     finish(buf, at);

@@ -1,0 +1,225 @@
+//! PL/pgSQL variables and how SQL text inside a body sees them.
+//!
+//! A statement or expression of a body is SQL text; before it is prepared, every identifier
+//! that names a variable in scope (and `rec.field` of a record variable) becomes a parameter
+//! `$n`, and the variable's current value is passed for it. The same text with the same
+//! variables always becomes the same parameterized statement, so a statement in a loop is
+//! prepared once and run with new values (the session's plan cache does the rest).
+//!
+//! Unlike PostgreSQL, which resolves names in the parser (and by default reports a name that
+//! is both a column and a variable as ambiguous), a variable here always wins over a column
+//! of the same name: name variables so they do not collide with columns (`v_id`, `p_name`).
+
+use keel_types::{Datum, TypeId};
+
+/// A variable: a scalar of a declared type, or a record (fields known once assigned).
+pub(crate) struct Var {
+    pub name: String,
+    pub ty: TypeId,
+    pub typmod: i32,
+    pub value: Datum,
+    pub constant: bool,
+    pub not_null: bool,
+    /// Set for `record` variables: field names, types and values.
+    pub record: Option<Record>,
+    pub is_record: bool,
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct Record {
+    pub names: Vec<String>,
+    pub types: Vec<TypeId>,
+    pub values: Vec<Datum>,
+}
+
+/// Variables by block, innermost last.
+#[derive(Default)]
+pub(crate) struct Scopes {
+    pub scopes: Vec<Vec<Var>>,
+}
+
+impl Scopes {
+    pub fn find(&self, name: &str) -> Option<&Var> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|v| v.name == name)
+    }
+
+    pub fn find_mut(&mut self, name: &str) -> Option<&mut Var> {
+        self.scopes
+            .iter_mut()
+            .rev()
+            .flat_map(|s| s.iter_mut().rev())
+            .find(|v| v.name == name)
+    }
+
+    pub fn declare(&mut self, v: Var) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.push(v);
+        }
+    }
+}
+
+/// The parameterized form of a body's SQL text, and the values for its parameters.
+pub(crate) struct Bound {
+    pub text: String,
+    pub types: Vec<TypeId>,
+    pub values: Vec<Datum>,
+}
+
+fn is_ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+/// Replaces the variables in `sql` with parameters `$k` (numbered after `first` already
+/// used ones). Quoted strings, dollar quotes, comments, qualified names (`t.col`) and
+/// function names (`f(`) are left alone.
+pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut types = Vec::new();
+    let mut values = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut copied = 0;
+    let mut prev_sig: u8 = b' ';
+    while i < b.len() {
+        let c = b[i];
+        // Skip literals and comments whole.
+        let skip_to = match c {
+            b'\'' => Some(skip_quoted(b, i, b'\'')),
+            b'"' => None,
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                Some(b[i..].iter().position(|&x| x == b'\n').map_or(b.len(), |p| i + p))
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                Some(sql[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2))
+            }
+            b'$' if b.get(i + 1).is_some_and(|&x| !x.is_ascii_digit()) => {
+                let close = sql[i + 1..].find('$').map(|p| i + 1 + p);
+                match close {
+                    Some(cl) if sql[i + 1..cl].bytes().all(is_ident) => {
+                        let tag = &sql[i..=cl];
+                        Some(sql[cl + 1..].find(tag).map_or(b.len(), |p| cl + 1 + p + tag.len()))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(end) = skip_to {
+            i = end.max(i + 1);
+            prev_sig = b'\'';
+            continue;
+        }
+        let (start, word, quoted, end) = if c == b'"' {
+            let end = skip_quoted(b, i, b'"');
+            let inner = sql[i + 1..end.saturating_sub(1).max(i + 1)].replace("\"\"", "\"");
+            (i, inner, true, end)
+        } else if is_ident_start(c) && !(i > 0 && is_ident(b[i - 1])) {
+            let mut e = i;
+            while e < b.len() && is_ident(b[e]) {
+                e += 1;
+            }
+            (i, sql[i..e].to_ascii_lowercase(), false, e)
+        } else {
+            if !c.is_ascii_whitespace() {
+                prev_sig = c;
+            }
+            i += 1;
+            continue;
+        };
+        let _ = quoted;
+        let next = b[end..].iter().position(|x| !x.is_ascii_whitespace()).map(|p| end + p);
+        let next_c = next.map(|p| b[p]);
+        let qualified = prev_sig == b'.';
+        let called = next_c == Some(b'(');
+        let mut replaced = false;
+        if !qualified
+            && !called
+            && let Some(v) = scopes.find(&word)
+        {
+            // `rec.field`: the whole reference becomes one parameter.
+            if v.is_record && next_c == Some(b'.') {
+                let fstart = next.map_or(end, |p| p + 1);
+                let fs = b[fstart..].iter().position(|x| !x.is_ascii_whitespace()).map_or(b.len(), |p| fstart + p);
+                let mut fe = fs;
+                while fe < b.len() && is_ident(b[fe]) {
+                    fe += 1;
+                }
+                let field = sql[fs..fe].to_ascii_lowercase();
+                if let Some(r) = &v.record
+                    && let Some(k) = r.names.iter().position(|n| *n == field)
+                {
+                    let key = format!("{word}.{field}");
+                    let n = param_index(&mut keys, &mut types, &mut values, key, r.types[k], &r.values[k]);
+                    out.push_str(&sql[copied..start]);
+                    out.push_str(&format!("${n}"));
+                    copied = fe;
+                    i = fe;
+                    replaced = true;
+                }
+            } else if !v.is_record && next_c != Some(b'.') {
+                let n = param_index(&mut keys, &mut types, &mut values, word.clone(), v.ty, &v.value);
+                out.push_str(&sql[copied..start]);
+                out.push_str(&format!("${n}"));
+                copied = end;
+                i = end;
+                replaced = true;
+            }
+        }
+        if !replaced {
+            i = end;
+        }
+        prev_sig = b'a';
+    }
+    out.push_str(&sql[copied..]);
+    Bound {
+        text: out,
+        types,
+        values,
+    }
+}
+
+fn param_index(
+    keys: &mut Vec<String>,
+    types: &mut Vec<TypeId>,
+    values: &mut Vec<Datum>,
+    key: String,
+    ty: TypeId,
+    value: &Datum,
+) -> usize {
+    if let Some(k) = keys.iter().position(|x| *x == key) {
+        return k + 1;
+    }
+    keys.push(key);
+    types.push(ty);
+    values.push(value.clone());
+    keys.len()
+}
+
+/// The index just past a quoted run starting at `i` (doubled quotes stay inside).
+fn skip_quoted(b: &[u8], i: usize, q: u8) -> usize {
+    let mut j = i + 1;
+    while j < b.len() {
+        if b[j] == q {
+            if b.get(j + 1) == Some(&q) {
+                j += 2;
+                continue;
+            }
+            return j + 1;
+        }
+        if q == b'\'' && b[j] == b'\\' && i > 0 && matches!(b[i - 1], b'e' | b'E') {
+            j += 2;
+            continue;
+        }
+        j += 1;
+    }
+    b.len()
+}
