@@ -770,6 +770,10 @@ pub fn binary_op_name(op: &ast::BinaryOperator) -> PgResult<&'static str> {
         B::PGExp => "^",
         B::PGBitwiseShiftLeft => "<<",
         B::PGBitwiseShiftRight => ">>",
+        B::PGRegexMatch => "~",
+        B::PGRegexIMatch => "~*",
+        B::PGRegexNotMatch => "!~",
+        B::PGRegexNotIMatch => "!~*",
         other => return Err(PgError::unsupported(format!("operator {other}"))),
     })
 }
