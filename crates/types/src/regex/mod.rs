@@ -169,17 +169,19 @@ impl Regex {
     pub fn new(pattern: &str, flags: Flags) -> PgResult<Regex> {
         let t = translate::translate(pattern, flags)?;
         // A syntax error here would be a translator bug: report it as one.
-        let meta_err = |e: meta::BuildError| match e.size_limit() {
-            Some(_) => invalid("regular expression is too complex"),
-            None => PgError::internal(format!("regular expression translation failed: {e}")),
-        };
         let build = |kind: MatchKind| {
             meta::Regex::builder()
                 .configure(meta::Regex::config().match_kind(kind))
                 .build(&t.pattern)
+                .map_err(|e| match e.size_limit() {
+                    Some(_) => invalid("regular expression is too complex"),
+                    None => {
+                        PgError::internal(format!("regular expression translation failed: {e}"))
+                    }
+                })
         };
-        let find = build(MatchKind::LeftmostFirst).map_err(meta_err)?;
-        let longest = build(MatchKind::All).map_err(meta_err)?;
+        let find = build(MatchKind::LeftmostFirst)?;
+        let longest = build(MatchKind::All)?;
         let pike = PikeVM::builder()
             .configure(PikeVM::config().match_kind(MatchKind::All))
             .build(&t.pattern)
@@ -338,3 +340,5 @@ fn byte_to_char_pos(s: &str, b: usize) -> i32 {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_cores;
