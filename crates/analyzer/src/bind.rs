@@ -803,6 +803,10 @@ pub fn binary_op_name(op: &ast::BinaryOperator) -> PgResult<&'static str> {
         B::AtArrow => "@>",
         B::ArrowAt => "<@",
         B::PGOverlap => "&&",
+        B::PGRegexMatch => "~",
+        B::PGRegexIMatch => "~*",
+        B::PGRegexNotMatch => "!~",
+        B::PGRegexNotIMatch => "!~*",
         other => return Err(PgError::unsupported(format!("operator {other}"))),
     })
 }

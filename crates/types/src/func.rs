@@ -160,13 +160,19 @@ fn math1(t: TypeId, num: F, flt: F) -> Option<Function> {
 /// Resolves a scalar function call: now, clock_timestamp, statement_timestamp,
 /// transaction_timestamp, random, md5, abs, length/char_length/octet_length, lower, upper,
 /// substr/substring, position/strpos, replace, repeat, concat, left, right, btrim/ltrim/rtrim,
-/// lpad/rpad, round, trunc, floor, ceil/ceiling, mod, power, sqrt, sign, greatest/least are
-/// handled by the binder. `args` are the actual argument types (Unknown for untyped literals).
+/// lpad/rpad, round, trunc, floor, ceil/ceiling, mod, power, sqrt, sign, format, quote_ident,
+/// quote_literal, quote_nullable, translate and the scalar regexp functions
+/// ([`crate::regex`]); greatest/least are handled by the binder. `args` are the actual argument types (Unknown for untyped literals).
 /// None = 42883 `function f(integer) does not exist`.
 pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
     use TypeId::*;
     use Volatility::*;
     let lname = name.to_ascii_lowercase();
+    if let Some(f) = crate::regex::resolve_function(&lname, args)
+        .or_else(|| crate::func_format::resolve(&lname, args))
+    {
+        return Some(f);
+    }
     let a0 = args.first().copied();
     let a1 = args.get(1).copied();
     if let Some(found) = crate::array_ops::resolve_function(&lname, args) {

@@ -16,14 +16,17 @@ pub mod cast;
 pub mod datetime;
 pub mod datum;
 pub mod func;
+mod func_format;
 pub mod interval;
 pub mod io;
 pub mod key;
+pub mod keywords;
 pub mod limits;
 pub mod numeric;
 mod numeric_io;
 mod numeric_small;
 pub mod ops;
+pub mod regex;
 pub mod row;
 pub mod typeid;
 

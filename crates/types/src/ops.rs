@@ -108,7 +108,7 @@ fn bpchar_comparison(op: &str) -> Option<fn(&Datum, &Datum) -> PgResult<Datum>> 
     })
 }
 
-/// Resolves binary `op` (`+ - * / % = <> < <= > >= || ~~ !~~ ~~* ^ & | # << >>`, with `!=`
+/// Resolves binary `op` (`+ - * / % = <> < <= > >= || ~~ !~~ ~~* ~ ~* !~ !~* ^ & | # << >>`, with `!=`
 /// normalized to `<>`, LIKE to `~~`) for operand types. `Unknown` operands (untyped literals,
 /// parameters) take the other side's type, as PostgreSQL does. None = 42883
 /// `operator does not exist: integer + text`.
@@ -117,6 +117,9 @@ pub fn resolve_binary(op_name: &str, left: TypeId, right: TypeId) -> Option<Oper
     let opn = if op_name == "!=" { "<>" } else { op_name };
     if left.is_array() || right.is_array() {
         return crate::array_ops::resolve_binary(opn, left, right);
+    }
+    if matches!(opn, "~" | "~*" | "!~" | "!~*") {
+        return crate::regex::resolve_operator(opn, left, right);
     }
     // String operators treat unknown as text regardless of the other side.
     if matches!(opn, "||" | "~~" | "!~~" | "~~*" | "!~~*") {
