@@ -55,6 +55,10 @@ pub struct ErrorObjects {
     /// PostgreSQL's `W` field: where the error happened, innermost first, one line each
     /// (`PL/pgSQL function inline_code_block line 3 at RAISE`).
     pub context: Option<String>,
+    /// PostgreSQL's `q` and `p` fields: the statement inside a function body that failed and
+    /// the cursor position in it.
+    pub internal_query: Option<String>,
+    pub internal_position: Option<u32>,
 }
 
 pub type PgResult<T> = Result<T, PgError>;

@@ -95,9 +95,12 @@ pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
         let skip_to = match c {
             b'\'' => Some(skip_quoted(b, i, b'\'')),
             b'"' => None,
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                Some(b[i..].iter().position(|&x| x == b'\n').map_or(b.len(), |p| i + p))
-            }
+            b'-' if b.get(i + 1) == Some(&b'-') => Some(
+                b[i..]
+                    .iter()
+                    .position(|&x| x == b'\n')
+                    .map_or(b.len(), |p| i + p),
+            ),
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 Some(sql[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2))
             }
@@ -106,7 +109,11 @@ pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
                 match close {
                     Some(cl) if sql[i + 1..cl].bytes().all(is_ident) => {
                         let tag = &sql[i..=cl];
-                        Some(sql[cl + 1..].find(tag).map_or(b.len(), |p| cl + 1 + p + tag.len()))
+                        Some(
+                            sql[cl + 1..]
+                                .find(tag)
+                                .map_or(b.len(), |p| cl + 1 + p + tag.len()),
+                        )
                     }
                     _ => None,
                 }
@@ -136,7 +143,10 @@ pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
             continue;
         };
         let _ = quoted;
-        let next = b[end..].iter().position(|x| !x.is_ascii_whitespace()).map(|p| end + p);
+        let next = b[end..]
+            .iter()
+            .position(|x| !x.is_ascii_whitespace())
+            .map(|p| end + p);
         let next_c = next.map(|p| b[p]);
         let qualified = prev_sig == b'.';
         let called = next_c == Some(b'(');
@@ -148,7 +158,10 @@ pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
             // `rec.field`: the whole reference becomes one parameter.
             if v.is_record && next_c == Some(b'.') {
                 let fstart = next.map_or(end, |p| p + 1);
-                let fs = b[fstart..].iter().position(|x| !x.is_ascii_whitespace()).map_or(b.len(), |p| fstart + p);
+                let fs = b[fstart..]
+                    .iter()
+                    .position(|x| !x.is_ascii_whitespace())
+                    .map_or(b.len(), |p| fstart + p);
                 let mut fe = fs;
                 while fe < b.len() && is_ident(b[fe]) {
                     fe += 1;
@@ -158,7 +171,14 @@ pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
                     && let Some(k) = r.names.iter().position(|n| *n == field)
                 {
                     let key = format!("{word}.{field}");
-                    let n = param_index(&mut keys, &mut types, &mut values, key, r.types[k], &r.values[k]);
+                    let n = param_index(
+                        &mut keys,
+                        &mut types,
+                        &mut values,
+                        key,
+                        r.types[k],
+                        &r.values[k],
+                    );
                     out.push_str(&sql[copied..start]);
                     out.push_str(&format!("${n}"));
                     copied = fe;
@@ -166,7 +186,14 @@ pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
                     replaced = true;
                 }
             } else if !v.is_record && next_c != Some(b'.') {
-                let n = param_index(&mut keys, &mut types, &mut values, word.clone(), v.ty, &v.value);
+                let n = param_index(
+                    &mut keys,
+                    &mut types,
+                    &mut values,
+                    word.clone(),
+                    v.ty,
+                    &v.value,
+                );
                 out.push_str(&sql[copied..start]);
                 out.push_str(&format!("${n}"));
                 copied = end;

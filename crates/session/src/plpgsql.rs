@@ -15,8 +15,8 @@
 
 use crate::pl_vars::{Record, Scopes, Var};
 use crate::session::Session;
-use keel_common::{PgError, PgResult, Severity, sqlstate};
-use keel_pl::{Block, Decl, Raise, RaiseCondition, RaiseLevel, RaiseOptionKind, SqlText, Stmt, StmtKind, TypeKind};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_pl::{Block, Decl, SqlText, Stmt, StmtKind, TypeKind};
 use keel_sql::Prepared;
 use keel_types::cast::{CastContext, cast};
 use keel_types::{Datum, SqlType, TypeId};
@@ -54,6 +54,16 @@ pub(crate) struct PlState {
     fname: String,
 }
 
+impl PlState {
+    /// FOUND is a variable of the outermost scope, as in PostgreSQL.
+    fn set_found(&mut self, v: bool) {
+        self.found = v;
+        if let Some(f) = self.vars.scopes.first_mut().and_then(|s| s.first_mut()) {
+            f.value = Datum::Bool(v);
+        }
+    }
+}
+
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = PgResult<T>> + Send + 'a>>;
 
 fn type_of_decl(text: &str, kind: &TypeKind, cat: &keel_catalog::Catalog) -> PgResult<SqlType> {
@@ -61,15 +71,24 @@ fn type_of_decl(text: &str, kind: &TypeKind, cat: &keel_catalog::Catalog) -> PgR
         TypeKind::Named => keel_sql::bind::types::type_from_name(text),
         TypeKind::TypeOf(names) if names.len() == 2 => {
             let t = cat.table(&names[0])?;
-            let c = t.columns.iter().find(|c| c.name == names[1]).ok_or_else(|| {
-                PgError::new(
-                    sqlstate::UNDEFINED_COLUMN,
-                    format!("column \"{}\" of relation \"{}\" does not exist", names[1], names[0]),
-                )
-            })?;
+            let c = t
+                .columns
+                .iter()
+                .find(|c| c.name == names[1])
+                .ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{}\" of relation \"{}\" does not exist",
+                            names[1], names[0]
+                        ),
+                    )
+                })?;
             Ok(c.ty)
         }
-        _ => Err(PgError::unsupported(format!("PL/pgSQL variable type {text}"))),
+        _ => Err(PgError::unsupported(format!(
+            "PL/pgSQL variable type {text}"
+        ))),
     }
 }
 
@@ -103,13 +122,27 @@ impl Session {
             if let Some(p) = err.position {
                 err.position = Some(p + body_position as u32 - 1);
             }
+            if err.position.is_some() {
+                return err;
+            }
             err.with_context_line(format!(
                 "compilation of PL/pgSQL function \"inline_code_block\" near line {}",
                 e.line
             ))
         })?;
         let mut st = PlState {
-            vars: Scopes::default(),
+            vars: Scopes {
+                scopes: vec![vec![Var {
+                    name: "found".into(),
+                    ty: TypeId::Bool,
+                    typmod: -1,
+                    value: Datum::Bool(false),
+                    constant: false,
+                    not_null: false,
+                    record: None,
+                    is_record: false,
+                }]],
+            },
             found: false,
             row_count: 0,
             plans: Default::default(),
@@ -133,7 +166,9 @@ impl Session {
             let r = self.exec_block_inner(st, block, client).await;
             st.vars.scopes.pop();
             match r? {
-                Flow::Exit(Some(l)) if block.label.as_deref() == Some(l.as_str()) => Ok(Flow::Normal),
+                Flow::Exit(Some(l)) if block.label.as_deref() == Some(l.as_str()) => {
+                    Ok(Flow::Normal)
+                }
                 f => Ok(f),
             }
         })
@@ -206,9 +241,16 @@ impl Session {
         }
     }
 
-    async fn declare<C: Client>(&mut self, st: &mut PlState, d: &Decl, client: &mut C) -> PgResult<()> {
+    async fn declare<C: Client>(
+        &mut self,
+        st: &mut PlState,
+        d: &Decl,
+        client: &mut C,
+    ) -> PgResult<()> {
         let Decl::Var(v) = d else {
-            return Err(PgError::unsupported("cursor and alias declarations in PL/pgSQL"));
+            return Err(PgError::unsupported(
+                "cursor and alias declarations in PL/pgSQL",
+            ));
         };
         let text = v.data_type.text.text.trim();
         if text.eq_ignore_ascii_case("record") {
@@ -263,12 +305,20 @@ impl Session {
         Box::pin(async move {
             for s in stmts {
                 let flow = self.exec_stmt(st, s, client).await.map_err(|e| {
-                    if e.code == sqlstate::QUERY_CANCELED && e.objects.as_ref().is_some_and(|o| o.context.is_some()) {
-                        return e;
-                    }
-                    let line = format!("PL/pgSQL function {} line {} at {}", st.fname, s.line, s.kind_name());
-                    // The innermost statement's line only: an enclosing loop adds none.
-                    if e.objects.as_ref().is_some_and(|o| o.context.is_some()) {
+                    let line = format!(
+                        "PL/pgSQL function {} line {} at {}",
+                        st.fname,
+                        s.line,
+                        s.kind_name()
+                    );
+                    // Only the innermost statement names its line: an enclosing loop or
+                    // block adds none.
+                    let located = e.objects.as_ref().is_some_and(|o| {
+                        o.context.as_deref().is_some_and(|c| {
+                            c.contains(&format!("PL/pgSQL function {} line", st.fname))
+                        })
+                    });
+                    if located {
                         e
                     } else {
                         e.with_context_line(line)
@@ -282,16 +332,33 @@ impl Session {
         })
     }
 
-    async fn exec_stmt<C: Client>(&mut self, st: &mut PlState, s: &Stmt, client: &mut C) -> PgResult<Flow> {
+    async fn exec_stmt<C: Client>(
+        &mut self,
+        st: &mut PlState,
+        s: &Stmt,
+        client: &mut C,
+    ) -> PgResult<Flow> {
         self.pl_check_interrupts()?;
         match &s.kind {
             StmtKind::Block(b) => self.exec_block(st, b, client).await,
             StmtKind::Null => Ok(Flow::Normal),
             StmtKind::Assign { target, expr } => {
                 if !target.path.is_empty() {
-                    return Err(PgError::unsupported("assignment to a field or element in PL/pgSQL"));
+                    return Err(PgError::unsupported(
+                        "assignment to a field or element in PL/pgSQL",
+                    ));
                 }
-                let (v, from) = self.eval(st, expr, client).await?;
+                let (v, from) = self.eval(st, expr, client).await.map_err(|mut e| {
+                    // PostgreSQL names the assignment instead of its expression's query.
+                    if let Some(o) = e.objects.as_mut() {
+                        o.internal_query = None;
+                        o.internal_position = None;
+                    }
+                    e.with_context_line(format!(
+                        "PL/pgSQL assignment \"{} := {}\"",
+                        target.text.text, expr.text
+                    ))
+                })?;
                 self.assign(st, &target.name, v, from)?;
                 Ok(Flow::Normal)
             }
@@ -314,7 +381,11 @@ impl Session {
                     None => Ok(Flow::Normal),
                 }
             }
-            StmtKind::Case { expr, whens, else_body } => {
+            StmtKind::Case {
+                expr,
+                whens,
+                else_body,
+            } => {
                 let selector = match expr {
                     Some(e) => Some(self.eval(st, e, client).await?),
                     None => None,
@@ -325,9 +396,12 @@ impl Session {
                         Some((v, t)) => {
                             let (cands, ct) = self.eval_list(st, &w.expr, client).await?;
                             cands.iter().zip(ct).any(|(c, ct)| {
-                                let c = cast(c.clone(), ct, SqlType::new(*t), CastContext::Implicit)
-                                    .unwrap_or(Datum::Null);
-                                !c.is_null() && !v.is_null() && keel_types::ops::compare(v, &c).is_eq()
+                                let c =
+                                    cast(c.clone(), ct, SqlType::new(*t), CastContext::Implicit)
+                                        .unwrap_or(Datum::Null);
+                                !c.is_null()
+                                    && !v.is_null()
+                                    && keel_types::ops::compare(v, &c).is_eq()
                             })
                         }
                     };
@@ -373,7 +447,10 @@ impl Session {
                 ..
             } => {
                 let int = |d: Datum, t: TypeId| -> PgResult<Option<i64>> {
-                    Ok(cast(d, t, SqlType::new(TypeId::Int4), CastContext::Assignment)?.int_value())
+                    Ok(
+                        cast(d, t, SqlType::new(TypeId::Int4), CastContext::Assignment)?
+                            .int_value(),
+                    )
                 };
                 let (lo, lt) = self.eval(st, lower, client).await?;
                 let (hi, ht) = self.eval(st, upper, client).await?;
@@ -389,7 +466,10 @@ impl Session {
                     Some(e) => {
                         let (v, t) = self.eval(st, e, client).await?;
                         let v = int(v, t)?.ok_or_else(|| {
-                            PgError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "BY value of FOR loop cannot be null")
+                            PgError::new(
+                                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                                "BY value of FOR loop cannot be null",
+                            )
                         })?;
                         if v <= 0 {
                             return Err(PgError::new(
@@ -433,10 +513,15 @@ impl Session {
                     i = if *reverse { i - by } else { i + by };
                 }
                 st.vars.scopes.pop();
-                st.found = true;
+                st.set_found(true);
                 result
             }
-            StmtKind::ForQuery { label, targets, query, body } => {
+            StmtKind::ForQuery {
+                label,
+                targets,
+                query,
+                body,
+            } => {
                 let ran = self.run_sql(st, query, client).await?;
                 self.for_rows(st, label, targets, ran, body, client).await
             }
@@ -450,7 +535,11 @@ impl Session {
                 let ran = self.run_dynamic(st, query, params, client).await?;
                 self.for_rows(st, label, targets, ran, body, client).await
             }
-            StmtKind::Exit { is_exit, label, cond } => {
+            StmtKind::Exit {
+                is_exit,
+                label,
+                cond,
+            } => {
                 if let Some(c) = cond
                     && !self.eval_bool(st, c, client).await?
                 {
@@ -463,7 +552,10 @@ impl Session {
                 })
             }
             StmtKind::Return { .. } => Ok(Flow::Return),
-            StmtKind::Raise(r) => self.raise(st, r, s.line, client).await.map(|_| Flow::Normal),
+            StmtKind::Raise(r) => self
+                .raise(st, r, s.line, client)
+                .await
+                .map(|_| Flow::Normal),
             StmtKind::Assert { cond, message } => {
                 if self.eval_bool_or_null(st, cond, client).await? != Some(true) {
                     let msg = match message {
@@ -477,7 +569,11 @@ impl Session {
                 }
                 Ok(Flow::Normal)
             }
-            StmtKind::Execute { query, into, params } => {
+            StmtKind::Execute {
+                query,
+                into,
+                params,
+            } => {
                 let ran = self.run_dynamic(st, query, params, client).await?;
                 self.finish_sql(st, ran, into.as_ref())?;
                 Ok(Flow::Normal)
@@ -489,7 +585,7 @@ impl Session {
                     line: query.line,
                 };
                 let ran = self.run_sql(st, &sql, client).await?;
-                st.found = ran.count > 0;
+                st.set_found(ran.count > 0);
                 st.row_count = ran.count;
                 Ok(Flow::Normal)
             }
@@ -503,7 +599,10 @@ impl Session {
                     let v = match item {
                         keel_pl::DiagItem::RowCount => Datum::Int8(st.row_count as i64),
                         other => {
-                            return Err(PgError::unsupported(format!("GET DIAGNOSTICS {}", other.name())));
+                            return Err(PgError::unsupported(format!(
+                                "GET DIAGNOSTICS {}",
+                                other.name()
+                            )));
                         }
                     };
                     let name = target.names.join(".");
@@ -511,7 +610,10 @@ impl Session {
                 }
                 Ok(Flow::Normal)
             }
-            _ => Err(PgError::unsupported(format!("PL/pgSQL statement {}", s.kind_name()))),
+            _ => Err(PgError::unsupported(format!(
+                "PL/pgSQL statement {}",
+                s.kind_name()
+            ))),
         }
     }
 
@@ -526,33 +628,43 @@ impl Session {
         client: &mut C,
     ) -> PgResult<Flow> {
         let any = !ran.rows.is_empty();
-        let Ran { names, types, rows, .. } = ran;
+        let Ran {
+            names, types, rows, ..
+        } = ran;
         for row in rows {
             self.assign_row(st, targets, &names, &types, row)?;
             match self.exec_stmts(st, body, client).await? {
                 Flow::Normal => {}
                 f => {
                     if let Some(out) = loop_flow(f, label) {
-                        st.found = any;
+                        st.set_found(any);
                         return Ok(out);
                     }
                 }
             }
         }
-        st.found = any;
+        st.set_found(any);
         Ok(Flow::Normal)
     }
 
     /// INTO targets, FOUND and ROW_COUNT after a statement.
-    fn finish_sql(&mut self, st: &mut PlState, ran: Ran, into: Option<&keel_pl::Into>) -> PgResult<()> {
-        st.found = ran.count > 0;
+    fn finish_sql(
+        &mut self,
+        st: &mut PlState,
+        ran: Ran,
+        into: Option<&keel_pl::Into>,
+    ) -> PgResult<()> {
+        st.set_found(ran.count > 0);
         st.row_count = ran.count;
         let Some(into) = into else {
             return Ok(());
         };
         if into.strict {
             if ran.rows.is_empty() {
-                return Err(PgError::new(sqlstate::NO_DATA_FOUND, "query returned no rows"));
+                return Err(PgError::new(
+                    sqlstate::NO_DATA_FOUND,
+                    "query returned no rows",
+                ));
             }
             if ran.rows.len() > 1 {
                 return Err(PgError::new(
@@ -562,7 +674,9 @@ impl Session {
                 .with_hint("Make sure the query returns a single row, or use LIMIT 1."));
             }
         }
-        let Ran { names, types, rows, .. } = ran;
+        let Ran {
+            names, types, rows, ..
+        } = ran;
         let row = rows
             .into_iter()
             .next()
@@ -611,9 +725,16 @@ impl Session {
             ));
         }
         if var.is_record {
-            return Err(PgError::unsupported("assigning a scalar to a record variable"));
+            return Err(PgError::unsupported(
+                "assigning a scalar to a record variable",
+            ));
         }
-        let v = cast(v, from, SqlType::with_typmod(var.ty, var.typmod), CastContext::Assignment)?;
+        let v = cast(
+            v,
+            from,
+            SqlType::with_typmod(var.ty, var.typmod),
+            CastContext::Assignment,
+        )?;
         if var.not_null && v.is_null() {
             return Err(PgError::new(
                 sqlstate::NULL_VALUE_NOT_ALLOWED,
@@ -621,85 +742,6 @@ impl Session {
             ));
         }
         var.value = v;
-        Ok(())
-    }
-
-    async fn raise<C: Client>(
-        &mut self,
-        st: &mut PlState,
-        r: &Raise,
-        line: u32,
-        client: &mut C,
-    ) -> PgResult<()> {
-        if r.is_rethrow() {
-            return Err(PgError::unsupported("RAISE without parameters"));
-        }
-        let mut args = Vec::with_capacity(r.params.len());
-        for p in &r.params {
-            let (v, _) = self.eval(st, p, client).await?;
-            args.push(if v.is_null() { "<NULL>".to_string() } else { keel_types::io::to_text(&v) });
-        }
-        let mut msg = String::new();
-        if let Some(fmt) = &r.message {
-            let mut it = args.into_iter();
-            let mut chars = fmt.chars().peekable();
-            while let Some(c) = chars.next() {
-                if c == '%' {
-                    if chars.peek() == Some(&'%') {
-                        chars.next();
-                        msg.push('%');
-                    } else {
-                        msg.push_str(&it.next().unwrap_or_default());
-                    }
-                } else {
-                    msg.push(c);
-                }
-            }
-        }
-        let mut code: &'static str = match (&r.condition, r.level) {
-            (Some(RaiseCondition::SqlState(c)), _) => intern_code(c),
-            (Some(RaiseCondition::Name(n)), _) => keel_pl::condition_sqlstate(n).unwrap_or(sqlstate::RAISE_EXCEPTION),
-            (None, RaiseLevel::Exception) => sqlstate::RAISE_EXCEPTION,
-            (None, RaiseLevel::Warning) => sqlstate::WARNING,
-            (None, _) => sqlstate::SUCCESSFUL_COMPLETION,
-        };
-        if r.message.is_none()
-            && let Some(RaiseCondition::Name(n)) = &r.condition
-        {
-            msg = n.clone();
-        }
-        let (mut detail, mut hint) = (None, None);
-        for (kind, e) in &r.options {
-            let (v, _) = self.eval(st, e, client).await?;
-            let text = keel_types::io::to_text(&v);
-            match kind {
-                RaiseOptionKind::Errcode => {
-                    code = keel_pl::condition_sqlstate(&text).unwrap_or_else(|| intern_code(&text))
-                }
-                RaiseOptionKind::Message => msg = text,
-                RaiseOptionKind::Detail => detail = Some(text),
-                RaiseOptionKind::Hint => hint = Some(text),
-                _ => {}
-            }
-        }
-        let severity = match r.level {
-            RaiseLevel::Exception => {
-                let mut e = PgError::new(code, msg);
-                e.detail = detail;
-                e.hint = hint;
-                return Err(e);
-            }
-            RaiseLevel::Warning => Severity::Warning,
-            RaiseLevel::Notice => Severity::Notice,
-            RaiseLevel::Info => Severity::Info,
-            // client_min_messages is NOTICE: DEBUG and LOG do not reach the client.
-            RaiseLevel::Debug | RaiseLevel::Log => return Ok(()),
-        };
-        let mut n = PgError::notice(severity, code, msg);
-        n.detail = detail;
-        n.hint = hint;
-        let n = n.with_context_line(format!("PL/pgSQL function {} line {} at RAISE", st.fname, line));
-        client.notice(&n);
         Ok(())
     }
 }
@@ -715,5 +757,7 @@ fn loop_flow(f: Flow, label: &Option<String>) -> Option<Flow> {
     }
 }
 
+#[path = "plpgsql_raise.rs"]
+mod raise;
 #[path = "plpgsql_sql.rs"]
 mod sql;

@@ -16,7 +16,11 @@ use std::sync::Arc;
 impl Session {
     /// 57014 once the DO statement is cancelled or past statement_timeout.
     pub(crate) fn pl_check_interrupts(&self) -> PgResult<()> {
-        keel_sql::interrupt::check(&self.cancel_check(), self.deadline, std::time::Instant::now())
+        keel_sql::interrupt::check(
+            &self.cancel_check(),
+            self.deadline,
+            std::time::Instant::now(),
+        )
     }
 
     /// An expression's value and type (`SELECT <expr>`: one column; no row is NULL).
@@ -35,7 +39,11 @@ impl Session {
         if ran.types.len() != 1 {
             return Err(PgError::new(
                 sqlstate::SYNTAX_ERROR,
-                format!("query \"{}\" returned {} columns", sql.text, ran.types.len()),
+                format!(
+                    "query \"{}\" returned {} columns",
+                    sql.text,
+                    ran.types.len()
+                ),
             ));
         }
         if ran.rows.len() > 1 {
@@ -107,16 +115,22 @@ impl Session {
         client: &mut C,
     ) -> PgResult<Ran> {
         let bound = bind_vars(&sql.text, &st.vars);
+        let verbatim = bound.text == sql.text;
         let key = (bound.text, bound.types);
         let prep = match st.plans.get(&key) {
             Some(p) => p.clone(),
             None => {
-                let p = Arc::new(self.prepare(&key.0, 0, &key.1)?);
+                let p = self
+                    .prepare(&key.0, 0, &key.1)
+                    .map_err(|e| internal(e, &sql.text, verbatim))?;
+                let p = Arc::new(p);
                 st.plans.insert(key.clone(), p.clone());
                 p
             }
         };
-        self.run_prepared(&prep, &bound.values, client).await
+        self.run_prepared(&prep, &bound.values, client)
+            .await
+            .map_err(|e| internal(e, &sql.text, verbatim))
     }
 
     /// `EXECUTE expr [USING ...]`: the text is prepared as given, the USING values are `$n`.
@@ -138,11 +152,20 @@ impl Session {
         let mut values = Vec::with_capacity(params.len());
         for p in params {
             let (v, t) = self.eval(st, p, client).await?;
-            types.push(if t == TypeId::Unknown { TypeId::Text } else { t });
+            types.push(if t == TypeId::Unknown {
+                TypeId::Text
+            } else {
+                t
+            });
             values.push(v);
         }
-        let prep = Arc::new(self.prepare(&text, 0, &types)?);
-        self.run_prepared(&prep, &values, client).await
+        let prep = Arc::new(
+            self.prepare(&text, 0, &types)
+                .map_err(|e| internal(e, &text, true))?,
+        );
+        self.run_prepared(&prep, &values, client)
+            .await
+            .map_err(|e| internal(e, &text, true))
     }
 
     async fn run_prepared<C: Client>(
@@ -154,12 +177,7 @@ impl Session {
         for n in &prep.notices {
             client.notice(n);
         }
-        let r = self.run_prepared_inner(prep, values, client).await;
-        // An inner statement's cursor position points into its own text, not the DO's.
-        r.map_err(|mut e| {
-            e.position = None;
-            e
-        })
+        self.run_prepared_inner(prep, values, client).await
     }
 
     async fn run_prepared_inner<C: Client>(
@@ -211,7 +229,28 @@ impl Session {
     }
 }
 
+/// An error of a statement inside the body: its cursor position points into that statement,
+/// so it moves to the internal position and the statement becomes the internal query (psql
+/// prints them as `LINE 1: ...` and `QUERY: ...`). The position is kept only when the text
+/// ran as written (no variable became a parameter before it).
+fn internal(mut e: PgError, text: &str, verbatim: bool) -> PgError {
+    if e.objects
+        .as_ref()
+        .is_some_and(|o| o.internal_query.is_some() || o.context.is_some())
+    {
+        return e;
+    }
+    let pos = e.position.take();
+    let o = e.objects.get_or_insert_with(Default::default);
+    o.internal_query = Some(text.to_string());
+    o.internal_position = if verbatim { pos } else { None };
+    e
+}
+
 /// The row count a command tag reports (`INSERT 0 5`, `UPDATE 3`); 0 for others.
 fn tag_count(tag: &str) -> u64 {
-    tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+    tag.rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }

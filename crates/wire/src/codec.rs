@@ -550,6 +550,14 @@ pub fn error_fields(buf: &mut BytesMut, tag: u8, e: &PgError) {
                 put_cstr(buf, v);
             }
         }
+        if let Some(p) = o.internal_position {
+            buf.put_u8(b'p');
+            put_cstr(buf, &p.to_string());
+        }
+        if let Some(q) = &o.internal_query {
+            buf.put_u8(b'q');
+            put_cstr(buf, q);
+        }
         if let Some(w) = &o.context {
             buf.put_u8(b'W');
             put_cstr(buf, w);
