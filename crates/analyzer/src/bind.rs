@@ -13,6 +13,7 @@ mod position;
 pub mod query;
 mod row;
 pub mod setop;
+mod srf;
 pub mod subquery;
 pub mod types;
 
@@ -78,7 +79,15 @@ pub struct Binder<'a> {
     pub lock_strengths: Vec<crate::query::LockStrength>,
     /// Queries being bound (1 while the statement's own is, more inside subqueries and WITH).
     pub query_depth: u32,
+    /// While a select list is bound: its query depth and the set-returning calls met in it
+    /// ([`IN_AGGREGATE`] for the depth while an aggregate's arguments are).
+    pub srf_sink: Option<(u32, Vec<crate::srf::TableFunc>)>,
+    /// The clause being bound where PostgreSQL names set-returning calls as not allowed.
+    pub srf_clause: Option<&'static str>,
 }
+
+/// [`Binder::srf_sink`]'s depth while an aggregate call's arguments are bound.
+pub const IN_AGGREGATE: u32 = u32::MAX;
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
 pub fn fold(id: &ast::Ident) -> String {
@@ -103,7 +112,16 @@ pub fn object_name(n: &ast::ObjectName) -> (Option<String>, String) {
 pub fn is_aggregate_name(name: &str) -> bool {
     matches!(
         name,
-        "count" | "sum" | "avg" | "min" | "max" | "string_agg" | "bool_and" | "bool_or" | "every"
+        "count"
+            | "sum"
+            | "avg"
+            | "min"
+            | "max"
+            | "string_agg"
+            | "array_agg"
+            | "bool_and"
+            | "bool_or"
+            | "every"
     )
 }
 
@@ -134,6 +152,8 @@ impl<'a> Binder<'a> {
             non_table_rtes: Default::default(),
             lock_strengths: Vec::new(),
             query_depth: 0,
+            srf_sink: None,
+            srf_clause: None,
         }
     }
 

@@ -31,6 +31,9 @@ pub enum Special {
     Sleep(Box<Expr>),
     /// An advisory lock function; its key is one int8 or two int4 arguments.
     Advisory(AdvisoryCall, Vec<Expr>),
+    /// The current value of the select list's `k`-th set-returning call (see
+    /// [`crate::srf::ProjectSet`]); named for EXPLAIN.
+    SetValue(usize, &'static str),
 }
 
 /// Which advisory lock function (pg_[try_]advisory_[xact_]lock[_shared],

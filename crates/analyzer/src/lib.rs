@@ -9,6 +9,7 @@
 pub mod bind;
 pub mod expr;
 pub mod query;
+pub mod srf;
 
 use keel_catalog::Catalog;
 use keel_common::{PgError, PgResult};

@@ -67,11 +67,11 @@ pub enum Rel {
     Values {
         rows: Vec<Vec<Expr>>,
     },
-    Series {
-        start: Expr,
-        stop: Expr,
-        step: Option<Expr>,
-        ty: TypeId,
+    /// Set-returning functions in FROM: their rows side by side, as long as the longest
+    /// (the shorter ones NULL-padded), with a trailing int8 row number `WITH ORDINALITY`.
+    Function {
+        funcs: Vec<crate::srf::TableFunc>,
+        ordinality: bool,
     },
     /// The rows of a system view, made when the statement runs (from the catalog and the
     /// engine's state of that moment).
@@ -80,11 +80,11 @@ pub enum Rel {
         input: Box<Rel>,
         pred: Expr,
     },
-    /// Projection; `srf` = a generate_series call in the select list at position `.0`.
+    /// Projection; `srf` = the select list's set-returning calls, when it has any.
     Project {
         input: Box<Rel>,
         exprs: Vec<Expr>,
-        srf: Option<(usize, Expr, Expr, Option<Expr>)>,
+        srf: Option<crate::srf::ProjectSet>,
     },
     Join {
         left: Box<Rel>,

@@ -459,6 +459,12 @@ fn eval_special(s: &Special, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Dat
             }
             _ => Datum::Null,
         },
+        Special::SetValue(k, _) => row
+            .len()
+            .checked_sub(k + 1)
+            .and_then(|i| row.get(i))
+            .cloned()
+            .ok_or_else(|| PgError::internal("set-returning value outside its projection"))?,
         Special::Advisory(call, args) => {
             let mut vals = Vec::with_capacity(args.len());
             for a in args {

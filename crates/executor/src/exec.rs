@@ -23,6 +23,7 @@ mod sort;
 mod sort_spill;
 pub mod subplan;
 mod sysview;
+pub mod table_func;
 mod tempfile;
 pub mod tuplestore;
 mod values;
@@ -167,12 +168,9 @@ fn build_node<'a>(
         ),
         Plan::Values { rows } => Box::new(values::Values::new(rows)),
         Plan::SystemView(view) => Box::new(sysview::SystemViewScan::new(*view, engine, txn)),
-        Plan::Series {
-            start,
-            stop,
-            step,
-            ty,
-        } => Box::new(values::Series::new(start, stop, step.as_ref(), *ty)),
+        Plan::Function { funcs, ordinality } => {
+            Box::new(table_func::FunctionScan::new(funcs, *ordinality))
+        }
         Plan::Filter { input, pred } => Box::new(filter::Filter {
             input: build(input, engine, txn)?,
             pred,

@@ -98,7 +98,7 @@ pub fn count_nodes(plan: &Plan) -> usize {
 /// A node's inputs in the order the executor builds them.
 fn children(plan: &Plan) -> Vec<&Plan> {
     match plan {
-        Plan::Scan { .. } | Plan::Values { .. } | Plan::Series { .. } | Plan::SystemView(_) => {
+        Plan::Scan { .. } | Plan::Values { .. } | Plan::Function { .. } | Plan::SystemView(_) => {
             vec![]
         }
         Plan::Filter { input, .. }
@@ -443,7 +443,7 @@ impl Explainer<'_> {
 fn relations(plan: &Plan, subplans: &[Option<Plan>]) -> usize {
     fn walk(p: &Plan) -> usize {
         let own = match p {
-            Plan::Scan { .. } | Plan::Series { .. } | Plan::IndexNestLoop { .. } => 1,
+            Plan::Scan { .. } | Plan::Function { .. } | Plan::IndexNestLoop { .. } => 1,
             Plan::Values { rows } if rows.len() > 1 => 1,
             _ => 0,
         };

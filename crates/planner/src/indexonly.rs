@@ -133,7 +133,7 @@ impl Pass<'_> {
                 };
                 *run = scanrun::scan_run(table, access, filter.as_ref(), &cols);
             }
-            Plan::Values { .. } | Plan::Series { .. } | Plan::SystemView(_) => {}
+            Plan::Values { .. } | Plan::Function { .. } | Plan::SystemView(_) => {}
             Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
             Plan::LockRows { input, .. } => self.walk(input, Need::All),
             Plan::Project { input, exprs, srf } => {
@@ -146,9 +146,8 @@ impl Pass<'_> {
                     }
                     _ => exprs.iter().collect(),
                 };
-                if let Some((_, a, b, c)) = srf {
-                    read.extend([&*a, &*b]);
-                    read.extend(c.iter());
+                if let Some(set) = srf {
+                    read.extend(set.funcs.iter().flat_map(|f| &f.args));
                 }
                 let need = only(&read);
                 self.walk_goal(input, need, goal);

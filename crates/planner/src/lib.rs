@@ -336,24 +336,17 @@ impl<'a> Planner<'a> {
                 Plan::Values { rows: rows.clone() }
             }
             Rel::SystemView(v) => Plan::SystemView(*v),
-            Rel::Series {
-                start,
-                stop,
-                step,
-                ty,
-            } => {
-                self.exprs([start, stop].into_iter().chain(step));
-                Plan::Series {
-                    start: start.clone(),
-                    stop: stop.clone(),
-                    step: step.clone(),
-                    ty: *ty,
+            Rel::Function { funcs, ordinality } => {
+                self.exprs(funcs.iter().flat_map(|f| &f.args));
+                Plan::Function {
+                    funcs: funcs.clone(),
+                    ordinality: *ordinality,
                 }
             }
             Rel::Project { input, exprs, srf } => {
                 self.exprs(exprs);
-                if let Some((_, a, b, c)) = srf {
-                    self.exprs([a, b].into_iter().chain(c));
+                if let Some(set) = srf {
+                    self.exprs(set.funcs.iter().flat_map(|f| &f.args));
                 }
                 if srf.is_none() {
                     self.goal = goal;

@@ -6,6 +6,7 @@ use keel_analyzer::expr::Expr;
 pub use keel_analyzer::query::{
     AggCall, FkCheck, OutColumn, RefCheck, SetOpKind, SortKey, SystemView,
 };
+use keel_analyzer::srf::{ProjectSet, TableFunc};
 use keel_catalog::{IndexDef, TableDef};
 use keel_types::TypeId;
 use std::sync::Arc;
@@ -84,11 +85,10 @@ pub enum Plan {
     Values {
         rows: Vec<Vec<Expr>>,
     },
-    Series {
-        start: Expr,
-        stop: Expr,
-        step: Option<Expr>,
-        ty: TypeId,
+    /// Set-returning functions in FROM (see `Rel::Function`).
+    Function {
+        funcs: Vec<TableFunc>,
+        ordinality: bool,
     },
     /// A system view's rows, made when the node first runs.
     SystemView(SystemView),
@@ -96,11 +96,11 @@ pub enum Plan {
         input: Box<Plan>,
         pred: Expr,
     },
-    /// Projection; `srf` = a generate_series call in the select list at position `.0`.
+    /// Projection; `srf` = the select list's set-returning calls, when it has any.
     Project {
         input: Box<Plan>,
         exprs: Vec<Expr>,
-        srf: Option<(usize, Expr, Expr, Option<Expr>)>,
+        srf: Option<ProjectSet>,
     },
     Join {
         left: Box<Plan>,
@@ -264,7 +264,7 @@ impl Plan {
         match self {
             Plan::Scan { access, filter, .. } => access.is_point() && no_subplan(filter),
             Plan::Values { rows } => rows.len() <= 16 && no_subplan(rows.iter().flatten()),
-            Plan::Series { .. } | Plan::SystemView(_) => false,
+            Plan::Function { .. } | Plan::SystemView(_) => false,
             Plan::Filter { input, pred } => no_subplan([pred]) && input.is_cheap(),
             Plan::Project {
                 input,

@@ -535,6 +535,47 @@ impl Session {
                 let ran = self.run_dynamic(st, query, params, client).await?;
                 self.for_rows(st, label, targets, ran, body, client).await
             }
+            StmtKind::Foreach {
+                label,
+                targets,
+                slice,
+                array,
+                body,
+            } => {
+                if *slice != 0 {
+                    return Err(PgError::unsupported("FOREACH with SLICE"));
+                }
+                let (v, _) = self.eval(st, array, client).await?;
+                let items = match v {
+                    Datum::Array(a) => a,
+                    Datum::Null => {
+                        return Err(PgError::new(
+                            sqlstate::NULL_VALUE_NOT_ALLOWED,
+                            "FOREACH expression must not be null",
+                        ));
+                    }
+                    _ => {
+                        return Err(PgError::new(
+                            sqlstate::DATATYPE_MISMATCH,
+                            "FOREACH expression must yield an array",
+                        ));
+                    }
+                };
+                let elem = items.elem;
+                let names = [String::new()];
+                for item in items.items {
+                    self.assign_row(st, targets, &names, &[elem], vec![item])?;
+                    match self.exec_stmts(st, body, client).await? {
+                        Flow::Normal => {}
+                        f => {
+                            if let Some(out) = loop_flow(f, label) {
+                                return Ok(out);
+                            }
+                        }
+                    }
+                }
+                Ok(Flow::Normal)
+            }
             StmtKind::Exit {
                 is_exit,
                 label,

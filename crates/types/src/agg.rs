@@ -5,7 +5,7 @@ use crate::interval::Interval;
 use crate::numeric::Numeric;
 use crate::ops::{compare_typed, int_out_of_range};
 use crate::{Datum, TypeId};
-use keel_common::{PgError, PgResult};
+use keel_common::{PgError, PgResult, sqlstate};
 use std::cmp::Ordering;
 
 struct CountStar(i64);
@@ -289,6 +289,118 @@ impl Accumulator for MinMax {
     }
     fn finish(&mut self) -> PgResult<Datum> {
         Ok(self.best.clone())
+    }
+}
+
+/// array_agg: the input values in order, NULLs included; no rows give NULL. The element
+/// type is the first non-null value's (text-like values report text: the array codecs
+/// treat the text family alike).
+#[derive(Default)]
+struct ArrayAgg {
+    items: Option<Vec<Datum>>,
+    elem: Option<TypeId>,
+    bytes: usize,
+}
+impl Accumulator for ArrayAgg {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        let v = args.first().cloned().unwrap_or(Datum::Null);
+        if self.elem.is_none() {
+            self.elem = v.natural_type();
+        }
+        self.bytes += std::mem::size_of::<Datum>() + v.heap_bytes();
+        let items = self.items.get_or_insert_with(Vec::new);
+        crate::array::Array::check_size(items.len() + 1)?;
+        items.push(v);
+        Ok(())
+    }
+    fn heap_bytes(&self) -> usize {
+        self.bytes
+    }
+    fn finish(&mut self) -> PgResult<Datum> {
+        let Some(items) = self.items.take() else {
+            return Ok(Datum::Null);
+        };
+        let elem = self.elem.unwrap_or(TypeId::Text);
+        Ok(Datum::Array(Box::new(crate::array::Array::from_items(
+            elem, items,
+        ))))
+    }
+}
+
+/// array_agg over arrays: each input becomes one slice of a result with one more dimension.
+/// Inputs must be non-null, non-empty and all of the first input's shape (PostgreSQL's
+/// errors otherwise); the inner lower bounds are the first input's.
+#[derive(Default)]
+struct ArrayAggArrays {
+    first: Option<crate::array::Array>,
+    count: i32,
+    items: Vec<Datum>,
+    bytes: usize,
+}
+impl Accumulator for ArrayAggArrays {
+    fn update(&mut self, args: &[Datum]) -> PgResult<()> {
+        use crate::array::Array;
+        let a = match args.first() {
+            Some(Datum::Array(a)) => a,
+            _ => {
+                return Err(PgError::new(
+                    sqlstate::NULL_VALUE_NOT_ALLOWED,
+                    "cannot accumulate null arrays",
+                ));
+            }
+        };
+        if a.dims.is_empty() {
+            return Err(PgError::new(
+                sqlstate::ARRAY_SUBSCRIPT_ERROR,
+                "cannot accumulate empty arrays",
+            ));
+        }
+        match &self.first {
+            None => {
+                if a.dims.len() >= crate::array::MAXDIM {
+                    return Err(crate::array::too_many_dims(a.dims.len() + 1));
+                }
+                self.first = Some(Array::empty(a.elem));
+                if let Some(f) = self.first.as_mut() {
+                    f.dims = a.dims.clone();
+                }
+            }
+            Some(f) if f.dims.len() != a.dims.len() => {
+                return Err(PgError::new(
+                    sqlstate::ARRAY_SUBSCRIPT_ERROR,
+                    "cannot accumulate arrays of different dimensionality",
+                ));
+            }
+            Some(f) if f.dims.iter().zip(&a.dims).any(|(x, y)| x.len != y.len) => {
+                return Err(PgError::new(
+                    sqlstate::ARRAY_SUBSCRIPT_ERROR,
+                    "cannot accumulate arrays of different dimensionality",
+                ));
+            }
+            Some(_) => {}
+        }
+        Array::check_size(self.items.len() + a.items.len())?;
+        self.bytes += a.heap_bytes();
+        self.items.extend(a.items.iter().cloned());
+        self.count += 1;
+        Ok(())
+    }
+    fn heap_bytes(&self) -> usize {
+        self.bytes
+    }
+    fn finish(&mut self) -> PgResult<Datum> {
+        let Some(mut a) = self.first.take() else {
+            return Ok(Datum::Null);
+        };
+        a.dims.insert(
+            0,
+            crate::array::Dim {
+                len: self.count,
+                lower: 1,
+            },
+        );
+        a.items = std::mem::take(&mut self.items);
+        Ok(Datum::Array(Box::new(a)))
     }
 }
 
@@ -600,6 +712,22 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Aggregate> {
                 args,
                 result,
                 new_accumulator: || Box::new(StringAgg::default()),
+                state_grows: true,
+            })
+        }
+        ("array_agg", [t]) if t.is_array() => Some(Aggregate {
+            args: crate::func::intern_types(&[*t]),
+            result: *t,
+            new_accumulator: || Box::new(ArrayAggArrays::default()),
+            state_grows: true,
+        }),
+        ("array_agg", [t]) => {
+            let elem = if *t == Unknown { Text } else { *t };
+            let result = elem.array_of()?;
+            Some(Aggregate {
+                args: crate::func::intern_types(&[elem]),
+                result,
+                new_accumulator: || Box::new(ArrayAgg::default()),
                 state_grows: true,
             })
         }

@@ -461,10 +461,11 @@ fn bin_err(msg: impl Into<String>) -> PgError {
 
 /// `array_send`: ndim, has-nulls flag, element type oid, (length, lower bound) per
 /// dimension, then each element as a length word (-1 for NULL) and its binary form.
-pub fn write_binary(a: &Array, out: &mut Vec<u8>) {
+/// `elem` is the column's declared element type (a value built from varchar reports text).
+pub fn write_binary(a: &Array, elem: TypeId, out: &mut Vec<u8>) {
     out.extend_from_slice(&(a.dims.len() as i32).to_be_bytes());
     out.extend_from_slice(&(a.has_nulls() as i32).to_be_bytes());
-    out.extend_from_slice(&a.elem.oid().to_be_bytes());
+    out.extend_from_slice(&elem.oid().to_be_bytes());
     for d in &a.dims {
         out.extend_from_slice(&d.len.to_be_bytes());
         out.extend_from_slice(&d.lower.to_be_bytes());

@@ -542,6 +542,20 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
                 array_to_string(a, c)
             })
         }
+        ("regexp_match" | "regexp_split_to_array", 2 | 3) if args.iter().all(|&x| text(x)) => {
+            let types: &[TypeId] = if args.len() == 3 {
+                &[Text, Text, Text]
+            } else {
+                &[Text, Text]
+            };
+            let func: fn(&[Datum], &mut dyn FuncContext) -> PgResult<Datum> =
+                if name == "regexp_match" {
+                    regexp_match
+                } else {
+                    regexp_split_to_array
+                };
+            f(types, TextArray, true, func)
+        }
         ("string_to_array", 2 | 3) if args.iter().all(|&x| text(x)) => {
             let types: &[TypeId] = if args.len() == 3 {
                 &[Text, Text, Text]
@@ -552,4 +566,45 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
         }
         _ => None,
     }
+}
+
+fn text_arg(d: Option<&Datum>) -> Option<&str> {
+    match d {
+        Some(Datum::Text(s)) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+fn text_args(a: &[Datum]) -> (&str, &str, Option<&str>) {
+    let t = text_arg;
+    (
+        t(a.first()).unwrap_or(""),
+        t(a.get(1)).unwrap_or(""),
+        t(a.get(2)),
+    )
+}
+
+/// `regexp_match(string, pattern [, flags])`: the first match's groups as text[].
+fn regexp_match(a: &[Datum], cx: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (s, p, flags) = text_args(a);
+    Ok(match crate::regex::regexp_match(s, p, flags, cx)? {
+        Some(groups) => {
+            let items = groups
+                .into_iter()
+                .map(|g| g.map_or(Datum::Null, Datum::Text))
+                .collect();
+            Datum::Array(Box::new(Array::from_items(TypeId::Text, items)))
+        }
+        None => Datum::Null,
+    })
+}
+
+/// `regexp_split_to_array(string, pattern [, flags])`.
+fn regexp_split_to_array(a: &[Datum], cx: &mut dyn FuncContext) -> PgResult<Datum> {
+    let (s, p, flags) = text_args(a);
+    let pieces = crate::regex::regexp_split(s, p, flags, "regexp_split_to_array", cx)?;
+    Ok(Datum::Array(Box::new(Array::from_items(
+        TypeId::Text,
+        pieces.into_iter().map(Datum::Text).collect(),
+    ))))
 }

@@ -502,7 +502,7 @@ pub fn format_binary(value: &Datum, ty: TypeId, out: &mut Vec<u8>) {
             out.extend_from_slice(&iv.days.to_be_bytes());
             out.extend_from_slice(&iv.months.to_be_bytes());
         }
-        Datum::Array(a) => crate::array::write_binary(a, out),
+        Datum::Array(a) => crate::array::write_binary(a, ty.elem().unwrap_or(a.elem), out),
     }
     let _ = ty;
 }

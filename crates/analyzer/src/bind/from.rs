@@ -2,11 +2,8 @@
 
 use super::query::table_scope;
 use super::{Binder, Scope, ScopeCol, fold};
-use crate::expr::Expr;
 use crate::query::{Rel, SystemView};
 use keel_common::{PgError, PgResult, sqlstate};
-use keel_types::cast::CastContext;
-use keel_types::{SqlType, TypeId};
 use sqlparser::ast::{self, Spanned};
 
 impl Binder<'_> {
@@ -15,58 +12,10 @@ impl Binder<'_> {
             ast::TableFactor::Table {
                 name, alias, args, ..
             } => {
-                let (_, n) = super::object_name(name);
-                if let Some(args) = args {
-                    if n != "generate_series" {
-                        return Err(self.at(
-                            PgError::unsupported(format!("table function {n}()")),
-                            name.span(),
-                        ));
-                    }
-                    let mut a = Vec::new();
-                    for arg in &args.args {
-                        match arg {
-                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                                a.push(self.expr(e, &Scope::default(), &mut None)?)
-                            }
-                            _ => {
-                                return Err(PgError::unsupported(
-                                    "this generate_series() argument",
-                                ));
-                            }
-                        }
-                    }
-                    let (start, stop, step, ty) =
-                        self.series_args(a).map_err(|e| self.at(e, name.span()))?;
-                    let colname = match alias {
-                        Some(al) if !al.columns.is_empty() => fold(&al.columns[0].name),
-                        Some(al) => fold(&al.name),
-                        None => "generate_series".into(),
-                    };
-                    let qual = alias
-                        .as_ref()
-                        .map(|a| fold(&a.name))
-                        .unwrap_or_else(|| "generate_series".into());
-                    let scope = Scope {
-                        cols: vec![ScopeCol {
-                            qualifier: Some(qual),
-                            name: colname,
-                            ty,
-                            typmod: -1,
-                            table_oid: 0,
-                            attnum: 0,
-                            hidden: false,
-                        }],
-                    };
-                    return Ok((
-                        Rel::Series {
-                            start,
-                            stop,
-                            step,
-                            ty,
-                        },
-                        scope,
-                    ));
+                if args.is_some() {
+                    return self.function_item(t, &Scope::default()).and_then(|f| {
+                        f.ok_or_else(|| PgError::internal("function item expected"))
+                    });
                 }
                 if name.0.len() == 1 {
                     let n = super::object_name(name).1;
@@ -154,67 +103,14 @@ impl Binder<'_> {
                     .collect();
                 Ok((sub.root, Scope { cols }))
             }
+            ast::TableFactor::UNNEST { .. } | ast::TableFactor::Function { .. } => self
+                .function_item(t, &Scope::default())
+                .and_then(|f| f.ok_or_else(|| PgError::unsupported(format!("FROM item \"{t}\"")))),
             ast::TableFactor::NestedJoin {
                 table_with_joins,
                 alias: None,
             } => self.bind_from_joins(table_with_joins),
             other => Err(PgError::unsupported(format!("FROM item \"{other}\""))),
         }
-    }
-
-    pub fn series_args(
-        &mut self,
-        mut a: Vec<Expr>,
-    ) -> PgResult<(Expr, Expr, Option<Expr>, TypeId)> {
-        let no_function = |a: &[Expr]| {
-            let tys: Vec<TypeId> = a.iter().map(Expr::ty).collect();
-            super::func::no_function("generate_series", &tys)
-        };
-        if a.len() < 2 || a.len() > 3 {
-            return Err(no_function(&a));
-        }
-        let temporal = a.iter().any(|e| {
-            matches!(
-                e.ty(),
-                TypeId::Timestamp | TypeId::TimestampTz | TypeId::Date
-            )
-        }) || a.get(2).is_some_and(|e| e.ty() == TypeId::Interval);
-        let ty = if a.iter().any(|e| e.ty() == TypeId::Numeric) {
-            return Err(PgError::unsupported("generate_series(numeric)"));
-        } else if temporal {
-            if a.len() != 3 {
-                return Err(no_function(&a));
-            }
-            // PostgreSQL's resolution: timestamp only when an argument is one and none is
-            // timestamptz; dates and untyped literals go to timestamptz (its preferred type).
-            let has = |t: TypeId| a.iter().any(|e| e.ty() == t);
-            if has(TypeId::Timestamp) && !has(TypeId::TimestampTz) {
-                TypeId::Timestamp
-            } else {
-                TypeId::TimestampTz
-            }
-        } else if a.iter().any(|e| e.ty() == TypeId::Int8) {
-            TypeId::Int8
-        } else {
-            TypeId::Int4
-        };
-        let mut out = Vec::new();
-        for (i, e) in a.drain(..).enumerate() {
-            let target = if temporal && i == 2 {
-                TypeId::Interval
-            } else {
-                ty
-            };
-            out.push(super::types::coerce(
-                e,
-                SqlType::new(target),
-                CastContext::Implicit,
-                &mut self.params,
-            )?);
-        }
-        let step = if out.len() == 3 { out.pop() } else { None };
-        let stop = out.pop().ok_or_else(|| PgError::internal("series"))?;
-        let start = out.pop().ok_or_else(|| PgError::internal("series"))?;
-        Ok((start, stop, step, ty))
     }
 }

@@ -84,6 +84,9 @@ impl Binder<'_> {
         if is_aggregate_name(&name) {
             return self.aggregate_call(f, &name, &arg_asts, star, distinct, &order_asts, agg);
         }
+        if let Some(func) = crate::srf::SetFunc::by_name(&name) {
+            return self.set_function_call(func, f, &arg_asts, scope, agg);
+        }
         let mut args = Vec::with_capacity(arg_asts.len());
         for x in arg_asts {
             args.push(self.expr(x, scope, agg)?);
@@ -115,9 +118,13 @@ impl Binder<'_> {
         };
         let input = a.input.clone();
         let mut args = Vec::new();
-        for x in arg_asts {
+        let sink = self.srf_sink.replace((super::IN_AGGREGATE, Vec::new()));
+        let bound: PgResult<()> = arg_asts.iter().try_for_each(|x| {
             args.push(self.expr(x, &input, &mut None)?);
-        }
+            Ok(())
+        });
+        self.srf_sink = sink;
+        bound?;
         let mut tys: Vec<TypeId> = args
             .iter()
             .map(|e| {
@@ -388,11 +395,6 @@ impl Binder<'_> {
             ("coalesce", n) if n > 0 => {
                 let (ty, args) = self.unify(args, "COALESCE")?;
                 return Ok(Expr::Coalesce(args, ty));
-            }
-            ("generate_series", _) => {
-                return Err(PgError::unsupported(
-                    "generate_series() here (use it in FROM or at the top of the select list)",
-                ));
             }
             _ => {}
         }

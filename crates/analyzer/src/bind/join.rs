@@ -16,6 +16,13 @@ impl Binder<'_> {
     pub(crate) fn bind_from_joins(&mut self, twj: &ast::TableWithJoins) -> PgResult<(Rel, Scope)> {
         let (mut plan, mut scope) = self.bind_from_item(&twj.relation)?;
         for j in &twj.joins {
+            if let ast::JoinOperator::CrossJoin(_) = &j.join_operator
+                && let Some((rp, rs)) = self.lateral_function(&j.relation, &mut plan, &scope)?
+                && let Rel::Project { srf: Some(_), .. } = &rp
+            {
+                (plan, scope) = (rp, rs);
+                continue;
+            }
             let (rplan, rscope) = self.bind_from_item(&j.relation)?;
             use ast::JoinOperator as J;
             let (left_join, right_join, cons) = match &j.join_operator {

@@ -3,6 +3,7 @@
 use super::{AggCtx, Binder, Scope, ScopeCol, fold};
 use crate::expr::Expr;
 use crate::query::{OutColumn, Query, Rel, SortKey};
+use crate::srf::ProjectSet;
 use keel_catalog::TableDef;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::cast::CastContext;
@@ -195,7 +196,19 @@ impl Binder<'_> {
             let first = it.next().ok_or_else(|| PgError::internal("empty FROM"))?;
             let (mut plan, mut scope) = self.bind_from_joins(first)?;
             for twj in it {
-                let (rp, rs) = self.bind_from_joins(twj)?;
+                let lateral = if twj.joins.is_empty() {
+                    self.lateral_function(&twj.relation, &mut plan, &scope)?
+                } else {
+                    None
+                };
+                let (rp, rs) = match lateral {
+                    Some((rp @ Rel::Project { srf: Some(_), .. }, rs)) => {
+                        (plan, scope) = (rp, rs);
+                        continue;
+                    }
+                    Some(item) => item,
+                    None => self.bind_from_joins(twj)?,
+                };
                 let rw = rs.cols.len();
                 scope.cols.extend(rs.cols);
                 plan = Rel::Join {
@@ -211,7 +224,10 @@ impl Binder<'_> {
             (plan, scope)
         };
         if let Some(w) = &s.selection {
-            let pred = self.bool_expr(w, &scope, &mut None)?;
+            let clause = self.srf_clause.replace("WHERE");
+            let pred = self.bool_expr(w, &scope, &mut None);
+            self.srf_clause = clause;
+            let pred = pred?;
             plan = Rel::Filter {
                 input: Box::new(plan),
                 pred,
@@ -532,20 +548,29 @@ impl Binder<'_> {
         Ok(keys)
     }
 
-    #[allow(clippy::type_complexity)]
+    /// The select list: its expressions, output columns and set-returning calls.
     fn projection(
         &mut self,
         items: &[ast::SelectItem],
         scope: &Scope,
         agg: &mut Option<&mut AggCtx>,
-    ) -> PgResult<(
-        Vec<Expr>,
-        Vec<OutColumn>,
-        Option<(usize, Expr, Expr, Option<Expr>)>,
-    )> {
+    ) -> PgResult<(Vec<Expr>, Vec<OutColumn>, Option<ProjectSet>)> {
+        let outer = self.srf_sink.replace((self.query_depth, Vec::new()));
+        let r = self.projection_items(items, scope, agg);
+        let funcs = std::mem::replace(&mut self.srf_sink, outer).map_or(Vec::new(), |s| s.1);
+        let (exprs, cols) = r?;
+        let srf = (!funcs.is_empty()).then_some(ProjectSet { funcs });
+        Ok((exprs, cols, srf))
+    }
+
+    fn projection_items(
+        &mut self,
+        items: &[ast::SelectItem],
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<(Vec<Expr>, Vec<OutColumn>)> {
         let mut exprs = Vec::new();
         let mut cols = Vec::new();
-        let mut srf = None;
         for item in items {
             match item {
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
@@ -602,33 +627,6 @@ impl Binder<'_> {
                         ast::SelectItem::ExprWithAlias { alias, .. } => Some(fold(alias)),
                         _ => None,
                     };
-                    // generate_series(...) at the top of the select list.
-                    if let ast::Expr::Function(f) = e
-                        && super::object_name(&f.name).1 == "generate_series"
-                        && srf.is_none()
-                        && agg.is_none()
-                    {
-                        let mut args = Vec::new();
-                        if let ast::FunctionArguments::List(l) = &f.args {
-                            for a in &l.args {
-                                if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a
-                                {
-                                    args.push(self.expr(x, scope, agg)?);
-                                }
-                            }
-                        }
-                        let (start, stop, step, ty) = self.series_args(args)?;
-                        srf = Some((exprs.len(), start, stop, step));
-                        exprs.push(Expr::Const(Datum::Null, ty));
-                        cols.push(OutColumn {
-                            name: alias.unwrap_or_else(|| "generate_series".into()),
-                            ty,
-                            typmod: -1,
-                            table_oid: 0,
-                            attnum: 0,
-                        });
-                        continue;
-                    }
                     let b = self.expr(e, scope, agg)?;
                     let (name, table_oid, attnum, typmod) = match (&b, agg.is_none()) {
                         (Expr::Col(i, _), true) => {
@@ -651,7 +649,7 @@ impl Binder<'_> {
                 }
             }
         }
-        Ok((exprs, cols, srf))
+        Ok((exprs, cols))
     }
 }
 

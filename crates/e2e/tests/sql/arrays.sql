@@ -66,3 +66,24 @@ select id from ta where nums = '{1,2}' order by id;
 select id from ta where nums > '{1,2}' order by id;
 
 select * from ta where id = any('{1,3}') order by id;
+
+-- case: array_agg
+create table aa(g int, v int, s text);
+insert into aa values (1,3,'c'),(1,1,'a'),(2,2,null),(2,5,'e'),(3,null,null);
+select g, array_agg(v), array_agg(s) from aa group by g order by g;
+select array_agg(v order by v desc), array_agg(distinct g) from aa;
+select array_agg(v) filter (where v > 1) from aa;
+select array_agg(v) from aa where false;
+select array_agg(array[g,v]) from aa where v is not null;
+select pg_typeof(array_agg(s)), pg_typeof(array_agg(1.5)) from aa;
+drop table aa;
+-- case: regexp_match
+select regexp_match('foobarbequebaz', '(bar)(beque)');
+select regexp_match('foobarbequebaz', 'barbeque');
+select regexp_match('abc', 'x');
+select regexp_match('ABC', 'b', 'i');
+select regexp_match('a1b22', '(\d)(x)?');
+select regexp_split_to_array('hello world  foo', '\s+');
+select regexp_split_to_array('abc', '');
+select regexp_split_to_array('a,B,c', 'b', 'i');
+select (regexp_match('key=val', '(\w+)=(\w+)'))[2];

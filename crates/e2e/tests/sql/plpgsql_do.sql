@@ -92,3 +92,19 @@ do $$ begin if then end if; end $$;
 do $$ begin loop end; end $$;
 do language plpythonu $$ pass $$;
 do $$ begin end $$ language sql;
+
+-- case: foreach
+do $$
+declare a int[] := array[1,2,3]; x int; s int := 0;
+begin
+  foreach x in array a loop s := s + x; end loop;
+  raise notice 'sum %', s;
+  foreach x in array array[[1,2],[3,4]] loop raise notice 'x %', x; end loop;
+  foreach x in array '{}'::int[] loop raise notice 'never'; end loop;
+end $$;
+do $$
+declare t text;
+begin
+  foreach t in array array['a',null,'c'] loop raise notice 't %', t; end loop;
+  foreach t in array null::text[] loop raise notice 'never'; end loop;
+end $$;

@@ -1,9 +1,10 @@
-//! Projection, with at most one generate_series() in the select list.
+//! Projection, expanding rows by the select list's set-returning calls when it has any.
 
-use super::values::SeriesState;
+use super::table_func::SetExpansion;
 use super::{BoxNode, Node, Row};
 use crate::eval::{Eval, EvalCx};
 use keel_analyzer::expr::Expr;
+use keel_analyzer::srf::ProjectSet;
 use keel_common::PgResult;
 use keel_types::Datum;
 
@@ -42,16 +43,12 @@ pub struct Project<'a> {
     /// Per output expression: the input column it moves out of the input row (the column is
     /// a plain reference that no other expression reads), instead of copying it.
     moves: Vec<Option<usize>>,
-    srf: Option<&'a (usize, Expr, Expr, Option<Expr>)>,
-    current: Option<(Row, SeriesState)>,
+    srf: Option<&'a ProjectSet>,
+    current: Option<(Row, SetExpansion)>,
 }
 
 impl<'a> Project<'a> {
-    pub fn new(
-        input: BoxNode<'a>,
-        exprs: &'a [Expr],
-        srf: Option<&'a (usize, Expr, Expr, Option<Expr>)>,
-    ) -> Self {
+    pub fn new(input: BoxNode<'a>, exprs: &'a [Expr], srf: Option<&'a ProjectSet>) -> Self {
         Project {
             input,
             moves: if srf.is_some() {
@@ -99,15 +96,15 @@ impl<'a> Node<'a> for Project<'a> {
         };
         loop {
             if let Some((row, st)) = self.current.as_mut() {
-                ev.tick()?;
-                if let Some(v) = st.next()? {
+                if let Some(vals) = st.next(ev)? {
+                    // The calls' values follow the input row, last call first (see
+                    // `Special::SetValue`).
+                    let mut ext = Vec::with_capacity(row.len() + vals.len());
+                    ext.extend_from_slice(row);
+                    ext.extend(vals.into_iter().rev());
                     let mut out = Vec::with_capacity(self.exprs.len());
-                    for (i, e) in self.exprs.iter().enumerate() {
-                        out.push(if i == srf.0 {
-                            v.clone()
-                        } else {
-                            e.eval(row, ev)?
-                        });
+                    for e in self.exprs {
+                        out.push(e.eval(&ext, ev)?);
                     }
                     return Ok(Some(out));
                 }
@@ -116,10 +113,8 @@ impl<'a> Node<'a> for Project<'a> {
             let Some(r) = self.input.next(ev)? else {
                 return Ok(None);
             };
-            let ty = self.exprs[srf.0].ty();
-            if let Some(st) = SeriesState::open(&srf.1, &srf.2, srf.3.as_ref(), ty, &r, ev)? {
-                self.current = Some((r, st));
-            }
+            let st = SetExpansion::open(&srf.funcs, &r, ev)?;
+            self.current = Some((r, st));
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Rows without input: VALUES lists and generate_series in FROM.
+//! Rows without input: VALUES lists, and the state of a generate_series.
 
 use super::{Node, Row};
 use crate::eval::{Eval, EvalCx};
@@ -60,20 +60,9 @@ fn zero_step() -> PgError {
 }
 
 impl SeriesState {
-    /// Evaluates the arguments; None when one is NULL (no rows, as the strict function).
-    pub fn open(
-        start: &Expr,
-        stop: &Expr,
-        step: Option<&Expr>,
-        ty: TypeId,
-        row: &[Datum],
-        ev: &mut EvalCx<'_>,
-    ) -> PgResult<Option<SeriesState>> {
-        let (a, b) = (start.eval(row, ev)?, stop.eval(row, ev)?);
-        let s = match step {
-            Some(e) => e.eval(row, ev)?,
-            None => Datum::Int4(1),
-        };
+    /// The series over evaluated arguments; None when one is NULL (no rows, as the strict
+    /// function). `s` is the step (Int4 1 when the call has none).
+    pub fn open(a: Datum, b: Datum, s: Datum, ty: TypeId) -> PgResult<Option<SeriesState>> {
         if a.is_null() || b.is_null() || s.is_null() {
             return Ok(None);
         }
@@ -163,45 +152,5 @@ impl SeriesState {
                 }))
             }
         }
-    }
-}
-
-pub struct Series<'a> {
-    start: &'a Expr,
-    stop: &'a Expr,
-    step: Option<&'a Expr>,
-    ty: TypeId,
-    state: Option<Option<SeriesState>>,
-}
-
-impl<'a> Series<'a> {
-    pub fn new(start: &'a Expr, stop: &'a Expr, step: Option<&'a Expr>, ty: TypeId) -> Self {
-        Series {
-            start,
-            stop,
-            step,
-            ty,
-            state: None,
-        }
-    }
-}
-
-impl<'a> Node<'a> for Series<'a> {
-    fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
-        if self.state.is_none() {
-            self.state = Some(SeriesState::open(
-                self.start,
-                self.stop,
-                self.step,
-                self.ty,
-                &[],
-                ev,
-            )?);
-        }
-        ev.tick()?;
-        Ok(match self.state.as_mut().and_then(|s| s.as_mut()) {
-            Some(s) => s.next()?.map(|d| vec![d]),
-            None => None,
-        })
     }
 }

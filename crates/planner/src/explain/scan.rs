@@ -2,6 +2,7 @@
 //! Bitmap Heap Scans with their conditions) and `node`, which dispatches on the plan node.
 
 use super::*;
+use keel_analyzer::srf::SetFunc;
 
 impl Explainer<'_> {
     /// A table scan through `access` keeping rows that pass `filter`.
@@ -170,23 +171,28 @@ impl Explainer<'_> {
                 self.subqueries(&mut d, &[], rows.iter().flatten());
                 (d, names)
             }
-            Plan::Series { ty, .. } => {
+            Plan::Function { funcs, ordinality } => {
+                let width: i64 = funcs.iter().map(|f| width_of(f.ty)).sum();
                 let est = Est {
                     startup: 0.0,
                     total: 10.0,
-                    rows: 1000.0,
-                    width: width_of(*ty),
+                    rows: if funcs.iter().all(|f| f.func == SetFunc::Series) {
+                        1000.0
+                    } else {
+                        100.0
+                    },
+                    width: width + if *ordinality { 8 } else { 0 },
                 };
+                let name = funcs.first().map_or("unnest", |f| f.func.name());
                 let label = if self.verbose {
-                    "pg_catalog.generate_series"
+                    format!("pg_catalog.{name}")
                 } else {
-                    "generate_series"
+                    name.to_string()
                 };
                 let mut d = Display::new(format!("Function Scan on {label}"), est, src);
                 d.node_type = "Function Scan".to_string();
-                d.target =
-                    self.target_fields("Function Name", "generate_series", "generate_series");
-                (d, vec!["generate_series".to_string()])
+                d.target = self.target_fields("Function Name", name, name);
+                (d, vec![name.to_string()])
             }
             // Keel makes a system view's rows itself, as a function would (PostgreSQL expands
             // the view into scans of its catalogs).

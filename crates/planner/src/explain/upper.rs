@@ -499,7 +499,7 @@ impl Explainer<'_> {
             }
             Plan::Scan { .. }
             | Plan::Values { .. }
-            | Plan::Series { .. }
+            | Plan::Function { .. }
             | Plan::SystemView(_)
             | Plan::Filter { .. }
             | Plan::Project { .. } => self.node(plan),

@@ -1,0 +1,63 @@
+//! Set-returning functions: calls that produce rows rather than a value. In FROM they are a
+//! relation of their own (a function scan); in a select list they expand each input row, all
+//! of the list's calls advancing together until the longest is done (PostgreSQL 10's
+//! ProjectSet rule: the shorter ones give NULL meanwhile).
+
+use crate::expr::Expr;
+use keel_types::TypeId;
+
+/// Which set-returning function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetFunc {
+    /// `generate_series(start, stop [, step])` over integers or timestamps.
+    Series,
+    /// `unnest(anyarray)`: the elements in storage order, whatever the dimensions.
+    Unnest,
+    /// `generate_subscripts(anyarray, dim [, reverse])`.
+    Subscripts,
+    /// `regexp_matches(string, pattern [, flags])`: one text[] per match.
+    RegexpMatches,
+    /// `regexp_split_to_table(string, pattern [, flags])`.
+    RegexpSplit,
+}
+
+impl SetFunc {
+    pub fn by_name(name: &str) -> Option<SetFunc> {
+        Some(match name {
+            "generate_series" => SetFunc::Series,
+            "unnest" => SetFunc::Unnest,
+            "generate_subscripts" => SetFunc::Subscripts,
+            "regexp_matches" => SetFunc::RegexpMatches,
+            "regexp_split_to_table" => SetFunc::RegexpSplit,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SetFunc::Series => "generate_series",
+            SetFunc::Unnest => "unnest",
+            SetFunc::Subscripts => "generate_subscripts",
+            SetFunc::RegexpMatches => "regexp_matches",
+            SetFunc::RegexpSplit => "regexp_split_to_table",
+        }
+    }
+}
+
+/// One bound call of a set-returning function with one output column of type `ty`. Its
+/// arguments are coerced to the function's parameter types; a NULL argument gives no rows
+/// (the functions are strict).
+#[derive(Clone)]
+pub struct TableFunc {
+    pub func: SetFunc,
+    pub args: Vec<Expr>,
+    pub ty: TypeId,
+}
+
+/// The set-returning calls of a select list. The list's expressions read the value each call
+/// produced for the current output row through `Special::SetValue(k)`: the projection appends
+/// the calls' values to the input row, last call first, so `k` counts from the row's end.
+#[derive(Clone)]
+pub struct ProjectSet {
+    pub funcs: Vec<TableFunc>,
+}
