@@ -15,6 +15,7 @@ mod row;
 pub mod setop;
 pub mod subquery;
 pub mod types;
+mod userfunc;
 
 use crate::expr::Expr;
 use crate::query::AggCall;
@@ -78,6 +79,9 @@ pub struct Binder<'a> {
     pub lock_strengths: Vec<crate::query::LockStrength>,
     /// Queries being bound (1 while the statement's own is, more inside subqueries and WITH).
     pub query_depth: u32,
+    /// While a SQL function's body is bound: the function's name and its input parameters'
+    /// names, which unqualified (or `fname.`-qualified) names that match no column refer to.
+    pub fn_params: Option<(String, Vec<(Option<String>, TypeId)>)>,
 }
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
@@ -134,6 +138,7 @@ impl<'a> Binder<'a> {
             non_table_rtes: Default::default(),
             lock_strengths: Vec::new(),
             query_depth: 0,
+            fn_params: None,
         }
     }
 
@@ -535,6 +540,9 @@ impl<'a> Binder<'a> {
                 Err(e) if subquery::is_undefined(&e) && !self.outer.is_empty() => {
                     return self.outer_column(qual, name, e);
                 }
+                Err(e) if subquery::is_undefined(&e) => {
+                    return self.function_param(qual, name).ok_or(e);
+                }
                 r => r?,
             };
             if let Expr::Col(ci, _) = inner {
@@ -561,12 +569,29 @@ impl<'a> Binder<'a> {
             // sqlparser turns some keywords into identifiers in odd positions.
             return self.named_function(name, vec![]);
         }
-        match self.column(qual, name, scope) {
+        let r = match self.column(qual, name, scope) {
             Err(e) if subquery::is_undefined(&e) && !self.outer.is_empty() => {
                 self.outer_column(qual, name, e)
             }
             r => r,
+        };
+        match r {
+            Err(e) if subquery::is_undefined(&e) => self.function_param(qual, name).ok_or(e),
+            r => r,
         }
+    }
+
+    /// A SQL function body's reference to its parameter `name` (columns take precedence,
+    /// as in PostgreSQL); `fname.name` also names it.
+    fn function_param(&self, qual: Option<&str>, name: &str) -> Option<Expr> {
+        let (fname, params) = self.fn_params.as_ref()?;
+        if qual.is_some_and(|q| q != fname) {
+            return None;
+        }
+        let i = params
+            .iter()
+            .position(|(n, _)| n.as_deref() == Some(name))?;
+        Some(Expr::Param(i, params[i].1))
     }
 
     #[inline(never)]
