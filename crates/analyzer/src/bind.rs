@@ -16,6 +16,7 @@ pub mod setop;
 pub mod subquery;
 pub mod types;
 mod userfunc;
+mod userfunc_from;
 
 use crate::expr::Expr;
 use crate::query::AggCall;

@@ -173,7 +173,11 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
         strict,
         signature,
     };
-    cat.functions.insert(oid, Arc::new(def));
+    let def = Arc::new(def);
+    cat.functions.insert(oid, def.clone());
+    if def.language == FuncLanguage::Sql {
+        keel_executor::sqlfunc::check_body(def, Arc::new(cat.clone()))?;
+    }
     Ok("CREATE FUNCTION".into())
 }
 

@@ -59,6 +59,42 @@ fn plan_body(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
     )?))
 }
 
+/// Checks a new SQL function's body against `catalog` (which holds the function, so the
+/// body may call it), as PostgreSQL's check_function_bodies does at CREATE FUNCTION: it must
+/// parse and bind, and its result column must cast to the declared result type.
+pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) -> PgResult<()> {
+    let call = UserCall {
+        def,
+        catalog,
+        body: Default::default(),
+    };
+    let plan = plan_body(&call).map_err(|mut e| {
+        // Positions would point into the body, not into the statement.
+        e.position = None;
+        e
+    })?;
+    let ret = call.def.ret;
+    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
+    if plan.columns.len() != 1
+        || (from != ret.id && !keel_types::cast::can_cast(from, ret.id, CastContext::Assignment))
+    {
+        let actual = if plan.columns.len() == 1 {
+            from.name().to_string()
+        } else {
+            "record".into()
+        };
+        return Err(PgError::new(
+            keel_common::sqlstate::INVALID_FUNCTION_DEFINITION,
+            format!(
+                "return type mismatch in function declared to return {}",
+                ret.id.name()
+            ),
+        )
+        .with_detail(format!("Actual return type is {actual}.")));
+    }
+    Ok(())
+}
+
 /// The body's plan, planned at the first call of this call site.
 fn body_plan(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
     if let Some(p) = call.body.get()

@@ -17,6 +17,11 @@ impl Binder<'_> {
             } => {
                 let (_, n) = super::object_name(name);
                 if let Some(args) = args {
+                    if n != "generate_series"
+                        && let Some(srf) = self.user_srf_in_from(&n, &args.args, alias.as_ref())?
+                    {
+                        return Ok(srf);
+                    }
                     if n != "generate_series" {
                         return Err(self.at(
                             PgError::unsupported(format!("table function {n}()")),

@@ -61,6 +61,11 @@ impl Binder<'_> {
                             arg: ast::FunctionArgExpr::Expr(x),
                             ..
                         } => named_asts.push((super::fold(n), x)),
+                        ast::FunctionArg::ExprNamed {
+                            name: ast::Expr::Identifier(n),
+                            arg: ast::FunctionArgExpr::Expr(x),
+                            ..
+                        } => named_asts.push((super::fold(n), x)),
                         _ => {
                             return Err(PgError::unsupported(
                                 "named or qualified-wildcard function arguments",

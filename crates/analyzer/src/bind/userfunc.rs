@@ -8,7 +8,7 @@
 
 use super::{Binder, Scope};
 use crate::expr::{Expr, Special, UserCall};
-use keel_catalog::{FuncLanguage, FunctionDef};
+use keel_catalog::{Catalog, FuncLanguage, FunctionDef};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::cast::{CastContext, can_cast};
 use keel_types::TypeId;
@@ -18,9 +18,18 @@ use super::types::coerce;
 
 /// Where each input parameter's value comes from: `Some(k)` = the k-th given argument
 /// (positional ones, then named ones), `None` = its DEFAULT.
-type Slots = Vec<Option<usize>>;
+pub(crate) type Slots = Vec<Option<usize>>;
 
-fn fit(f: &FunctionDef, tys: &[TypeId], positional: usize, named: &[String]) -> Option<(usize, Slots)> {
+/// How well a candidate fits: exactly matching argument types, then unknown literals
+/// landing on text (the preferred type of the string category PostgreSQL resolves them to).
+type Score = (usize, usize);
+
+fn fit(
+    f: &FunctionDef,
+    tys: &[TypeId],
+    positional: usize,
+    named: &[String],
+) -> Option<(Score, Slots)> {
     let ins: Vec<_> = f.input_args().collect();
     if tys.len() > ins.len() {
         return None;
@@ -37,6 +46,7 @@ fn fit(f: &FunctionDef, tys: &[TypeId], positional: usize, named: &[String]) -> 
         slots[p] = Some(positional + j);
     }
     let mut exact = 0;
+    let mut unknown_text = 0;
     for (s, a) in slots.iter().zip(&ins) {
         match s {
             None if a.default.is_none() => return None,
@@ -45,13 +55,15 @@ fn fit(f: &FunctionDef, tys: &[TypeId], positional: usize, named: &[String]) -> 
                 let t = tys[*k];
                 if t == a.ty.id {
                     exact += 1;
+                } else if t == TypeId::Unknown && a.ty.id == TypeId::Text {
+                    unknown_text += 1;
                 } else if t != TypeId::Unknown && !can_cast(t, a.ty.id, CastContext::Implicit) {
                     return None;
                 }
             }
         }
     }
-    Some((exact, slots))
+    Some(((exact, unknown_text), slots))
 }
 
 fn shown_args(tys: &[TypeId], positional: usize, named: &[String]) -> String {
@@ -60,6 +72,53 @@ fn shown_args(tys: &[TypeId], positional: usize, named: &[String]) -> String {
         list.push(format!("{n} => {}", tys[positional + j].name()));
     }
     list.join(", ")
+}
+
+/// The overload of `name` that the given arguments (`positional` of them, then the
+/// `named` ones) choose, with where each of its input parameters takes its value from.
+pub(crate) fn choose(
+    catalog: &Catalog,
+    name: &str,
+    given: &[Expr],
+    positional: usize,
+    named: &[String],
+) -> PgResult<(Arc<FunctionDef>, Slots)> {
+    let tys: Vec<TypeId> = given.iter().map(Expr::ty).collect();
+    let mut best: Option<(Score, Arc<FunctionDef>, Slots)> = None;
+    let mut tied = false;
+    for f in catalog.functions_named(name) {
+        let Some((score, slots)) = fit(f, &tys, positional, named) else {
+            continue;
+        };
+        match &best {
+            Some((s, ..)) if *s > score => {}
+            Some((s, ..)) if *s == score => tied = true,
+            _ => {
+                tied = false;
+                best = Some((score, f.clone(), slots));
+            }
+        }
+    }
+    let shown = shown_args(&tys, positional, named);
+    let Some((_, def, slots)) = best else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {name}({shown}) does not exist"),
+        )
+        .with_hint(
+            "No function matches the given name and argument types. You might need to add explicit type casts.",
+        ));
+    };
+    if tied {
+        return Err(PgError::new(
+            sqlstate::AMBIGUOUS_FUNCTION,
+            format!("function {name}({shown}) is not unique"),
+        )
+        .with_hint(
+            "Could not choose a best candidate function. You might need to add explicit type casts.",
+        ));
+    }
+    Ok((def, slots))
 }
 
 impl Binder<'_> {
@@ -79,48 +138,17 @@ impl Binder<'_> {
         let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
         let mut given: Vec<Expr> = args;
         given.extend(named.into_iter().map(|(_, e)| e));
-        let tys: Vec<TypeId> = given.iter().map(Expr::ty).collect();
-        let mut best: Option<(usize, Arc<FunctionDef>, Slots)> = None;
-        let mut tied = false;
-        for f in self.catalog.functions_named(name) {
-            let Some((score, slots)) = fit(f, &tys, positional, &names) else {
-                continue;
-            };
-            match &best {
-                Some((s, ..)) if *s > score => {}
-                Some((s, ..)) if *s == score => tied = true,
-                _ => {
-                    tied = false;
-                    best = Some((score, f.clone(), slots));
-                }
-            }
-        }
-        let shown = shown_args(&tys, positional, &names);
-        let Some((_, def, slots)) = best else {
-            return Err(PgError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!("function {name}({shown}) does not exist"),
-            )
-            .with_hint(
-                "No function matches the given name and argument types. You might need to add explicit type casts.",
-            ));
-        };
-        if tied {
-            return Err(PgError::new(
-                sqlstate::AMBIGUOUS_FUNCTION,
-                format!("function {name}({shown}) is not unique"),
-            )
-            .with_hint(
-                "Could not choose a best candidate function. You might need to add explicit type casts.",
-            ));
-        }
+        let (def, slots) = choose(self.catalog, name, &given, positional, &names)?;
         if def.set_returning {
             return Err(PgError::unsupported(
                 "set-returning user-defined functions outside FROM",
             ));
         }
         if def.language == FuncLanguage::Plpgsql {
-            return Err(PgError::unsupported("PL/pgSQL functions are not supported yet"));
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "PL/pgSQL functions are not supported yet",
+            ));
         }
         let mut given: Vec<Option<Expr>> = given.into_iter().map(Some).collect();
         let ins: Vec<_> = def.input_args().cloned().collect();
