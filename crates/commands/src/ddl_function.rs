@@ -211,7 +211,7 @@ pub(crate) fn drop_function(
                         .collect();
                     format!("{name}({})", tys.join(", "))
                 }
-                None => name.clone(),
+                None => format!("{name}()"),
             };
             if df.if_exists {
                 notices.push(super::ddl::notice(format!(
@@ -221,7 +221,10 @@ pub(crate) fn drop_function(
             }
             return Err(PgError::new(
                 sqlstate::UNDEFINED_FUNCTION,
-                format!("function {shown} does not exist"),
+                match &desc.args {
+                    Some(_) => format!("function {shown} does not exist"),
+                    None => format!("could not find a function named \"{name}\""),
+                },
             ));
         };
         cat.functions.remove(&f.oid);
