@@ -165,7 +165,10 @@ impl Catalog {
             {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_FUNCTION,
-                    format!("function \"{}\" already exists with same argument types", f.name),
+                    format!(
+                        "function \"{}\" already exists with same argument types",
+                        f.name
+                    ),
                 ));
             }
             next.functions.insert(f.oid, f.clone());

@@ -136,7 +136,10 @@ impl Catalog {
     }
 
     /// The overloads of function `name`, in oid order. O(functions): there are few.
-    pub fn functions_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Arc<FunctionDef>> {
+    pub fn functions_named<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<FunctionDef>> {
         self.functions.values().filter(move |f| f.name == name)
     }
 

@@ -6,9 +6,7 @@
 //! CREATE, as PostgreSQL reports them.
 
 use keel_analyzer::bind::types;
-use keel_catalog::{
-    ArgMode, Catalog, FuncLanguage, FuncVolatility, FunctionArg, FunctionDef,
-};
+use keel_catalog::{ArgMode, Catalog, FuncLanguage, FuncVolatility, FunctionArg, FunctionDef};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::SqlType;
 use sqlparser::ast;
@@ -93,11 +91,20 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
                         "function result type must be specified",
                     ));
                 }
-                _ => return Err(PgError::unsupported("functions with several OUT parameters")),
+                _ => {
+                    return Err(PgError::unsupported(
+                        "functions with several OUT parameters",
+                    ));
+                }
             }
         }
     };
-    let language = match cf.language.as_ref().map(|l| l.value.to_lowercase()).as_deref() {
+    let language = match cf
+        .language
+        .as_ref()
+        .map(|l| l.value.to_lowercase())
+        .as_deref()
+    {
         Some("sql") => FuncLanguage::Sql,
         Some("plpgsql") => FuncLanguage::Plpgsql,
         Some(other) => {
@@ -146,9 +153,7 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
                     sqlstate::INVALID_FUNCTION_DEFINITION,
                     "cannot change return type of existing function",
                 )
-                .with_hint(format!(
-                    "Use DROP FUNCTION {signature} first."
-                )));
+                .with_hint(format!("Use DROP FUNCTION {signature} first.")));
             }
             old.oid
         }

@@ -7,9 +7,7 @@ use keel_e2e::Server;
 #[test]
 fn functions_survive_a_sigkill() {
     let mut srv = Server::start(&[("checkpoint_timeout", "3600")]);
-    srv.query(
-        "create function before_ckpt(a int) returns int language sql as 'select a + 1'",
-    );
+    srv.query("create function before_ckpt(a int) returns int language sql as 'select a + 1'");
     srv.query("checkpoint");
     srv.query(
         "create or replace function gen_rand_str(int) returns text as $function$
@@ -21,7 +19,9 @@ $function$ language sql strict",
     srv.query("create or replace function before_ckpt(a int) returns int language sql as 'select a + 100'");
     srv.query("create function dropped() returns int language sql as 'select 1'");
     srv.query("drop function dropped()");
-    srv.query("begin; create function rolled_back() returns int language sql as 'select 1'; rollback");
+    srv.query(
+        "begin; create function rolled_back() returns int language sql as 'select 1'; rollback",
+    );
 
     srv.crash();
     srv.restart();

@@ -34,11 +34,15 @@ fn plan_body(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
     }
     let parsed = keel_parser::parse_statement(stmts[0].text, 0)?;
     let keel_parser::Parsed::Statement { stmt, text, .. } = parsed.parsed else {
-        return Err(PgError::unsupported("this statement in a SQL function body"));
+        return Err(PgError::unsupported(
+            "this statement in a SQL function body",
+        ));
     };
     let param_types: Vec<TypeId> = def.input_args().map(|a| a.ty.id).collect();
-    let params: Vec<(Option<String>, TypeId)> =
-        def.input_args().map(|a| (a.name.clone(), a.ty.id)).collect();
+    let params: Vec<(Option<String>, TypeId)> = def
+        .input_args()
+        .map(|a| (a.name.clone(), a.ty.id))
+        .collect();
     let mut b = keel_analyzer::bind::Binder::new(&call.catalog, &param_types, &text, 0);
     b.fn_params = Some((def.name.clone(), params));
     let analyzed = match stmt.as_ref() {

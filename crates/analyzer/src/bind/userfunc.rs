@@ -10,8 +10,8 @@ use super::{Binder, Scope};
 use crate::expr::{Expr, Special, UserCall};
 use keel_catalog::{Catalog, FuncLanguage, FunctionDef};
 use keel_common::{PgError, PgResult, sqlstate};
-use keel_types::cast::{CastContext, can_cast};
 use keel_types::TypeId;
+use keel_types::cast::{CastContext, can_cast};
 use std::sync::Arc;
 
 use super::types::coerce;
@@ -39,7 +39,9 @@ fn fit(
         *s = Some(i);
     }
     for (j, n) in named.iter().enumerate() {
-        let p = ins.iter().position(|a| a.name.as_deref() == Some(n.as_str()))?;
+        let p = ins
+            .iter()
+            .position(|a| a.name.as_deref() == Some(n.as_str()))?;
         if slots[p].is_some() {
             return None;
         }
@@ -67,7 +69,10 @@ fn fit(
 }
 
 fn shown_args(tys: &[TypeId], positional: usize, named: &[String]) -> String {
-    let mut list: Vec<String> = tys[..positional].iter().map(|t| t.name().to_string()).collect();
+    let mut list: Vec<String> = tys[..positional]
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
     for (j, n) in named.iter().enumerate() {
         list.push(format!("{n} => {}", tys[positional + j].name()));
     }

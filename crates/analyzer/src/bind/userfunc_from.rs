@@ -19,7 +19,10 @@ fn substitute(def: &FunctionDef, args: &[String]) -> PgResult<String> {
         .tokenize()
         .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
     let names: Vec<Option<&str>> = def.input_args().map(|a| a.name.as_deref()).collect();
-    let types: Vec<String> = def.input_args().map(|a| a.ty.id.name().to_string()).collect();
+    let types: Vec<String> = def
+        .input_args()
+        .map(|a| a.ty.id.name().to_string())
+        .collect();
     let mut out = String::with_capacity(def.body.len());
     let mut after_period = false;
     for t in &tokens {
