@@ -82,8 +82,12 @@ pub struct Binder<'a> {
     pub query_depth: u32,
     /// While a SQL function's body is bound: the function's name and its input parameters'
     /// names, which unqualified (or `fname.`-qualified) names that match no column refer to.
-    pub fn_params: Option<(String, Vec<(Option<String>, TypeId)>)>,
+    pub fn_params: Option<FunctionParams>,
 }
+
+/// A SQL function body's parameters while it is bound: the function's name, and each input
+/// parameter's name (if it has one) and type, in order.
+pub type FunctionParams = (String, Vec<(Option<String>, TypeId)>);
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
 pub fn fold(id: &ast::Ident) -> String {

@@ -175,7 +175,8 @@ pub enum FuncLanguage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FunctionDef {
     pub oid: Oid,
-    pub name: String,
+    /// The function's name (pg_proc.proname); overloads share it.
+    pub proname: String,
     pub schema: String,
     /// Every declared parameter, in order, with OUT and TABLE ones.
     pub args: Vec<FunctionArg>,

@@ -167,7 +167,7 @@ impl Catalog {
                     sqlstate::DUPLICATE_FUNCTION,
                     format!(
                         "function \"{}\" already exists with same argument types",
-                        f.name
+                        f.proname
                     ),
                 ));
             }

@@ -140,7 +140,7 @@ impl Catalog {
         &'a self,
         name: &'a str,
     ) -> impl Iterator<Item = &'a Arc<FunctionDef>> {
-        self.functions.values().filter(move |f| f.name == name)
+        self.functions.values().filter(move |f| f.proname == name)
     }
 
     pub fn sequence_by_name(&self, name: &str) -> Option<&Arc<SequenceDef>> {

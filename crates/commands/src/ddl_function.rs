@@ -167,7 +167,7 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
     };
     let def = FunctionDef {
         oid,
-        name,
+        proname: name,
         schema: "public".into(),
         args,
         ret,

@@ -44,7 +44,7 @@ fn plan_body(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
         .map(|a| (a.name.clone(), a.ty.id))
         .collect();
     let mut b = keel_analyzer::bind::Binder::new(&call.catalog, &param_types, &text, 0);
-    b.fn_params = Some((def.name.clone(), params));
+    b.fn_params = Some((def.proname.clone(), params));
     let analyzed = match stmt.as_ref() {
         sqlparser::ast::Statement::Query(q) => Analyzed::Query(b.query(q)?),
         _ => {
