@@ -16,6 +16,8 @@ pub mod setop;
 mod srf;
 pub mod subquery;
 pub mod types;
+mod userfunc;
+mod userfunc_from;
 
 use crate::expr::Expr;
 use crate::query::AggCall;
@@ -84,10 +86,17 @@ pub struct Binder<'a> {
     pub srf_sink: Option<(u32, Vec<crate::srf::TableFunc>)>,
     /// The clause being bound where PostgreSQL names set-returning calls as not allowed.
     pub srf_clause: Option<&'static str>,
+    /// While a SQL function's body is bound: the function's name and its input parameters'
+    /// names, which unqualified (or `fname.`-qualified) names that match no column refer to.
+    pub fn_params: Option<FunctionParams>,
 }
 
 /// [`Binder::srf_sink`]'s depth while an aggregate call's arguments are bound.
 pub const IN_AGGREGATE: u32 = u32::MAX;
+
+/// A SQL function body's parameters while it is bound: the function's name, and each input
+/// parameter's name (if it has one) and type, in order.
+pub type FunctionParams = (String, Vec<(Option<String>, TypeId)>);
 
 /// Folds an identifier as PostgreSQL does: unquoted names are lower-cased.
 pub fn fold(id: &ast::Ident) -> String {
@@ -154,6 +163,7 @@ impl<'a> Binder<'a> {
             query_depth: 0,
             srf_sink: None,
             srf_clause: None,
+            fn_params: None,
         }
     }
 
@@ -555,6 +565,9 @@ impl<'a> Binder<'a> {
                 Err(e) if subquery::is_undefined(&e) && !self.outer.is_empty() => {
                     return self.outer_column(qual, name, e);
                 }
+                Err(e) if subquery::is_undefined(&e) => {
+                    return self.function_param(qual, name).ok_or(e);
+                }
                 r => r?,
             };
             if let Expr::Col(ci, _) = inner {
@@ -581,12 +594,29 @@ impl<'a> Binder<'a> {
             // sqlparser turns some keywords into identifiers in odd positions.
             return self.named_function(name, vec![]);
         }
-        match self.column(qual, name, scope) {
+        let r = match self.column(qual, name, scope) {
             Err(e) if subquery::is_undefined(&e) && !self.outer.is_empty() => {
                 self.outer_column(qual, name, e)
             }
             r => r,
+        };
+        match r {
+            Err(e) if subquery::is_undefined(&e) => self.function_param(qual, name).ok_or(e),
+            r => r,
         }
+    }
+
+    /// A SQL function body's reference to its parameter `name` (columns take precedence,
+    /// as in PostgreSQL); `fname.name` also names it.
+    fn function_param(&self, qual: Option<&str>, name: &str) -> Option<Expr> {
+        let (fname, params) = self.fn_params.as_ref()?;
+        if qual.is_some_and(|q| q != fname) {
+            return None;
+        }
+        let i = params
+            .iter()
+            .position(|(n, _)| n.as_deref() == Some(name))?;
+        Some(Expr::Param(i, params[i].1))
     }
 
     #[inline(never)]

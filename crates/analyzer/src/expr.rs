@@ -34,6 +34,24 @@ pub enum Special {
     /// The current value of the select list's `k`-th set-returning call (see
     /// [`crate::srf::ProjectSet`]); named for EXPLAIN.
     SetValue(usize, &'static str),
+    /// A call of a user-defined function with its (coerced, defaults filled in) arguments.
+    UserFunction(Arc<UserCall>, Vec<Expr>),
+}
+
+/// A call site of a user-defined function: the definition and the catalog it was bound
+/// against (the body is planned against the same one). The executor plans the body at the
+/// first call and keeps the plan here, so a prepared statement plans it once.
+pub struct UserCall {
+    pub def: Arc<keel_catalog::FunctionDef>,
+    pub catalog: Arc<keel_catalog::Catalog>,
+    /// The planned body (the executor's type), set at the first call.
+    pub body: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for UserCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UserCall({})", self.def.signature)
+    }
 }
 
 /// Which advisory lock function (pg_[try_]advisory_[xact_]lock[_shared],
@@ -330,7 +348,9 @@ impl Expr {
             Expr::SubPlan(_) => true,
             Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
             Expr::Special(Special::Sleep(arg), _) => arg.has_subplan(),
-            Expr::Special(Special::Advisory(_, args), _) => args.iter().any(Expr::has_subplan),
+            Expr::Special(Special::Advisory(_, args) | Special::UserFunction(_, args), _) => {
+                args.iter().any(Expr::has_subplan)
+            }
             Expr::Special(..) => false,
             Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
                 l.has_subplan() || r.has_subplan()
@@ -370,6 +390,7 @@ impl Expr {
                     | Special::Setval(..)
                     | Special::Sleep(_)
                     | Special::Advisory(..)
+                    | Special::UserFunction(..)
             ),
             Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
                 l.is_row_independent() && r.is_row_independent()
@@ -454,7 +475,9 @@ impl Expr {
                     }
                 }
                 Special::Sleep(a) => f(a),
-                Special::Advisory(_, args) => args.iter().for_each(f),
+                Special::Advisory(_, args) | Special::UserFunction(_, args) => {
+                    args.iter().for_each(f)
+                }
                 _ => {}
             },
             Expr::Case { whens, default, .. } => {

@@ -48,7 +48,9 @@ pub fn analyze(
         | ast::Statement::CreateIndex(_)
         | ast::Statement::AlterTable(_)
         | ast::Statement::Truncate(_)
-        | ast::Statement::CreateSequence { .. } => Analyzed::Ddl(Box::new(stmt.clone())),
+        | ast::Statement::CreateSequence { .. }
+        | ast::Statement::CreateFunction(_)
+        | ast::Statement::DropFunction(_) => Analyzed::Ddl(Box::new(stmt.clone())),
         other => {
             let s = other.to_string();
             let words: Vec<&str> = s.split_whitespace().take(2).collect();

@@ -135,3 +135,85 @@ impl crate::CatalogEntry for SequenceDef {
         self.owned_by.map(|(table, _)| table)
     }
 }
+
+/// A parameter's mode (pg_proc.proargmodes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArgMode {
+    In,
+    Out,
+    InOut,
+    Variadic,
+    /// A RETURNS TABLE column (PostgreSQL's 't').
+    Table,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionArg {
+    pub name: Option<String>,
+    pub ty: SqlType,
+    pub mode: ArgMode,
+    /// The DEFAULT expression as SQL text, bound where a call leaves the argument out.
+    pub default: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FuncVolatility {
+    Immutable,
+    Stable,
+    Volatile,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FuncLanguage {
+    Sql,
+    Plpgsql,
+}
+
+/// A user-defined function (a pg_proc row). Overloads share a name; the catalog key is the
+/// signature (`name(type, ...)`, input types only), unique as pg_proc's
+/// (proname, proargtypes, pronamespace) is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDef {
+    pub oid: Oid,
+    /// The function's name (pg_proc.proname); overloads share it.
+    pub proname: String,
+    pub schema: String,
+    /// Every declared parameter, in order, with OUT and TABLE ones.
+    pub args: Vec<FunctionArg>,
+    /// The result type (the element type for SETOF; `record` for several OUT columns).
+    pub ret: SqlType,
+    /// SETOF or RETURNS TABLE: a set-returning function.
+    pub set_returning: bool,
+    pub language: FuncLanguage,
+    /// The body as written between the quotes.
+    pub body: String,
+    pub volatility: FuncVolatility,
+    /// STRICT / RETURNS NULL ON NULL INPUT: NULL when any argument is NULL, body not run.
+    pub strict: bool,
+    /// `name(type, ...)` of the input arguments: the key in the catalog's function map.
+    pub signature: String,
+}
+
+impl FunctionDef {
+    /// The arguments a call passes (IN, INOUT, VARIADIC), in order.
+    pub fn input_args(&self) -> impl Iterator<Item = &FunctionArg> {
+        self.args
+            .iter()
+            .filter(|a| matches!(a.mode, ArgMode::In | ArgMode::InOut | ArgMode::Variadic))
+    }
+
+    /// The signature key of `name` with these input argument types.
+    pub fn signature_of(name: &str, types: &[SqlType]) -> String {
+        let list: Vec<String> = types.iter().map(|t| t.id.name().to_string()).collect();
+        format!("{name}({})", list.join(", "))
+    }
+}
+
+impl crate::CatalogEntry for FunctionDef {
+    fn oid(&self) -> Oid {
+        self.oid
+    }
+    fn name(&self) -> &str {
+        &self.signature
+    }
+}

@@ -6,7 +6,7 @@
 //! contains it therefore changes nothing; recovery skips such deltas by version anyway (the
 //! checkpointed catalog may be newer than the redo point), and refuses a gap in versions.
 
-use crate::{Catalog, IndexDef, SequenceDef, TableDef};
+use crate::{Catalog, FunctionDef, IndexDef, SequenceDef, TableDef};
 use keel_common::{Oid, PgError, PgResult, sqlstate};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -22,6 +22,10 @@ pub struct CatalogDelta {
     pub dropped_indexes: Vec<Oid>,
     pub sequences: Vec<Arc<SequenceDef>>,
     pub dropped_sequences: Vec<Oid>,
+    #[serde(default)]
+    pub functions: Vec<Arc<FunctionDef>>,
+    #[serde(default)]
+    pub dropped_functions: Vec<Oid>,
 }
 
 impl CatalogDelta {
@@ -46,6 +50,7 @@ impl Catalog {
         let (tables, dropped_tables) = self.tables.changes();
         let (indexes, dropped_indexes) = self.indexes.changes();
         let (sequences, dropped_sequences) = self.sequences.changes();
+        let (functions, dropped_functions) = self.functions.changes();
         CatalogDelta {
             version: self.version,
             next_oid: self.next_oid,
@@ -55,11 +60,16 @@ impl Catalog {
             dropped_indexes,
             sequences,
             dropped_sequences,
+            functions,
+            dropped_functions,
         }
     }
 
     pub fn has_changes(&self) -> bool {
-        self.tables.has_changes() || self.indexes.has_changes() || self.sequences.has_changes()
+        self.tables.has_changes()
+            || self.indexes.has_changes()
+            || self.sequences.has_changes()
+            || self.functions.has_changes()
     }
 
     /// Forgets the change sets: done when the catalog is installed, so the next DDL's
@@ -68,6 +78,7 @@ impl Catalog {
         self.tables.clear_changes();
         self.indexes.clear_changes();
         self.sequences.clear_changes();
+        self.functions.clear_changes();
     }
 
     /// Replays `d` (recovery). Returns false when this catalog already contains it (its
@@ -89,6 +100,7 @@ impl Catalog {
         self.tables.apply(&d.tables, &d.dropped_tables);
         self.indexes.apply(&d.indexes, &d.dropped_indexes);
         self.sequences.apply(&d.sequences, &d.dropped_sequences);
+        self.functions.apply(&d.functions, &d.dropped_functions);
         self.next_oid = self.next_oid.max(d.next_oid);
         self.version = d.version;
         Ok(true)
@@ -111,6 +123,9 @@ impl Catalog {
         }
         for oid in &d.dropped_sequences {
             next.sequences.remove(oid);
+        }
+        for oid in &d.dropped_functions {
+            next.functions.remove(oid);
         }
         let taken = |next: &Catalog, name: &str, oid: Oid| match next.relation(name) {
             Some(crate::Relation::Table(t)) => t.oid != oid,
@@ -141,6 +156,22 @@ impl Catalog {
                 return Err(exists(&s.name));
             }
             next.sequences.insert(s.oid, s.clone());
+        }
+        for f in &d.functions {
+            if next
+                .functions
+                .by_name(&f.signature)
+                .is_some_and(|other| other.oid != f.oid)
+            {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_FUNCTION,
+                    format!(
+                        "function \"{}\" already exists with same argument types",
+                        f.proname
+                    ),
+                ));
+            }
+            next.functions.insert(f.oid, f.clone());
         }
         next.version = current.version + 1;
         next.next_oid = current.next_oid.max(self.next_oid);

@@ -43,6 +43,10 @@ pub struct Catalog {
     pub tables: RelMap<TableDef>,
     pub indexes: RelMap<IndexDef>,
     pub sequences: RelMap<SequenceDef>,
+    /// User-defined functions, keyed by signature (`FunctionDef::signature`). Absent in
+    /// catalogs written before functions existed.
+    #[serde(default)]
+    pub functions: RelMap<FunctionDef>,
 }
 
 impl Default for Catalog {
@@ -54,6 +58,7 @@ impl Default for Catalog {
             tables: RelMap::default(),
             indexes: RelMap::default(),
             sequences: RelMap::default(),
+            functions: RelMap::default(),
         }
     }
 }
@@ -128,6 +133,14 @@ impl Catalog {
     /// The sequences owned by a column of `table` (serial and identity columns).
     pub fn sequences_of(&self, table: Oid) -> impl Iterator<Item = &Arc<SequenceDef>> {
         self.sequences.owned_by(table)
+    }
+
+    /// The overloads of function `name`, in oid order. O(functions): there are few.
+    pub fn functions_named<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<FunctionDef>> {
+        self.functions.values().filter(move |f| f.proname == name)
     }
 
     pub fn sequence_by_name(&self, name: &str) -> Option<&Arc<SequenceDef>> {

@@ -132,6 +132,10 @@ pub fn execute_ddl(
             }
             "TRUNCATE TABLE".into()
         }
+        ast::Statement::CreateFunction(cf) => crate::ddl_function::create_function(cf, &mut cat)?,
+        ast::Statement::DropFunction(df) => {
+            crate::ddl_function::drop_function(df, &mut cat, &mut notices)?
+        }
         _ => return Err(PgError::unsupported("this DDL statement")),
     };
     txn.pending_catalog = Some(Arc::new(cat));

@@ -4,6 +4,7 @@
 
 pub mod ddl;
 mod ddl_alter;
+mod ddl_function;
 mod ddl_index;
 pub mod ddl_locks;
 mod ddl_sequence;

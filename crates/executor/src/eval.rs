@@ -404,6 +404,7 @@ pub fn version_string() -> String {
 fn eval_special(s: &Special, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
     Ok(match s {
         Special::Version => Datum::Text(version_string()),
+        Special::UserFunction(call, args) => crate::sqlfunc::eval_call(call, args, row, cx)?,
         Special::Nextval(seq) => {
             let v = cx.engine.nextval(seq)?;
             cx.fctx.set_seq_last(seq.oid, v);

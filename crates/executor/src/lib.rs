@@ -10,3 +10,4 @@ pub mod eval;
 mod eval_array;
 pub mod exec;
 pub mod interrupt;
+pub mod sqlfunc;

@@ -12,7 +12,13 @@ impl Binder<'_> {
             ast::TableFactor::Table {
                 name, alias, args, ..
             } => {
-                if args.is_some() {
+                if let Some(args) = args {
+                    let (_, n) = super::object_name(name);
+                    if crate::srf::SetFunc::by_name(&n).is_none()
+                        && let Some(srf) = self.user_srf_in_from(&n, &args.args, alias.as_ref())?
+                    {
+                        return Ok(srf);
+                    }
                     return self.function_item(t, &Scope::default()).and_then(|f| {
                         f.ok_or_else(|| PgError::internal("function item expected"))
                     });

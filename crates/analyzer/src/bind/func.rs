@@ -28,6 +28,7 @@ impl Binder<'_> {
             ));
         }
         let mut order_asts: Vec<ast::OrderByExpr> = Vec::new();
+        let mut named_asts: Vec<(String, &ast::Expr)> = Vec::new();
         let (arg_asts, star, distinct) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
             ast::FunctionArguments::Subquery(q) if name == "array" => {
@@ -55,6 +56,16 @@ impl Binder<'_> {
                     match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => args.push(x),
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        ast::FunctionArg::Named {
+                            name: n,
+                            arg: ast::FunctionArgExpr::Expr(x),
+                            ..
+                        } => named_asts.push((super::fold(n), x)),
+                        ast::FunctionArg::ExprNamed {
+                            name: ast::Expr::Identifier(n),
+                            arg: ast::FunctionArgExpr::Expr(x),
+                            ..
+                        } => named_asts.push((super::fold(n), x)),
                         _ => {
                             return Err(PgError::unsupported(
                                 "named or qualified-wildcard function arguments",
@@ -90,6 +101,17 @@ impl Binder<'_> {
         let mut args = Vec::with_capacity(arg_asts.len());
         for x in arg_asts {
             args.push(self.expr(x, scope, agg)?);
+        }
+        if !named_asts.is_empty() || self.has_user_function(&name) {
+            let tys: Vec<TypeId> = args.iter().map(Expr::ty).collect();
+            // pg_catalog comes first on the search path: a built-in that fits wins.
+            if !named_asts.is_empty() || keel_types::func::resolve_function(&name, &tys).is_none() {
+                let mut named = Vec::with_capacity(named_asts.len());
+                for (n, x) in named_asts {
+                    named.push((n, self.expr(x, scope, agg)?));
+                }
+                return self.user_function(&name, args, named);
+            }
         }
         self.named_function(&name, args)
     }

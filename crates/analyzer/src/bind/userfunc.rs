@@ -1,0 +1,191 @@
+//! Calls of user-defined functions (pg_proc rows in the catalog): overload choice among the
+//! functions of one name, named arguments (`f(a => 1)`), DEFAULTs for arguments left out.
+//!
+//! A candidate fits when every given argument lands on one input parameter (positional ones
+//! first, then by name), every parameter left over has a DEFAULT, and each argument's type
+//! is the parameter's or casts to it implicitly. Among fitting candidates the one with the
+//! most exactly matching types wins; a tie is 42725, as PostgreSQL's resolution ends.
+
+use super::{Binder, Scope};
+use crate::expr::{Expr, Special, UserCall};
+use keel_catalog::{Catalog, FuncLanguage, FunctionDef};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::TypeId;
+use keel_types::cast::{CastContext, can_cast};
+use std::sync::Arc;
+
+use super::types::coerce;
+
+/// Where each input parameter's value comes from: `Some(k)` = the k-th given argument
+/// (positional ones, then named ones), `None` = its DEFAULT.
+pub(crate) type Slots = Vec<Option<usize>>;
+
+/// How well a candidate fits: exactly matching argument types, then unknown literals
+/// landing on text (the preferred type of the string category PostgreSQL resolves them to).
+type Score = (usize, usize);
+
+fn fit(
+    f: &FunctionDef,
+    tys: &[TypeId],
+    positional: usize,
+    named: &[String],
+) -> Option<(Score, Slots)> {
+    let ins: Vec<_> = f.input_args().collect();
+    if tys.len() > ins.len() {
+        return None;
+    }
+    let mut slots: Slots = vec![None; ins.len()];
+    for (i, s) in slots.iter_mut().enumerate().take(positional) {
+        *s = Some(i);
+    }
+    for (j, n) in named.iter().enumerate() {
+        let p = ins
+            .iter()
+            .position(|a| a.name.as_deref() == Some(n.as_str()))?;
+        if slots[p].is_some() {
+            return None;
+        }
+        slots[p] = Some(positional + j);
+    }
+    let mut exact = 0;
+    let mut unknown_text = 0;
+    for (s, a) in slots.iter().zip(&ins) {
+        match s {
+            None if a.default.is_none() => return None,
+            None => {}
+            Some(k) => {
+                let t = tys[*k];
+                if t == a.ty.id {
+                    exact += 1;
+                } else if t == TypeId::Unknown && a.ty.id == TypeId::Text {
+                    unknown_text += 1;
+                } else if t != TypeId::Unknown && !can_cast(t, a.ty.id, CastContext::Implicit) {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(((exact, unknown_text), slots))
+}
+
+fn shown_args(tys: &[TypeId], positional: usize, named: &[String]) -> String {
+    let mut list: Vec<String> = tys[..positional]
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    for (j, n) in named.iter().enumerate() {
+        list.push(format!("{n} => {}", tys[positional + j].name()));
+    }
+    list.join(", ")
+}
+
+/// The overload of `name` that the given arguments (`positional` of them, then the
+/// `named` ones) choose, with where each of its input parameters takes its value from.
+pub(crate) fn choose(
+    catalog: &Catalog,
+    name: &str,
+    given: &[Expr],
+    positional: usize,
+    named: &[String],
+) -> PgResult<(Arc<FunctionDef>, Slots)> {
+    let tys: Vec<TypeId> = given.iter().map(Expr::ty).collect();
+    let mut best: Option<(Score, Arc<FunctionDef>, Slots)> = None;
+    let mut tied = false;
+    for f in catalog.functions_named(name) {
+        let Some((score, slots)) = fit(f, &tys, positional, named) else {
+            continue;
+        };
+        match &best {
+            Some((s, ..)) if *s > score => {}
+            Some((s, ..)) if *s == score => tied = true,
+            _ => {
+                tied = false;
+                best = Some((score, f.clone(), slots));
+            }
+        }
+    }
+    let shown = shown_args(&tys, positional, named);
+    let Some((_, def, slots)) = best else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {name}({shown}) does not exist"),
+        )
+        .with_hint(
+            "No function matches the given name and argument types. You might need to add explicit type casts.",
+        ));
+    };
+    if tied {
+        return Err(PgError::new(
+            sqlstate::AMBIGUOUS_FUNCTION,
+            format!("function {name}({shown}) is not unique"),
+        )
+        .with_hint(
+            "Could not choose a best candidate function. You might need to add explicit type casts.",
+        ));
+    }
+    Ok((def, slots))
+}
+
+impl Binder<'_> {
+    /// Whether `name` could be a user-defined function (the catalog has one of that name).
+    pub(crate) fn has_user_function(&self, name: &str) -> bool {
+        self.catalog.functions_named(name).next().is_some()
+    }
+
+    /// A call of the user-defined function `name`: positional `args` then `named` ones.
+    pub(crate) fn user_function(
+        &mut self,
+        name: &str,
+        args: Vec<Expr>,
+        named: Vec<(String, Expr)>,
+    ) -> PgResult<Expr> {
+        let positional = args.len();
+        let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
+        let mut given: Vec<Expr> = args;
+        given.extend(named.into_iter().map(|(_, e)| e));
+        let (def, slots) = choose(self.catalog, name, &given, positional, &names)?;
+        if def.set_returning {
+            return Err(PgError::unsupported(
+                "set-returning user-defined functions outside FROM",
+            ));
+        }
+        if def.language == FuncLanguage::Plpgsql {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "PL/pgSQL functions are not supported yet",
+            ));
+        }
+        let mut given: Vec<Option<Expr>> = given.into_iter().map(Some).collect();
+        let ins: Vec<_> = def.input_args().cloned().collect();
+        let mut call_args = Vec::with_capacity(ins.len());
+        for (slot, a) in slots.iter().zip(&ins) {
+            let e = match slot {
+                Some(k) => given[*k]
+                    .take()
+                    .ok_or_else(|| PgError::internal("argument used twice"))?,
+                None => self.default_arg(a.default.as_deref().unwrap_or("NULL"))?,
+            };
+            call_args.push(coerce(e, a.ty, CastContext::Implicit, &mut self.params)?);
+        }
+        let ty = def.ret.id;
+        let call = UserCall {
+            def,
+            catalog: Arc::new(self.catalog.clone()),
+            body: Default::default(),
+        };
+        Ok(Expr::Special(
+            Special::UserFunction(Arc::new(call), call_args),
+            ty,
+        ))
+    }
+
+    /// A parameter's DEFAULT, bound where the call leaves it out.
+    fn default_arg(&mut self, text: &str) -> PgResult<Expr> {
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let e = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
+        self.expr(&e, &Scope::default(), &mut None)
+    }
+}

@@ -1,0 +1,141 @@
+//! Set-returning SQL functions in FROM, inlined as PostgreSQL inlines them: the body (one
+//! SELECT) with each parameter reference replaced by its argument becomes a subquery in
+//! FROM, planned with the statement. The replacement is on tokens: `$n` and unqualified
+//! words naming a parameter (as the body's own binding would resolve them when no column
+//! has the name) become `(argument)::type`; quoted strings and comments are left alone.
+
+use super::{Binder, Scope, ScopeCol, fold};
+use crate::query::Rel;
+use keel_catalog::{FuncLanguage, FunctionDef};
+use keel_common::{PgError, PgResult, sqlstate};
+use sqlparser::ast;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// The body of `def` with parameter references replaced by `args` (SQL text per input
+/// parameter, in order).
+fn substitute(def: &FunctionDef, args: &[String]) -> PgResult<String> {
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, &def.body)
+        .tokenize()
+        .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
+    let names: Vec<Option<&str>> = def.input_args().map(|a| a.name.as_deref()).collect();
+    let types: Vec<String> = def
+        .input_args()
+        .map(|a| a.ty.id.name().to_string())
+        .collect();
+    let mut out = String::with_capacity(def.body.len());
+    let mut after_period = false;
+    for t in &tokens {
+        let param = match t {
+            Token::Placeholder(p) => p
+                .strip_prefix('$')
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|n| n.checked_sub(1)),
+            Token::Word(w) if w.quote_style.is_none() && !after_period => {
+                let v = w.value.to_lowercase();
+                names.iter().position(|n| *n == Some(v.as_str()))
+            }
+            _ => None,
+        };
+        match param.filter(|&i| i < args.len()) {
+            Some(i) => out.push_str(&format!("({})::{}", args[i], types[i])),
+            None => out.push_str(&t.to_string()),
+        }
+        if !matches!(t, Token::Whitespace(_)) {
+            after_period = matches!(t, Token::Period);
+        }
+    }
+    Ok(out.trim().trim_end_matches(';').to_string())
+}
+
+impl Binder<'_> {
+    /// `name(args)` in FROM when `name` is a user-defined set-returning function; None when
+    /// no user function has the name.
+    pub(crate) fn user_srf_in_from(
+        &mut self,
+        name: &str,
+        args: &[ast::FunctionArg],
+        alias: Option<&ast::TableAlias>,
+    ) -> PgResult<Option<(Rel, Scope)>> {
+        if !self.has_user_function(name) {
+            return Ok(None);
+        }
+        let mut positional = Vec::new();
+        let mut named = Vec::new();
+        for a in args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => positional.push(e),
+                ast::FunctionArg::Named {
+                    name,
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                }
+                | ast::FunctionArg::ExprNamed {
+                    name: ast::Expr::Identifier(name),
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                } => named.push((fold(name), e)),
+                _ => return Err(PgError::unsupported("this function argument in FROM")),
+            }
+        }
+        let mut bound = Vec::new();
+        for e in positional.iter().chain(named.iter().map(|(_, e)| e)) {
+            bound.push(self.expr(e, &Scope::default(), &mut None)?);
+        }
+        let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
+        let (def, slots) =
+            super::userfunc::choose(self.catalog, name, &bound, positional.len(), &names)?;
+        if def.language != FuncLanguage::Sql {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "PL/pgSQL functions are not supported yet",
+            ));
+        }
+        let texts: Vec<String> = positional
+            .iter()
+            .map(|e| e.to_string())
+            .chain(named.iter().map(|(_, e)| e.to_string()))
+            .collect();
+        let ins: Vec<_> = def.input_args().collect();
+        let mut args_text = Vec::with_capacity(ins.len());
+        for (slot, a) in slots.iter().zip(&ins) {
+            args_text.push(match slot {
+                Some(k) => texts[*k].clone(),
+                None => a.default.clone().unwrap_or_else(|| "NULL".into()),
+            });
+        }
+        let text = substitute(&def, &args_text)?;
+        let mut stmts = sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, &text)
+            .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
+        let (Some(ast::Statement::Query(q)), true) = (stmts.pop(), stmts.is_empty()) else {
+            return Err(PgError::unsupported(
+                "set-returning SQL function bodies other than one SELECT",
+            ));
+        };
+        let sub = self.query(&q)?;
+        let qual = alias.map_or_else(|| name.to_string(), |a| fold(&a.name));
+        let single = sub.columns.len() == 1;
+        let cols = sub
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ScopeCol {
+                qualifier: Some(qual.clone()),
+                name: alias
+                    .and_then(|a| a.columns.get(i))
+                    .map(|c| fold(&c.name))
+                    .unwrap_or_else(|| match alias {
+                        Some(a) if single => fold(&a.name),
+                        None if single => name.to_string(),
+                        _ => c.name.clone(),
+                    }),
+                ty: c.ty,
+                typmod: c.typmod,
+                table_oid: 0,
+                attnum: 0,
+                hidden: false,
+            })
+            .collect();
+        Ok(Some((sub.root, Scope { cols })))
+    }
+}

@@ -1,0 +1,238 @@
+//! CREATE [OR REPLACE] FUNCTION and DROP FUNCTION: pg_proc rows in the catalog's function map.
+//!
+//! A function is keyed by its signature (name and input argument types), so overloads
+//! coexist. The body is kept as text: SQL bodies are planned when first called (see
+//! keel-executor's `sqlfunc`), PL/pgSQL bodies are parsed here so syntax errors show at
+//! CREATE, as PostgreSQL reports them.
+
+use keel_analyzer::bind::types;
+use keel_catalog::{ArgMode, Catalog, FuncLanguage, FuncVolatility, FunctionArg, FunctionDef};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::SqlType;
+use sqlparser::ast;
+use std::sync::Arc;
+
+fn arg_mode(m: Option<&ast::ArgMode>) -> ArgMode {
+    match m {
+        None | Some(ast::ArgMode::In) => ArgMode::In,
+        Some(ast::ArgMode::Out) => ArgMode::Out,
+        Some(ast::ArgMode::InOut) => ArgMode::InOut,
+        Some(ast::ArgMode::Variadic) => ArgMode::Variadic,
+    }
+}
+
+fn sql_type(t: &ast::DataType) -> PgResult<SqlType> {
+    types::type_from_name(&t.to_string())
+}
+
+/// The text between the quotes of `AS '...'` / `AS $$...$$`.
+fn body_text(b: &ast::CreateFunctionBody) -> PgResult<String> {
+    let e = match b {
+        ast::CreateFunctionBody::AsBeforeOptions { body, .. } => body,
+        ast::CreateFunctionBody::AsAfterOptions(e) => e,
+        _ => return Err(PgError::unsupported("this form of function body")),
+    };
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => Ok(s.clone()),
+            ast::Value::DollarQuotedString(d) => Ok(d.value.clone()),
+            _ => Err(PgError::unsupported("this form of function body")),
+        },
+        _ => Err(PgError::unsupported("this form of function body")),
+    }
+}
+
+/// The input argument types of a parsed argument list (OUT arguments are not part of it).
+fn input_types(args: &[ast::OperateFunctionArg]) -> PgResult<Vec<SqlType>> {
+    let mut out = Vec::new();
+    for a in args {
+        if !matches!(arg_mode(a.mode.as_ref()), ArgMode::Out) {
+            out.push(sql_type(&a.data_type)?);
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> PgResult<String> {
+    let name = super::ddl::plain_name(&cf.name)?;
+    let mut args = Vec::new();
+    let mut seen_default = false;
+    for a in cf.args.iter().flatten() {
+        let mode = arg_mode(a.mode.as_ref());
+        let default = a.default_expr.as_ref().map(|e| e.to_string());
+        if default.is_some() {
+            seen_default = true;
+        } else if seen_default && mode != ArgMode::Out {
+            return Err(PgError::new(
+                sqlstate::INVALID_FUNCTION_DEFINITION,
+                "input parameters after one with a default value must also have defaults",
+            ));
+        }
+        args.push(FunctionArg {
+            name: a.name.as_ref().map(|n| n.value.to_lowercase()),
+            ty: sql_type(&a.data_type)?,
+            mode,
+            default,
+        });
+    }
+    let (ret, set_returning) = match &cf.return_type {
+        Some(ast::FunctionReturnType::DataType(t)) => (sql_type(t)?, false),
+        Some(ast::FunctionReturnType::SetOf(t)) => (sql_type(t)?, true),
+        None => {
+            let outs: Vec<&FunctionArg> = args
+                .iter()
+                .filter(|a| matches!(a.mode, ArgMode::Out | ArgMode::InOut))
+                .collect();
+            match outs.as_slice() {
+                [one] => (one.ty, false),
+                [] => {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_FUNCTION_DEFINITION,
+                        "function result type must be specified",
+                    ));
+                }
+                _ => {
+                    return Err(PgError::unsupported(
+                        "functions with several OUT parameters",
+                    ));
+                }
+            }
+        }
+    };
+    let language = match cf
+        .language
+        .as_ref()
+        .map(|l| l.value.to_lowercase())
+        .as_deref()
+    {
+        Some("sql") => FuncLanguage::Sql,
+        Some("plpgsql") => FuncLanguage::Plpgsql,
+        Some(other) => {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("language \"{other}\" does not exist"),
+            ));
+        }
+        None => {
+            return Err(PgError::new(
+                sqlstate::INVALID_FUNCTION_DEFINITION,
+                "no language specified",
+            ));
+        }
+    };
+    let body = match &cf.function_body {
+        Some(b) => body_text(b)?,
+        None => {
+            return Err(PgError::new(
+                sqlstate::INVALID_FUNCTION_DEFINITION,
+                "no function body specified",
+            ));
+        }
+    };
+    if language == FuncLanguage::Plpgsql
+        && let Err(e) = keel_pl::parse_function_body_named(&body, &name)
+    {
+        return Err(e.error);
+    }
+    let volatility = match cf.behavior {
+        Some(ast::FunctionBehavior::Immutable) => FuncVolatility::Immutable,
+        Some(ast::FunctionBehavior::Stable) => FuncVolatility::Stable,
+        _ => FuncVolatility::Volatile,
+    };
+    let strict = matches!(
+        cf.called_on_null,
+        Some(ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput)
+    );
+    let inputs = input_types(cf.args.as_deref().unwrap_or(&[]))?;
+    let signature = FunctionDef::signature_of(&name, &inputs);
+    let existing = cat.functions.by_name(&signature).cloned();
+    let oid = match &existing {
+        Some(old) if cf.or_replace => {
+            if old.ret != ret || old.set_returning != set_returning {
+                return Err(PgError::new(
+                    sqlstate::INVALID_FUNCTION_DEFINITION,
+                    "cannot change return type of existing function",
+                )
+                .with_hint(format!("Use DROP FUNCTION {signature} first.")));
+            }
+            old.oid
+        }
+        Some(_) => {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_FUNCTION,
+                format!("function \"{name}\" already exists with same argument types"),
+            ));
+        }
+        None => cat.new_oid(),
+    };
+    let def = FunctionDef {
+        oid,
+        proname: name,
+        schema: "public".into(),
+        args,
+        ret,
+        set_returning,
+        language,
+        body,
+        volatility,
+        strict,
+        signature,
+    };
+    let def = Arc::new(def);
+    cat.functions.insert(oid, def.clone());
+    if def.language == FuncLanguage::Sql {
+        keel_executor::sqlfunc::check_body(def, Arc::new(cat.clone()))?;
+    }
+    Ok("CREATE FUNCTION".into())
+}
+
+pub(crate) fn drop_function(
+    df: &ast::DropFunction,
+    cat: &mut Catalog,
+    notices: &mut Vec<keel_common::PgError>,
+) -> PgResult<String> {
+    for desc in &df.func_desc {
+        let name = super::ddl::plain_name(&desc.name)?;
+        let found: Vec<Arc<FunctionDef>> = match &desc.args {
+            Some(args) => {
+                let sig = FunctionDef::signature_of(&name, &input_types(args)?);
+                cat.functions.by_name(&sig).cloned().into_iter().collect()
+            }
+            None => cat.functions_named(&name).cloned().collect(),
+        };
+        if found.len() > 1 {
+            return Err(PgError::new(
+                sqlstate::AMBIGUOUS_FUNCTION,
+                format!("function name \"{name}\" is not unique"),
+            )
+            .with_hint("Specify the argument list to select the function unambiguously."));
+        }
+        let Some(f) = found.into_iter().next() else {
+            let shown = match &desc.args {
+                Some(args) => {
+                    let tys: Vec<String> = input_types(args)?
+                        .into_iter()
+                        .map(types::type_display)
+                        .collect();
+                    format!("{name}({})", tys.join(", "))
+                }
+                None => format!("{name}()"),
+            };
+            if df.if_exists {
+                notices.push(super::ddl::notice(format!(
+                    "function {shown} does not exist, skipping"
+                )));
+                continue;
+            }
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                match &desc.args {
+                    Some(_) => format!("function {shown} does not exist"),
+                    None => format!("could not find a function named \"{name}\""),
+                },
+            ));
+        };
+        cat.functions.remove(&f.oid);
+    }
+    Ok("DROP FUNCTION".into())
+}

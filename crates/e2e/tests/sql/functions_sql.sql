@@ -1,0 +1,100 @@
+-- User-defined LANGUAGE sql functions: CREATE [OR REPLACE] / DROP FUNCTION, overloads,
+-- named arguments, DEFAULTs, STRICT, set-returning functions in FROM, recursion and errors.
+-- Each "-- case:" block runs in its own psql session on keel and on PostgreSQL 15; random()
+-- results never reach the output (only their lengths and counts).
+
+-- case: seed_000_generator
+create or replace function gen_rand_str(int) returns text as $function$
+  select string_agg(a[(random()*6)::int+1], '') from generate_series(1,$1), (select array['a','b','c','d','e','f','g']) t(a);
+$function$ language sql strict;
+select length(gen_rand_str(512));
+create table fn_t(id int, info text); insert into fn_t select g, gen_rand_str(64) from generate_series(1,1000) g;
+select count(*), count(distinct info) > 990 as distinct_rows, min(length(info)), max(length(info)) from fn_t;
+select gen_rand_str(null) is null as strict_null;
+select count(*) from fn_t where info ~ '^[a-g]+$';
+drop table fn_t;
+drop function gen_rand_str(int);
+
+-- case: create_and_call
+create function fn_add1(a int) returns int language sql immutable as 'select a + 1';
+select fn_add1(1), fn_add1(fn_add1(5)), fn_add1(null);
+create function fn_concat3(a text, b text, c text) returns text language sql as $$ select a || b || c $$;
+select fn_concat3('x', 'y', 'z');
+create table fn_nums (n int);
+insert into fn_nums values (1), (2), (3);
+select n, fn_add1(n) from fn_nums order by n;
+select sum(fn_add1(n)) from fn_nums where fn_add1(n) > 2;
+drop table fn_nums;
+drop function fn_add1(int);
+drop function fn_concat3;
+
+-- case: overloads_and_named_args
+create function fn_add(a int, b int default 10) returns int language sql immutable as 'select a + $2';
+select fn_add(1), fn_add(1, 2), fn_add(b => 5, a => 1), fn_add(a => 7);
+create function fn_add(a text, b text) returns text language sql as $$ select a || b $$;
+select fn_add('x', 'y');
+select fn_add(2, 3);
+select fn_add(1.5, 2);
+select fn_add(c => 1);
+drop function fn_add(int, int);
+drop function fn_add(text, text);
+
+-- case: strict_and_called_on_null
+create function fn_s(a int) returns int language sql strict as 'select coalesce(a, 0) + 1';
+create function fn_c(a int) returns int language sql called on null input as 'select coalesce(a, 0) + 1';
+create function fn_r(a int) returns int language sql returns null on null input as 'select coalesce(a, 0) + 1';
+select fn_s(null) is null as s, fn_c(null), fn_r(null) is null as r, fn_s(1), fn_c(1), fn_r(1);
+drop function fn_s;
+drop function fn_c;
+drop function fn_r;
+
+-- case: or_replace_and_drop
+create function fn_f() returns int language sql as 'select 1';
+select fn_f();
+create function fn_f() returns int language sql as 'select 2';
+create or replace function fn_f() returns int language sql as 'select 3';
+select fn_f();
+create or replace function fn_f() returns text language sql as $$ select 'x' $$;
+drop function fn_f();
+select fn_f();
+drop function fn_f();
+drop function if exists fn_f();
+drop function if exists fn_nosuch;
+create function fn_g(a int) returns int language sql as 'select a';
+create function fn_g(a text) returns text language sql as 'select a';
+drop function fn_g;
+drop function fn_g(int);
+drop function fn_g;
+select fn_g('t');
+drop function fn_g;
+
+-- case: setof_in_from
+create function fn_evens(n int) returns setof int language sql as $$ select g * 2 from generate_series(1, n) g $$;
+select * from fn_evens(3);
+select e.x from fn_evens(2) as e(x);
+select sum(fn_evens) from fn_evens(10);
+create table fn_pets (id int, name text, kind text);
+insert into fn_pets values (1, 'rex', 'dog'), (2, 'tom', 'cat'), (3, 'fido', 'dog');
+create function fn_pets_of(k text) returns setof text language sql stable as $$ select name from fn_pets where kind = k order by id $$;
+select * from fn_pets_of('dog');
+select count(*) from fn_pets_of('bird');
+drop function fn_evens;
+drop function fn_pets_of;
+drop table fn_pets;
+
+-- case: errors
+select fn_nosuch(1);
+select fn_nosuch();
+create function fn_bad() returns int language klingon as 'x';
+create function fn_e(a int default 1, b int) returns int language sql as 'select 1';
+
+-- case: recursion
+create function fn_fact(n int) returns numeric language sql as 'select case when n <= 1 then 1::numeric else n * fn_fact(n - 1) end';
+select fn_fact(1), fn_fact(5), fn_fact(20);
+create function fn_inf(n int) returns int language sql as 'select fn_inf(n + 1)';
+\set VERBOSITY terse
+select fn_inf(1);
+select 1 as still_alive;
+\set VERBOSITY verbose
+drop function fn_fact;
+drop function fn_inf;

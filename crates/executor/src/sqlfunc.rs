@@ -1,0 +1,166 @@
+//! Calls of LANGUAGE sql functions.
+//!
+//! The body is planned at the first call of a call site, against the catalog the call was
+//! bound with, and the plan is kept in the call site (`UserCall::body`): a prepared
+//! statement plans each function it calls once, and a changed function (OR REPLACE, DROP)
+//! changes the catalog, which re-plans the statements that call it. Planning lazily is also
+//! what lets a function call itself: its body's own call site is planned only when reached.
+//! Each level of a recursion runs through `Expr::eval`, whose stack check stops runaway
+//! recursion with 54001 before the thread's stack is exhausted.
+//!
+//! A body is one SELECT (or VALUES) whose first row's first column is the result (NULL
+//! without rows), cast to the declared result type. Bodies of several statements, or of
+//! INSERT/UPDATE/DELETE, answer 0A000 for now.
+
+use crate::eval::EvalCx;
+use crate::exec::build;
+use keel_analyzer::Analyzed;
+use keel_analyzer::expr::{Expr, UserCall};
+use keel_catalog::FunctionDef;
+use keel_common::{PgError, PgResult};
+use keel_planner::plan::QueryPlan;
+use keel_types::cast::{CastContext, cast};
+use keel_types::{Datum, TypeId};
+use std::sync::Arc;
+
+/// Parses, analyzes and plans the body of `def` with its parameter types.
+fn plan_body(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
+    let def: &FunctionDef = &call.def;
+    let stmts = keel_parser::split::split_statements(&def.body);
+    if stmts.len() != 1 {
+        return Err(PgError::unsupported(
+            "SQL function bodies of other than one statement",
+        ));
+    }
+    let parsed = keel_parser::parse_statement(stmts[0].text, 0)?;
+    let keel_parser::Parsed::Statement { stmt, text, .. } = parsed.parsed else {
+        return Err(PgError::unsupported(
+            "this statement in a SQL function body",
+        ));
+    };
+    let param_types: Vec<TypeId> = def.input_args().map(|a| a.ty.id).collect();
+    let params: Vec<(Option<String>, TypeId)> = def
+        .input_args()
+        .map(|a| (a.name.clone(), a.ty.id))
+        .collect();
+    let mut b = keel_analyzer::bind::Binder::new(&call.catalog, &param_types, &text, 0);
+    b.fn_params = Some((def.proname.clone(), params));
+    let analyzed = match stmt.as_ref() {
+        sqlparser::ast::Statement::Query(q) => Analyzed::Query(b.query(q)?),
+        _ => {
+            return Err(PgError::unsupported(
+                "SQL function bodies other than a SELECT",
+            ));
+        }
+    };
+    let Analyzed::Query(q) = analyzed else {
+        return Err(PgError::internal("SQL function body is not a query"));
+    };
+    Ok(Arc::new(keel_planner::plan_query(
+        &call.catalog,
+        &keel_planner::NoSizes,
+        &q,
+    )?))
+}
+
+/// Checks a new SQL function's body against `catalog` (which holds the function, so the
+/// body may call it), as PostgreSQL's check_function_bodies does at CREATE FUNCTION: it must
+/// parse and bind, and its result column must cast to the declared result type.
+pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) -> PgResult<()> {
+    let call = UserCall {
+        def,
+        catalog,
+        body: Default::default(),
+    };
+    let plan = plan_body(&call).map_err(|mut e| {
+        // Positions would point into the body, not into the statement.
+        e.position = None;
+        e
+    })?;
+    let ret = call.def.ret;
+    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
+    if plan.columns.len() != 1
+        || (from != ret.id && !keel_types::cast::can_cast(from, ret.id, CastContext::Assignment))
+    {
+        let actual = if plan.columns.len() == 1 {
+            from.name().to_string()
+        } else {
+            "record".into()
+        };
+        return Err(PgError::new(
+            keel_common::sqlstate::INVALID_FUNCTION_DEFINITION,
+            format!(
+                "return type mismatch in function declared to return {}",
+                ret.id.name()
+            ),
+        )
+        .with_detail(format!("Actual return type is {actual}.")));
+    }
+    Ok(())
+}
+
+/// The body's plan, planned at the first call of this call site.
+fn body_plan(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
+    if let Some(p) = call.body.get()
+        && let Ok(plan) = p.clone().downcast::<QueryPlan>()
+    {
+        return Ok(plan);
+    }
+    let plan = plan_body(call)?;
+    // Another thread may have planned it meanwhile; either plan does.
+    let _ = call.body.set(plan.clone());
+    Ok(plan)
+}
+
+/// Evaluates a call of a SQL function on `row`.
+pub fn eval_call(
+    call: &UserCall,
+    args: &[Expr],
+    row: &[Datum],
+    cx: &mut EvalCx<'_>,
+) -> PgResult<Datum> {
+    use crate::eval::Eval;
+    let mut values = Vec::with_capacity(args.len());
+    for a in args {
+        values.push(a.eval(row, cx)?);
+    }
+    if call.def.strict && values.iter().any(|v| matches!(v, Datum::Null)) {
+        return Ok(Datum::Null);
+    }
+    let plan = body_plan(call)?;
+    let txn = cx
+        .txn
+        .ok_or_else(|| PgError::unsupported("a function call in this position"))?;
+    let engine = cx.engine;
+    let mut inner = EvalCx {
+        params: &values,
+        fctx: &mut *cx.fctx,
+        engine,
+        settings: cx.settings,
+        pid: cx.pid,
+        cancel: cx.cancel,
+        txn: Some(txn),
+        outer: &[],
+        subq: Default::default(),
+        subplans: plan.subplans.clone(),
+        deadline: cx.deadline,
+        ticker: cx.ticker,
+        blocking: cx.blocking,
+        mem: cx.mem,
+    };
+    let first = (|| {
+        let mut node = build(&plan.root, engine, txn)?;
+        node.next(&mut inner)
+    })();
+    cx.ticker = inner.ticker;
+    let value = first?
+        .and_then(|r| r.into_iter().next())
+        .unwrap_or(Datum::Null);
+    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
+    let ret = call.def.ret;
+    if from == ret.id || matches!(value, Datum::Null) {
+        Ok(value)
+    } else {
+        cast(value, from, ret, CastContext::Assignment)
+    }
+}
