@@ -24,8 +24,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-mod common;
-use common::{create_table_ff, rt};
+use crate::common::{create_table_ff, rt};
 
 const DATA: &str = "/keel";
 

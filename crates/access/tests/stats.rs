@@ -9,8 +9,7 @@ use keel_types::{Datum, TypeId};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{create_table_ff, rt};
+use crate::common::{create_table_ff, rt};
 
 fn settings() -> Settings {
     let mut s = Settings::default();

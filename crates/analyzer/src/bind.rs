@@ -738,12 +738,7 @@ impl<'a> Binder<'a> {
         // Only operators written in the query fold: callers that build an operator to take
         // it apart (IS DISTINCT FROM, NULLIF, IN lists) get it whole.
         if src.is_some()
-            && let Some(folded) = fold::fold_binary(
-                o.func,
-                &fold::fold_cast(l.clone()),
-                &fold::fold_cast(r.clone()),
-                [o.left, o.right, o.result],
-            )
+            && let Some(folded) = fold::fold_binary(o.func, &l, &r, [o.left, o.right, o.result])
         {
             return Ok(folded);
         }

@@ -31,45 +31,42 @@ fn settled(ty: TypeId) -> bool {
     )
 }
 
-/// `l op r` as a constant when both are constants of settled types and `f` succeeds.
+/// `l op r` as a constant when both are constants (or casts of constants) of settled types
+/// and `f` succeeds. Looks only at the two operands, never below them: a long chain of
+/// operators that does not fold costs one look per operator.
 pub(crate) fn fold_binary(
     f: fn(&Datum, &Datum) -> PgResult<Datum>,
     l: &Expr,
     r: &Expr,
     types: [TypeId; 3],
 ) -> Option<Expr> {
-    let (Expr::Const(a, _), Expr::Const(b, _)) = (l, r) else {
-        return None;
-    };
     if !types.iter().all(|t| settled(*t)) {
         return None;
     }
+    let (a, b) = (constant(l)?, constant(r)?);
     let v = if a.is_null() || b.is_null() {
         Datum::Null
     } else {
-        f(a, b).ok()?
+        f(&a, &b).ok()?
     };
     Some(Expr::Const(v, types[2]))
 }
 
-/// A cast of a constant between settled types, as the constant it gives (unchanged when it
-/// is not one, or the cast fails: the operator above then does not fold either).
-pub(crate) fn fold_cast(e: Expr) -> Expr {
-    let Expr::Cast { arg, from, to, ctx } = e else {
-        return e;
-    };
-    let folded = match arg.as_ref() {
-        Expr::Const(v, _) if settled(from) && settled(to.id) && to.typmod < 0 => {
-            if v.is_null() {
-                Some(Datum::Null)
-            } else {
-                keel_types::cast::cast(v.clone(), from, to, ctx).ok()
+/// The value of a constant, or of a cast of a constant between settled types (`None` when
+/// it is neither, or the cast fails: the operator above then does not fold either).
+fn constant(e: &Expr) -> Option<Datum> {
+    match e {
+        Expr::Const(v, _) => Some(v.clone()),
+        Expr::Cast { arg, from, to, ctx } => match arg.as_ref() {
+            Expr::Const(v, _) if settled(*from) && settled(to.id) && to.typmod < 0 => {
+                if v.is_null() {
+                    Some(Datum::Null)
+                } else {
+                    keel_types::cast::cast(v.clone(), *from, *to, *ctx).ok()
+                }
             }
-        }
+            _ => None,
+        },
         _ => None,
-    };
-    match folded {
-        Some(d) => Expr::Const(d, to.id),
-        None => Expr::Cast { arg, from, to, ctx },
     }
 }
