@@ -787,14 +787,11 @@ impl<'a> Binder<'a> {
         })
     }
 
-    /// The common type of CASE/COALESCE branches (first non-unknown type; all coerced to it).
+    /// Coerces `items` to their common type (`keel_types::common_type`), listed in
+    /// PostgreSQL's order of significance; `what` names the construct in the 42804 error.
     #[inline(never)]
-    fn unify(&mut self, items: Vec<Expr>, _what: &str) -> PgResult<(TypeId, Vec<Expr>)> {
-        let ty = items
-            .iter()
-            .map(Expr::ty)
-            .find(|t| *t != TypeId::Unknown)
-            .unwrap_or(TypeId::Text);
+    fn unify(&mut self, items: Vec<Expr>, what: &str) -> PgResult<(TypeId, Vec<Expr>)> {
+        let ty = keel_types::common_type::common_type_of(what, items.iter().map(Expr::ty))?;
         let mut out = Vec::with_capacity(items.len());
         for e in items {
             out.push(coerce(

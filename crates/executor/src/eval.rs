@@ -293,19 +293,27 @@ fn leaf<'r>(e: &'r Expr, row: &'r [Datum], cx: &'r EvalCx<'_>) -> Option<&'r Dat
 /// NULL propagates as through nested `Bin` nodes: once the running value is NULL, no further
 /// right operand is evaluated.
 fn operator_chain(top: &Expr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
-    let mut spine = Vec::new();
+    // The links, top first: on the stack for the usual short chain (this runs per row, and
+    // an allocation per row cost more than the arithmetic), on the heap past that.
+    const INLINE: usize = 8;
+    let mut short: [Option<&Expr>; INLINE] = [None; INLINE];
+    let mut long = Vec::new();
+    let mut n = 0;
     let mut cur = top;
-    loop {
-        match cur {
-            Expr::Bin { l: next, .. } | Expr::Cast { arg: next, .. } if continues_chain(cur) => {
-                spine.push(cur);
-                cur = next;
-            }
-            _ => break,
+    while continues_chain(cur) {
+        let (Expr::Bin { l: next, .. } | Expr::Cast { arg: next, .. }) = cur else {
+            break;
+        };
+        if n < INLINE {
+            short[n] = Some(cur);
+        } else {
+            long.push(cur);
         }
+        n += 1;
+        cur = next;
     }
     let mut acc = cur.eval(row, cx)?;
-    for node in spine.into_iter().rev() {
+    for node in long.iter().rev().chain(short.iter().flatten().rev()) {
         if acc.is_null() {
             return Ok(Datum::Null);
         }

@@ -16,10 +16,12 @@ pub(crate) fn eval(a: &ArrayExpr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResul
                 items.push(e.eval(row, cx)?);
             }
             if *nested {
-                return nest(elem, items).map(|a| Datum::Array(Box::new(a)));
+                return nest(elem, items).map(|a| Datum::Array(std::sync::Arc::new(a)));
             }
             Array::check_size(items.len())?;
-            Ok(Datum::Array(Box::new(Array::from_items(elem, items))))
+            Ok(Datum::Array(std::sync::Arc::new(Array::from_items(
+                elem, items,
+            ))))
         }
         ArrayExpr::Subscript {
             arr, subs, slice, ..
@@ -36,9 +38,11 @@ pub(crate) fn eval(a: &ArrayExpr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResul
                 bounds.push((lo, hi));
             }
             if *slice {
-                Ok(Datum::Array(Box::new(slice_of(&a, &bounds, subs))))
+                Ok(Datum::Array(std::sync::Arc::new(slice_of(
+                    &a, &bounds, subs,
+                ))))
             } else {
-                Ok(element(*a, &bounds))
+                Ok(element(&a, &bounds))
             }
         }
         ArrayExpr::Quantified { lhs, arr, cmp, all } => {
@@ -60,7 +64,7 @@ fn bound(e: &Option<Expr>, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Optio
 }
 
 /// `a[i][j]`: NULL unless there is one subscript per dimension, each within bounds.
-fn element(a: Array, bounds: &[(Option<i32>, Option<i32>)]) -> Datum {
+fn element(a: &Array, bounds: &[(Option<i32>, Option<i32>)]) -> Datum {
     if bounds.len() != a.dims.len() {
         return Datum::Null;
     }
@@ -75,12 +79,7 @@ fn element(a: Array, bounds: &[(Option<i32>, Option<i32>)]) -> Datum {
         }
         offset = offset * d.len as usize + k as usize;
     }
-    let mut items = a.items;
-    if offset < items.len() {
-        items.swap_remove(offset)
-    } else {
-        Datum::Null
-    }
+    a.items.get(offset).cloned().unwrap_or(Datum::Null)
 }
 
 /// `a[lo:hi]...`: the bounds clipped to the array; dimensions past the subscripts are taken
@@ -167,7 +166,7 @@ fn nest(elem: keel_types::TypeId, subs: Vec<Datum>) -> PgResult<Array> {
             _ => {}
         }
         n += 1;
-        items.extend(s.items);
+        items.extend(std::sync::Arc::unwrap_or_clone(s).items);
     }
     let inner = dims.unwrap_or_default();
     if items.is_empty() {

@@ -563,7 +563,7 @@ impl Session {
                 };
                 let elem = items.elem;
                 let names = [String::new()];
-                for item in items.items {
+                for item in std::sync::Arc::unwrap_or_clone(items).items {
                     self.assign_row(st, targets, &names, &[elem], vec![item])?;
                     match self.exec_stmts(st, body, client).await? {
                         Flow::Normal => {}

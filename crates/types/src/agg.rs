@@ -321,9 +321,9 @@ impl Accumulator for ArrayAgg {
             return Ok(Datum::Null);
         };
         let elem = self.elem.unwrap_or(TypeId::Text);
-        Ok(Datum::Array(Box::new(crate::array::Array::from_items(
-            elem, items,
-        ))))
+        Ok(Datum::Array(std::sync::Arc::new(
+            crate::array::Array::from_items(elem, items),
+        )))
     }
 }
 
@@ -400,7 +400,7 @@ impl Accumulator for ArrayAggArrays {
             },
         );
         a.items = std::mem::take(&mut self.items);
-        Ok(Datum::Array(Box::new(a)))
+        Ok(Datum::Array(std::sync::Arc::new(a)))
     }
 }
 

@@ -168,7 +168,7 @@ fn take_array(d: &Datum, elem: TypeId) -> Array {
 
 fn array_cat_op(a: &Datum, b: &Datum) -> PgResult<Datum> {
     let elem = arr(a).or(arr(b)).map_or(TypeId::Text, |x| x.elem);
-    Ok(Datum::Array(Box::new(cat(
+    Ok(Datum::Array(std::sync::Arc::new(cat(
         take_array(a, elem),
         take_array(b, elem),
     )?)))
@@ -201,7 +201,7 @@ fn append(a: &Datum, v: &Datum, front: bool) -> PgResult<Datum> {
             ));
         }
     }
-    Ok(Datum::Array(Box::new(out)))
+    Ok(Datum::Array(std::sync::Arc::new(out)))
 }
 
 fn append_op(a: &Datum, v: &Datum) -> PgResult<Datum> {
@@ -318,7 +318,7 @@ fn array_positions(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
         .filter(|(_, v)| not_distinct(v, &a[1], x.elem))
         .map(|(i, _)| Datum::Int4(lower + i as i32))
         .collect();
-    Ok(Datum::Array(Box::new(Array::from_items(
+    Ok(Datum::Array(std::sync::Arc::new(Array::from_items(
         TypeId::Int4,
         found,
     ))))
@@ -360,7 +360,7 @@ fn replace(a: &[Datum], with: Option<&Datum>) -> PgResult<Datum> {
             }
         }
     }
-    Ok(Datum::Array(Box::new(out)))
+    Ok(Datum::Array(std::sync::Arc::new(out)))
 }
 
 fn array_to_string(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
@@ -423,7 +423,7 @@ fn string_to_array(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
             _ => return Ok(Datum::Null),
         }
     };
-    Ok(Datum::Array(Box::new(Array::from_items(
+    Ok(Datum::Array(std::sync::Arc::new(Array::from_items(
         TypeId::Text,
         items,
     ))))
@@ -593,7 +593,7 @@ fn regexp_match(a: &[Datum], cx: &mut dyn FuncContext) -> PgResult<Datum> {
                 .into_iter()
                 .map(|g| g.map_or(Datum::Null, Datum::Text))
                 .collect();
-            Datum::Array(Box::new(Array::from_items(TypeId::Text, items)))
+            Datum::Array(std::sync::Arc::new(Array::from_items(TypeId::Text, items)))
         }
         None => Datum::Null,
     })
@@ -603,7 +603,7 @@ fn regexp_match(a: &[Datum], cx: &mut dyn FuncContext) -> PgResult<Datum> {
 fn regexp_split_to_array(a: &[Datum], cx: &mut dyn FuncContext) -> PgResult<Datum> {
     let (s, p, flags) = text_args(a);
     let pieces = crate::regex::regexp_split(s, p, flags, "regexp_split_to_array", cx)?;
-    Ok(Datum::Array(Box::new(Array::from_items(
+    Ok(Datum::Array(std::sync::Arc::new(Array::from_items(
         TypeId::Text,
         pieces.into_iter().map(Datum::Text).collect(),
     ))))

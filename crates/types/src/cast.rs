@@ -153,15 +153,16 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
     }
     if let (Some(fe), Some(te)) = (from.elem(), to.id.elem())
         && fe != te
-        && let Datum::Array(mut a) = value
+        && let Datum::Array(mut shared) = value
     {
         let target = SqlType::with_typmod(te, to.typmod);
+        let a = std::sync::Arc::make_mut(&mut shared);
         for item in a.items.iter_mut() {
             let v = std::mem::replace(item, Datum::Null);
             *item = cast(v, fe, target, context)?;
         }
         a.elem = te;
-        return Ok(Datum::Array(a));
+        return Ok(Datum::Array(shared));
     }
     let out = match (to.id, &value) {
         (t, _) if t == from && !matches!(t, Numeric) => value,

@@ -22,8 +22,10 @@ pub enum Datum {
     TimestampTz(i64),
     Interval(crate::interval::Interval),
     Oid(u32),
-    /// A value of any array type; the element type travels with it.
-    Array(Box<crate::array::Array>),
+    /// A value of any array type; the element type travels with it. Shared: a copy (a
+    /// constant read per row, a joined row, a sort key) is a reference count, and a writer
+    /// takes its own copy first (`Arc::make_mut`).
+    Array(std::sync::Arc<crate::array::Array>),
 }
 
 impl Clone for Datum {

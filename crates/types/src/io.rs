@@ -39,7 +39,7 @@ pub fn parse_text(text: &str, ty: SqlType) -> PgResult<Datum> {
         TypeId::Oid => Datum::Oid(parse_oid(text)?),
         TypeId::Void => Datum::Null,
         t => match t.elem() {
-            Some(elem) => Datum::Array(Box::new(crate::array::parse_text(
+            Some(elem) => Datum::Array(std::sync::Arc::new(crate::array::parse_text(
                 text,
                 SqlType::with_typmod(elem, ty.typmod),
             )?)),
@@ -472,7 +472,7 @@ pub fn parse_binary(bytes: &[u8], ty: SqlType) -> PgResult<Datum> {
         }
         TypeId::Void => Datum::Null,
         t => match t.elem() {
-            Some(elem) => Datum::Array(Box::new(crate::array::read_binary(
+            Some(elem) => Datum::Array(std::sync::Arc::new(crate::array::read_binary(
                 bytes,
                 SqlType::with_typmod(elem, ty.typmod),
             )?)),

@@ -13,6 +13,7 @@ pub mod agg;
 pub mod array;
 pub mod array_ops;
 pub mod cast;
+pub mod common_type;
 pub mod datetime;
 pub mod datum;
 pub mod func;

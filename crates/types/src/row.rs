@@ -271,7 +271,9 @@ fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
             let len = u32::from_le_bytes(arr(take(bytes, pos, 4)?)) as usize;
             let b = take(bytes, pos, len)?;
             match t.elem() {
-                Some(elem) => Datum::Array(Box::new(crate::array::decode_stored(b, elem)?)),
+                Some(elem) => {
+                    Datum::Array(std::sync::Arc::new(crate::array::decode_stored(b, elem)?))
+                }
                 None => return Err(corrupt()),
             }
         }

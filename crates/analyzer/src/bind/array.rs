@@ -5,37 +5,15 @@ use super::types::coerce;
 use super::{AggCtx, Binder, Scope};
 use crate::expr::{ArrayExpr, ArraySub, Expr, SubKind};
 use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::array::Array;
 use keel_types::cast::CastContext;
-use keel_types::{SqlType, TypeId};
+use keel_types::{Datum, SqlType, TypeId};
 use sqlparser::ast;
 use sqlparser::ast::Spanned;
 
-/// The common type of a list of expression types, as PostgreSQL's select_common_type
-/// resolves the cases arrays meet: unknown literals follow the others (text when all are
-/// unknown), numbers promote within their family (int2 < int4 < int8 < numeric < float8).
-pub(super) fn common_type(types: impl Iterator<Item = TypeId>) -> TypeId {
-    use TypeId::*;
-    let rank = |t: TypeId| match t {
-        Int2 => Some(0),
-        Int4 => Some(1),
-        Int8 => Some(2),
-        Numeric => Some(3),
-        Float4 => Some(4),
-        Float8 => Some(5),
-        _ => None,
-    };
-    let mut best: Option<TypeId> = None;
-    for t in types.filter(|t| *t != Unknown) {
-        best = Some(match best {
-            None => t,
-            Some(b) => match (rank(b), rank(t)) {
-                (Some(rb), Some(rt)) if rt > rb => t,
-                _ if b == Varchar && t == Text => Text,
-                _ => b,
-            },
-        });
-    }
-    best.unwrap_or(Text)
+/// The common type of ARRAY's elements (`keel_types::common_type`).
+pub(super) fn common_type(types: impl Iterator<Item = TypeId>) -> PgResult<TypeId> {
+    keel_types::common_type::common_type_of("ARRAY", types)
 }
 
 impl Binder<'_> {
@@ -58,7 +36,7 @@ impl Binder<'_> {
         }
         let nested = !elems.is_empty() && elems.iter().all(|e| e.ty().is_array());
         if nested {
-            let ty = common_type(elems.iter().map(|e| e.ty().elem().unwrap_or(TypeId::Text)));
+            let ty = common_type(elems.iter().map(|e| e.ty().elem().unwrap_or(TypeId::Text)))?;
             let ty = ty.array_of().unwrap_or(TypeId::TextArray);
             let elems = elems
                 .into_iter()
@@ -77,7 +55,7 @@ impl Binder<'_> {
             )
             .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[]."));
         }
-        let elem_ty = common_type(elems.iter().map(Expr::ty));
+        let elem_ty = common_type(elems.iter().map(Expr::ty))?;
         let Some(ty) = elem_ty.array_of() else {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_OBJECT,
@@ -95,6 +73,23 @@ impl Binder<'_> {
                 )
             })
             .collect::<PgResult<Vec<_>>>()?;
+        // An array of constants is a constant, as PostgreSQL's planner folds it: built once,
+        // and each row that reads it shares it.
+        if elems
+            .iter()
+            .all(|e| matches!(e, Expr::Const(_, t) if *t == elem_ty))
+        {
+            Array::check_size(elems.len())?;
+            let items = elems
+                .into_iter()
+                .map(|e| match e {
+                    Expr::Const(v, _) => v,
+                    _ => Datum::Null,
+                })
+                .collect();
+            let value = Array::from_items(elem_ty, items);
+            return Ok(Expr::Const(Datum::Array(std::sync::Arc::new(value)), ty));
+        }
         Ok(Expr::Array(Box::new(ArrayExpr::Ctor {
             elems,
             ty,

@@ -396,9 +396,19 @@ impl Binder<'_> {
                     it.next()
                         .unwrap_or(Expr::Const(Datum::Null, TypeId::Unknown)),
                 );
-                let (ty, mut v) = self.unify(vec![a, b], "NULLIF")?;
-                let b = v.pop().unwrap_or(Expr::Const(Datum::Null, ty));
-                let a = v.pop().unwrap_or(Expr::Const(Datum::Null, ty));
+                // PostgreSQL's NULLIF is `a = b` resolved as an operator, and has a's type
+                // (an unknown a is text, as a lone unknown literal is).
+                let a = if a.ty() == TypeId::Unknown {
+                    coerce(
+                        a,
+                        SqlType::new(TypeId::Text),
+                        CastContext::Implicit,
+                        &mut self.params,
+                    )?
+                } else {
+                    a
+                };
+                let ty = a.ty();
                 let eq = self.binary("=", a.clone(), b)?;
                 return Ok(Expr::Case {
                     whens: vec![(eq, Expr::Const(Datum::Null, ty))],

@@ -104,7 +104,7 @@ impl Binder<'_> {
                     && let Some(elem) = to.id.elem()
                 {
                     let empty = keel_types::array::Array::empty(elem);
-                    return Ok(Expr::Const(Datum::Array(Box::new(empty)), to.id));
+                    return Ok(Expr::Const(Datum::Array(std::sync::Arc::new(empty)), to.id));
                 }
                 let a = self.expr(expr, scope, agg)?;
                 coerce(a, to, CastContext::Explicit, &mut self.params)
@@ -226,15 +226,16 @@ impl Binder<'_> {
                     Some(x) => self.expr(x, scope, agg)?,
                     None => Expr::Const(Datum::Null, TypeId::Unknown),
                 };
-                let mut results: Vec<Expr> = whens.iter().map(|w| w.1.clone()).collect();
-                results.push(default);
+                // The ELSE result leads the type resolution, as in PostgreSQL.
+                let mut results = vec![default];
+                results.extend(whens.iter().map(|w| w.1.clone()));
                 let (ty, results) = self.unify(results, "CASE")?;
                 let mut results = results.into_iter();
+                let default = Box::new(results.next().unwrap_or(Expr::Const(Datum::Null, ty)));
                 let whens = whens
                     .into_iter()
                     .map(|(c, _)| (c, results.next().unwrap_or(Expr::Const(Datum::Null, ty))))
                     .collect();
-                let default = Box::new(results.next().unwrap_or(Expr::Const(Datum::Null, ty)));
                 Ok(Expr::Case { whens, default, ty })
             }
             E::Substring {

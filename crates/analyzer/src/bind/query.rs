@@ -145,14 +145,11 @@ impl Binder<'_> {
             }
             rows.push(row);
         }
-        // Unify column types across rows (first known type wins).
+        // Each column has its rows' common type.
         let mut columns = Vec::new();
         for c in 0..width {
-            let ty = rows
-                .iter()
-                .map(|r| r[c].ty())
-                .find(|t| *t != TypeId::Unknown)
-                .unwrap_or(TypeId::Text);
+            let ty =
+                keel_types::common_type::common_type_of("VALUES", rows.iter().map(|r| r[c].ty()))?;
             for r in rows.iter_mut() {
                 let e = std::mem::replace(&mut r[c], Expr::Const(Datum::Null, ty));
                 r[c] = super::types::coerce(

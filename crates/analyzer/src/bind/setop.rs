@@ -4,7 +4,7 @@ use super::{Binder, Scope, ScopeCol, fold};
 use crate::expr::Expr;
 use crate::query::{OutColumn, Query, Rel, SetOpKind};
 use keel_common::{PgError, PgResult, sqlstate};
-use keel_types::cast::{CastContext, can_cast};
+use keel_types::cast::CastContext;
 use keel_types::{SqlType, TypeId};
 use sqlparser::ast::{self, Spanned};
 use std::sync::Arc;
@@ -121,26 +121,8 @@ impl Binder<'_> {
                 }
                 let mut types = Vec::with_capacity(lc.len());
                 for (l, r) in lc.iter().zip(&rc) {
-                    let t = if l.ty == r.ty || r.ty == TypeId::Unknown {
-                        l.ty
-                    } else if l.ty == TypeId::Unknown || can_cast(l.ty, r.ty, CastContext::Implicit)
-                    {
-                        r.ty
-                    } else if can_cast(r.ty, l.ty, CastContext::Implicit) {
-                        l.ty
-                    } else {
-                        return Err(self.at(
-                            PgError::new(
-                                sqlstate::DATATYPE_MISMATCH,
-                                format!(
-                                    "{what} types {} and {} cannot be matched",
-                                    l.ty.name(),
-                                    r.ty.name()
-                                ),
-                            ),
-                            first_item(right),
-                        ));
-                    };
+                    let t = keel_types::common_type::common_type_of(what, [l.ty, r.ty])
+                        .map_err(|e| self.at(e, first_item(right)))?;
                     types.push(if t == TypeId::Unknown {
                         TypeId::Text
                     } else {

@@ -119,7 +119,9 @@ pub fn eval(sp: &SubPlan, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>
             let elem = sp.ty.elem().unwrap_or(keel_types::TypeId::Text);
             let items = first_column(rows);
             keel_types::array::Array::check_size(items.len())?;
-            let v = Datum::Array(Box::new(keel_types::array::Array::from_items(elem, items)));
+            let v = Datum::Array(std::sync::Arc::new(keel_types::array::Array::from_items(
+                elem, items,
+            )));
             if !correlated {
                 cx.subq.insert(sp.id, SubResult::Value(v.clone()));
             }

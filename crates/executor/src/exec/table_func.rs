@@ -35,7 +35,7 @@ fn text_array(groups: Vec<Option<String>>) -> Datum {
         .into_iter()
         .map(|g| g.map_or(Datum::Null, Datum::Text))
         .collect();
-    Datum::Array(Box::new(Array::from_items(TypeId::Text, items)))
+    Datum::Array(std::sync::Arc::new(Array::from_items(TypeId::Text, items)))
 }
 
 impl FuncRows {
@@ -65,7 +65,9 @@ impl FuncRows {
                 }
             }
             SetFunc::Unnest => match arg() {
-                Datum::Array(a) => FuncRows::Values(a.items.into_iter()),
+                Datum::Array(a) => {
+                    FuncRows::Values(std::sync::Arc::unwrap_or_clone(a).items.into_iter())
+                }
                 _ => return Ok(None),
             },
             SetFunc::Subscripts => {
