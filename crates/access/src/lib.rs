@@ -35,3 +35,9 @@ pub use api::*;
 pub use keel_txn::advisory;
 pub use keel_txn::{DATABASE_OID, LockLimits, LockMode, Locked, Strength};
 pub use stats::{AUTOVACUUM_ANALYZE_SCALE_FACTOR, AUTOVACUUM_ANALYZE_THRESHOLD};
+
+// Tests written against the public API: `keel_access::` resolves to this crate in them.
+#[cfg(test)]
+extern crate self as keel_access;
+#[cfg(test)]
+mod integration;

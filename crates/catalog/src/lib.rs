@@ -184,3 +184,9 @@ impl Catalog {
             .map_err(|e| PgError::new(sqlstate::DATA_CORRUPTED, format!("catalog is corrupt: {e}")))
     }
 }
+
+// Tests written against the public API: `keel_catalog::` resolves to this crate in them.
+#[cfg(test)]
+extern crate self as keel_catalog;
+#[cfg(test)]
+mod map_tests;

@@ -165,15 +165,3 @@ pub fn interleavings<'a>(sessions: &[&[&'a str]]) -> Vec<Vec<Step<'a>>> {
     );
     out
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn interleavings_count_multinomially() {
-        let a: &[&str] = &["a1", "a2"];
-        let b: &[&str] = &["b1", "b2"];
-        let c: &[&str] = &["c1", "c2", "c3"];
-        assert_eq!(super::interleavings(&[a, b]).len(), 6);
-        assert_eq!(super::interleavings(&[a, b, c]).len(), 210);
-    }
-}

@@ -37,6 +37,7 @@ mod savepoints;
 mod secrets;
 mod select_for_update;
 mod shutdown_signal;
+mod slt_corpus;
 mod sql_compare;
 mod ssi_specs;
 mod stack_depth;

@@ -190,9 +190,9 @@ fn sorts_past_work_mem_spill_instead_of_failing() {
         assert_eq!(got.len(), 1_000_000);
         assert!(got == rows(&p, sql).await, "{sql}: results differ");
         assert!(
-            after - before < 64 << 10,
+            after.saturating_sub(before) < 64 << 10,
             "peak RSS grew by {} kB sorting 1M rows",
-            after - before
+            after.saturating_sub(before)
         );
         let plan = rows(
             &k,
@@ -289,9 +289,9 @@ fn writes_spill_their_input_instead_of_holding_it() {
         let after = keel.proc_status_kb("VmHWM").expect("VmHWM");
         eprintln!("VmHWM before {before} kB, after {after} kB");
         assert!(
-            after - before < 100 << 10,
+            after.saturating_sub(before) < 100 << 10,
             "peak RSS grew by {} kB writing 300 MB",
-            after - before
+            after.saturating_sub(before)
         );
         let check = "select count(*), sum(a), sum(length(b)), min(b), max(b) from w";
         assert_eq!(rows(&k, check).await, rows(&p, check).await);
@@ -340,14 +340,14 @@ fn an_extended_protocol_result_is_streamed() {
     let stepped = keel.proc_status_kb("VmHWM").expect("VmHWM");
     eprintln!("VmHWM before {before} kB, streamed {streamed} kB, in steps {stepped} kB");
     assert!(
-        streamed - before < 64 << 10,
+        streamed.saturating_sub(before) < 64 << 10,
         "peak RSS grew by {} kB for a 300 MB result",
-        streamed - before
+        streamed.saturating_sub(before)
     );
     assert!(
-        stepped - before < 64 << 10,
+        stepped.saturating_sub(before) < 64 << 10,
         "peak RSS grew by {} kB for a 300 MB result in steps",
-        stepped - before
+        stepped.saturating_sub(before)
     );
     let tmp = keel.data_dir().join("pgsql_tmp");
     let left = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);

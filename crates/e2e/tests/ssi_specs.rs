@@ -211,3 +211,13 @@ fn reads_before_a_truncate_conflict_with_writes_after_it() {
         "select (select count(*) from a) as a, (select count(*) from b) as b",
     );
 }
+
+/// The schedules a spec expands to: every interleaving of its sessions' steps.
+#[test]
+fn interleavings_count_multinomially() {
+    let a: &[&str] = &["a1", "a2"];
+    let b: &[&str] = &["b1", "b2"];
+    let c: &[&str] = &["c1", "c2", "c3"];
+    assert_eq!(interleavings(&[a, b]).len(), 6);
+    assert_eq!(interleavings(&[a, b, c]).len(), 210);
+}

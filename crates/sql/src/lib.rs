@@ -224,3 +224,9 @@ fn ddl_command_name(stmt: &ast::Statement) -> String {
 
 #[cfg(test)]
 mod tests;
+// Engine-backed tests, written against the public API (`keel_sql::...`): part of the
+// unit-test binary so CI links the engine once for this crate, not once per test file.
+#[cfg(test)]
+extern crate self as keel_sql;
+#[cfg(test)]
+mod exec_tests;

@@ -24,3 +24,9 @@ pub use backend::{
 };
 pub use conn::FLUSH_THRESHOLD;
 pub use server::{AuthMethod, ServeConfig, serve, serve_listeners, serve_until};
+
+// Tests written against the public API: `keel_wire::` resolves to this crate in them.
+#[cfg(test)]
+extern crate self as keel_wire;
+#[cfg(test)]
+mod integration;

@@ -396,20 +396,15 @@ impl Binder<'_> {
                     it.next()
                         .unwrap_or(Expr::Const(Datum::Null, TypeId::Unknown)),
                 );
-                // PostgreSQL's NULLIF is `a = b` resolved as an operator, and has a's type
-                // (an unknown a is text, as a lone unknown literal is).
-                let a = if a.ty() == TypeId::Unknown {
-                    coerce(
-                        a,
-                        SqlType::new(TypeId::Text),
-                        CastContext::Implicit,
-                        &mut self.params,
-                    )?
-                } else {
-                    a
+                // PostgreSQL's NULLIF is `a = b` resolved as an operator; its type is the
+                // operator's left input type, a coerced to it (`nullif(null, 1)` is integer,
+                // `nullif(1, 1.5)` numeric, `nullif(1::int2, 2)` smallint).
+                let eq = self.binary("=", a.clone(), b)?;
+                let a = match &eq {
+                    Expr::Bin { l, .. } => (**l).clone(),
+                    _ => a,
                 };
                 let ty = a.ty();
-                let eq = self.binary("=", a.clone(), b)?;
                 return Ok(Expr::Case {
                     whens: vec![(eq, Expr::Const(Datum::Null, ty))],
                     default: Box::new(a),

@@ -1,6 +1,6 @@
 //! The protocol layer driven by the real `psql` binary (skipped when psql is not installed).
 
-use crate::common::start;
+use super::common::start;
 use keel_wire::{AuthMethod, ServeConfig};
 use std::io::Write;
 use std::process::{Command, Stdio};

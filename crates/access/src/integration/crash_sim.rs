@@ -24,7 +24,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::common::{create_table_ff, rt};
+use super::common::{create_table_ff, rt};
 
 const DATA: &str = "/keel";
 

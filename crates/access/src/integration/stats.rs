@@ -9,7 +9,7 @@ use keel_types::{Datum, TypeId};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{create_table_ff, rt};
+use super::common::{create_table_ff, rt};
 
 fn settings() -> Settings {
     let mut s = Settings::default();

@@ -9,7 +9,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::common::{create_table_ff, rt};
+use super::common::{create_table_ff, rt};
 
 fn settings() -> Settings {
     let mut s = Settings::default();

@@ -1,6 +1,6 @@
 //! The protocol layer driven by tokio-postgres and by raw bytes.
 
-use crate::common::{conn_str, start};
+use super::common::{conn_str, start};
 use keel_wire::{AuthMethod, ServeConfig};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -490,7 +490,7 @@ async fn shutdown_ends_idle_sessions_with_57p01() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let terminated = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let factory = std::sync::Arc::new(crate::common::TestFactory {
+    let factory = std::sync::Arc::new(super::common::TestFactory {
         password: None,
         terminated: terminated.clone(),
     });
