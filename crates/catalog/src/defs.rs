@@ -202,6 +202,14 @@ impl FunctionDef {
             .filter(|a| matches!(a.mode, ArgMode::In | ArgMode::InOut | ArgMode::Variadic))
     }
 
+    /// The columns of the result when the declaration names them (OUT, INOUT and RETURNS
+    /// TABLE parameters), in order; empty when the result is the one unnamed `ret`.
+    pub fn result_columns(&self) -> impl Iterator<Item = &FunctionArg> {
+        self.args
+            .iter()
+            .filter(|a| matches!(a.mode, ArgMode::Out | ArgMode::InOut | ArgMode::Table))
+    }
+
     /// The signature key of `name` with these input argument types.
     pub fn signature_of(name: &str, types: &[SqlType]) -> String {
         let list: Vec<String> = types.iter().map(|t| t.id.name().to_string()).collect();

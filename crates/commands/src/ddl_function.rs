@@ -8,7 +8,7 @@
 use keel_analyzer::bind::types;
 use keel_catalog::{ArgMode, Catalog, FuncLanguage, FuncVolatility, FunctionArg, FunctionDef};
 use keel_common::{PgError, PgResult, sqlstate};
-use keel_types::SqlType;
+use keel_types::{SqlType, TypeId};
 use sqlparser::ast;
 use std::sync::Arc;
 
@@ -23,6 +23,30 @@ fn arg_mode(m: Option<&ast::ArgMode>) -> ArgMode {
 
 fn sql_type(t: &ast::DataType) -> PgResult<SqlType> {
     types::type_from_name(&t.to_string())
+}
+
+/// A RETURNS type: any column type, or the pseudo-types `void` and `record`.
+fn return_type(t: &ast::DataType) -> PgResult<SqlType> {
+    let name = t.to_string().to_ascii_lowercase();
+    match name.trim_start_matches("pg_catalog.") {
+        "void" => Ok(SqlType::new(TypeId::Void)),
+        "record" => Ok(SqlType::new(TypeId::Record)),
+        "trigger" | "event_trigger" => Err(PgError::unsupported("trigger functions")),
+        _ => sql_type(t),
+    }
+}
+
+/// The result type the OUT and INOUT parameters give: the one parameter's type, or `record`
+/// for several; None without any.
+fn out_type(args: &[FunctionArg]) -> Option<SqlType> {
+    let mut outs = args
+        .iter()
+        .filter(|a| matches!(a.mode, ArgMode::Out | ArgMode::InOut));
+    let first = outs.next()?;
+    Some(match outs.next() {
+        None => first.ty,
+        Some(_) => SqlType::new(TypeId::Record),
+    })
 }
 
 /// The text between the quotes of `AS '...'` / `AS $$...$$`.
@@ -76,29 +100,53 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
         });
     }
     let (ret, set_returning) = match &cf.return_type {
-        Some(ast::FunctionReturnType::DataType(t)) => (sql_type(t)?, false),
-        Some(ast::FunctionReturnType::SetOf(t)) => (sql_type(t)?, true),
-        None => {
-            let outs: Vec<&FunctionArg> = args
+        Some(ast::FunctionReturnType::DataType(ast::DataType::Table(Some(cols)))) => {
+            if args
                 .iter()
-                .filter(|a| matches!(a.mode, ArgMode::Out | ArgMode::InOut))
-                .collect();
-            match outs.as_slice() {
-                [one] => (one.ty, false),
-                [] => {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_FUNCTION_DEFINITION,
-                        "function result type must be specified",
-                    ));
-                }
-                _ => {
-                    return Err(PgError::unsupported(
-                        "functions with several OUT parameters",
-                    ));
-                }
+                .any(|a| matches!(a.mode, ArgMode::Out | ArgMode::InOut))
+            {
+                return Err(PgError::new(
+                    sqlstate::INVALID_FUNCTION_DEFINITION,
+                    "OUT and INOUT arguments aren't allowed in TABLE functions",
+                ));
+            }
+            for c in cols {
+                args.push(FunctionArg {
+                    name: Some(c.name.value.to_lowercase()),
+                    ty: sql_type(&c.data_type)?,
+                    mode: ArgMode::Table,
+                    default: None,
+                });
+            }
+            match cols.as_slice() {
+                [_] => (args[args.len() - 1].ty, true),
+                _ => (SqlType::new(TypeId::Record), true),
             }
         }
+        Some(ast::FunctionReturnType::DataType(t)) => (return_type(t)?, false),
+        Some(ast::FunctionReturnType::SetOf(t)) => (return_type(t)?, true),
+        None => match out_type(&args) {
+            Some(t) => (t, false),
+            None => {
+                return Err(PgError::new(
+                    sqlstate::INVALID_FUNCTION_DEFINITION,
+                    "function result type must be specified",
+                ));
+            }
+        },
     };
+    // OUT parameters decide the result type; a RETURNS clause must agree with them.
+    if let Some(t) = out_type(&args)
+        && t.id != ret.id
+    {
+        return Err(PgError::new(
+            sqlstate::INVALID_FUNCTION_DEFINITION,
+            format!(
+                "function result type must be {} because of OUT parameters",
+                t.id.name()
+            ),
+        ));
+    }
     let language = match cf
         .language
         .as_ref()

@@ -78,23 +78,56 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
         e
     })?;
     let ret = call.def.ret;
-    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
-    if plan.columns.len() != 1
-        || (from != ret.id && !keel_types::cast::can_cast(from, ret.id, CastContext::Assignment))
-    {
-        let actual = if plan.columns.len() == 1 {
-            from.name().to_string()
-        } else {
-            "record".into()
-        };
-        return Err(PgError::new(
+    let mismatch = |detail: String| {
+        PgError::new(
             keel_common::sqlstate::INVALID_FUNCTION_DEFINITION,
             format!(
                 "return type mismatch in function declared to return {}",
                 ret.id.name()
             ),
         )
-        .with_detail(format!("Actual return type is {actual}.")));
+        .with_detail(detail)
+        .with_context_line(format!("SQL function \"{}\"", call.def.proname))
+    };
+    let castable = |from: TypeId, to: TypeId| {
+        from == to || keel_types::cast::can_cast(from, to, CastContext::Assignment)
+    };
+    let declared: Vec<TypeId> = call.def.result_columns().map(|a| a.ty.id).collect();
+    match ret.id {
+        // Any last statement will do; its rows are discarded.
+        TypeId::Void => return Ok(()),
+        // Columns given by the call's column definition list.
+        TypeId::Record if declared.is_empty() => return Ok(()),
+        _ => {}
+    }
+    if declared.len() > 1 {
+        let n = plan.columns.len();
+        if n != declared.len() {
+            let which = if n > declared.len() { "many" } else { "few" };
+            return Err(mismatch(format!(
+                "Final statement returns too {which} columns."
+            )));
+        }
+        for (i, (c, t)) in plan.columns.iter().zip(&declared).enumerate() {
+            if !castable(c.ty, *t) {
+                return Err(mismatch(format!(
+                    "Final statement returns {} instead of {} at column {}.",
+                    c.ty.name(),
+                    t.name(),
+                    i + 1
+                )));
+            }
+        }
+        return Ok(());
+    }
+    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
+    if plan.columns.len() != 1 {
+        return Err(mismatch(
+            "Final statement must return exactly one column.".into(),
+        ));
+    }
+    if !castable(from, ret.id) {
+        return Err(mismatch(format!("Actual return type is {}.", from.name())));
     }
     Ok(())
 }
@@ -158,6 +191,9 @@ pub fn eval_call(
         .unwrap_or(Datum::Null);
     let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
     let ret = call.def.ret;
+    if ret.id == TypeId::Void {
+        return Ok(Datum::Null);
+    }
     if from == ret.id || matches!(value, Datum::Null) {
         Ok(value)
     } else {

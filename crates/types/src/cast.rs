@@ -27,7 +27,7 @@ fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
     if from == to || from == Unknown {
         return Some(Implicit);
     }
-    if to == Unknown || to == Void || from == Void {
+    if to == Unknown || to == Void || from == Void || to == Record || from == Record {
         return None;
     }
     Some(match (from, to) {

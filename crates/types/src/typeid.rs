@@ -25,6 +25,9 @@ pub enum TypeId {
     Oid,
     Unknown,
     Void,
+    /// The pseudo-type of a function result with several columns (RETURNS TABLE, OUT
+    /// parameters, SETOF record). No stored value has it.
+    Record,
     /// The pseudo-type of polymorphic array arguments and of the B-tree array operator class.
     AnyArray,
     // One array type per element type, as PostgreSQL's typarray: int4[] and int4[][] are
@@ -70,6 +73,7 @@ impl TypeId {
             TypeId::Interval => 1186,
             TypeId::Numeric => 1700,
             TypeId::Void => 2278,
+            TypeId::Record => 2249,
             TypeId::AnyArray => 2277,
             TypeId::BoolArray => 1000,
             TypeId::Int2Array => 1005,
@@ -112,6 +116,7 @@ impl TypeId {
             1186 => TypeId::Interval,
             1700 => TypeId::Numeric,
             2278 => TypeId::Void,
+            2249 => TypeId::Record,
             2277 => TypeId::AnyArray,
             1000 => TypeId::BoolArray,
             1005 => TypeId::Int2Array,
@@ -156,6 +161,7 @@ impl TypeId {
             TypeId::Oid => "oid",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
+            TypeId::Record => "record",
             TypeId::AnyArray => "anyarray",
             TypeId::BoolArray => "boolean[]",
             TypeId::Int2Array => "smallint[]",

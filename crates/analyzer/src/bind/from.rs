@@ -15,7 +15,8 @@ impl Binder<'_> {
                 if let Some(args) = args {
                     let (_, n) = super::object_name(name);
                     if crate::srf::SetFunc::by_name(&n).is_none()
-                        && let Some(srf) = self.user_srf_in_from(&n, &args.args, alias.as_ref())?
+                        && let Some(srf) =
+                            self.user_srf_in_from(&n, &args.args, alias.as_ref(), name)?
                     {
                         return Ok(srf);
                     }

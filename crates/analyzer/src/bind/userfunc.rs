@@ -149,6 +149,11 @@ impl Binder<'_> {
                 "set-returning user-defined functions outside FROM",
             ));
         }
+        if def.ret.id == TypeId::Record {
+            return Err(PgError::unsupported(
+                "calls of functions returning record outside FROM",
+            ));
+        }
         if def.language == FuncLanguage::Plpgsql {
             return Err(PgError::new(
                 sqlstate::FEATURE_NOT_SUPPORTED,

@@ -5,9 +5,12 @@
 //! has the name) become `(argument)::type`; quoted strings and comments are left alone.
 
 use super::{Binder, Scope, ScopeCol, fold};
+use crate::expr::Expr;
 use crate::query::Rel;
 use keel_catalog::{FuncLanguage, FunctionDef};
 use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::cast::CastContext;
+use keel_types::{SqlType, TypeId};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -56,6 +59,7 @@ impl Binder<'_> {
         name: &str,
         args: &[ast::FunctionArg],
         alias: Option<&ast::TableAlias>,
+        written: &ast::ObjectName,
     ) -> PgResult<Option<(Rel, Scope)>> {
         if !self.has_user_function(name) {
             return Ok(None);
@@ -113,29 +117,105 @@ impl Binder<'_> {
             ));
         };
         let sub = self.query(&q)?;
+        // The declared result: named columns (OUT, INOUT, RETURNS TABLE), or one column of
+        // the result type named after the function (or its alias).
+        let declared: Vec<(Option<String>, SqlType)> = match def.result_columns().next() {
+            Some(_) => def
+                .result_columns()
+                .map(|a| (a.name.clone(), a.ty))
+                .collect(),
+            None if def.ret.id == TypeId::Record => {
+                let err = PgError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    "a column definition list is required for functions returning \"record\"",
+                );
+                return Err(self.at(err, ast::Spanned::span(written)));
+            }
+            None => vec![(None, def.ret)],
+        };
+        let root = self.function_result(&def, sub, &declared)?;
         let qual = alias.map_or_else(|| name.to_string(), |a| fold(&a.name));
-        let single = sub.columns.len() == 1;
-        let cols = sub
-            .columns
+        let cols = declared
             .iter()
             .enumerate()
-            .map(|(i, c)| ScopeCol {
+            .map(|(i, (declared_name, ty))| ScopeCol {
                 qualifier: Some(qual.clone()),
                 name: alias
                     .and_then(|a| a.columns.get(i))
                     .map(|c| fold(&c.name))
+                    .or_else(|| declared_name.clone())
                     .unwrap_or_else(|| match alias {
-                        Some(a) if single => fold(&a.name),
-                        None if single => name.to_string(),
-                        _ => c.name.clone(),
+                        Some(a) => fold(&a.name),
+                        None => name.to_string(),
                     }),
-                ty: c.ty,
-                typmod: c.typmod,
+                ty: ty.id,
+                typmod: ty.typmod,
                 table_oid: 0,
                 attnum: 0,
                 hidden: false,
             })
             .collect();
-        Ok(Some((sub.root, Scope { cols })))
+        Ok(Some((root, Scope { cols })))
+    }
+
+    /// The body's rows as the declared result columns: as many columns as declared, each
+    /// converted with an assignment cast (PostgreSQL's check_sql_fn_retval).
+    fn function_result(
+        &mut self,
+        def: &FunctionDef,
+        sub: crate::query::Query,
+        declared: &[(Option<String>, SqlType)],
+    ) -> PgResult<Rel> {
+        let mismatch = |detail: String| {
+            PgError::new(
+                sqlstate::INVALID_FUNCTION_DEFINITION,
+                format!(
+                    "return type mismatch in function declared to return {}",
+                    def.ret.id.name()
+                ),
+            )
+            .with_detail(detail)
+        };
+        if sub.columns.len() != declared.len() {
+            let which = if sub.columns.len() > declared.len() {
+                "many"
+            } else {
+                "few"
+            };
+            return Err(mismatch(format!(
+                "Final statement returns too {which} columns."
+            )));
+        }
+        if sub
+            .columns
+            .iter()
+            .zip(declared)
+            .all(|(c, (_, t))| c.ty == t.id)
+        {
+            return Ok(sub.root);
+        }
+        let mut exprs = Vec::with_capacity(declared.len());
+        for (i, (c, (_, t))) in sub.columns.iter().zip(declared).enumerate() {
+            let e = super::types::coerce(
+                Expr::Col(i, c.ty),
+                *t,
+                CastContext::Assignment,
+                &mut self.params,
+            )
+            .map_err(|_| {
+                mismatch(format!(
+                    "Final statement returns {} instead of {} at column {}.",
+                    c.ty.name(),
+                    t.id.name(),
+                    i + 1
+                ))
+            })?;
+            exprs.push(e);
+        }
+        Ok(Rel::Project {
+            input: Box::new(sub.root),
+            exprs,
+            srf: None,
+        })
     }
 }

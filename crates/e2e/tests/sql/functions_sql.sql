@@ -98,3 +98,32 @@ select 1 as still_alive;
 \set VERBOSITY verbose
 drop function fn_fact;
 drop function fn_inf;
+
+-- case: returns_table_and_out_parameters
+create function fn_squares(n int) returns table(i int, sq int) language sql as 'select g, g*g from generate_series(1,n) g';
+select * from fn_squares(3);
+select * from fn_squares(2) as x(a);
+select x.* from fn_squares(2) as x(a, b);
+select s.sq from fn_squares(4) s where s.i > 2;
+create function fn_one_col() returns table(i int) language sql as 'select g from generate_series(1,2) g';
+select * from fn_one_col() as z;
+create function fn_widen() returns table(i int8) language sql as 'select 1::int4';
+select i, pg_typeof(i) from fn_widen();
+create function fn_to_text() returns table(i int, s text) language sql as 'select 1, 2';
+select * from fn_to_text();
+create function fn_outs(out a int, out b text) language sql as 'select 1, ''x''';
+select * from fn_outs();
+create function fn_out_set(x int, out a int, out b text) returns setof record language sql as 'select x, ''x'' union all select x + 1, ''y''';
+select * from fn_out_set(5);
+create function fn_one_out(x int, out doubled int) language sql as 'select x * 2';
+select fn_one_out(21), * from fn_one_out(4);
+create function fn_void() returns void language sql as 'select 1';
+select fn_void() is null;
+create function fn_rec() returns record language sql as 'select 1, 2';
+select * from fn_rec();
+create function fn_few() returns table(i int, s text) language sql as 'select 1';
+create function fn_many() returns table(i int) language sql as 'select 1, 2';
+create function fn_badtype() returns table(i int, d date) language sql as 'select 1, true';
+create function fn_outret(out a int, out b text) returns int language sql as 'select 1, ''x''';
+create function fn_outret1(out a int) returns text language sql as 'select 1';
+drop function fn_squares, fn_one_col, fn_widen, fn_to_text, fn_outs, fn_out_set, fn_one_out, fn_void, fn_rec;
