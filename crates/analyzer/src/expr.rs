@@ -183,6 +183,17 @@ pub enum ArrayExpr {
         slice: bool,
         ty: TypeId,
     },
+    /// `arr` with the element `arr[i][j]` or the slice `arr[lo:hi]` replaced by `value` (of
+    /// the element type, or of the array type for a slice): the value an UPDATE's `SET
+    /// a[i] = v` writes (PostgreSQL's array_set_element / array_set_slice). `ty` is the
+    /// array type.
+    Assign {
+        arr: Expr,
+        subs: Vec<ArraySub>,
+        slice: bool,
+        value: Expr,
+        ty: TypeId,
+    },
     /// `lhs op ANY (arr)` / `lhs op ALL (arr)`: `cmp` is bound over the two-column row
     /// `[lhs value, element]`.
     Quantified {
@@ -198,12 +209,36 @@ pub enum ArrayExpr {
 pub struct ArraySub {
     pub lower: Option<Expr>,
     pub upper: Option<Expr>,
+    /// Written without a colon (`[i]`): among slices it means `[1:i]`, where `[:i]` starts
+    /// at the array's lower bound.
+    pub plain: bool,
+}
+
+impl ArraySub {
+    fn map(&self, f: &mut dyn FnMut(&Expr) -> PgResult<Expr>) -> PgResult<ArraySub> {
+        Ok(ArraySub {
+            lower: self.lower.as_ref().map(&mut *f).transpose()?,
+            upper: self.upper.as_ref().map(&mut *f).transpose()?,
+            plain: self.plain,
+        })
+    }
+
+    fn for_each<'e>(&'e self, f: &mut dyn FnMut(&'e Expr)) {
+        if let Some(l) = &self.lower {
+            f(l);
+        }
+        if let Some(u) = &self.upper {
+            f(u);
+        }
+    }
 }
 
 impl ArrayExpr {
     pub fn ty(&self) -> TypeId {
         match self {
-            ArrayExpr::Ctor { ty, .. } | ArrayExpr::Subscript { ty, .. } => *ty,
+            ArrayExpr::Ctor { ty, .. }
+            | ArrayExpr::Subscript { ty, .. }
+            | ArrayExpr::Assign { ty, .. } => *ty,
             ArrayExpr::Quantified { .. } => TypeId::Bool,
         }
     }
@@ -215,14 +250,14 @@ impl ArrayExpr {
             ArrayExpr::Ctor { elems, .. } => elems.iter().for_each(f),
             ArrayExpr::Subscript { arr, subs, .. } => {
                 f(arr);
-                for s in subs {
-                    if let Some(l) = &s.lower {
-                        f(l);
-                    }
-                    if let Some(u) = &s.upper {
-                        f(u);
-                    }
-                }
+                subs.iter().for_each(|s| s.for_each(f));
+            }
+            ArrayExpr::Assign {
+                arr, subs, value, ..
+            } => {
+                f(arr);
+                subs.iter().for_each(|s| s.for_each(f));
+                f(value);
             }
             ArrayExpr::Quantified { lhs, arr, .. } => {
                 f(lhs);
@@ -246,16 +281,21 @@ impl ArrayExpr {
                 ty,
             } => ArrayExpr::Subscript {
                 arr: f(arr)?,
-                subs: subs
-                    .iter()
-                    .map(|s| {
-                        Ok(ArraySub {
-                            lower: s.lower.as_ref().map(&mut *f).transpose()?,
-                            upper: s.upper.as_ref().map(&mut *f).transpose()?,
-                        })
-                    })
-                    .collect::<PgResult<_>>()?,
+                subs: subs.iter().map(|s| s.map(f)).collect::<PgResult<_>>()?,
                 slice: *slice,
+                ty: *ty,
+            },
+            ArrayExpr::Assign {
+                arr,
+                subs,
+                slice,
+                value,
+                ty,
+            } => ArrayExpr::Assign {
+                arr: f(arr)?,
+                subs: subs.iter().map(|s| s.map(f)).collect::<PgResult<_>>()?,
+                slice: *slice,
+                value: f(value)?,
                 ty: *ty,
             },
             ArrayExpr::Quantified { lhs, arr, cmp, all } => ArrayExpr::Quantified {

@@ -54,6 +54,8 @@ fn body_text(b: &ast::CreateFunctionBody) -> PgResult<String> {
     let e = match b {
         ast::CreateFunctionBody::AsBeforeOptions { body, .. } => body,
         ast::CreateFunctionBody::AsAfterOptions(e) => e,
+        // The SQL-standard `RETURN expr` body (PostgreSQL 14): the query `SELECT expr`.
+        ast::CreateFunctionBody::Return(e) => return Ok(format!("SELECT {e}")),
         _ => return Err(PgError::unsupported("this form of function body")),
     };
     match e {
@@ -147,6 +149,7 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
             ),
         ));
     }
+    let standard_body = matches!(cf.function_body, Some(ast::CreateFunctionBody::Return(_)));
     let language = match cf
         .language
         .as_ref()
@@ -161,6 +164,8 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
                 format!("language \"{other}\" does not exist"),
             ));
         }
+        // A SQL-standard body implies LANGUAGE sql.
+        None if standard_body => FuncLanguage::Sql,
         None => {
             return Err(PgError::new(
                 sqlstate::INVALID_FUNCTION_DEFINITION,
@@ -168,6 +173,12 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
             ));
         }
     };
+    if standard_body && language != FuncLanguage::Sql {
+        return Err(PgError::new(
+            sqlstate::INVALID_FUNCTION_DEFINITION,
+            "inline SQL function body only valid for language SQL",
+        ));
+    }
     let body = match &cf.function_body {
         Some(b) => body_text(b)?,
         None => {

@@ -45,6 +45,13 @@ pub(crate) fn eval(a: &ArrayExpr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResul
                 Ok(element(&a, &bounds))
             }
         }
+        ArrayExpr::Assign {
+            arr,
+            subs,
+            slice,
+            value,
+            ty,
+        } => crate::eval_array_assign::eval(arr, subs, *slice, value, *ty, row, cx),
         ArrayExpr::Quantified { lhs, arr, cmp, all } => {
             let l = lhs.eval(row, cx)?;
             match arr.eval(row, cx)? {
@@ -143,7 +150,7 @@ fn slice_of(a: &Array, bounds: &[(Option<i32>, Option<i32>)], subs: &[ArraySub])
 
 /// Whether a subscript was written without a colon (`[i]`), which a slice reads as `[1:i]`.
 fn is_plain(s: &ArraySub) -> bool {
-    s.lower.is_none() && s.upper.is_some()
+    s.plain
 }
 
 /// `ARRAY[[...], [...]]`: sub-arrays of equal dimensions stacked along a new first one.

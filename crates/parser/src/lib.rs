@@ -15,6 +15,7 @@ pub mod lockwords;
 pub mod names;
 pub mod parse;
 pub mod split;
+pub mod subscript_target;
 pub mod symmetric;
 pub mod syntax;
 pub mod utility;
@@ -124,6 +125,8 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     let text: &str = &parsed_text;
     let reordered = utility::reorder_create_sequence(text)?;
     let mut lock_strengths = Vec::new();
+    // (text the targets were found in, that text with their subscripts blanked, targets)
+    let mut subscripted = None;
     let mut stmts = match reordered.as_deref() {
         Some(seq) => parse::statements(seq)
             .map_err(|f| f.into_error(char_offset, |e| parse_error(e, seq, char_offset)))?,
@@ -134,6 +137,12 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
                 (std::borrow::Cow::Borrowed(_), s) => (rewritten, s),
             };
             lock_strengths = strengths;
+            subscripted = subscript_target::rewrite(&rewritten)
+                .map(|(blanked, targets)| (rewritten.to_string(), blanked, targets));
+            let rewritten = match &subscripted {
+                Some((_, blanked, _)) => std::borrow::Cow::Borrowed(blanked.as_str()),
+                None => rewritten,
+            };
             match parse::statements(&rewritten) {
                 Ok(s) => s,
                 Err(parse::Failure::Syntax(e)) => syntax::trim_without_characters(&rewritten)
@@ -148,9 +157,13 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
             }
         }
     };
-    let Some(stmt) = stmts.pop() else {
+    let Some(mut stmt) = stmts.pop() else {
         return Ok(done(Parsed::Empty));
     };
+    if let Some((found_in, _, targets)) = &subscripted {
+        subscript_target::restore(&mut stmt, found_in, targets)
+            .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e))?;
+    }
     Ok(ParseResult {
         parsed: Parsed::Statement {
             stmt: Box::new(stmt),

@@ -163,6 +163,7 @@ impl Binder<'_> {
                 ast::Subscript::Index { index } => subs.push(ArraySub {
                     lower: None,
                     upper: Some(self.subscript_value(index, scope, agg)?),
+                    plain: true,
                 }),
                 ast::Subscript::Slice {
                     lower_bound,
@@ -184,7 +185,11 @@ impl Binder<'_> {
                         .as_ref()
                         .map(|e| self.subscript_value(e, scope, agg))
                         .transpose()?;
-                    subs.push(ArraySub { lower, upper });
+                    subs.push(ArraySub {
+                        lower,
+                        upper,
+                        plain: false,
+                    });
                 }
             }
         }
@@ -346,5 +351,61 @@ impl Binder<'_> {
             f,
             args: vec![l, r],
         })
+    }
+}
+
+impl Binder<'_> {
+    /// `SET col[subs] = value` over `base` (the column, or the result of an earlier
+    /// subscripted assignment to it in the same SET list): PostgreSQL's subscripted
+    /// assignment. `target` is `col[subs]` as written; `column` names it in errors.
+    pub(crate) fn subscript_assignment(
+        &mut self,
+        base: Expr,
+        target: &ast::Expr,
+        value: &ast::Expr,
+        scope: &Scope,
+        column: &str,
+    ) -> PgResult<Expr> {
+        let Expr::Array(read) = self.expr(target, scope, &mut None)? else {
+            return Err(PgError::internal("subscripted target without subscripts"));
+        };
+        let ArrayExpr::Subscript {
+            arr, subs, slice, ..
+        } = *read
+        else {
+            return Err(PgError::internal("subscripted target without subscripts"));
+        };
+        let ty = arr.ty();
+        let want = if slice {
+            ty
+        } else {
+            ty.elem().unwrap_or(TypeId::Text)
+        };
+        let v = self.expr(value, scope, &mut None)?;
+        let got = v.ty();
+        let v = coerce(v, SqlType::new(want), CastContext::Assignment, &mut self.params).map_err(
+            |e| {
+                if e.code != sqlstate::DATATYPE_MISMATCH {
+                    return self.at(e, value.span());
+                }
+                let e = PgError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "subscripted assignment to \"{column}\" requires type {} but expression is of type {}",
+                        want.name(),
+                        got.name()
+                    ),
+                )
+                .with_hint("You will need to rewrite or cast the expression.");
+                self.at(e, target.span())
+            },
+        )?;
+        Ok(Expr::Array(Box::new(ArrayExpr::Assign {
+            arr: base,
+            subs,
+            slice,
+            value: v,
+            ty,
+        })))
     }
 }

@@ -339,7 +339,10 @@ impl Binder<'_> {
         }
         let (table, qual) = self.target_table(&u.table)?;
         let scope = table_scope(&table, &qual);
-        let mut set = Vec::new();
+        let mut set: Vec<(usize, Expr)> = Vec::new();
+        // Columns assigned through subscripts: further subscripted assignments to them apply
+        // to the result (`SET a[1] = 1, a[2] = 2`).
+        let mut subscripted = Vec::new();
         for a in &u.assignments {
             let n = match &a.target {
                 ast::AssignmentTarget::ColumnName(n) => super::object_name(n).1,
@@ -358,6 +361,29 @@ impl Binder<'_> {
                 )
             })?;
             let c = &table.columns[col];
+            let earlier = set.iter().position(|(k, _)| *k == col);
+            if let Some((target, value)) = keel_parser::subscript_target::marker_args(&a.value)
+                && (earlier.is_none() || subscripted.contains(&col))
+            {
+                let base = match earlier {
+                    Some(k) => set.remove(k).1,
+                    None => self.expr(
+                        &ast::Expr::Identifier(ast::Ident::with_quote('"', c.name.clone())),
+                        &scope,
+                        &mut None,
+                    )?,
+                };
+                let e = self.subscript_assignment(base, target, value, &scope, &c.name)?;
+                set.push((col, e));
+                subscripted.push(col);
+                continue;
+            }
+            if earlier.is_some() {
+                return Err(PgError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("multiple assignments to same column \"{}\"", c.name),
+                ));
+            }
             let e = if matches!(&a.value, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
             {
                 self.default_expr(&table, col)?

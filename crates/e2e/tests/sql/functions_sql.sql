@@ -127,3 +127,12 @@ create function fn_badtype() returns table(i int, d date) language sql as 'selec
 create function fn_outret(out a int, out b text) returns int language sql as 'select 1, ''x''';
 create function fn_outret1(out a int) returns text language sql as 'select 1';
 drop function fn_squares, fn_one_col, fn_widen, fn_to_text, fn_outs, fn_out_set, fn_one_out, fn_void, fn_rec;
+
+-- case: sql_standard_return_body
+create function fn_ret(a int) returns int language sql return a + 1;
+select fn_ret(1);
+create function fn_ret2(a text) returns text return upper(a) || '!';
+select fn_ret2('hi');
+create function fn_ret3(a int) returns int language plpgsql return a;
+create function fn_ret4(a int) returns table(x int, y int) language sql return a;
+drop function fn_ret, fn_ret2;

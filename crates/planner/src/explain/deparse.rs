@@ -262,6 +262,27 @@ fn write_const(d: &Datum, ty: TypeId, out: &mut String) {
 
 /// Array expressions as ruleutils prints them: `ARRAY[1, 2]`, `a[1]`, `a[1:2]`,
 /// `(x = ANY (a))`.
+fn write_subscripts(
+    subs: &[keel_analyzer::expr::ArraySub],
+    slice: bool,
+    names: &Names,
+    out: &mut String,
+) {
+    for s in subs {
+        out.push('[');
+        if let Some(l) = &s.lower {
+            write_expr(l, names, out);
+        }
+        if slice {
+            out.push(':');
+        }
+        if let Some(u) = &s.upper {
+            write_expr(u, names, out);
+        }
+        out.push(']');
+    }
+}
+
 fn write_array(a: &keel_analyzer::expr::ArrayExpr, names: &Names, out: &mut String) {
     use keel_analyzer::expr::ArrayExpr;
     match a {
@@ -270,25 +291,33 @@ fn write_array(a: &keel_analyzer::expr::ArrayExpr, names: &Names, out: &mut Stri
             write_list(elems, names, ", ", out);
             out.push(']');
         }
+        // PostgreSQL's `(a[2] := 20)[3:4] := '{1,2}'`.
+        ArrayExpr::Assign {
+            arr,
+            subs,
+            slice,
+            value,
+            ..
+        } => {
+            let nested = matches!(arr, Expr::Array(a) if matches!(**a, ArrayExpr::Assign { .. }));
+            if nested {
+                out.push('(');
+            }
+            write_expr(arr, names, out);
+            if nested {
+                out.push(')');
+            }
+            write_subscripts(subs, *slice, names, out);
+            out.push_str(" := ");
+            write_expr(value, names, out);
+        }
         ArrayExpr::Subscript {
             arr, subs, slice, ..
         } => {
             out.push('(');
             write_expr(arr, names, out);
             out.push(')');
-            for s in subs {
-                out.push('[');
-                if let Some(l) = &s.lower {
-                    write_expr(l, names, out);
-                }
-                if *slice {
-                    out.push(':');
-                }
-                if let Some(u) = &s.upper {
-                    write_expr(u, names, out);
-                }
-                out.push(']');
-            }
+            write_subscripts(subs, *slice, names, out);
         }
         ArrayExpr::Quantified { lhs, arr, cmp, all } => {
             out.push('(');
