@@ -256,7 +256,7 @@ impl Transaction {
 
     /// Whether the transaction has written anything (has an xid).
     pub fn has_writes(&self) -> bool {
-        self.inner.xid.is_some()
+        self.inner.m.lock().xid.is_some()
     }
 }
 
@@ -299,14 +299,14 @@ impl Engine {
     /// statement (see ssi.rs); `check` reports cancellation and timeouts.
     pub async fn wait_safe_snapshot(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         check: impl Fn() -> PgResult<()>,
     ) -> PgResult<()> {
         self.inner.wait_safe_snapshot(txn, check).await
     }
 
     /// Called at the start of each statement: under READ COMMITTED takes a new snapshot.
-    pub fn start_statement(&self, txn: &mut Transaction) {
+    pub fn start_statement(&self, txn: &Transaction) {
         self.inner.start_statement(txn)
     }
 
@@ -316,7 +316,7 @@ impl Engine {
     /// transaction's end also clear the mark.
     pub fn idle_in_transaction(&self, txn: &Transaction, idle: bool) {
         let st = &txn.inner;
-        let since = if idle && st.xid.is_some() && !st.finished {
+        let since = if idle && st.m.lock().xid.is_some() && !st.finished {
             keel_txn::clock_ms()
         } else {
             0
@@ -381,7 +381,7 @@ impl Engine {
     /// waiting: the path every plain read and write takes.
     pub fn try_lock_relation(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         rel: u32,
         mode: keel_txn::LockMode,
     ) -> bool {
@@ -425,7 +425,7 @@ impl Engine {
     /// if `txn` rolls back.
     pub fn create_relfile(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         relfile: u32,
         unlogged: bool,
     ) -> PgResult<()> {
@@ -437,10 +437,10 @@ impl Engine {
     /// the caller must keep `txn` from using the sequence itself (see the session's check).
     pub fn restart_sequence_at_commit(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         seq: std::sync::Arc<keel_catalog::SequenceDef>,
     ) {
-        txn.inner.restart_at_commit.push(seq);
+        txn.inner.m.lock().restart_at_commit.push(seq);
     }
 
     /// SERIALIZABLE bookkeeping for a TRUNCATE (`to`: the table's new file) or a DROP
@@ -457,7 +457,7 @@ impl Engine {
     }
 
     /// Schedules a relation file for removal once `txn` commits (DROP, TRUNCATE).
-    pub fn drop_relfile_at_commit(&self, txn: &mut Transaction, relfile: u32) {
+    pub fn drop_relfile_at_commit(&self, txn: &Transaction, relfile: u32) {
         self.inner.drop_relfile_at_commit(txn, relfile)
     }
 
@@ -467,7 +467,7 @@ impl Engine {
     /// the transaction's rollback removes.
     pub fn build_index(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         table: &TableDef,
         index: &IndexDef,
         check: &dyn Fn() -> PgResult<()>,
@@ -564,7 +564,7 @@ impl Engine {
     /// index entries, enforcing unique indexes (23505).
     pub fn insert(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         table: &TableDef,
         row: &[Datum],
         state: &mut WriteState,
@@ -577,7 +577,7 @@ impl Engine {
     /// Replaces the row version `target` with `new_row`.
     pub fn update(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         table: &TableDef,
         target: RowRef,
         new_row: &[Datum],
@@ -590,7 +590,7 @@ impl Engine {
 
     pub fn delete(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         table: &TableDef,
         target: RowRef,
     ) -> PgResult<Write<()>> {

@@ -49,9 +49,9 @@ fn autovacuum(engine: Weak<Engine>) {
             // SHARE UPDATE EXCLUSIVE if it is free, as PostgreSQL's autovacuum: a table
             // under DDL is skipped this round. Once locked the table is read again (a
             // TRUNCATE may have given it a new file, a DROP removed it).
-            let mut txn = e.begin(keel_common::Isolation::ReadCommitted, true);
+            let txn = e.begin(keel_common::Isolation::ReadCommitted, true);
             let locked = e.try_lock_relation(
-                &mut txn,
+                &txn,
                 table.oid,
                 keel_txn::LockMode::ShareUpdateExclusive,
             );

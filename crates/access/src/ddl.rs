@@ -16,19 +16,19 @@ use std::sync::atomic::Ordering;
 impl EngineInner {
     pub fn create_relfile(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         relfile: u32,
         unlogged: bool,
     ) -> PgResult<()> {
         self.xid(txn)?;
         let f = self.smgr.open(relfile, true)?;
         f.unlogged.store(unlogged, Ordering::Relaxed);
-        txn.inner.created.push(relfile);
+        txn.inner.m.lock().created.push(relfile);
         self.smgr.sync_dir()
     }
 
-    pub fn drop_relfile_at_commit(&self, txn: &mut Transaction, relfile: u32) {
-        txn.inner.drop_at_commit.push(relfile);
+    pub fn drop_relfile_at_commit(&self, txn: &Transaction, relfile: u32) {
+        txn.inner.m.lock().drop_at_commit.push(relfile);
     }
 
     /// Roots of every row stored in the table.
@@ -54,7 +54,7 @@ impl EngineInner {
 
     pub fn build_index(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         table: &TableDef,
         index: &IndexDef,
         check: &dyn Fn() -> PgResult<()>,

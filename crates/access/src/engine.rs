@@ -4,7 +4,7 @@ use crate::api::*;
 use crate::commitrec::CatalogChange;
 use crate::relstate::RelState;
 use crate::seq::Sequences;
-use crate::txnstate::{SlotPool, TxnState};
+use crate::txnstate::{SlotPool, TxnMut, TxnState};
 use keel_catalog::{Catalog, Persistence};
 use keel_common::{PgError, PgResult, RelFileId, Settings, sqlstate};
 use keel_storage::io::{Fs, OsFs};
@@ -429,66 +429,71 @@ impl EngineInner {
             deferrable: false,
             pending_catalog: None,
             inner: TxnState {
-                xid: None,
-                cid: 0,
-                statements: 0,
-                snapshot: Snapshot {
-                    csn: 0,
-                    xid: 0,
+                m: Mutex::new(TxnMut {
+                    xid: None,
                     cid: 0,
-                },
-                has_snapshot: false,
+                    statements: 0,
+                    snapshot: Snapshot {
+                        csn: 0,
+                        xid: 0,
+                        cid: 0,
+                    },
+                    has_snapshot: false,
+                    created: Vec::new(),
+                    drop_at_commit: Vec::new(),
+                    restart_at_commit: Vec::new(),
+                    rel_locks: Vec::new(),
+                    subs: Vec::new(),
+                    subxids: Vec::new(),
+                    sx: None,
+                }),
                 slot,
-                created: Vec::new(),
-                drop_at_commit: Vec::new(),
-                restart_at_commit: Vec::new(),
                 txns: self.txns.clone(),
                 pool: self.slot_pool.clone(),
                 finished: false,
                 tuple_guard: Mutex::new(None),
                 newest_hint: Mutex::new(None),
                 depends_on_lsn: std::sync::atomic::AtomicU64::new(0),
-                rel_locks: Vec::new(),
-                subs: Vec::new(),
-                subxids: Vec::new(),
                 listed: Mutex::new(Vec::new()),
-                sx: None,
             },
         }
     }
 
-    pub fn start_statement(&self, txn: &mut Transaction) {
-        let st = &mut txn.inner;
+    pub fn start_statement(&self, txn: &Transaction) {
+        let st = &txn.inner;
         st.slot
             .idle_since
             .store(0, std::sync::atomic::Ordering::Relaxed);
-        if st.statements > 0 {
-            st.cid += 1;
+        let mut m = st.m.lock();
+        if m.statements > 0 {
+            m.cid += 1;
         }
-        st.statements += 1;
-        if !st.has_snapshot {
+        m.statements += 1;
+        if !m.has_snapshot {
+            drop(m);
             self.first_snapshot(txn);
         } else if txn.isolation == Isolation::ReadCommitted {
-            let xid = st.xid.unwrap_or(0);
-            st.snapshot = self.txns.snapshot(&st.slot, xid, st.cid);
+            let xid = m.xid.unwrap_or(0);
+            m.snapshot = self.txns.snapshot(&st.slot, xid, m.cid);
         } else {
-            st.snapshot.cid = st.cid;
+            m.snapshot.cid = m.cid;
         }
     }
 
     /// The xid a write is made with: the innermost open subtransaction's, else the
     /// transaction's. Each is assigned on its first write, the top-level one first.
-    pub(crate) fn xid(&self, txn: &mut Transaction) -> PgResult<u64> {
+    pub(crate) fn xid(&self, txn: &Transaction) -> PgResult<u64> {
         let top = self.top_xid(txn)?;
-        let st = &mut txn.inner;
-        match st.subs.last_mut() {
+        let mut m = txn.inner.m.lock();
+        let m = &mut *m;
+        match m.subs.last_mut() {
             None => Ok(top),
             Some(level) => Ok(match level.xid {
                 Some(x) => x,
                 None => {
                     let x = self.txns.assign_subxid(top);
                     level.xid = Some(x);
-                    st.subxids.push(x);
+                    m.subxids.push(x);
                     x
                 }
             }),
@@ -496,43 +501,45 @@ impl EngineInner {
     }
 
     /// The top-level transaction's xid, assigned if it has none.
-    fn top_xid(&self, txn: &mut Transaction) -> PgResult<u64> {
+    fn top_xid(&self, txn: &Transaction) -> PgResult<u64> {
         if txn.read_only {
             return Err(PgError::new(
                 sqlstate::READ_ONLY_SQL_TRANSACTION,
                 "cannot execute this statement in a read-only transaction",
             ));
         }
-        let st = &mut txn.inner;
-        if let Some(x) = st.xid {
+        let mut m = txn.inner.m.lock();
+        if let Some(x) = m.xid {
             return Ok(x);
         }
         let x = self.txns.assign_xid();
-        st.slot.xid.store(x, Ordering::SeqCst);
-        st.xid = Some(x);
-        st.snapshot.xid = x;
-        if !st.has_snapshot {
+        txn.inner.slot.xid.store(x, Ordering::SeqCst);
+        m.xid = Some(x);
+        m.snapshot.xid = x;
+        if !m.has_snapshot {
+            drop(m);
             self.first_snapshot(txn);
+            m = txn.inner.m.lock();
         }
-        if let Some(sx) = txn.inner.sx {
+        if let Some(sx) = m.sx {
             self.txns.ssi.set_xid(sx, x);
         }
         Ok(x)
     }
 
     pub(crate) fn snapshot(&self, txn: &Transaction) -> Snapshot {
-        txn.inner.snapshot
+        txn.inner.m.lock().snapshot
     }
 
     pub async fn commit(&self, mut txn: Transaction, sync: bool) -> PgResult<()> {
-        if let Some(sx) = txn.inner.sx
+        if let Some(sx) = txn.inner.m.get_mut().sx
             && let Err(e) = self.txns.ssi.pre_commit(sx)
         {
             self.rollback(txn);
             return Err(e);
         }
         let pending = txn.pending_catalog.take();
-        let Some(xid) = txn.inner.xid else {
+        let Some(xid) = txn.inner.m.get_mut().xid else {
             if let Some(c) = pending {
                 let lsn = self.install_catalog(c)?;
                 txn.inner.finish();
@@ -567,9 +574,10 @@ impl EngineInner {
             // Only what this transaction changed is logged: O(its changes), not O(catalog).
             let rec = crate::commitrec::CommitRecord {
                 catalog: pending.as_ref().map(|c| CatalogChange::Delta(c.delta())),
-                drops: txn.inner.drop_at_commit.clone(),
-                subxids: txn.inner.subxids.clone(),
+                drops: txn.inner.m.get_mut().drop_at_commit.clone(),
+                subxids: txn.inner.m.get_mut().subxids.clone(),
             };
+            let subxids = &txn.inner.m.get_mut().subxids;
             let lsn = self
                 .wal
                 .log_then(RecordKind::Commit, xid, &rec.encode(), |end| {
@@ -580,7 +588,7 @@ impl EngineInner {
                     }
                     // The subtransactions' bits first: a checkpoint that persists the
                     // top-level bit persists theirs.
-                    for &s in &txn.inner.subxids {
+                    for &s in subxids {
                         self.txns.clog.set_logged(s);
                     }
                     self.txns.clog.set_logged(xid);
@@ -600,17 +608,17 @@ impl EngineInner {
         } else {
             self.txns.mark_committed(xid);
         }
-        self.txns.forget_subxids(&txn.inner.subxids);
+        self.txns.forget_subxids(&txn.inner.m.get_mut().subxids);
         txn.inner.ssi_committed();
         // Durable and visible: statements queued behind its locks see what it did.
         txn.inner.release_rel_locks();
-        for id in std::mem::take(&mut txn.inner.drop_at_commit) {
+        for id in std::mem::take(&mut txn.inner.m.get_mut().drop_at_commit) {
             self.forget_rel(id);
             self.smgr.remove(id)?;
         }
         // Logged after the commit record: a crash in between keeps the old position, which
         // only skips values; logged before it, a lost commit would restart a full table.
-        for seq in std::mem::take(&mut txn.inner.restart_at_commit) {
+        for seq in std::mem::take(&mut txn.inner.m.get_mut().restart_at_commit) {
             self.setval(&seq, seq.start, false)?;
         }
         Ok(())
@@ -672,16 +680,17 @@ impl EngineInner {
     }
 
     pub fn rollback(&self, mut txn: Transaction) {
-        if let Some(sx) = txn.inner.sx.take() {
+        let m = txn.inner.m.get_mut();
+        if let Some(sx) = m.sx.take() {
             self.txns.ssi.release(sx, false);
         }
-        if let Some(xid) = txn.inner.xid {
+        if let Some(xid) = m.xid {
             self.txns.mark_aborted(xid);
-            self.txns.forget_subxids(&txn.inner.subxids);
+            self.txns.forget_subxids(&m.subxids);
         }
         txn.inner.finish();
         txn.inner.release_rel_locks();
-        for id in std::mem::take(&mut txn.inner.created) {
+        for id in std::mem::take(&mut txn.inner.m.get_mut().created) {
             self.forget_rel(id);
             let _ = self.smgr.remove(id);
         }
@@ -691,22 +700,25 @@ impl EngineInner {
     /// a lock the transaction already holds in that mode costs nothing.
     pub async fn lock_relation(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         rel: u32,
         mode: keel_txn::LockMode,
         limits: &keel_txn::LockLimits,
         cancelled: impl std::future::Future<Output = ()>,
     ) -> PgResult<keel_txn::Locked> {
-        let st = &mut txn.inner;
-        if let Some(h) = st.rel_locks.iter().find(|h| h.rel == rel && h.mode == mode) {
-            return Ok(keel_txn::Locked::Granted(*h));
+        let st = &txn.inner;
+        let held = (st.m.lock().rel_locks.iter())
+            .find(|h| h.rel == rel && h.mode == mode)
+            .copied();
+        if let Some(h) = held {
+            return Ok(keel_txn::Locked::Granted(h));
         }
         let r = self
             .txns
             .lock_relation(&st.slot, rel, mode, limits, cancelled)
             .await?;
         if let keel_txn::Locked::Granted(h) = r {
-            st.rel_locks.push(h);
+            st.m.lock().rel_locks.push(h);
         }
         Ok(r)
     }
@@ -714,12 +726,13 @@ impl EngineInner {
     /// As `lock_relation` when the lock is free (or held already): true. Never queues.
     pub fn try_lock_relation(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         rel: u32,
         mode: keel_txn::LockMode,
     ) -> bool {
-        let st = &mut txn.inner;
-        if st.rel_locks.iter().any(|h| h.rel == rel && h.mode == mode) {
+        let st = &txn.inner;
+        let mut m = st.m.lock();
+        if m.rel_locks.iter().any(|h| h.rel == rel && h.mode == mode) {
             return true;
         }
         match self
@@ -728,7 +741,7 @@ impl EngineInner {
             .try_lock(&self.txns.slots, &st.slot, rel, mode, true)
         {
             Some(keel_txn::rellock::Acquire::Granted(h)) => {
-                st.rel_locks.push(h);
+                m.rel_locks.push(h);
                 true
             }
             _ => false,

@@ -17,7 +17,7 @@ impl Engine {
     /// The xid a statement's row locks are taken with, assigned now (the innermost
     /// subtransaction's): a locking query takes it before it reads, so that locking a row
     /// needs only a shared borrow of the transaction.
-    pub fn row_lock_xid(&self, txn: &mut Transaction) -> PgResult<u64> {
+    pub fn row_lock_xid(&self, txn: &Transaction) -> PgResult<u64> {
         self.inner.xid(txn)
     }
 
@@ -38,7 +38,7 @@ impl Engine {
         let rel = e.rel(table.relfile)?;
         let heap = Heap::new(&e.pool, &e.txns, &rel);
         let must_queue = || e.others_queue(txn, &rel, target.root);
-        let cid = txn.inner.cid;
+        let cid = txn.inner.m.lock().cid;
         let out = heap.lock_row(target.version, target.root, xid, cid, strength, &must_queue)?;
         let r = match out {
             LockOutcome::Locked | LockOutcome::Held => Write::Done(()),
@@ -71,9 +71,10 @@ impl Engine {
 impl Engine {
     /// The xid `txn` writes with now (its innermost subtransaction's), if assigned.
     pub fn current_write_xid(&self, txn: &Transaction) -> Option<u64> {
-        match txn.inner.subs.last() {
+        let m = txn.inner.m.lock();
+        match m.subs.last() {
             Some(level) => level.xid,
-            None => txn.inner.xid,
+            None => m.xid,
         }
     }
 }
@@ -113,12 +114,13 @@ impl Engine {
     /// id). Referential checks take one after their write, as PostgreSQL's run after it:
     /// every row committed before the write was locked is then seen, and any later one had
     /// to wait for the write's lock. Under REPEATABLE READ nothing changes.
-    pub fn refresh_snapshot(&self, txn: &mut Transaction) {
+    pub fn refresh_snapshot(&self, txn: &Transaction) {
         if txn.isolation != crate::api::Isolation::ReadCommitted {
             return;
         }
-        let st = &mut txn.inner;
-        let xid = st.xid.unwrap_or(0);
-        st.snapshot = self.inner.txns.snapshot(&st.slot, xid, st.cid);
+        let st = &txn.inner;
+        let mut m = st.m.lock();
+        let xid = m.xid.unwrap_or(0);
+        m.snapshot = self.inner.txns.snapshot(&st.slot, xid, m.cid);
     }
 }

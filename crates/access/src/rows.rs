@@ -141,13 +141,13 @@ impl EngineInner {
 
     pub fn insert(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         table: &TableDef,
         row: &[Datum],
         state: &mut WriteState,
     ) -> PgResult<Write<RowRef>> {
         let xid = self.xid(txn)?;
-        let cid = txn.inner.cid;
+        let cid = txn.inner.m.lock().cid;
         let types = column_types(table);
         let rel = self.rel(table.relfile)?;
         let tid = match state.heap_tid {
@@ -206,7 +206,8 @@ impl EngineInner {
         let key = keys.key_of(row);
         let irel = self.rel(idx.relfile)?;
         let am = self.open_index(&irel, table, idx);
-        let ssi_key = |am: &dyn am::AmIndex<'_>| match txn.inner.sx {
+        let sx = txn.inner.m.lock().sx;
+        let ssi_key = |am: &dyn am::AmIndex<'_>| match sx {
             Some(_) => self.ssi_wrote_key(txn, idx.relfile, &am.predicate_key(&key)),
             None => Ok(()),
         };
@@ -249,14 +250,14 @@ impl EngineInner {
 
     pub fn update(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         table: &TableDef,
         target: RowRef,
         new_row: &[Datum],
         state: &mut WriteState,
     ) -> PgResult<Write<RowRef>> {
         let xid = self.xid(txn)?;
-        let cid = txn.inner.cid;
+        let cid = txn.inner.m.lock().cid;
         let types = column_types(table);
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
@@ -332,12 +333,12 @@ impl EngineInner {
 
     pub fn delete(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         table: &TableDef,
         target: RowRef,
     ) -> PgResult<Write<()>> {
         let xid = self.xid(txn)?;
-        let cid = txn.inner.cid;
+        let cid = txn.inner.m.lock().cid;
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
         let must_queue = || self.others_queue(txn, &rel, target.root);
@@ -404,7 +405,8 @@ impl EngineInner {
             // Walk on from the version we targeted (our snapshot keeps it from being pruned)
             // rather than from the root, and remember where we got to for fetch_newest.
             LockOutcome::Updated => {
-                match heap.fetch_newest(root, target.version, txn.inner.xid.unwrap_or(xid))? {
+                let own = txn.inner.m.lock().xid.unwrap_or(xid);
+                match heap.fetch_newest(root, target.version, own)? {
                     Some(v) => {
                         *txn.inner.newest_hint.lock() = Some((root, v.tid));
                         Write::Updated(RowRef {
@@ -444,7 +446,7 @@ impl EngineInner {
     ) -> PgResult<Option<(RowRef, Vec<Datum>)>> {
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
-        let own = txn.inner.xid.unwrap_or(0);
+        let own = txn.inner.m.lock().xid.unwrap_or(0);
         let start = match *txn.inner.newest_hint.lock() {
             Some((r, v)) if r == root => v,
             _ => root,

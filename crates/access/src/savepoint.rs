@@ -37,59 +37,75 @@ pub(crate) struct SubLevel {
 
 impl Engine {
     /// Opens a subtransaction level (SAVEPOINT); returns the new depth.
-    pub fn savepoint(&self, txn: &mut Transaction) -> usize {
-        let st = &mut txn.inner;
-        st.subs.push(SubLevel {
+    pub fn savepoint(&self, txn: &Transaction) -> usize {
+        let mut m = txn.inner.m.lock();
+        let level = SubLevel {
             xid: None,
-            subxids_mark: st.subxids.len(),
-            created_mark: st.created.len(),
-            drops_mark: st.drop_at_commit.len(),
-            restarts_mark: st.restart_at_commit.len(),
+            subxids_mark: m.subxids.len(),
+            created_mark: m.created.len(),
+            drops_mark: m.drop_at_commit.len(),
+            restarts_mark: m.restart_at_commit.len(),
             catalog: txn.pending_catalog.clone(),
-        });
-        st.subs.len()
+        };
+        m.subs.push(level);
+        m.subs.len()
     }
 
     /// Open subtransaction levels.
     pub fn savepoint_depth(&self, txn: &Transaction) -> usize {
-        txn.inner.subs.len()
+        txn.inner.m.lock().subs.len()
     }
 
     /// RELEASE: level `depth` (1 = outermost) and those inside it end; their work becomes
     /// the enclosing level's.
-    pub fn release_savepoint(&self, txn: &mut Transaction, depth: usize) {
-        txn.inner.subs.truncate(depth.saturating_sub(1));
+    pub fn release_savepoint(&self, txn: &Transaction, depth: usize) {
+        txn.inner.m.lock().subs.truncate(depth.saturating_sub(1));
     }
 
     /// ROLLBACK TO: undoes the work of level `depth` (1 = outermost) and of the levels inside
-    /// it, which end; level `depth` stays open, as new.
+    /// it, which end; level `depth` stays open, as new. The transaction's DDL goes back to
+    /// what it was when the level began.
     pub fn rollback_to_savepoint(&self, txn: &mut Transaction, depth: usize) {
-        let Some(i) = depth.checked_sub(1) else {
-            return;
-        };
-        let st = &mut txn.inner;
-        let Some(level) = st.subs.get(i) else { return };
+        if let Some(catalog) = self.undo_to_savepoint(txn, depth) {
+            txn.pending_catalog = catalog;
+        }
+    }
+
+    /// ROLLBACK TO without touching the transaction's DDL, which the caller owns: for work
+    /// that cannot change it (a function body run from inside a query). Returns the DDL
+    /// state the level began with (None: no such level).
+    pub fn undo_to_savepoint(
+        &self,
+        txn: &Transaction,
+        depth: usize,
+    ) -> Option<Option<Arc<Catalog>>> {
+        let i = depth.checked_sub(1)?;
+        let st = &txn.inner;
+        let mut m = st.m.lock();
+        let m = &mut *m;
+        let level = m.subs.get(i)?;
         let (sx, cr, dr, rs) = (
             level.subxids_mark,
             level.created_mark,
             level.drops_mark,
             level.restarts_mark,
         );
-        txn.pending_catalog = level.catalog.clone();
+        let catalog = level.catalog.clone();
         st.release_tuple_lock();
         *st.newest_hint.lock() = None;
-        for x in st.subxids.drain(sx..) {
+        for x in m.subxids.drain(sx..) {
             self.inner.txns.mark_sub_aborted(x);
         }
-        for id in st.created.drain(cr..) {
+        for id in m.created.drain(cr..) {
             self.inner.forget_rel(id);
             let _ = self.inner.smgr.remove(id);
         }
-        st.drop_at_commit.truncate(dr);
-        st.restart_at_commit.truncate(rs);
-        st.subs.truncate(depth);
-        if let Some(level) = st.subs.last_mut() {
+        m.drop_at_commit.truncate(dr);
+        m.restart_at_commit.truncate(rs);
+        m.subs.truncate(depth);
+        if let Some(level) = m.subs.last_mut() {
             level.xid = None;
         }
+        Some(catalog)
     }
 }

@@ -33,7 +33,7 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub(crate) fn of(engine: &'a EngineInner, txn: &Transaction) -> Option<Reader<'a>> {
-        txn.inner.sx.map(|sx| Reader {
+        txn.inner.m.lock().sx.map(|sx| Reader {
             txns: &engine.txns,
             sx,
         })
@@ -107,21 +107,22 @@ impl<'a> Reader<'a> {
 impl EngineInner {
     /// Takes the transaction's first snapshot; a SERIALIZABLE one registers with SSI under
     /// the same lock (a read-only one with nothing to fear runs as snapshot isolation).
-    pub(crate) fn first_snapshot(&self, txn: &mut Transaction) {
-        let st = &mut txn.inner;
-        let xid = st.xid.unwrap_or(0);
+    pub(crate) fn first_snapshot(&self, txn: &Transaction) {
+        let st = &txn.inner;
+        let mut m = st.m.lock();
+        let xid = m.xid.unwrap_or(0);
         if txn.isolation == Isolation::Serializable {
-            let (slot, cid) = (&st.slot, st.cid);
+            let (slot, cid) = (&st.slot, m.cid);
             let (sx, snap) = self
                 .txns
                 .ssi
                 .register(txn.read_only, || self.txns.snapshot(slot, xid, cid));
-            st.sx = sx;
-            st.snapshot = snap;
+            m.sx = sx;
+            m.snapshot = snap;
         } else {
-            st.snapshot = self.txns.snapshot(&st.slot, xid, st.cid);
+            m.snapshot = self.txns.snapshot(&st.slot, xid, m.cid);
         }
-        st.has_snapshot = true;
+        m.has_snapshot = true;
     }
 
     /// SERIALIZABLE READ ONLY DEFERRABLE: before the first statement, takes snapshots until
@@ -129,19 +130,19 @@ impl EngineInner {
     /// anomaly), waiting for the transactions that could. Other transactions: nothing.
     pub async fn wait_safe_snapshot(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         check: impl Fn() -> PgResult<()>,
     ) -> PgResult<()> {
         if txn.isolation != Isolation::Serializable
             || !txn.read_only
             || !txn.deferrable
-            || txn.inner.has_snapshot
+            || txn.inner.m.lock().has_snapshot
         {
             return Ok(());
         }
         loop {
             self.first_snapshot(txn);
-            let Some(sx) = txn.inner.sx else {
+            let Some(sx) = txn.inner.m.lock().sx else {
                 return Ok(());
             };
             loop {
@@ -154,9 +155,12 @@ impl EngineInner {
                 check()?;
                 let _ = tokio::time::timeout(Duration::from_millis(100), changed).await;
             }
-            txn.inner.sx = None;
+            {
+                let mut m = txn.inner.m.lock();
+                m.sx = None;
+                m.has_snapshot = false;
+            }
             self.txns.ssi.release(sx, false);
-            txn.inner.has_snapshot = false;
             txn.inner.slot.release_snapshot();
         }
     }
@@ -168,7 +172,7 @@ impl EngineInner {
         rel: u32,
         root: Option<Tid>,
     ) -> PgResult<()> {
-        let Some(sx) = txn.inner.sx else {
+        let Some(sx) = txn.inner.m.lock().sx else {
             return Ok(());
         };
         match root {
@@ -194,7 +198,8 @@ impl EngineInner {
         indexes: &[u32],
         to: Option<u32>,
     ) -> PgResult<()> {
-        if let Some(sx) = txn.inner.sx {
+        let sx = txn.inner.m.lock().sx;
+        if let Some(sx) = sx {
             self.txns.ssi.conflict_in_relation(sx, rel, indexes)?;
         }
         if let Some(to) = to {
@@ -205,7 +210,8 @@ impl EngineInner {
 
     /// Conflict in for a key placed (or about to be refused as a duplicate) in index `index`.
     pub(crate) fn ssi_wrote_key(&self, txn: &Transaction, index: u32, key: &[u8]) -> PgResult<()> {
-        match txn.inner.sx {
+        let sx = txn.inner.m.lock().sx;
+        match sx {
             Some(sx) => self.txns.ssi.conflict_in(sx, &[], Some((index, key))),
             None => Ok(()),
         }

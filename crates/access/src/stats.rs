@@ -161,8 +161,8 @@ impl EngineInner {
         check: &dyn Fn() -> PgResult<()>,
     ) -> PgResult<Sample> {
         let fresh = own.is_none().then(|| {
-            let mut txn = self.begin(Isolation::ReadCommitted, true);
-            self.start_statement(&mut txn);
+            let txn = self.begin(Isolation::ReadCommitted, true);
+            self.start_statement(&txn);
             txn
         });
         let snap = match (own, &fresh) {

@@ -11,19 +11,37 @@ pub struct SlotPool {
     pub free: Mutex<Vec<Arc<Slot>>>,
 }
 
-pub struct TxnState {
+/// The part of a transaction's state its statements change while it runs. It sits behind a
+/// mutex so the engine's write calls take `&Transaction`: a function called from a running
+/// query writes in the same transaction as the scans that are still open. Scans copy the
+/// snapshot (and command id) when they open, so what a nested statement does later is not
+/// seen by them. Each guard is held for a few field reads or writes, never across a call
+/// that takes it again, an await or I/O.
+pub struct TxnMut {
     pub xid: Option<u64>,
     pub cid: u32,
     pub statements: u32,
     pub snapshot: Snapshot,
     pub has_snapshot: bool,
-    pub slot: Arc<Slot>,
     /// Relation files created by this transaction (removed if it aborts).
     pub created: Vec<RelFileId>,
     /// Relation files to remove once it commits.
     pub drop_at_commit: Vec<RelFileId>,
     /// Sequences to restart once it commits (TRUNCATE ... RESTART IDENTITY).
     pub restart_at_commit: Vec<std::sync::Arc<keel_catalog::SequenceDef>>,
+    /// Relation locks held until the transaction ends, each (relation, mode) once.
+    pub(crate) rel_locks: Vec<keel_txn::HeldLock>,
+    /// Open savepoints, outermost first (see savepoint.rs).
+    pub(crate) subs: Vec<crate::savepoint::SubLevel>,
+    /// Xids of its subtransactions that have not been rolled back, in assignment order.
+    pub(crate) subxids: Vec<u64>,
+    /// Its SSI record (SERIALIZABLE, from its first snapshot until it ends; see ssi.rs).
+    pub(crate) sx: Option<keel_txn::ssi::SxId>,
+}
+
+pub struct TxnState {
+    pub(crate) m: Mutex<TxnMut>,
+    pub slot: Arc<Slot>,
     pub(crate) txns: Arc<TxnManager>,
     pub(crate) pool: Arc<SlotPool>,
     pub(crate) finished: bool,
@@ -35,22 +53,14 @@ pub struct TxnState {
     /// WAL position up to which pre-committed transactions this one built on (early lock
     /// release) were logged; `Engine::settle` waits for it before a new snapshot.
     pub(crate) depends_on_lsn: std::sync::atomic::AtomicU64,
-    /// Relation locks held until the transaction ends, each (relation, mode) once.
-    pub(crate) rel_locks: Vec<keel_txn::HeldLock>,
-    /// Open savepoints, outermost first (see savepoint.rs).
-    pub(crate) subs: Vec<crate::savepoint::SubLevel>,
-    /// Xids of its subtransactions that have not been rolled back, in assignment order.
-    pub(crate) subxids: Vec<u64>,
     /// Row versions where it holds a shared lock listed in `RowLockers` (pruned at its end).
     pub(crate) listed: Mutex<Vec<keel_txn::rowlock::VersionKey>>,
-    /// Its SSI record (SERIALIZABLE, from its first snapshot until it ends; see ssi.rs).
-    pub(crate) sx: Option<keel_txn::ssi::SxId>,
 }
 
 impl TxnState {
     /// Its commit is visible: SSI draws its commit number now (see keel_txn::ssi).
     pub(crate) fn ssi_committed(&mut self) {
-        if let Some(sx) = self.sx.take() {
+        if let Some(sx) = self.m.get_mut().sx.take() {
             self.txns.ssi.release(sx, true);
         }
     }
@@ -62,7 +72,7 @@ impl TxnState {
             self.slot
                 .idle_since
                 .store(0, std::sync::atomic::Ordering::Relaxed);
-            if self.xid.is_some() {
+            if self.m.get_mut().xid.is_some() {
                 self.txns.done_writing();
             }
         }
@@ -71,9 +81,10 @@ impl TxnState {
     /// Releases the transaction's relation locks. Called once its outcome is durable (or it
     /// aborted): a waiter that goes on then sees the catalog it installed.
     pub(crate) fn release_rel_locks(&mut self) {
-        if !self.rel_locks.is_empty() {
-            self.txns.rel_locks.release_all(&self.slot, &self.rel_locks);
-            self.rel_locks.clear();
+        let m = self.m.get_mut();
+        if !m.rel_locks.is_empty() {
+            self.txns.rel_locks.release_all(&self.slot, &m.rel_locks);
+            m.rel_locks.clear();
         }
     }
 
@@ -98,13 +109,14 @@ impl Drop for TxnState {
         self.release_tuple_lock();
         self.release_rel_locks();
         if !self.finished {
-            if let Some(xid) = self.xid {
+            let m = self.m.get_mut();
+            if let Some(xid) = m.xid {
                 self.txns.mark_aborted(xid);
-                self.txns.forget_subxids(&self.subxids);
+                self.txns.forget_subxids(&m.subxids);
             }
             self.finish();
         }
-        if let Some(sx) = self.sx.take() {
+        if let Some(sx) = self.m.get_mut().sx.take() {
             self.txns.ssi.release(sx, false);
         }
         self.prune_listed();

@@ -42,7 +42,7 @@ fn column(name: &str, ty: TypeId) -> ColumnDef {
 /// One DDL transaction, as keel-sql runs them: clone, bump the version, change, install.
 fn ddl(eng: &Engine, change: impl FnOnce(&Engine, &mut Transaction, &mut Catalog)) -> Transaction {
     let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
+    eng.start_statement(&txn);
     let mut cat = (*txn.catalog(eng)).clone();
     cat.version += 1;
     change(eng, &mut txn, &mut cat);

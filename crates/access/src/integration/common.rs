@@ -21,7 +21,7 @@ pub fn create_table_ff(
 ) -> (Arc<TableDef>, Option<Arc<IndexDef>>) {
     let rt = rt();
     let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
+    eng.start_statement(&txn);
     let mut cat = (*txn.catalog(eng)).clone();
     cat.version += 1;
     let oid = cat.new_oid();
@@ -50,7 +50,7 @@ pub fn create_table_ff(
         checks: vec![],
         identity_always: vec![],
     });
-    eng.create_relfile(&mut txn, relfile, false).unwrap();
+    eng.create_relfile(&txn, relfile, false).unwrap();
     cat.tables.insert(oid, table.clone());
     let mut index = None;
     if with_index {
@@ -68,8 +68,8 @@ pub fn create_table_ff(
             // int4_ops, as PostgreSQL records for an int4 column.
             opclasses: vec![1978],
         });
-        eng.create_relfile(&mut txn, irel, false).unwrap();
-        eng.build_index(&mut txn, &table, &idx, &|| Ok(())).unwrap();
+        eng.create_relfile(&txn, irel, false).unwrap();
+        eng.build_index(&txn, &table, &idx, &|| Ok(())).unwrap();
         cat.indexes.insert(ioid, idx.clone());
         index = Some(idx);
     }

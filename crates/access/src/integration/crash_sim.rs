@@ -70,8 +70,8 @@ impl Db {
 
     /// Every visible row, by a heap scan and by a full index scan; they must agree.
     fn rows(&self) -> Model {
-        let mut txn = self.eng.begin(Isolation::ReadCommitted, true);
-        self.eng.start_statement(&mut txn);
+        let txn = self.eng.begin(Isolation::ReadCommitted, true);
+        self.eng.start_statement(&txn);
         let decode = |r: keel_common::PgResult<(RowRef, Vec<Datum>)>| match r {
             Ok((_, row)) => match (&row[0], &row[1]) {
                 (Datum::Int4(id), Datum::Text(v)) => (*id, v.clone()),
@@ -131,8 +131,8 @@ fn random_txn(
     next_id: &mut i32,
 ) -> keel_common::PgResult<()> {
     let eng = &db.eng;
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
+    let txn = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&txn);
     let mut after = model.clone();
     let refs = db.refs(&txn);
     // Rows this transaction changed: their references from the scan are stale.
@@ -144,7 +144,7 @@ fn random_txn(
                 *next_id += 1;
                 let v = value(rng, id);
                 let row = [Datum::Int4(id), Datum::Text(v.clone())];
-                done(eng.insert(&mut txn, &db.table, &row, &mut WriteState::default()))?;
+                done(eng.insert(&txn, &db.table, &row, &mut WriteState::default()))?;
                 after.insert(id, v);
             }
             2 if !refs.is_empty() => {
@@ -152,14 +152,14 @@ fn random_txn(
                 if touched.insert(id) {
                     let v = format!("u{}", value(rng, id));
                     let row = [Datum::Int4(id), Datum::Text(v.clone())];
-                    done(eng.update(&mut txn, &db.table, rr, &row, &mut WriteState::default()))?;
+                    done(eng.update(&txn, &db.table, rr, &row, &mut WriteState::default()))?;
                     after.insert(id, v);
                 }
             }
             _ if !refs.is_empty() => {
                 let (rr, id) = refs[rng.below(refs.len() as u64) as usize];
                 if touched.insert(id) {
-                    done(eng.delete(&mut txn, &db.table, rr))?;
+                    done(eng.delete(&txn, &db.table, rr))?;
                     after.remove(&id);
                 }
             }
@@ -177,13 +177,13 @@ fn random_txn(
 
 /// Rows `ids` with `value`, in one committed transaction.
 fn insert_committed(db: &Db, ids: std::ops::Range<i32>, len: usize) -> keel_common::PgResult<()> {
-    let mut txn = db.eng.begin(Isolation::ReadCommitted, false);
-    db.eng.start_statement(&mut txn);
+    let txn = db.eng.begin(Isolation::ReadCommitted, false);
+    db.eng.start_statement(&txn);
     for id in ids {
         let row = [Datum::Int4(id), Datum::Text(format!("{id:>len$}"))];
         if let Err(e) = done(
             db.eng
-                .insert(&mut txn, &db.table, &row, &mut WriteState::default()),
+                .insert(&txn, &db.table, &row, &mut WriteState::default()),
         ) {
             db.eng.rollback(txn);
             return Err(e);
@@ -214,13 +214,13 @@ fn a_power_loss_keeps_every_acknowledged_commit_and_nothing_else() {
                 }
             }
             // A transaction still running at the power loss: its rows must not survive.
-            let mut open_txn = db.eng.begin(Isolation::ReadCommitted, false);
-            db.eng.start_statement(&mut open_txn);
+            let open_txn = db.eng.begin(Isolation::ReadCommitted, false);
+            db.eng.start_statement(&open_txn);
             for id in next_id..next_id + 30 {
                 let row = [Datum::Int4(id), Datum::Text("in flight".into())];
                 done(
                     db.eng
-                        .insert(&mut open_txn, &db.table, &row, &mut WriteState::default()),
+                        .insert(&open_txn, &db.table, &row, &mut WriteState::default()),
                 )
                 .unwrap();
             }
@@ -273,13 +273,13 @@ fn a_page_torn_by_a_power_loss_is_repaired_from_its_full_page_image() {
     db.eng.checkpoint().unwrap();
     // Every page's first change after the checkpoint logs its full image; the buffer pool
     // (1 MB) cannot hold the grown table, so pages are written out (unsynced) meanwhile.
-    let mut txn = db.eng.begin(Isolation::ReadCommitted, false);
-    db.eng.start_statement(&mut txn);
+    let txn = db.eng.begin(Isolation::ReadCommitted, false);
+    db.eng.start_statement(&txn);
     for (rr, id) in db.refs(&txn) {
         let row = [Datum::Int4(id), Datum::Text(format!("updated {id}"))];
         done(
             db.eng
-                .update(&mut txn, &db.table, rr, &row, &mut WriteState::default()),
+                .update(&txn, &db.table, rr, &row, &mut WriteState::default()),
         )
         .unwrap();
     }
@@ -373,10 +373,10 @@ fn after_enospc_a_start_on_the_full_disk_leaves_no_trace_and_recovery_succeeds_o
     assert_eq!(db.rows().len(), acked as usize);
     // The next WAL write finds no space: PANIC. (A DELETE needs no new page.)
     fs.fail(Op::Write, "/wal/", 0, Fault::NoSpace, true);
-    let mut txn = db.eng.begin(Isolation::ReadCommitted, false);
-    db.eng.start_statement(&mut txn);
+    let txn = db.eng.begin(Isolation::ReadCommitted, false);
+    db.eng.start_statement(&txn);
     let (rr, _) = db.refs(&txn)[0];
-    done(db.eng.delete(&mut txn, &db.table, rr)).unwrap();
+    done(db.eng.delete(&txn, &db.table, rr)).unwrap();
     assert!(
         rt().block_on(db.eng.commit(txn, true)).is_err(),
         "a commit was acknowledged after the WAL write failed"

@@ -23,12 +23,12 @@ fn create_table(eng: &Engine, with_index: bool) -> (Arc<TableDef>, Option<Arc<In
 
 fn insert_rows(eng: &Engine, table: &TableDef, range: std::ops::Range<i32>) {
     let rt = rt();
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
+    let txn = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&txn);
     for i in range {
         let row = [Datum::Int4(i), Datum::Text(format!("row {i}"))];
         match eng
-            .insert(&mut txn, table, &row, &mut WriteState::default())
+            .insert(&txn, table, &row, &mut WriteState::default())
             .unwrap()
         {
             Write::Done(_) => {}
@@ -39,8 +39,8 @@ fn insert_rows(eng: &Engine, table: &TableDef, range: std::ops::Range<i32>) {
 }
 
 fn all_rows(eng: &Engine, table: &TableDef) -> Vec<(RowRef, Vec<Datum>)> {
-    let mut txn = eng.begin(Isolation::ReadCommitted, true);
-    eng.start_statement(&mut txn);
+    let txn = eng.begin(Isolation::ReadCommitted, true);
+    eng.start_statement(&txn);
     let mut rows: Vec<_> = eng.scan(&txn, table).map(|r| r.unwrap()).collect();
     rows.sort_by_key(|(_, r)| match r[0] {
         Datum::Int4(i) => i,
@@ -75,25 +75,25 @@ fn rows_survive_updates_and_a_crash_image() {
     // Update every row twice, in two transactions, then abort a third update.
     let rt = rt();
     for round in 0..2 {
-        let mut txn = eng.begin(Isolation::ReadCommitted, false);
-        eng.start_statement(&mut txn);
+        let txn = eng.begin(Isolation::ReadCommitted, false);
+        eng.start_statement(&txn);
         let rows: Vec<_> = eng.scan(&txn, &table).map(|r| r.unwrap()).collect();
         for (r, row) in rows {
             let new = [row[0].clone(), Datum::Text(format!("round {round}"))];
             assert!(matches!(
-                eng.update(&mut txn, &table, r, &new, &mut WriteState::default())
+                eng.update(&txn, &table, r, &new, &mut WriteState::default())
                     .unwrap(),
                 Write::Done(_)
             ));
         }
         rt.block_on(eng.commit(txn, true)).unwrap();
     }
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
+    let txn = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&txn);
     let rows: Vec<_> = eng.scan(&txn, &table).map(|r| r.unwrap()).collect();
     for (r, row) in rows {
         let new = [row[0].clone(), Datum::Text("aborted".into())];
-        eng.update(&mut txn, &table, r, &new, &mut WriteState::default())
+        eng.update(&txn, &table, r, &new, &mut WriteState::default())
             .unwrap();
     }
     eng.rollback(txn);
@@ -138,11 +138,11 @@ fn unique_index_lookups_and_violations() {
     let index = index.unwrap();
     insert_rows(&eng, &table, 0..5000);
     let rt = rt();
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
+    let txn = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&txn);
     let err = eng
         .insert(
-            &mut txn,
+            &txn,
             &table,
             &[Datum::Int4(42), Datum::Null],
             &mut WriteState::default(),
@@ -152,8 +152,8 @@ fn unique_index_lookups_and_violations() {
     eng.rollback(txn);
 
     let lookup = |eng: &Engine, k: i32| -> Vec<Vec<Datum>> {
-        let mut txn = eng.begin(Isolation::ReadCommitted, true);
-        eng.start_statement(&mut txn);
+        let txn = eng.begin(Isolation::ReadCommitted, true);
+        eng.start_statement(&txn);
         let range = KeyRange {
             lower: Bound::Included(vec![Datum::Int4(k)]),
             upper: Bound::Included(vec![Datum::Int4(k)]),
@@ -173,8 +173,8 @@ fn unique_index_lookups_and_violations() {
 
     // Finds the row with key `k` through the index and replaces it with `new`.
     let update_by_key = |k: i32, new: [Datum; 2]| {
-        let mut txn = eng.begin(Isolation::ReadCommitted, false);
-        eng.start_statement(&mut txn);
+        let txn = eng.begin(Isolation::ReadCommitted, false);
+        eng.start_statement(&txn);
         let key = vec![Datum::Int4(k)];
         let range = KeyRange {
             lower: Bound::Included(key.clone()),
@@ -185,7 +185,7 @@ fn unique_index_lookups_and_violations() {
             .next()
             .unwrap()
             .unwrap();
-        eng.update(&mut txn, &table, r, &new, &mut WriteState::default())
+        eng.update(&txn, &table, r, &new, &mut WriteState::default())
             .unwrap();
         rt.block_on(eng.commit(txn, true)).unwrap();
     };
@@ -222,12 +222,12 @@ fn a_writer_arriving_after_a_queued_one_waits_behind_it() {
     };
 
     let mut t1 = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut t1);
+    eng.start_statement(&t1);
     assert!(matches!(update(&mut t1, target, "t1"), Write::Done(_)));
 
     // t2 finds the row held by t1: it takes its place in the row's queue and waits.
     let mut t2 = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut t2);
+    eng.start_statement(&t2);
     let Write::Wait(w2) = update(&mut t2, target, "t2") else {
         panic!("t2 should wait for t1");
     };
@@ -238,7 +238,7 @@ fn a_writer_arriving_after_a_queued_one_waits_behind_it() {
 
     // The row is free now, but t3 arrived after t2 and must queue behind it.
     let mut t3 = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut t3);
+    eng.start_statement(&t3);
     let t3_target = all_rows(&eng, &table)[0].0;
     let Write::Wait(w3) = update(&mut t3, t3_target, "t3") else {
         panic!("t3 took the row ahead of t2, which was queued for it");
@@ -329,10 +329,10 @@ fn a_spread_checkpoint_paces_its_writes_and_a_checkpoint_command_hurries_it() {
 
 fn insert_text(eng: &Engine, table: &TableDef, id: i32, len: usize) -> Result<(), String> {
     let rt = rt();
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
+    let txn = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&txn);
     let row = [Datum::Int4(id), Datum::Text("a".repeat(len))];
-    match eng.insert(&mut txn, table, &row, &mut WriteState::default()) {
+    match eng.insert(&txn, table, &row, &mut WriteState::default()) {
         Ok(Write::Done(_)) => {}
         Ok(other) => panic!("unexpected {other:?}"),
         Err(e) => {
@@ -388,22 +388,22 @@ fn stale_index_entries_are_removed_once_no_snapshot_needs_them() {
             .collect()
     };
     let fresh_lookup = |k: i32| {
-        let mut txn = eng.begin(Isolation::ReadCommitted, true);
-        eng.start_statement(&mut txn);
+        let txn = eng.begin(Isolation::ReadCommitted, true);
+        eng.start_statement(&txn);
         let out = lookup(&txn, k);
         eng.rollback(txn);
         out
     };
     let set_key = |from: i32, to: i32| {
-        let mut txn = eng.begin(Isolation::ReadCommitted, false);
-        eng.start_statement(&mut txn);
+        let txn = eng.begin(Isolation::ReadCommitted, false);
+        eng.start_statement(&txn);
         let (r, _) = eng
             .index_scan(&txn, &table, &index, range(from))
             .next()
             .unwrap()
             .unwrap();
         let row = [Datum::Int4(to), Datum::Text(format!("was {from}"))];
-        eng.update(&mut txn, &table, r, &row, &mut WriteState::default())
+        eng.update(&txn, &table, r, &row, &mut WriteState::default())
             .unwrap();
         rt.block_on(eng.commit(txn, true)).unwrap();
     };
@@ -422,8 +422,8 @@ fn stale_index_entries_are_removed_once_no_snapshot_needs_them() {
     assert_eq!(entries(), 100);
 
     // A snapshot older than the move keeps the old entry alive, and still finds the row.
-    let mut old = eng.begin(Isolation::RepeatableRead, true);
-    eng.start_statement(&mut old);
+    let old = eng.begin(Isolation::RepeatableRead, true);
+    eng.start_statement(&old);
     assert_eq!(lookup(&old, 9).len(), 1);
     set_key(9, 900);
     assert!(fresh_lookup(9).is_empty());

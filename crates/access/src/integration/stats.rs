@@ -19,12 +19,12 @@ fn settings() -> Settings {
 
 fn insert_rows(eng: &Engine, table: &TableDef, range: std::ops::Range<i32>) {
     let rt = rt();
-    let mut txn = eng.begin(Isolation::ReadCommitted, false);
-    eng.start_statement(&mut txn);
+    let txn = eng.begin(Isolation::ReadCommitted, false);
+    eng.start_statement(&txn);
     for i in range {
         let row = [Datum::Int4(i), Datum::Text(format!("v{}", i % 50))];
         match eng
-            .insert(&mut txn, table, &row, &mut WriteState::default())
+            .insert(&txn, table, &row, &mut WriteState::default())
             .unwrap()
         {
             Write::Done(_) => {}
@@ -93,11 +93,11 @@ fn analyze_is_exact_on_a_small_table_and_survives_crash_and_restart() {
     // DROP TABLE drops them, durably.
     let rt = rt();
     let mut txn = eng3.begin(Isolation::ReadCommitted, false);
-    eng3.start_statement(&mut txn);
+    eng3.start_statement(&txn);
     let mut cat = (*txn.catalog(&eng3)).clone();
     cat.version += 1;
     cat.tables.remove(&table.oid);
-    eng3.drop_relfile_at_commit(&mut txn, table.relfile);
+    eng3.drop_relfile_at_commit(&txn, table.relfile);
     txn.pending_catalog = Some(std::sync::Arc::new(cat));
     rt.block_on(eng3.commit(txn, true)).unwrap();
     assert!(eng3.table_stats(table.oid).is_none());

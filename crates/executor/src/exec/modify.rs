@@ -409,7 +409,7 @@ impl ModifyExec {
         &mut self,
         plan: &ModifyPlan,
         engine: &Engine,
-        txn: &mut Transaction,
+        txn: &Transaction,
         ev: &mut EvalCx<'_>,
     ) -> PgResult<Step> {
         ev.subplans = plan.subplans.clone();
