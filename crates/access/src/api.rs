@@ -79,6 +79,11 @@ pub struct Transaction {
     pub(crate) inner: crate::txnstate::TxnState,
 }
 
+/// A statement's snapshot, saved across nested statements (see
+/// [`Engine::statement_snapshot`]).
+#[derive(Clone, Copy)]
+pub struct StatementSnapshot(keel_txn::Snapshot);
+
 /// Lower and upper bounds on a prefix of an index's columns. An equality lookup on the first
 /// column is `KeyRange { lower: Included(vec![v]), upper: Included(vec![v]) }`; bounds compare
 /// as prefixes.
@@ -310,6 +315,20 @@ impl Engine {
         self.inner.start_statement(txn)
     }
 
+    /// The running statement's snapshot, to hand back with [`Engine::resume_statement`] once
+    /// statements nested in it (a function's) have started and ended: the caller's later
+    /// scans then read as it began, not as the nested statements did.
+    pub fn statement_snapshot(&self, txn: &Transaction) -> StatementSnapshot {
+        StatementSnapshot(self.inner.snapshot(txn))
+    }
+
+    /// Restores a snapshot [`Engine::statement_snapshot`] gave. The command counter stays
+    /// where the nested statements left it, so the caller's own later writes are still
+    /// invisible to its scans.
+    pub fn resume_statement(&self, txn: &Transaction, s: StatementSnapshot) {
+        txn.inner.m.lock().snapshot = s.0;
+    }
+
     /// The session now waits for its client inside the transaction block (`idle` true), or
     /// its client has sent the next command (false). Once it has waited [`IDLE_WRITER_MS`],
     /// group commit stops expecting this transaction's commit. `start_statement` and the
@@ -368,7 +387,7 @@ impl Engine {
     /// once, or after waiting within `limits`; `Busy` under NOWAIT when it is not free.
     pub fn lock_relation<'a>(
         &'a self,
-        txn: &'a mut Transaction,
+        txn: &'a Transaction,
         rel: u32,
         mode: keel_txn::LockMode,
         limits: &'a keel_txn::LockLimits,
@@ -379,12 +398,7 @@ impl Engine {
 
     /// Takes relation lock `mode` on `rel` for `txn` if it is free (or held already), without
     /// waiting: the path every plain read and write takes.
-    pub fn try_lock_relation(
-        &self,
-        txn: &Transaction,
-        rel: u32,
-        mode: keel_txn::LockMode,
-    ) -> bool {
+    pub fn try_lock_relation(&self, txn: &Transaction, rel: u32, mode: keel_txn::LockMode) -> bool {
         self.inner.try_lock_relation(txn, rel, mode)
     }
 
@@ -423,12 +437,7 @@ impl Engine {
 
     /// Creates an empty relation file for a new table or index (or a TRUNCATE). It is removed
     /// if `txn` rolls back.
-    pub fn create_relfile(
-        &self,
-        txn: &Transaction,
-        relfile: u32,
-        unlogged: bool,
-    ) -> PgResult<()> {
+    pub fn create_relfile(&self, txn: &Transaction, relfile: u32, unlogged: bool) -> PgResult<()> {
         self.inner.create_relfile(txn, relfile, unlogged)
     }
 

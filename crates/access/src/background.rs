@@ -50,11 +50,8 @@ fn autovacuum(engine: Weak<Engine>) {
             // under DDL is skipped this round. Once locked the table is read again (a
             // TRUNCATE may have given it a new file, a DROP removed it).
             let txn = e.begin(keel_common::Isolation::ReadCommitted, true);
-            let locked = e.try_lock_relation(
-                &txn,
-                table.oid,
-                keel_txn::LockMode::ShareUpdateExclusive,
-            );
+            let locked =
+                e.try_lock_relation(&txn, table.oid, keel_txn::LockMode::ShareUpdateExclusive);
             let current = e.catalog().tables.get(&table.oid).cloned();
             if let (true, Some(table)) = (locked, current) {
                 if vacuum && let Err(err) = e.inner.vacuum(&table, &|| Ok(())) {

@@ -14,12 +14,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
 impl EngineInner {
-    pub fn create_relfile(
-        &self,
-        txn: &Transaction,
-        relfile: u32,
-        unlogged: bool,
-    ) -> PgResult<()> {
+    pub fn create_relfile(&self, txn: &Transaction, relfile: u32, unlogged: bool) -> PgResult<()> {
         self.xid(txn)?;
         let f = self.smgr.open(relfile, true)?;
         f.unlogged.store(unlogged, Ordering::Relaxed);

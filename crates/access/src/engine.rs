@@ -724,12 +724,7 @@ impl EngineInner {
     }
 
     /// As `lock_relation` when the lock is free (or held already): true. Never queues.
-    pub fn try_lock_relation(
-        &self,
-        txn: &Transaction,
-        rel: u32,
-        mode: keel_txn::LockMode,
-    ) -> bool {
+    pub fn try_lock_relation(&self, txn: &Transaction, rel: u32, mode: keel_txn::LockMode) -> bool {
         let st = &txn.inner;
         let mut m = st.m.lock();
         if m.rel_locks.iter().any(|h| h.rel == rel && h.mode == mode) {

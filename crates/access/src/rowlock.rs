@@ -38,7 +38,7 @@ impl Engine {
         let rel = e.rel(table.relfile)?;
         let heap = Heap::new(&e.pool, &e.txns, &rel);
         let must_queue = || e.others_queue(txn, &rel, target.root);
-        let cid = txn.inner.m.lock().cid;
+        let cid = txn.inner.command_id();
         let out = heap.lock_row(target.version, target.root, xid, cid, strength, &must_queue)?;
         let r = match out {
             LockOutcome::Locked | LockOutcome::Held => Write::Done(()),

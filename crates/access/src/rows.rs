@@ -147,7 +147,7 @@ impl EngineInner {
         state: &mut WriteState,
     ) -> PgResult<Write<RowRef>> {
         let xid = self.xid(txn)?;
-        let cid = txn.inner.m.lock().cid;
+        let cid = txn.inner.command_id();
         let types = column_types(table);
         let rel = self.rel(table.relfile)?;
         let tid = match state.heap_tid {
@@ -257,7 +257,7 @@ impl EngineInner {
         state: &mut WriteState,
     ) -> PgResult<Write<RowRef>> {
         let xid = self.xid(txn)?;
-        let cid = txn.inner.m.lock().cid;
+        let cid = txn.inner.command_id();
         let types = column_types(table);
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
@@ -290,6 +290,7 @@ impl EngineInner {
                 )?;
                 match out {
                     LockOutcome::Locked => {}
+                    LockOutcome::ModifiedLater => return Err(modified_later("updated")),
                     other => return self.lock_failure(txn, &heap, target, xid, other),
                 }
                 let (t, old) = new.ok_or_else(|| PgError::internal("update placed no version"))?;
@@ -338,7 +339,7 @@ impl EngineInner {
         target: RowRef,
     ) -> PgResult<Write<()>> {
         let xid = self.xid(txn)?;
-        let cid = txn.inner.m.lock().cid;
+        let cid = txn.inner.command_id();
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);
         let must_queue = || self.others_queue(txn, &rel, target.root);
@@ -351,6 +352,7 @@ impl EngineInner {
                 self.ssi_wrote_row(txn, table.relfile, Some(target.root))?;
                 Ok(Write::Done(()))
             }
+            LockOutcome::ModifiedLater => Err(modified_later("deleted")),
             other => match self.lock_failure(txn, &heap, target, xid, other)? {
                 Write::Wait(w) => Ok(Write::Wait(w)),
                 Write::Updated(r) => Ok(Write::Updated(r)),
@@ -419,6 +421,7 @@ impl EngineInner {
             }
             LockOutcome::Deleted
             | LockOutcome::SelfModified
+            | LockOutcome::ModifiedLater
             | LockOutcome::Locked
             | LockOutcome::Held
             | LockOutcome::Listed => Write::Deleted,
@@ -720,4 +723,16 @@ impl Iterator for IndexScan<'_> {
         let width = self.decoder.width();
         next_row(self, width)
     }
+}
+
+/// A row the statement is about to update or delete was changed by a statement it started
+/// (a function it called): PostgreSQL's 27000.
+fn modified_later(what: &str) -> PgError {
+    PgError::new(
+        keel_common::sqlstate::TRIGGERED_DATA_CHANGE_VIOLATION,
+        format!(
+            "tuple to be {what} was already modified by an operation triggered by the current command"
+        ),
+    )
+    .with_hint("Consider using an AFTER trigger instead of a BEFORE trigger to propagate changes to other rows.")
 }

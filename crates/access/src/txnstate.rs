@@ -58,6 +58,14 @@ pub struct TxnState {
 }
 
 impl TxnState {
+    /// The command id the running statement writes with: its snapshot's. Statements a
+    /// function starts advance the counter, but the caller's own writes keep the id it began
+    /// with (PostgreSQL's es_output_cid), so they stay invisible to its scans and a row a
+    /// nested statement changed is told apart from one this statement changed.
+    pub(crate) fn command_id(&self) -> u32 {
+        self.m.lock().snapshot.cid
+    }
+
     /// Its commit is visible: SSI draws its commit number now (see keel_txn::ssi).
     pub(crate) fn ssi_committed(&mut self) {
         if let Some(sx) = self.m.get_mut().sx.take() {

@@ -246,3 +246,48 @@ fn deep_and_long_statements_fail_alone_as_in_postgresql() {
     assert_eq!(srv.pid(), pid);
     assert!(!srv.log().contains("overflowed its stack"));
 }
+
+/// A function that calls itself 100,000 times (PL/pgSQL and SQL, directly and through a
+/// trigger-free mutual recursion) stops with PostgreSQL's 54001, message and HINT; the
+/// session and the server go on.
+#[test]
+fn functions_recursing_100000_deep_stop_with_54001() {
+    let pg = Server::oracle(&[]);
+    let srv = Server::start(&[]);
+    let pid = srv.pid();
+    let mut pg_conn = RawConn::login(pg.port()).expect("login to PostgreSQL");
+    let mut conn = RawConn::login(srv.port()).expect("login");
+    let setup = [
+        "create function pl_down(n int) returns int language plpgsql as \
+         $$ begin if n = 0 then return 0; end if; return 1 + pl_down(n - 1); end $$",
+        "create function pl_ping(n int) returns int language plpgsql as \
+         $$ begin if n = 0 then return 0; end if; return pl_pong(n - 1); end $$",
+        "create function pl_pong(n int) returns int language plpgsql as \
+         $$ begin return pl_ping(n); end $$",
+        "create function sql_down(n int) returns int language sql as \
+         'select case when n = 0 then 0 else 1 + sql_down(n - 1) end'",
+    ];
+    for s in setup {
+        for c in [&mut pg_conn, &mut conn] {
+            assert!(matches!(run(c, s), Outcome::Rows(_)), "{s} failed");
+        }
+    }
+    for sql in [
+        "select pl_down(100000)",
+        "select pl_ping(100000)",
+        "select sql_down(100000)",
+        // Shallow calls still run.
+        "select pl_down(50)",
+        "select pl_ping(50)",
+    ] {
+        let expected = run(&mut pg_conn, sql);
+        let got = run(&mut conn, sql);
+        assert_eq!(got, expected, "{sql}");
+        assert_eq!(srv.pid(), pid, "server restarted on {sql}");
+        assert_eq!(
+            run(&mut conn, "select 2"),
+            Outcome::Rows(vec![vec![Some("2".into())]]),
+            "session after {sql}"
+        );
+    }
+}

@@ -145,7 +145,19 @@ fn body_plan(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
     Ok(plan)
 }
 
-/// Evaluates a call of a SQL function on `row`.
+/// Runs a call of a function in a procedural language: the function, its argument values
+/// and the caller's context. Registered at startup by the language's crate (as PostgreSQL
+/// calls a pg_language's handler), so the executor does not depend on the interpreter.
+pub type LanguageHandler = fn(&UserCall, Vec<Datum>, &mut EvalCx<'_>) -> PgResult<Datum>;
+
+static PLPGSQL_HANDLER: std::sync::OnceLock<LanguageHandler> = std::sync::OnceLock::new();
+
+/// Installs the LANGUAGE plpgsql handler (once; later calls change nothing).
+pub fn set_plpgsql_handler(h: LanguageHandler) {
+    let _ = PLPGSQL_HANDLER.set(h);
+}
+
+/// Evaluates a call of a user-defined function on `row`.
 pub fn eval_call(
     call: &UserCall,
     args: &[Expr],
@@ -159,6 +171,12 @@ pub fn eval_call(
     }
     if call.def.strict && values.iter().any(|v| matches!(v, Datum::Null)) {
         return Ok(Datum::Null);
+    }
+    if call.def.language == keel_catalog::FuncLanguage::Plpgsql {
+        let handler = PLPGSQL_HANDLER
+            .get()
+            .ok_or_else(|| PgError::unsupported("PL/pgSQL functions in this context"))?;
+        return handler(call, values, cx);
     }
     let plan = body_plan(call)?;
     let txn = cx
@@ -192,6 +210,7 @@ pub fn eval_call(
     let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
     let ret = call.def.ret;
     if ret.id == TypeId::Void {
+        // PostgreSQL's SQL functions return a NULL void (PL/pgSQL's, an empty one).
         return Ok(Datum::Null);
     }
     if from == ret.id || matches!(value, Datum::Null) {

@@ -9,7 +9,6 @@ mod exec;
 mod explain;
 mod locking;
 mod panic_guard;
-mod pl_vars;
 mod plan_cache;
 mod plpgsql;
 mod savepoint;
@@ -35,6 +34,8 @@ impl SessionFactory {
     /// `settings` are the server's boot values (defaults + keel.conf + -c flags); each session
     /// starts from them.
     pub fn new(engine: Arc<Engine>, settings: Settings) -> SessionFactory {
+        // LANGUAGE plpgsql calls from the executor go to the interpreter.
+        keel_plpgsql::call::register();
         SessionFactory {
             engine,
             settings,

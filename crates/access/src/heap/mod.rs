@@ -72,6 +72,9 @@ pub enum LockOutcome {
     Deleted,
     /// Already updated or deleted by this very command.
     SelfModified,
+    /// Updated or deleted by a later command of this transaction that ran while this
+    /// command did (a function it called): PostgreSQL's TM_SelfModified with a later cmax.
+    ModifiedLater,
     /// Free, but other writers queue for it: join the queue first (fair row locking).
     Queue,
     /// A shared lock, listed beside another transaction's in `RowLockers` (the page only
@@ -564,6 +567,9 @@ impl<'a> Heap<'a> {
             if self.txns.same_txn(h.xmax, xid) {
                 if h.cmax == cid {
                     return Ok(LockOutcome::SelfModified);
+                }
+                if write && h.cmax > cid {
+                    return Ok(LockOutcome::ModifiedLater);
                 }
                 return Ok(LockOutcome::Deleted);
             }

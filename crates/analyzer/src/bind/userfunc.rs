@@ -8,7 +8,7 @@
 
 use super::{Binder, Scope};
 use crate::expr::{Expr, Special, UserCall};
-use keel_catalog::{Catalog, FuncLanguage, FunctionDef};
+use keel_catalog::{Catalog, FunctionDef};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::TypeId;
 use keel_types::cast::{CastContext, can_cast};
@@ -152,12 +152,6 @@ impl Binder<'_> {
         if def.ret.id == TypeId::Record {
             return Err(PgError::unsupported(
                 "calls of functions returning record outside FROM",
-            ));
-        }
-        if def.language == FuncLanguage::Plpgsql {
-            return Err(PgError::new(
-                sqlstate::FEATURE_NOT_SUPPORTED,
-                "PL/pgSQL functions are not supported yet",
             ));
         }
         let mut given: Vec<Option<Expr>> = given.into_iter().map(Some).collect();

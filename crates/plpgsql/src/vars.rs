@@ -13,7 +13,7 @@
 use keel_types::{Datum, TypeId};
 
 /// A variable: a scalar of a declared type, or a record (fields known once assigned).
-pub(crate) struct Var {
+pub struct Var {
     pub name: String,
     pub ty: TypeId,
     pub typmod: i32,
@@ -25,8 +25,24 @@ pub(crate) struct Var {
     pub is_record: bool,
 }
 
+impl Var {
+    /// A scalar variable holding `value`.
+    pub fn scalar(name: &str, ty: TypeId, value: Datum) -> Var {
+        Var {
+            name: name.to_string(),
+            ty,
+            typmod: -1,
+            value,
+            constant: false,
+            not_null: false,
+            record: None,
+            is_record: false,
+        }
+    }
+}
+
 #[derive(Clone, Default)]
-pub(crate) struct Record {
+pub struct Record {
     pub names: Vec<String>,
     pub types: Vec<TypeId>,
     pub values: Vec<Datum>,
@@ -34,7 +50,7 @@ pub(crate) struct Record {
 
 /// Variables by block, innermost last.
 #[derive(Default)]
-pub(crate) struct Scopes {
+pub struct Scopes {
     pub scopes: Vec<Vec<Var>>,
 }
 
@@ -63,7 +79,7 @@ impl Scopes {
 }
 
 /// The parameterized form of a body's SQL text, and the values for its parameters.
-pub(crate) struct Bound {
+pub struct Bound {
     pub text: String,
     pub types: Vec<TypeId>,
     pub values: Vec<Datum>,
@@ -80,7 +96,7 @@ fn is_ident(c: u8) -> bool {
 /// Replaces the variables in `sql` with parameters `$k` (numbered after `first` already
 /// used ones). Quoted strings, dollar quotes, comments, qualified names (`t.col`) and
 /// function names (`f(`) are left alone.
-pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
+pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
     let b = sql.as_bytes();
     let mut out = String::with_capacity(sql.len() + 8);
     let mut types = Vec::new();
@@ -129,6 +145,16 @@ pub(crate) fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
             let end = skip_quoted(b, i, b'"');
             let inner = sql[i + 1..end.saturating_sub(1).max(i + 1)].replace("\"\"", "\"");
             (i, inner, true, end)
+        } else if c == b'$'
+            && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+            && !(i > 0 && is_ident(b[i - 1]))
+        {
+            // `$n`: a function's n-th parameter (a variable named so).
+            let mut e = i + 1;
+            while e < b.len() && b[e].is_ascii_digit() {
+                e += 1;
+            }
+            (i, sql[i..e].to_string(), false, e)
         } else if is_ident_start(c) && !(i > 0 && is_ident(b[i - 1])) {
             let mut e = i;
             while e < b.len() && is_ident(b[e]) {

@@ -1,26 +1,19 @@
 //! RAISE: a message formatted from its `%` placeholders, sent as a notice or raised as an
 //! error with the SQLSTATE, DETAIL and HINT its options give.
 
-use super::{PlState, intern_code};
-use crate::session::Session;
+use crate::Host;
+use crate::interp::{Interp, PlState, intern_code};
 use keel_common::{PgError, PgResult, Severity, sqlstate};
 use keel_pl::{Raise, RaiseCondition, RaiseLevel, RaiseOptionKind};
-use keel_wire::Client;
 
-impl Session {
-    pub(super) async fn raise<C: Client>(
-        &mut self,
-        st: &mut PlState,
-        r: &Raise,
-        line: u32,
-        client: &mut C,
-    ) -> PgResult<()> {
+impl<H: Host + ?Sized> Interp<'_, H> {
+    pub(crate) async fn raise(&mut self, st: &mut PlState, r: &Raise, line: u32) -> PgResult<()> {
         if r.is_rethrow() {
             return Err(PgError::unsupported("RAISE without parameters"));
         }
         let mut args = Vec::with_capacity(r.params.len());
         for p in &r.params {
-            let (v, _) = self.eval(st, p, client).await?;
+            let (v, _) = self.eval(st, p).await?;
             args.push(if v.is_null() {
                 "<NULL>".to_string()
             } else {
@@ -60,7 +53,7 @@ impl Session {
         }
         let (mut detail, mut hint) = (None, None);
         for (kind, e) in &r.options {
-            let (v, _) = self.eval(st, e, client).await?;
+            let (v, _) = self.eval(st, e).await?;
             let text = keel_types::io::to_text(&v);
             match kind {
                 RaiseOptionKind::Errcode => {
@@ -92,7 +85,7 @@ impl Session {
             "PL/pgSQL function {} line {} at RAISE",
             st.fname, line
         ));
-        client.notice(&n);
+        self.h.notice(&n);
         Ok(())
     }
 }

@@ -1,41 +1,27 @@
 //! How the interpreter runs SQL: expressions as `SELECT <expr>`, statements as written, both
 //! with the body's variables as parameters; EXECUTE's dynamic text with its USING values.
 
-use super::{PlState, Ran};
-use crate::exec::RowSink;
-use crate::pl_vars::bind_vars;
-use crate::session::Session;
+use crate::interp::{Interp, PlState};
+use crate::vars::bind_vars;
+use crate::{Host, Ran};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_pl::SqlText;
-use keel_sql::Stmt as SqlStmt;
-use keel_sql::exec::tuplestore::Tuplestore;
 use keel_types::{Datum, TypeId};
-use keel_wire::Client;
 use std::sync::Arc;
 
-impl Session {
-    /// 57014 once the DO statement is cancelled or past statement_timeout.
-    pub(crate) fn pl_check_interrupts(&self) -> PgResult<()> {
-        keel_sql::interrupt::check(
-            &self.cancel_check(),
-            self.deadline,
-            std::time::Instant::now(),
-        )
-    }
-
+impl<H: Host + ?Sized> Interp<'_, H> {
     /// An expression's value and type (`SELECT <expr>`: one column; no row is NULL).
-    pub(super) async fn eval<C: Client>(
+    pub(crate) async fn eval(
         &mut self,
         st: &mut PlState,
         e: &SqlText,
-        client: &mut C,
     ) -> PgResult<(Datum, TypeId)> {
         let sql = SqlText {
             text: format!("SELECT {}", e.text),
             offset: e.offset,
             line: e.line,
         };
-        let ran = self.run_sql(st, &sql, client).await?;
+        let ran = self.run_sql(st, &sql, Some(e)).await?;
         if ran.types.len() != 1 {
             return Err(PgError::new(
                 sqlstate::SYNTAX_ERROR,
@@ -62,29 +48,27 @@ impl Session {
     }
 
     /// A comma list's values (a simple CASE's `WHEN 1, 2`).
-    pub(super) async fn eval_list<C: Client>(
+    pub(crate) async fn eval_list(
         &mut self,
         st: &mut PlState,
         e: &SqlText,
-        client: &mut C,
     ) -> PgResult<(Vec<Datum>, Vec<TypeId>)> {
         let sql = SqlText {
             text: format!("SELECT {}", e.text),
             offset: e.offset,
             line: e.line,
         };
-        let ran = self.run_sql(st, &sql, client).await?;
+        let ran = self.run_sql(st, &sql, Some(e)).await?;
         let row = ran.rows.into_iter().next().unwrap_or_default();
         Ok((row, ran.types))
     }
 
-    pub(super) async fn eval_bool_or_null<C: Client>(
+    pub(crate) async fn eval_bool_or_null(
         &mut self,
         st: &mut PlState,
         e: &SqlText,
-        client: &mut C,
     ) -> PgResult<Option<bool>> {
-        let (v, t) = self.eval(st, e, client).await?;
+        let (v, t) = self.eval(st, e).await?;
         let v = keel_types::cast::cast(
             v,
             t,
@@ -98,21 +82,17 @@ impl Session {
     }
 
     /// A condition: NULL counts as false.
-    pub(super) async fn eval_bool<C: Client>(
-        &mut self,
-        st: &mut PlState,
-        e: &SqlText,
-        client: &mut C,
-    ) -> PgResult<bool> {
-        Ok(self.eval_bool_or_null(st, e, client).await? == Some(true))
+    pub(crate) async fn eval_bool(&mut self, st: &mut PlState, e: &SqlText) -> PgResult<bool> {
+        Ok(self.eval_bool_or_null(st, e).await? == Some(true))
     }
 
-    /// Runs one statement of the body with its variables bound.
-    pub(super) async fn run_sql<C: Client>(
+    /// Runs one statement of the body with its variables bound: a statement as written
+    /// (`expr` None), or the `SELECT` of expression `expr`.
+    pub(crate) async fn run_sql(
         &mut self,
         st: &mut PlState,
         sql: &SqlText,
-        client: &mut C,
+        expr: Option<&SqlText>,
     ) -> PgResult<Ran> {
         let bound = bind_vars(&sql.text, &st.vars);
         let verbatim = bound.text == sql.text;
@@ -121,27 +101,32 @@ impl Session {
             Some(p) => p.clone(),
             None => {
                 let p = self
-                    .prepare(&key.0, 0, &key.1)
+                    .h
+                    .prepare(&key.0, &key.1)
                     .map_err(|e| internal(e, &sql.text, verbatim))?;
-                let p = Arc::new(p);
                 st.plans.insert(key.clone(), p.clone());
                 p
             }
         };
-        self.run_prepared(&prep, &bound.values, client)
-            .await
-            .map_err(|e| internal(e, &sql.text, verbatim))
+        // The expression's node in the parsed body: the same across recursive calls.
+        let key = expr.map(|e| e as *const SqlText as usize);
+        let in_use = key.is_some_and(|k| self.h.enter_expr(k));
+        let r = self.run_prepared(&prep, &bound.values).await;
+        if let Some(k) = key {
+            self.h.leave_expr(k);
+        }
+        let expr = expr.map(|e| e.text.as_str());
+        r.map_err(|e| ran_context(e, &prep, &sql.text, expr, in_use))
     }
 
     /// `EXECUTE expr [USING ...]`: the text is prepared as given, the USING values are `$n`.
-    pub(super) async fn run_dynamic<C: Client>(
+    pub(crate) async fn run_dynamic(
         &mut self,
         st: &mut PlState,
         query: &SqlText,
         params: &[SqlText],
-        client: &mut C,
     ) -> PgResult<Ran> {
-        let (text, _) = self.eval(st, query, client).await?;
+        let (text, _) = self.eval(st, query).await?;
         let Datum::Text(text) = text else {
             return Err(PgError::new(
                 sqlstate::NULL_VALUE_NOT_ALLOWED,
@@ -151,7 +136,7 @@ impl Session {
         let mut types = Vec::with_capacity(params.len());
         let mut values = Vec::with_capacity(params.len());
         for p in params {
-            let (v, t) = self.eval(st, p, client).await?;
+            let (v, t) = self.eval(st, p).await?;
             types.push(if t == TypeId::Unknown {
                 TypeId::Text
             } else {
@@ -159,74 +144,51 @@ impl Session {
             });
             values.push(v);
         }
-        let prep = Arc::new(
-            self.prepare(&text, 0, &types)
-                .map_err(|e| internal(e, &text, true))?,
-        );
-        self.run_prepared(&prep, &values, client)
+        let prep = self
+            .h
+            .prepare(&text, &types)
+            .map_err(|e| internal(e, &text, true))?;
+        self.run_prepared(&prep, &values)
             .await
-            .map_err(|e| internal(e, &text, true))
+            .map_err(|e| ran_context(e, &prep, &text, None, false))
     }
+}
 
-    async fn run_prepared<C: Client>(
-        &mut self,
-        prep: &Arc<keel_sql::Prepared>,
-        values: &[Datum],
-        client: &mut C,
-    ) -> PgResult<Ran> {
-        for n in &prep.notices {
-            client.notice(n);
-        }
-        self.run_prepared_inner(prep, values, client).await
+/// An error raised while a statement of the body ran names it in a CONTEXT line, as
+/// PostgreSQL's SPI does: `SQL statement "..."`, or `SQL expression "..."` for an expression
+/// that reads tables or runs subqueries (a simple one, evaluated without a query, adds no
+/// line). Errors that arose while the statement was parsed or bound keep their position
+/// instead (`internal`).
+fn ran_context(
+    e: PgError,
+    prep: &keel_sql::Prepared,
+    text: &str,
+    expr: Option<&str>,
+    in_use: bool,
+) -> PgError {
+    if e.position.is_some() {
+        return internal(e, text, false);
     }
+    match expr {
+        None => e.with_context_line(format!("SQL statement \"{text}\"")),
+        Some(_) if !in_use && is_simple(prep) => e,
+        Some(x) => e.with_context_line(format!("SQL expression \"{x}\"")),
+    }
+}
 
-    async fn run_prepared_inner<C: Client>(
-        &mut self,
-        prep: &Arc<keel_sql::Prepared>,
-        values: &[Datum],
-        client: &mut C,
-    ) -> PgResult<Ran> {
-        let (names, types): (Vec<String>, Vec<TypeId>) = prep
-            .columns()
-            .map(|c| c.iter().map(|c| (c.name.clone(), c.ty)).unzip())
-            .unwrap_or_default();
-        match &prep.stmt {
-            SqlStmt::Query(_) => {
-                let mut store = Tuplestore::new(self.settings.work_mem_bytes());
-                let n = self
-                    .stream_query(prep, values, &[], client, RowSink::Store(&mut store))
-                    .await?;
-                let mut rows = Vec::with_capacity(n as usize);
-                while let Some((_, r)) = store.pop()? {
-                    rows.push(r);
-                }
-                Ok(Ran {
-                    names,
-                    types,
-                    rows,
-                    count: n,
-                })
-            }
-            SqlStmt::Utility(keel_sql::utility::Utility::Do { .. }) | SqlStmt::Utility(_) => {
-                let (rows, tag) = self.run_collect(prep, values, &[], client).await?;
-                Ok(Ran {
-                    names,
-                    types,
-                    count: tag_count(&tag),
-                    rows,
-                })
-            }
-            _ => {
-                let (rows, tag) = self.run_collect(prep, values, &[], client).await?;
-                Ok(Ran {
-                    names,
-                    types,
-                    count: tag_count(&tag),
-                    rows,
-                })
-            }
-        }
-    }
+/// An expression PostgreSQL's PL/pgSQL evaluates without a query: no table, no subquery.
+fn is_simple(prep: &keel_sql::Prepared) -> bool {
+    use keel_sql::plan::Plan;
+    let keel_sql::Stmt::Query(q) = &prep.stmt else {
+        return false;
+    };
+    let root = match &q.root {
+        Plan::Project {
+            input, srf: None, ..
+        } => input.as_ref(),
+        other => other,
+    };
+    q.subplans.is_empty() && matches!(root, Plan::Values { rows } if rows.len() == 1)
 }
 
 /// An error of a statement inside the body: its cursor position points into that statement,
@@ -247,8 +209,22 @@ fn internal(mut e: PgError, text: &str, verbatim: bool) -> PgError {
     e
 }
 
+impl<H: Host + ?Sized> Interp<'_, H> {
+    /// Runs a prepared statement of the body; its planning notices go out first.
+    async fn run_prepared(
+        &mut self,
+        prep: &Arc<keel_sql::Prepared>,
+        values: &[Datum],
+    ) -> PgResult<Ran> {
+        for n in &prep.notices {
+            self.h.notice(n);
+        }
+        self.h.run(prep, values).await
+    }
+}
+
 /// The row count a command tag reports (`INSERT 0 5`, `UPDATE 3`); 0 for others.
-fn tag_count(tag: &str) -> u64 {
+pub fn tag_count(tag: &str) -> u64 {
     tag.rsplit(' ')
         .next()
         .and_then(|n| n.parse().ok())

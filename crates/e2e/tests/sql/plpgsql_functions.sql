@@ -1,0 +1,206 @@
+-- LANGUAGE plpgsql functions called from queries: arguments by name and by $n, RETURN, the
+-- caller's snapshot kept while the function writes, lookups and updates per call, exception
+-- blocks inside a call, RAISE from inside a scan, errors with their CONTEXT lines, STRICT,
+-- defaults and overloading. Each "-- case:" block runs in its own psql session on keel and
+-- on PostgreSQL 15.
+
+-- case: scalar_calls
+create function plf_add1(x int) returns int language plpgsql as $$ begin return x + 1; end $$;
+create function plf_mul(int, int) returns int language plpgsql as $$ begin return $1 * $2; end $$;
+create function plf_greet(who text default 'world', punct text default '!') returns text
+language plpgsql as $$ begin return 'hello ' || who || punct; end $$;
+select plf_add1(41), plf_mul(6, 7), plf_greet(), plf_greet('you'), plf_greet(punct => '?');
+select plf_add1(g) from generate_series(1, 5) g where plf_add1(g) % 2 = 0;
+select plf_add1(null), plf_mul(2, null);
+create function plf_half(x numeric) returns numeric language plpgsql as $$ begin return x / 2; end $$;
+create function plf_half(x text) returns text language plpgsql as $$ begin return left(x, length(x) / 2); end $$;
+select plf_half(7), plf_half('abcdef');
+create function plf_strict_len(t text) returns int language plpgsql strict as $$ begin raise notice 'called'; return length(t); end $$;
+select plf_strict_len(null), plf_strict_len('abc');
+create function plf_as_int(t text) returns int language plpgsql as $$ begin return t; end $$;
+select plf_as_int('42');
+select plf_as_int('4x2');
+create function plf_nothing(x int) returns void language plpgsql as $$ begin perform x; end $$;
+select plf_nothing(1);
+create function plf_fall_off(x int) returns int language plpgsql as $$ begin x := x + 1; end $$;
+select plf_fall_off(1);
+
+-- case: lookups_and_updates
+create table plf_acct (id int primary key, bal int not null, owner text);
+insert into plf_acct select g, 100, 'o' || g from generate_series(1, 10) g;
+create function plf_transfer(src int, dst int, amt int) returns int language plpgsql as $$
+declare
+  a int; b int;
+begin
+  select bal into a from plf_acct where id = src;
+  select bal into b from plf_acct where id = dst;
+  if a < amt then
+    raise exception 'insufficient funds in %: % < %', src, a, amt using errcode = 'check_violation';
+  end if;
+  update plf_acct set bal = bal - amt where id = src;
+  update plf_acct set bal = bal + amt where id = dst;
+  return a + b;
+end $$;
+select plf_transfer(1, 2, 30);
+select plf_transfer(3, 4, 30), plf_transfer(4, 5, 20);
+select id, bal from plf_acct where id <= 5 order by id;
+select plf_transfer(1, 2, 1000);
+select sum(bal) from plf_acct;
+begin;
+select plf_transfer(6, 7, 50);
+rollback;
+select id, bal from plf_acct where id in (6, 7) order by id;
+
+-- case: caller_snapshot
+create table plf_t (id int, v int);
+insert into plf_t values (1, 10), (2, 20), (3, 30);
+create function plf_bump(k int) returns int language plpgsql as $$
+declare n int;
+begin
+  update plf_t set v = v + 100 where id = k;
+  select count(*) into n from plf_t where v > 100;
+  return n;
+end $$;
+-- Each call sees the updates of the calls before it; the scan that calls it does not.
+select id, v, plf_bump(id) from plf_t order by id;
+select * from plf_t order by id;
+create function plf_insert_more(k int) returns int language plpgsql as $$
+begin
+  insert into plf_t values (k + 10, 0);
+  return k;
+end $$;
+select count(*), sum(plf_insert_more(id)) from plf_t;
+select count(*) from plf_t;
+update plf_t set v = plf_bump(id) where id = 1;
+select * from plf_t order by id;
+
+-- case: exceptions_inside_calls
+create table plf_u (id int primary key);
+create function plf_try_insert(k int) returns text language plpgsql as $$
+begin
+  insert into plf_u values (k);
+  insert into plf_u values (k + 1000);
+  if k % 2 = 0 then
+    raise exception 'even %', k;
+  end if;
+  return 'ok ' || k;
+exception
+  when unique_violation then return 'dup ' || k;
+  when raise_exception then return 'rolled back: ' || sqlerrm;
+end $$;
+select plf_try_insert(1), plf_try_insert(2), plf_try_insert(1), plf_try_insert(3);
+select * from plf_u order by id;
+create function plf_divide(a int, b int) returns int language plpgsql as $$
+begin
+  return a / b;
+exception when division_by_zero then
+  raise notice 'caught %', sqlstate;
+  return null;
+end $$;
+select plf_divide(10, 2), plf_divide(1, 0);
+
+-- case: errors_and_context
+create table plf_w (id int primary key);
+create function plf_boom(n int) returns int language plpgsql as $$
+begin
+  raise exception 'boom %', n using detail = 'the detail', hint = 'the hint';
+end $$;
+\set VERBOSITY verbose
+select plf_boom(7);
+create function plf_div0(n int) returns int language plpgsql as $$
+begin
+  return 10 / n;
+end $$;
+select plf_div0(0);
+create function plf_dup(n int) returns int language plpgsql as $$
+begin
+  insert into plf_w values (n);
+  insert into plf_w values (n);
+  return n;
+end $$;
+select plf_dup(1);
+select count(*) from plf_w;
+create function plf_outer_fn(n int) returns int language plpgsql as $$
+begin
+  return plf_boom(n) + 1;
+end $$;
+select plf_outer_fn(3);
+create function plf_bad_col() returns int language plpgsql as $$
+declare r int;
+begin
+  select nosuch into r from plf_w;
+  return r;
+end $$;
+select plf_bad_col();
+create function plf_strict_into(n int) returns int language plpgsql as $$
+declare r int;
+begin
+  select id into strict r from plf_w where id > n;
+  return r;
+end $$;
+insert into plf_w values (5), (6);
+select plf_strict_into(5);
+select plf_strict_into(4);
+select plf_strict_into(6);
+create function plf_stable_write() returns int stable language plpgsql as $$
+begin
+  delete from plf_w;
+  return 1;
+end $$;
+select plf_stable_write();
+
+-- case: control_flow
+create function plf_fib(n int) returns bigint language plpgsql as $$
+declare a bigint := 0; b bigint := 1; t bigint;
+begin
+  for i in 1..n loop
+    t := a + b; a := b; b := t;
+  end loop;
+  return a;
+end $$;
+select n, plf_fib(n) from generate_series(0, 10) n;
+create function plf_fact(n int) returns numeric language plpgsql as $$
+begin
+  if n <= 1 then return 1; end if;
+  return n * plf_fact(n - 1);
+end $$;
+select plf_fact(30);
+create function plf_classify(x int) returns text language plpgsql as $$
+begin
+  case
+    when x < 0 then return 'negative';
+    when x = 0 then return 'zero';
+    else return 'positive';
+  end case;
+end $$;
+select plf_classify(-5), plf_classify(0), plf_classify(5);
+create function plf_sum_array(a int[]) returns int language plpgsql as $$
+declare s int := 0; x int;
+begin
+  foreach x in array a loop
+    s := s + x;
+  end loop;
+  return s;
+end $$;
+select plf_sum_array(array[1, 2, 3, 4]);
+create function plf_count_rows(tbl text) returns bigint language plpgsql as $$
+declare n bigint;
+begin
+  execute format('select count(*) from %I', tbl) into n;
+  return n;
+end $$;
+create table plf_cr (x int);
+insert into plf_cr select generate_series(1, 7);
+select plf_count_rows('plf_cr');
+create function plf_loud(x int) returns int language plpgsql as $$
+begin
+  raise notice 'row %', x;
+  return x;
+end $$;
+select plf_loud(x) from plf_cr where x <= 3 order by x;
+
+-- case: void_results
+create function plf_v() returns void language plpgsql as $$ begin end $$;
+create function plf_vs() returns void language sql as 'select 1';
+\pset null (null)
+select plf_v(), plf_v() is null, plf_vs(), plf_vs() is null;

@@ -1,0 +1,478 @@
+//! Calls of LANGUAGE plpgsql functions from inside a running statement: the executor's host.
+//!
+//! The executor reaches [`call_function`] through the handler [`register`] installs. The
+//! body runs synchronously on the caller's thread, in the caller's transaction:
+//! - each statement of the body starts as a statement of its own (a new command id, and in
+//!   READ COMMITTED a new snapshot), as in a VOLATILE PostgreSQL function; STABLE and
+//!   IMMUTABLE functions run theirs in the caller's snapshot. The caller's snapshot comes
+//!   back when the call returns, so its later scans read as it began;
+//! - statements take their relation locks, and row locks held by others are waited for,
+//!   by blocking the thread (`EvalCx::blocking` first hands the async worker's other
+//!   sessions to another thread, as pg_sleep does);
+//! - utility statements and DDL answer 0A000 inside a function for now (a DO block runs
+//!   them).
+//!
+//! The parsed body and the plans of its statements are kept in the call site
+//! (`UserCall::body`), so a prepared statement that calls a function plans the function's
+//! statements once; a changed catalog (OR REPLACE, DDL on a table the body reads) plans
+//! them again.
+
+use crate::interp::{Flow, PlState, run_body};
+use crate::vars::Var;
+use crate::{BoxFut, Host, Ran};
+use keel_access::{Engine, LockLimits, Transaction};
+use keel_catalog::{Catalog, FuncVolatility};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_sql::exec::ModifyExec;
+use keel_sql::exec::lockrows::is_row_wait;
+use keel_sql::expr::{EvalCx, UserCall};
+use keel_sql::{Prepared, Stmt};
+use keel_types::cast::{CastContext, cast};
+use keel_types::{Datum, TypeId};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Installs [`call_function`] as the executor's LANGUAGE plpgsql handler.
+pub fn register() {
+    keel_sql::sqlfunc::set_plpgsql_handler(call_function);
+}
+
+/// A function ready to run: its parsed body and its statements' plans. One per function
+/// definition, shared by every call site and session (as PostgreSQL keeps a compiled
+/// function per backend): a recursive function is parsed once, not once per level.
+struct Compiled {
+    def: Arc<keel_catalog::FunctionDef>,
+    body: keel_pl::Body,
+    plans: Mutex<StatementPlans>,
+}
+
+/// Plans by parameterized text and parameter types.
+type StatementPlans = rustc_hash::FxHashMap<(String, Vec<TypeId>), Arc<Prepared>>;
+
+/// Compiled functions by oid; an entry whose definition is no longer the caller's (OR
+/// REPLACE, DROP and CREATE again) is replaced at its next call.
+static COMPILED: std::sync::LazyLock<Mutex<rustc_hash::FxHashMap<u32, Arc<Compiled>>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// How many statement plans one function keeps (a body has a bounded number of statements;
+/// dynamic EXECUTE text is not kept).
+const PLANS_PER_FUNCTION: usize = 256;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+fn compiled(call: &UserCall) -> PgResult<Arc<Compiled>> {
+    if let Some(p) = call.body.get()
+        && let Ok(c) = p.clone().downcast::<Compiled>()
+    {
+        return Ok(c);
+    }
+    let def = &call.def;
+    let oid = def.oid;
+    let known = lock(&COMPILED)
+        .get(&oid)
+        .filter(|c| Arc::ptr_eq(&c.def, def) || *c.def == **def)
+        .cloned();
+    let c = match known {
+        Some(c) => c,
+        None => {
+            let body = keel_pl::parse_function_body_named(&def.body, &def.proname)
+                .map_err(|e| e.error.clone())?;
+            let c = Arc::new(Compiled {
+                def: def.clone(),
+                body,
+                plans: Default::default(),
+            });
+            lock(&COMPILED).insert(oid, c.clone());
+            c
+        }
+    };
+    let _ = call.body.set(c.clone());
+    Ok(c)
+}
+
+/// The function's name as PostgreSQL's CONTEXT lines print it: `f(integer,text)`.
+fn display_name(call: &UserCall) -> String {
+    let args: Vec<&str> = call.def.input_args().map(|a| a.ty.id.name()).collect();
+    format!("{}({})", call.def.proname, args.join(","))
+}
+
+/// Runs one call of a LANGUAGE plpgsql function with its argument values.
+pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+    keel_common::stack::check()?;
+    let def = &call.def;
+    if def.set_returning {
+        return Err(PgError::unsupported(
+            "set-returning PL/pgSQL functions (RETURN NEXT, RETURN QUERY)",
+        ));
+    }
+    let c = compiled(call)?;
+    let txn = cx
+        .txn
+        .ok_or_else(|| PgError::unsupported("a PL/pgSQL function call in this position"))?;
+    let mut params = Vec::with_capacity(args.len() * 2);
+    for (i, (a, v)) in def.input_args().zip(args).enumerate() {
+        let mut var = Var::scalar(&format!("${}", i + 1), a.ty.id, v.clone());
+        var.typmod = a.ty.typmod;
+        if let Some(n) = &a.name {
+            let mut named = Var::scalar(n, a.ty.id, v);
+            named.typmod = a.ty.typmod;
+            params.push(named);
+        }
+        params.push(var);
+    }
+    let mut st = PlState::new(display_name(call), params);
+    let engine = cx.engine;
+    let saved = engine.statement_snapshot(txn);
+    let volatile = def.volatility == FuncVolatility::Volatile;
+    let r = {
+        let mut host = ExecHost {
+            cx: &mut *cx,
+            txn,
+            compiled: &c,
+            catalog: txn.catalog(engine),
+            volatile,
+        };
+        complete(run_body(&mut host, &mut st, &c.body.block))
+    };
+    engine.resume_statement(txn, saved);
+    let flow = r?;
+    if def.ret.id == TypeId::Void {
+        // void's output is the empty string, not NULL.
+        return Ok(Datum::Text(String::new()));
+    }
+    match (flow, st.ret.take()) {
+        (_, Some((v, from))) => {
+            if from == def.ret.id || v.is_null() {
+                Ok(v)
+            } else {
+                cast(v, from, def.ret, CastContext::Assignment).map_err(|e| {
+                    e.with_context_line(format!(
+                        "PL/pgSQL function {} while casting return value to function's return type",
+                        st.fname
+                    ))
+                })
+            }
+        }
+        (Flow::Return, None) => Ok(Datum::Null),
+        _ => Err(PgError::new(
+            sqlstate::FUNCTION_EXECUTED_NO_RETURN_STATEMENT,
+            "control reached end of function without RETURN",
+        )
+        .with_context_line(format!("PL/pgSQL function {}", st.fname))),
+    }
+}
+
+/// Polls a body run by the executor's host to its end: it never suspends, so one poll does.
+fn complete<T>(mut fut: BoxFut<'_, T>) -> PgResult<T> {
+    let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match fut.as_mut().poll(&mut poll_cx) {
+        std::task::Poll::Ready(r) => r,
+        std::task::Poll::Pending => Err(PgError::internal(
+            "a PL/pgSQL function body suspended inside a statement",
+        )),
+    }
+}
+
+/// The executor's host: the caller's evaluation context and transaction.
+struct ExecHost<'c, 'e> {
+    cx: &'c mut EvalCx<'e>,
+    txn: &'e Transaction,
+    compiled: &'c Compiled,
+    catalog: Arc<Catalog>,
+    volatile: bool,
+}
+
+/// Runs `wait` to its end on this thread, off the async worker (`blocking`).
+fn block_on<T>(
+    blocking: fn(&mut dyn FnMut()),
+    wait: impl std::future::Future<Output = PgResult<T>> + Send,
+) -> PgResult<T> {
+    let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+        PgError::unsupported("waiting for a lock inside a function outside the server")
+    })?;
+    let mut wait = Some(Box::pin(wait));
+    let mut out = None;
+    blocking(&mut || {
+        if let Some(w) = wait.take() {
+            out = Some(handle.block_on(w));
+        }
+    });
+    out.unwrap_or_else(|| Err(PgError::internal("lock wait did not run")))
+}
+
+/// A future that completes once the statement is cancelled or past `deadline`.
+async fn interrupted(cancel: &(dyn Fn() -> bool + Sync), deadline: Option<std::time::Instant>) {
+    loop {
+        if cancel() || deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+impl ExecHost<'_, '_> {
+    fn lock_limits(&self) -> LockLimits {
+        let ms = |name: &str| self.cx.settings.int(name).max(0) as u64;
+        LockLimits {
+            nowait: false,
+            deadlock_timeout: Duration::from_millis(ms("deadlock_timeout").max(1)),
+            lock_timeout: match ms("lock_timeout") {
+                0 => None,
+                n => Some(Duration::from_millis(n)),
+            },
+            statement_deadline: self.cx.deadline.map(tokio::time::Instant::from_std),
+        }
+    }
+
+    /// Takes the relation locks `prep` needs, waiting for busy ones.
+    fn lock(&mut self, prep: &Prepared) -> PgResult<()> {
+        let (engine, txn) = (self.cx.engine, self.txn);
+        for &(rel, mode) in prep.locks() {
+            if engine.try_lock_relation(txn, rel, mode) {
+                continue;
+            }
+            let limits = self.lock_limits();
+            let interrupted = interrupted(self.cx.cancel, self.cx.deadline);
+            block_on(self.cx.blocking, async move {
+                engine
+                    .lock_relation(txn, rel, mode, &limits, interrupted)
+                    .await
+                    .map(|_| ())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Awaits a row another transaction holds (blocking the thread).
+    fn await_row(&mut self, wait: keel_access::RowWait) -> PgResult<()> {
+        let (engine, txn) = (self.cx.engine, self.txn);
+        let deadline = self.cx.deadline;
+        let interrupted = interrupted(self.cx.cancel, deadline);
+        block_on(self.cx.blocking, async move {
+            let waited = engine.wait(txn, wait, interrupted);
+            match deadline {
+                Some(d) => {
+                    match tokio::time::timeout_at(tokio::time::Instant::from_std(d), waited).await {
+                        Ok(r) => r,
+                        Err(_) => Err(keel_sql::expr::statement_timeout()),
+                    }
+                }
+                None => waited.await,
+            }
+        })
+    }
+
+    fn run_now(&mut self, prep: &Arc<Prepared>, values: &[Datum]) -> PgResult<Ran> {
+        let (names, types): (Vec<String>, Vec<TypeId>) = prep
+            .columns()
+            .map(|c| c.iter().map(|c| (c.name.clone(), c.ty)).unzip())
+            .unwrap_or_default();
+        let (engine, txn) = (self.cx.engine, self.txn);
+        let (rows, count) = match &prep.stmt {
+            Stmt::Query(q) => {
+                self.lock(prep)?;
+                if self.volatile {
+                    engine.start_statement(txn);
+                }
+                if q.row_locking().is_some() {
+                    engine.row_lock_xid(txn)?;
+                }
+                let mut ev = self.statement_cx(values);
+                let r = (|| -> PgResult<Vec<Vec<Datum>>> {
+                    let mut root = keel_sql::exec::open_query(q, engine, txn, &mut ev)?;
+                    let mut rows = Vec::new();
+                    loop {
+                        match root.next(&mut ev) {
+                            Ok(Some(r)) => rows.push(r),
+                            Ok(None) => return Ok(rows),
+                            Err(e) if is_row_wait(&e) => {
+                                let Some(w) = root.take_row_wait() else {
+                                    return Err(e);
+                                };
+                                // The wait blocks this thread; the context is not needed.
+                                wait_row_blocking(&ev, engine, txn, w)?;
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                })();
+                self.cx.ticker = ev.ticker;
+                if q.row_locking().is_some() {
+                    txn.leave_row_queue();
+                }
+                let rows = r?;
+                let n = rows.len() as u64;
+                (rows, n)
+            }
+            Stmt::Modify(m) => {
+                if txn.read_only {
+                    return Err(PgError::new(
+                        sqlstate::READ_ONLY_SQL_TRANSACTION,
+                        "cannot execute a write in a read-only transaction",
+                    ));
+                }
+                if !self.volatile {
+                    return Err(PgError::new(
+                        sqlstate::FEATURE_NOT_SUPPORTED,
+                        format!(
+                            "{} is not allowed in a non-volatile function",
+                            keel_sql::command_tag(&prep.stmt, 0)
+                                .split(' ')
+                                .next()
+                                .unwrap_or("")
+                        ),
+                    ));
+                }
+                self.lock(prep)?;
+                engine.start_statement(txn);
+                let mut exec = ModifyExec::new();
+                let r = loop {
+                    let mut ev = self.statement_cx(values);
+                    let step = exec.step(m, engine, txn, &mut ev);
+                    self.cx.ticker = ev.ticker;
+                    match step {
+                        Ok(keel_sql::exec::Step::Done) => break Ok(()),
+                        Ok(keel_sql::exec::Step::Wait(w)) => {
+                            if let Err(e) = self.await_row(w) {
+                                break Err(e);
+                            }
+                        }
+                        Err(e) => break Err(e),
+                    }
+                };
+                txn.leave_row_queue();
+                r?;
+                (std::mem::take(&mut exec.returned), exec.count)
+            }
+            _ => {
+                return Err(PgError::unsupported(format!(
+                    "{} inside a PL/pgSQL function",
+                    keel_sql::command_tag(&prep.stmt, 0)
+                )));
+            }
+        };
+        Ok(Ran {
+            names,
+            types,
+            rows,
+            count,
+        })
+    }
+
+    /// A statement's evaluation context: the caller's, with the statement's parameters.
+    fn statement_cx<'s>(&'s mut self, values: &'s [Datum]) -> EvalCx<'s> {
+        let cx = &mut *self.cx;
+        EvalCx {
+            params: values,
+            fctx: &mut *cx.fctx,
+            engine: cx.engine,
+            settings: cx.settings,
+            pid: cx.pid,
+            cancel: cx.cancel,
+            txn: Some(self.txn),
+            outer: &[],
+            subq: Default::default(),
+            subplans: Default::default(),
+            deadline: cx.deadline,
+            ticker: cx.ticker,
+            blocking: cx.blocking,
+            mem: cx.mem,
+        }
+    }
+}
+
+/// A row wait met by a locking query inside the body, awaited on this thread.
+fn wait_row_blocking(
+    ev: &EvalCx<'_>,
+    engine: &Engine,
+    txn: &Transaction,
+    wait: keel_access::RowWait,
+) -> PgResult<()> {
+    let interrupted = interrupted(ev.cancel, ev.deadline);
+    block_on(ev.blocking, engine.wait(txn, wait, interrupted))
+}
+
+impl Host for ExecHost<'_, '_> {
+    fn check_interrupts(&self) -> PgResult<()> {
+        keel_sql::interrupt::check(&self.cx.cancel, self.cx.deadline, std::time::Instant::now())
+    }
+
+    fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.clone()
+    }
+
+    fn prepare(&mut self, text: &str, types: &[TypeId]) -> PgResult<Arc<Prepared>> {
+        let key = (text.to_string(), types.to_vec());
+        if let Some(p) = lock(&self.compiled.plans).get(&key)
+            && Arc::ptr_eq(&p.catalog, &self.catalog)
+        {
+            return Ok(p.clone());
+        }
+        // Planned outside the lock: planning may call this function again (recursion).
+        let p = Arc::new(keel_sql::prepare(
+            self.catalog.clone(),
+            &keel_sql::EngineSizes(self.cx.engine),
+            text,
+            0,
+            types,
+        )?);
+        let mut plans = lock(&self.compiled.plans);
+        if plans.len() >= PLANS_PER_FUNCTION {
+            plans.clear();
+        }
+        plans.insert(key, p.clone());
+        Ok(p)
+    }
+
+    fn run<'a>(&'a mut self, prep: &'a Arc<Prepared>, values: &'a [Datum]) -> BoxFut<'a, Ran> {
+        let r = self.run_now(prep, values);
+        Box::pin(std::future::ready(r))
+    }
+
+    fn savepoint(&mut self) -> PgResult<usize> {
+        let engine = self.cx.engine;
+        engine.savepoint(self.txn);
+        Ok(engine.savepoint_depth(self.txn))
+    }
+
+    fn end_savepoint(&mut self, depth: usize, undo: bool) {
+        let engine = self.cx.engine;
+        if undo {
+            engine.undo_to_savepoint(self.txn, depth);
+        }
+        engine.release_savepoint(self.txn, depth);
+    }
+
+    fn notice(&mut self, n: &PgError) {
+        self.cx.fctx.warning(n.clone());
+    }
+
+    fn enter_expr(&mut self, key: usize) -> bool {
+        EXPRS_IN_USE.with(|u| {
+            let mut u = u.borrow_mut();
+            let in_use = u.contains(&key);
+            u.push(key);
+            in_use
+        })
+    }
+
+    fn leave_expr(&mut self, key: usize) {
+        EXPRS_IN_USE.with(|u| {
+            let mut u = u.borrow_mut();
+            if let Some(i) = u.iter().rposition(|k| *k == key) {
+                u.remove(i);
+            }
+        });
+    }
+}
+
+thread_local! {
+    /// Expressions of function bodies being evaluated on this thread (a call runs on one
+    /// thread from start to end): see `Host::enter_expr`.
+    static EXPRS_IN_USE: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}

@@ -1,0 +1,739 @@
+//! The interpreter proper: blocks, declarations, control flow and assignment. SQL goes
+//! through the host (sql.rs); RAISE is in raise.rs.
+//!
+//! A block with an EXCEPTION clause runs inside a subtransaction (the host's savepoints):
+//! an error rolls the block's work back to its start before the handler runs, as in
+//! PostgreSQL.
+
+use crate::vars::{Record, Scopes, Var};
+use crate::{BoxFut, Host, Ran};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_pl::{Block, Decl, SqlText, Stmt, StmtKind, TypeKind};
+use keel_sql::Prepared;
+use keel_types::cast::{CastContext, cast};
+use keel_types::{Datum, SqlType, TypeId};
+use std::sync::Arc;
+
+type Row = Vec<Datum>;
+
+/// What a statement tells its enclosing loop or block.
+pub enum Flow {
+    Normal,
+    Exit(Option<String>),
+    Continue(Option<String>),
+    Return,
+}
+
+/// The interpreter's state for one run of a body.
+pub struct PlState {
+    pub(crate) vars: Scopes,
+    found: bool,
+    pub(crate) row_count: u64,
+    /// Prepared statements by their parameterized text and parameter types.
+    pub(crate) plans: rustc_hash::FxHashMap<(String, Vec<TypeId>), Arc<Prepared>>,
+    /// The function's name as CONTEXT lines print it.
+    pub(crate) fname: String,
+    /// The value of `RETURN expr` and its type, once run.
+    pub ret: Option<(Datum, TypeId)>,
+    /// The error on its way out has its statement's CONTEXT line already (set by the
+    /// innermost statement that failed, cleared as each statement starts).
+    located: bool,
+}
+
+/// The host and the interpreter's methods over it.
+pub(crate) struct Interp<'h, H: Host + ?Sized> {
+    pub(crate) h: &'h mut H,
+}
+
+impl PlState {
+    /// A body's state with FOUND and the given variables (a function's parameters) in its
+    /// outermost scope.
+    pub fn new(fname: String, params: Vec<Var>) -> PlState {
+        let mut first = vec![Var::scalar("found", TypeId::Bool, Datum::Bool(false))];
+        first.extend(params);
+        PlState {
+            vars: Scopes {
+                scopes: vec![first],
+            },
+            found: false,
+            row_count: 0,
+            plans: Default::default(),
+            fname,
+            ret: None,
+            located: false,
+        }
+    }
+}
+
+/// Runs `block` with `st` through `host`.
+pub fn run_body<'a, H: Host + ?Sized>(
+    host: &'a mut H,
+    st: &'a mut PlState,
+    block: &'a Block,
+) -> BoxFut<'a, Flow> {
+    Box::pin(async move {
+        let mut it = Interp { h: host };
+        it.exec_block(st, block).await
+    })
+}
+
+impl PlState {
+    /// FOUND is a variable of the outermost scope, as in PostgreSQL.
+    fn set_found(&mut self, v: bool) {
+        self.found = v;
+        if let Some(f) = self.vars.scopes.first_mut().and_then(|s| s.first_mut()) {
+            f.value = Datum::Bool(v);
+        }
+    }
+}
+
+fn type_of_decl(text: &str, kind: &TypeKind, cat: &keel_catalog::Catalog) -> PgResult<SqlType> {
+    match kind {
+        TypeKind::Named => keel_sql::bind::types::type_from_name(text),
+        TypeKind::TypeOf(names) if names.len() == 2 => {
+            let t = cat.table(&names[0])?;
+            let c = t
+                .columns
+                .iter()
+                .find(|c| c.name == names[1])
+                .ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{}\" of relation \"{}\" does not exist",
+                            names[1], names[0]
+                        ),
+                    )
+                })?;
+            Ok(c.ty)
+        }
+        _ => Err(PgError::unsupported(format!(
+            "PL/pgSQL variable type {text}"
+        ))),
+    }
+}
+
+/// Interns a SQLSTATE a RAISE names (PgError codes are static; the set of codes a server
+/// sees is small and bounded by what its functions spell out).
+pub(crate) fn intern_code(code: &str) -> &'static str {
+    use std::sync::Mutex;
+    static CODES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut g = match CODES.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    if let Some(c) = g.iter().find(|c| **c == code) {
+        return c;
+    }
+    let leaked: &'static str = Box::leak(code.to_string().into_boxed_str());
+    g.push(leaked);
+    leaked
+}
+
+impl<H: Host + ?Sized> Interp<'_, H> {
+    fn exec_block<'a>(&'a mut self, st: &'a mut PlState, block: &'a Block) -> BoxFut<'a, Flow> {
+        Box::pin(async move {
+            keel_common::stack::check()?;
+            st.vars.scopes.push(Vec::new());
+            let r = self.exec_block_inner(st, block).await;
+            st.vars.scopes.pop();
+            match r? {
+                Flow::Exit(Some(l)) if block.label.as_deref() == Some(l.as_str()) => {
+                    Ok(Flow::Normal)
+                }
+                f => Ok(f),
+            }
+        })
+    }
+
+    async fn exec_block_inner(&mut self, st: &mut PlState, block: &Block) -> PgResult<Flow> {
+        for d in &block.decls {
+            self.declare(st, d).await?;
+        }
+        let Some(handlers) = &block.exceptions else {
+            return self.exec_stmts(st, &block.body).await;
+        };
+        // The block's work is a subtransaction: an error undoes it before a handler runs.
+        let depth = self.h.savepoint()?;
+        let r = self.exec_stmts(st, &block.body).await;
+        match r {
+            Ok(flow) => {
+                self.h.end_savepoint(depth, false);
+                Ok(flow)
+            }
+            Err(err) => {
+                self.h.end_savepoint(depth, true);
+                let Some(h) = handlers
+                    .iter()
+                    .find(|h| h.conditions.iter().any(|c| c.matches(err.code)))
+                else {
+                    return Err(err);
+                };
+                st.vars.scopes.push(vec![
+                    Var {
+                        name: "sqlstate".into(),
+                        ty: TypeId::Text,
+                        typmod: -1,
+                        value: Datum::Text(err.code.to_string()),
+                        constant: true,
+                        not_null: false,
+                        record: None,
+                        is_record: false,
+                    },
+                    Var {
+                        name: "sqlerrm".into(),
+                        ty: TypeId::Text,
+                        typmod: -1,
+                        value: Datum::Text(err.message.clone()),
+                        constant: true,
+                        not_null: false,
+                        record: None,
+                        is_record: false,
+                    },
+                ]);
+                let r = self.exec_stmts(st, &h.body).await;
+                st.vars.scopes.pop();
+                r
+            }
+        }
+    }
+
+    async fn declare(&mut self, st: &mut PlState, d: &Decl) -> PgResult<()> {
+        let Decl::Var(v) = d else {
+            return Err(PgError::unsupported(
+                "cursor and alias declarations in PL/pgSQL",
+            ));
+        };
+        let text = v.data_type.text.text.trim();
+        if text.eq_ignore_ascii_case("record") {
+            st.vars.declare(Var {
+                name: v.name.clone(),
+                ty: TypeId::Void,
+                typmod: -1,
+                value: Datum::Null,
+                constant: v.constant,
+                not_null: false,
+                record: None,
+                is_record: true,
+            });
+            return Ok(());
+        }
+        let ty = type_of_decl(text, &v.data_type.kind, &self.h.catalog())?;
+        let value = match &v.default {
+            Some(e) => {
+                let (d, from) = self.eval(st, e).await?;
+                cast(d, from, ty, CastContext::Assignment)?
+            }
+            None => Datum::Null,
+        };
+        if v.not_null && value.is_null() {
+            return Err(PgError::new(
+                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                format!(
+                    "variable \"{}\" must have a default value, since it's declared NOT NULL",
+                    v.name
+                ),
+            ));
+        }
+        st.vars.declare(Var {
+            name: v.name.clone(),
+            ty: ty.id,
+            typmod: ty.typmod,
+            value,
+            constant: v.constant,
+            not_null: v.not_null,
+            record: None,
+            is_record: false,
+        });
+        Ok(())
+    }
+
+    fn exec_stmts<'a>(&'a mut self, st: &'a mut PlState, stmts: &'a [Stmt]) -> BoxFut<'a, Flow> {
+        Box::pin(async move {
+            for s in stmts {
+                let flow = self.exec_stmt(st, s).await.map_err(|e| {
+                    let line = format!(
+                        "PL/pgSQL function {} line {} at {}",
+                        st.fname,
+                        s.line,
+                        s.kind_name()
+                    );
+                    // Only the innermost statement names its line: an enclosing loop or
+                    // block adds none.
+                    if st.located {
+                        e
+                    } else {
+                        st.located = true;
+                        e.with_context_line(line)
+                    }
+                })?;
+                if !matches!(flow, Flow::Normal) {
+                    return Ok(flow);
+                }
+            }
+            Ok(Flow::Normal)
+        })
+    }
+
+    async fn exec_stmt(&mut self, st: &mut PlState, s: &Stmt) -> PgResult<Flow> {
+        st.located = false;
+        self.h.check_interrupts()?;
+        match &s.kind {
+            StmtKind::Block(b) => self.exec_block(st, b).await,
+            StmtKind::Null => Ok(Flow::Normal),
+            StmtKind::Assign { target, expr } => {
+                if !target.path.is_empty() {
+                    return Err(PgError::unsupported(
+                        "assignment to a field or element in PL/pgSQL",
+                    ));
+                }
+                let (v, from) = self.eval(st, expr).await.map_err(|mut e| {
+                    // PostgreSQL names the assignment instead of its expression's query.
+                    if let Some(o) = e.objects.as_mut() {
+                        o.internal_query = None;
+                        o.internal_position = None;
+                    }
+                    e.with_context_line(format!(
+                        "PL/pgSQL assignment \"{} := {}\"",
+                        target.text.text, expr.text
+                    ))
+                })?;
+                self.assign(st, &target.name, v, from)?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                elsifs,
+                else_body,
+            } => {
+                if self.eval_bool(st, cond).await? {
+                    return self.exec_stmts(st, then_body).await;
+                }
+                for e in elsifs {
+                    if self.eval_bool(st, &e.cond).await? {
+                        return self.exec_stmts(st, &e.body).await;
+                    }
+                }
+                match else_body {
+                    Some(b) => self.exec_stmts(st, b).await,
+                    None => Ok(Flow::Normal),
+                }
+            }
+            StmtKind::Case {
+                expr,
+                whens,
+                else_body,
+            } => {
+                let selector = match expr {
+                    Some(e) => Some(self.eval(st, e).await?),
+                    None => None,
+                };
+                for w in whens {
+                    let hit = match &selector {
+                        None => self.eval_bool(st, &w.expr).await?,
+                        Some((v, t)) => {
+                            let (cands, ct) = self.eval_list(st, &w.expr).await?;
+                            cands.iter().zip(ct).any(|(c, ct)| {
+                                let c =
+                                    cast(c.clone(), ct, SqlType::new(*t), CastContext::Implicit)
+                                        .unwrap_or(Datum::Null);
+                                !c.is_null()
+                                    && !v.is_null()
+                                    && keel_types::ops::compare(v, &c).is_eq()
+                            })
+                        }
+                    };
+                    if hit {
+                        return self.exec_stmts(st, &w.body).await;
+                    }
+                }
+                match else_body {
+                    Some(b) => self.exec_stmts(st, b).await,
+                    None => Err(PgError::new(sqlstate::CASE_NOT_FOUND, "case not found")
+                        .with_hint("CASE statement is missing ELSE part.")),
+                }
+            }
+            StmtKind::Loop { label, body } => loop {
+                match self.exec_stmts(st, body).await? {
+                    Flow::Normal => {}
+                    f => match loop_flow(f, label) {
+                        Some(out) => return Ok(out),
+                        None => continue,
+                    },
+                }
+            },
+            StmtKind::While { label, cond, body } => {
+                while self.eval_bool(st, cond).await? {
+                    match self.exec_stmts(st, body).await? {
+                        Flow::Normal => {}
+                        f => match loop_flow(f, label) {
+                            Some(out) => return Ok(out),
+                            None => continue,
+                        },
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::ForInt {
+                label,
+                var,
+                reverse,
+                lower,
+                upper,
+                step,
+                body,
+                ..
+            } => {
+                let int = |d: Datum, t: TypeId| -> PgResult<Option<i64>> {
+                    Ok(
+                        cast(d, t, SqlType::new(TypeId::Int4), CastContext::Assignment)?
+                            .int_value(),
+                    )
+                };
+                let (lo, lt) = self.eval(st, lower).await?;
+                let (hi, ht) = self.eval(st, upper).await?;
+                let null_bound = |what: &str| {
+                    PgError::new(
+                        sqlstate::NULL_VALUE_NOT_ALLOWED,
+                        format!("{what} bound of FOR loop cannot be null"),
+                    )
+                };
+                let lo = int(lo, lt)?.ok_or_else(|| null_bound("lower"))?;
+                let hi = int(hi, ht)?.ok_or_else(|| null_bound("upper"))?;
+                let by = match step {
+                    Some(e) => {
+                        let (v, t) = self.eval(st, e).await?;
+                        let v = int(v, t)?.ok_or_else(|| {
+                            PgError::new(
+                                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                                "BY value of FOR loop cannot be null",
+                            )
+                        })?;
+                        if v <= 0 {
+                            return Err(PgError::new(
+                                sqlstate::INVALID_PARAMETER_VALUE,
+                                "BY value of FOR loop must be greater than zero",
+                            ));
+                        }
+                        v
+                    }
+                    None => 1,
+                };
+                st.vars.scopes.push(vec![Var {
+                    name: var.clone(),
+                    ty: TypeId::Int4,
+                    typmod: -1,
+                    value: Datum::Null,
+                    constant: false,
+                    not_null: false,
+                    record: None,
+                    is_record: false,
+                }]);
+                let mut i = lo;
+                let mut result = Ok(Flow::Normal);
+                while if *reverse { i >= hi } else { i <= hi } {
+                    if let Some(v) = st.vars.find_mut(var) {
+                        v.value = Datum::Int4(i as i32);
+                    }
+                    match self.exec_stmts(st, body).await {
+                        Ok(Flow::Normal) => {}
+                        Ok(f) => {
+                            if let Some(out) = loop_flow(f, label) {
+                                result = Ok(out);
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                    i = if *reverse { i - by } else { i + by };
+                }
+                st.vars.scopes.pop();
+                st.set_found(true);
+                result
+            }
+            StmtKind::ForQuery {
+                label,
+                targets,
+                query,
+                body,
+            } => {
+                let ran = self.run_sql(st, query, None).await?;
+                self.for_rows(st, label, targets, ran, body).await
+            }
+            StmtKind::ForExecute {
+                label,
+                targets,
+                query,
+                params,
+                body,
+            } => {
+                let ran = self.run_dynamic(st, query, params).await?;
+                self.for_rows(st, label, targets, ran, body).await
+            }
+            StmtKind::Foreach {
+                label,
+                targets,
+                slice,
+                array,
+                body,
+            } => {
+                if *slice != 0 {
+                    return Err(PgError::unsupported("FOREACH with SLICE"));
+                }
+                let (v, _) = self.eval(st, array).await?;
+                let items = match v {
+                    Datum::Array(a) => a,
+                    Datum::Null => {
+                        return Err(PgError::new(
+                            sqlstate::NULL_VALUE_NOT_ALLOWED,
+                            "FOREACH expression must not be null",
+                        ));
+                    }
+                    _ => {
+                        return Err(PgError::new(
+                            sqlstate::DATATYPE_MISMATCH,
+                            "FOREACH expression must yield an array",
+                        ));
+                    }
+                };
+                let elem = items.elem;
+                let names = [String::new()];
+                for item in std::sync::Arc::unwrap_or_clone(items).items {
+                    self.assign_row(st, targets, &names, &[elem], vec![item])?;
+                    match self.exec_stmts(st, body).await? {
+                        Flow::Normal => {}
+                        f => {
+                            if let Some(out) = loop_flow(f, label) {
+                                return Ok(out);
+                            }
+                        }
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::Exit {
+                is_exit,
+                label,
+                cond,
+            } => {
+                if let Some(c) = cond
+                    && !self.eval_bool(st, c).await?
+                {
+                    return Ok(Flow::Normal);
+                }
+                Ok(if *is_exit {
+                    Flow::Exit(label.clone())
+                } else {
+                    Flow::Continue(label.clone())
+                })
+            }
+            StmtKind::Return { expr } => {
+                if let Some(e) = expr {
+                    st.ret = Some(self.eval(st, e).await?);
+                }
+                Ok(Flow::Return)
+            }
+            StmtKind::Raise(r) => self.raise(st, r, s.line).await.map(|_| Flow::Normal),
+            StmtKind::Assert { cond, message } => {
+                if self.eval_bool_or_null(st, cond).await? != Some(true) {
+                    let msg = match message {
+                        Some(m) => {
+                            let (v, _) = self.eval(st, m).await?;
+                            keel_types::io::to_text(&v)
+                        }
+                        None => "assertion failed".into(),
+                    };
+                    return Err(PgError::new(sqlstate::ASSERT_FAILURE, msg));
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::Execute {
+                query,
+                into,
+                params,
+            } => {
+                let ran = self.run_dynamic(st, query, params).await?;
+                self.finish_sql(st, ran, into.as_ref())?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::Perform { query } => {
+                let sql = SqlText {
+                    text: format!("SELECT {}", query.text),
+                    offset: query.offset,
+                    line: query.line,
+                };
+                let ran = self.run_sql(st, &sql, None).await?;
+                st.set_found(ran.count > 0);
+                st.row_count = ran.count;
+                Ok(Flow::Normal)
+            }
+            StmtKind::Sql { sql, into } => {
+                let ran = self.run_sql(st, sql, None).await?;
+                self.finish_sql(st, ran, into.as_ref())?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::GetDiagnostics { items, .. } => {
+                for (target, item) in items {
+                    let v = match item {
+                        keel_pl::DiagItem::RowCount => Datum::Int8(st.row_count as i64),
+                        other => {
+                            return Err(PgError::unsupported(format!(
+                                "GET DIAGNOSTICS {}",
+                                other.name()
+                            )));
+                        }
+                    };
+                    let name = target.names.join(".");
+                    self.assign(st, &name, v, TypeId::Int8)?;
+                }
+                Ok(Flow::Normal)
+            }
+            _ => Err(PgError::unsupported(format!(
+                "PL/pgSQL statement {}",
+                s.kind_name()
+            ))),
+        }
+    }
+
+    /// The FOR-over-rows loop body: each row assigned to the targets in turn.
+    async fn for_rows(
+        &mut self,
+        st: &mut PlState,
+        label: &Option<String>,
+        targets: &[keel_pl::VarRef],
+        ran: Ran,
+        body: &[Stmt],
+    ) -> PgResult<Flow> {
+        let any = !ran.rows.is_empty();
+        let Ran {
+            names, types, rows, ..
+        } = ran;
+        for row in rows {
+            self.assign_row(st, targets, &names, &types, row)?;
+            match self.exec_stmts(st, body).await? {
+                Flow::Normal => {}
+                f => {
+                    if let Some(out) = loop_flow(f, label) {
+                        st.set_found(any);
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+        st.set_found(any);
+        Ok(Flow::Normal)
+    }
+
+    /// INTO targets, FOUND and ROW_COUNT after a statement.
+    fn finish_sql(
+        &mut self,
+        st: &mut PlState,
+        ran: Ran,
+        into: Option<&keel_pl::Into>,
+    ) -> PgResult<()> {
+        st.set_found(ran.count > 0);
+        st.row_count = ran.count;
+        let Some(into) = into else {
+            return Ok(());
+        };
+        if into.strict {
+            if ran.rows.is_empty() {
+                return Err(PgError::new(
+                    sqlstate::NO_DATA_FOUND,
+                    "query returned no rows",
+                ));
+            }
+            if ran.rows.len() > 1 {
+                return Err(PgError::new(
+                    sqlstate::TOO_MANY_ROWS,
+                    "query returned more than one row",
+                )
+                .with_hint("Make sure the query returns a single row, or use LIMIT 1."));
+            }
+        }
+        let Ran {
+            names, types, rows, ..
+        } = ran;
+        let row = rows
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| vec![Datum::Null; types.len()]);
+        self.assign_row(st, &into.targets, &names, &types, row)
+    }
+
+    fn assign_row(
+        &mut self,
+        st: &mut PlState,
+        targets: &[keel_pl::VarRef],
+        names: &[String],
+        types: &[TypeId],
+        row: Row,
+    ) -> PgResult<()> {
+        if let [t] = targets
+            && let Some(v) = st.vars.find_mut(&t.names.join("."))
+            && v.is_record
+        {
+            v.record = Some(Record {
+                names: names.to_vec(),
+                types: types.to_vec(),
+                values: row,
+            });
+            return Ok(());
+        }
+        for (i, t) in targets.iter().enumerate() {
+            let v = row.get(i).cloned().unwrap_or(Datum::Null);
+            let ty = types.get(i).copied().unwrap_or(TypeId::Unknown);
+            self.assign(st, &t.names.join("."), v, ty)?;
+        }
+        Ok(())
+    }
+
+    fn assign(&mut self, st: &mut PlState, name: &str, v: Datum, from: TypeId) -> PgResult<()> {
+        let Some(var) = st.vars.find_mut(name) else {
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!("\"{name}\" is not a known variable"),
+            ));
+        };
+        if var.constant {
+            return Err(PgError::new(
+                sqlstate::ERROR_IN_ASSIGNMENT,
+                format!("variable \"{name}\" is declared CONSTANT"),
+            ));
+        }
+        if var.is_record {
+            return Err(PgError::unsupported(
+                "assigning a scalar to a record variable",
+            ));
+        }
+        let v = cast(
+            v,
+            from,
+            SqlType::with_typmod(var.ty, var.typmod),
+            CastContext::Assignment,
+        )?;
+        if var.not_null && v.is_null() {
+            return Err(PgError::new(
+                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                format!("null value cannot be assigned to variable \"{name}\" declared NOT NULL"),
+            ));
+        }
+        var.value = v;
+        Ok(())
+    }
+}
+
+/// What a loop does with its body's flow: Some(flow) leaves the loop with it.
+fn loop_flow(f: Flow, label: &Option<String>) -> Option<Flow> {
+    match f {
+        Flow::Exit(None) => Some(Flow::Normal),
+        Flow::Exit(Some(l)) if label.as_deref() == Some(l.as_str()) => Some(Flow::Normal),
+        Flow::Continue(None) => None,
+        Flow::Continue(Some(l)) if label.as_deref() == Some(l.as_str()) => None,
+        other => Some(other),
+    }
+}
