@@ -50,7 +50,9 @@ pub fn analyze(
         | ast::Statement::Truncate(_)
         | ast::Statement::CreateSequence { .. }
         | ast::Statement::CreateFunction(_)
-        | ast::Statement::DropFunction(_) => Analyzed::Ddl(Box::new(stmt.clone())),
+        | ast::Statement::DropFunction(_)
+        | ast::Statement::CreateTrigger(_)
+        | ast::Statement::DropTrigger(_) => Analyzed::Ddl(Box::new(stmt.clone())),
         other => {
             let s = other.to_string();
             let words: Vec<&str> = s.split_whitespace().take(2).collect();

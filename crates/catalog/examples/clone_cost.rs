@@ -31,6 +31,7 @@ fn build(n: u32) -> Catalog {
             foreign_keys: vec![],
             checks: vec![],
             identity_always: vec![],
+            triggers: vec![],
         };
         cat.tables.insert(oid, Arc::new(t));
         for j in 0..2 {

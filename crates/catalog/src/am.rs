@@ -397,6 +397,7 @@ mod tests {
             foreign_keys: vec![],
             checks: vec![],
             identity_always: vec![],
+            triggers: vec![],
         };
         let classes: Vec<_> = index_opclasses(&index, &table)
             .unwrap()

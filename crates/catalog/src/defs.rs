@@ -39,6 +39,9 @@ pub struct TableDef {
     /// give them DEFAULT (428C9). BY DEFAULT identity columns behave as serial ones.
     #[serde(default)]
     pub identity_always: Vec<usize>,
+    /// Triggers (pg_trigger rows of the table), in name order: the order they fire in.
+    #[serde(default)]
+    pub triggers: Vec<TriggerDef>,
 }
 
 impl TableDef {
@@ -76,6 +79,38 @@ pub struct ForeignKeyDef {
     pub columns: Vec<usize>,
     pub ref_table: Oid,
     pub ref_columns: Vec<usize>,
+}
+
+/// When a trigger fires relative to its event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TriggerTiming {
+    Before,
+    After,
+}
+
+/// A trigger on a table: `CREATE TRIGGER name timing events ON table FOR EACH ROW|STATEMENT
+/// [WHEN (cond)] EXECUTE FUNCTION function(args)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TriggerDef {
+    pub oid: Oid,
+    pub name: String,
+    /// The trigger function (`RETURNS trigger`, no arguments) and its name for messages.
+    pub function: Oid,
+    pub function_name: String,
+    pub timing: TriggerTiming,
+    pub on_insert: bool,
+    pub on_update: bool,
+    pub on_delete: bool,
+    /// `UPDATE OF columns`: 0-based positions; empty = any UPDATE.
+    pub update_columns: Vec<usize>,
+    /// FOR EACH ROW (else FOR EACH STATEMENT).
+    pub row: bool,
+    /// The WHEN condition as SQL text over NEW and OLD.
+    pub when: Option<String>,
+    /// The arguments, as strings (TG_ARGV).
+    pub args: Vec<String>,
+    /// ALTER TABLE ... DISABLE TRIGGER turns it off.
+    pub enabled: bool,
 }
 
 /// A CHECK constraint: the expression as SQL text, re-parsed and bound against the table's

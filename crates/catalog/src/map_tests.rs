@@ -26,6 +26,7 @@ fn table(cat: &mut Catalog, name: &str) -> Arc<TableDef> {
         foreign_keys: vec![],
         checks: vec![],
         identity_always: vec![],
+        triggers: vec![],
     });
     cat.tables.insert(oid, t.clone());
     t

@@ -136,6 +136,10 @@ pub fn execute_ddl(
         ast::Statement::DropFunction(df) => {
             crate::ddl_function::drop_function(df, &mut cat, &mut notices)?
         }
+        ast::Statement::CreateTrigger(ct) => crate::ddl_trigger::create_trigger(ct, &mut cat)?,
+        ast::Statement::DropTrigger(dt) => {
+            crate::ddl_trigger::drop_trigger(dt, &mut cat, &mut notices)?
+        }
         _ => return Err(PgError::unsupported("this DDL statement")),
     };
     txn.pending_catalog = Some(Arc::new(cat));
@@ -388,6 +392,7 @@ fn create_table(
         foreign_keys: vec![],
         checks: vec![],
         identity_always,
+        triggers: Vec::new(),
     };
     for s in sequences {
         cat.sequences.insert(s.oid, Arc::new(s));

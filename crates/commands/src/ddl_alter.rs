@@ -283,6 +283,12 @@ pub(crate) fn alter_op(
                 other => return Err(PgError::unsupported(format!("ALTER COLUMN {other}"))),
             }
         }
+        ast::AlterTableOperation::EnableTrigger { name } => {
+            crate::ddl_trigger::set_enabled(&mut nt, name, true)?
+        }
+        ast::AlterTableOperation::DisableTrigger { name } => {
+            crate::ddl_trigger::set_enabled(&mut nt, name, false)?
+        }
         other => return Err(PgError::unsupported(format!("ALTER TABLE {other}"))),
     }
     cat.tables.insert(oid, Arc::new(nt));

@@ -25,13 +25,14 @@ fn sql_type(t: &ast::DataType) -> PgResult<SqlType> {
     types::type_from_name(&t.to_string())
 }
 
-/// A RETURNS type: any column type, or the pseudo-types `void` and `record`.
+/// A RETURNS type: any column type, or the pseudo-types `void`, `record` and `trigger`.
 fn return_type(t: &ast::DataType) -> PgResult<SqlType> {
     let name = t.to_string().to_ascii_lowercase();
     match name.trim_start_matches("pg_catalog.") {
         "void" => Ok(SqlType::new(TypeId::Void)),
         "record" => Ok(SqlType::new(TypeId::Record)),
-        "trigger" | "event_trigger" => Err(PgError::unsupported("trigger functions")),
+        "trigger" => Ok(SqlType::new(TypeId::Trigger)),
+        "event_trigger" => Err(PgError::unsupported("event trigger functions")),
         _ => sql_type(t),
     }
 }
@@ -188,6 +189,26 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
             ));
         }
     };
+    if ret.id == TypeId::Trigger {
+        if language == FuncLanguage::Sql {
+            return Err(PgError::new(
+                sqlstate::INVALID_FUNCTION_DEFINITION,
+                "SQL functions cannot return type trigger",
+            ));
+        }
+        if !args.is_empty() {
+            return Err(PgError::new(
+                sqlstate::INVALID_FUNCTION_DEFINITION,
+                "trigger functions cannot have declared arguments",
+            )
+            .with_hint(
+                "The arguments of the trigger can be accessed through TG_NARGS and TG_ARGV instead.",
+            )
+            .with_context_line(format!(
+                "compilation of PL/pgSQL function \"{name}\" near line 1"
+            )));
+        }
+    }
     if language == FuncLanguage::Plpgsql
         && let Err(e) = keel_pl::parse_function_body_named(&body, &name)
     {
@@ -291,6 +312,44 @@ pub(crate) fn drop_function(
                 },
             ));
         };
+        let users = crate::ddl_trigger::triggers_calling(cat, f.oid);
+        if !users.is_empty() {
+            let shown = format!(
+                "{}({})",
+                f.proname,
+                f.input_args()
+                    .map(|a| types::type_display(a.ty))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let lines: Vec<String> = users
+                .iter()
+                .map(|(_, table, tg)| format!("trigger {tg} on table {table}"))
+                .collect();
+            if !matches!(df.drop_behavior, Some(ast::DropBehavior::Cascade)) {
+                let detail: Vec<String> = lines
+                    .iter()
+                    .map(|l| format!("{l} depends on function {shown}"))
+                    .collect();
+                return Err(PgError::new(
+                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!("cannot drop function {shown} because other objects depend on it"),
+                )
+                .with_detail(detail.join("\n"))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+            notices.push(super::ddl::notice(match lines.as_slice() {
+                [one] => format!("drop cascades to {one}"),
+                many => format!("drop cascades to {} other objects", many.len()),
+            }));
+            for (oid, _, tg) in users {
+                if let Some(t) = cat.tables.get(&oid).cloned() {
+                    let mut nt = (*t).clone();
+                    nt.triggers.retain(|x| x.name != tg);
+                    cat.tables.insert(oid, Arc::new(nt));
+                }
+            }
+        }
         cat.functions.remove(&f.oid);
     }
     Ok("DROP FUNCTION".into())

@@ -51,6 +51,13 @@ pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, Lock
                 }
             }
         }
+        // As PostgreSQL: CREATE TRIGGER blocks writes to the table, DROP TRIGGER everything.
+        ast::Statement::CreateTrigger(ct) => table(&ct.table_name, LockMode::ShareRowExclusive),
+        ast::Statement::DropTrigger(dt) => {
+            if let Some(t) = &dt.table_name {
+                table(t, LockMode::AccessExclusive);
+            }
+        }
         ast::Statement::AlterTable(at) => {
             table(&at.name, LockMode::AccessExclusive);
             for op in &at.operations {

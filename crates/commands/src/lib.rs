@@ -1,5 +1,6 @@
 //! DDL commands, one command area per file: tables (CREATE / DROP / TRUNCATE) in [`ddl`],
-//! ALTER TABLE in `ddl_alter`, indexes in `ddl_index`, sequences in `ddl_sequence`. They run
+//! ALTER TABLE in `ddl_alter`, indexes in `ddl_index`, sequences in `ddl_sequence`, triggers
+//! in `ddl_trigger`. They run
 //! against the transaction's pending catalog (see keel-catalog).
 
 pub mod ddl;
@@ -8,3 +9,4 @@ mod ddl_function;
 mod ddl_index;
 pub mod ddl_locks;
 mod ddl_sequence;
+mod ddl_trigger;

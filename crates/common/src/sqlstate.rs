@@ -60,6 +60,7 @@ pub const INVALID_FUNCTION_DEFINITION: &str = "42P13";
 pub const GROUPING_ERROR: &str = "42803";
 pub const DATATYPE_MISMATCH: &str = "42804";
 pub const WRONG_OBJECT_TYPE: &str = "42809";
+pub const INVALID_OBJECT_DEFINITION: &str = "42P17";
 pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
 pub const INVALID_TABLE_DEFINITION: &str = "42P16";
 pub const INVALID_PARAMETER_REFERENCE: &str = "42P18"; // indeterminate datatype

@@ -12,3 +12,4 @@ mod eval_array_assign;
 pub mod exec;
 pub mod interrupt;
 pub mod sqlfunc;
+pub mod trigger;

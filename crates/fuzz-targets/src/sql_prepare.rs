@@ -31,6 +31,7 @@ fn table(c: &mut Catalog, name: &str, columns: Vec<ColumnDef>, relfile: u32) -> 
             foreign_keys: vec![],
             checks: vec![],
             identity_always: vec![],
+            triggers: vec![],
         }),
     );
     oid

@@ -18,6 +18,7 @@ pub mod split;
 pub mod subscript_target;
 pub mod symmetric;
 pub mod syntax;
+pub mod trigger_args;
 pub mod utility;
 
 use keel_common::{PgError, PgResult, sqlstate};
@@ -127,6 +128,8 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     let mut lock_strengths = Vec::new();
     // (text the targets were found in, that text with their subscripts blanked, targets)
     let mut subscripted = None;
+    let trigger_args = trigger_args::rewrite(text);
+    let text: &str = trigger_args.as_ref().map_or(text, |(t, _)| t.as_str());
     let mut stmts = match reordered.as_deref() {
         Some(seq) => parse::statements(seq)
             .map_err(|f| f.into_error(char_offset, |e| parse_error(e, seq, char_offset)))?,
@@ -160,6 +163,9 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     let Some(mut stmt) = stmts.pop() else {
         return Ok(done(Parsed::Empty));
     };
+    if let Some((_, args)) = &trigger_args {
+        trigger_args::restore(&mut stmt, args.clone());
+    }
     if let Some((found_in, _, targets)) = &subscripted {
         subscript_target::restore(&mut stmt, found_in, targets)
             .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e))?;

@@ -32,17 +32,19 @@ use keel_types::{Datum, TypeId};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Installs [`call_function`] as the executor's LANGUAGE plpgsql handler.
+/// Installs [`call_function`] as the executor's LANGUAGE plpgsql handler, and
+/// [`fire_trigger`](crate::trigger::fire_trigger) as its trigger handler.
 pub fn register() {
     keel_sql::sqlfunc::set_plpgsql_handler(call_function);
+    keel_sql::trigger::set_trigger_handler(crate::trigger::fire_trigger);
 }
 
 /// A function ready to run: its parsed body and its statements' plans. One per function
 /// definition, shared by every call site and session (as PostgreSQL keeps a compiled
 /// function per backend): a recursive function is parsed once, not once per level.
-struct Compiled {
+pub(crate) struct Compiled {
     def: Arc<keel_catalog::FunctionDef>,
-    body: keel_pl::Body,
+    pub(crate) body: keel_pl::Body,
     plans: Mutex<StatementPlans>,
 }
 
@@ -71,27 +73,30 @@ fn compiled(call: &UserCall) -> PgResult<Arc<Compiled>> {
     {
         return Ok(c);
     }
-    let def = &call.def;
+    let c = compiled_def(&call.def)?;
+    let _ = call.body.set(c.clone());
+    Ok(c)
+}
+
+/// The compiled form of function `def`: the one kept for its oid while its definition is the
+/// same, else parsed now.
+pub(crate) fn compiled_def(def: &Arc<keel_catalog::FunctionDef>) -> PgResult<Arc<Compiled>> {
     let oid = def.oid;
     let known = lock(&COMPILED)
         .get(&oid)
         .filter(|c| Arc::ptr_eq(&c.def, def) || *c.def == **def)
         .cloned();
-    let c = match known {
-        Some(c) => c,
-        None => {
-            let body = keel_pl::parse_function_body_named(&def.body, &def.proname)
-                .map_err(|e| e.error.clone())?;
-            let c = Arc::new(Compiled {
-                def: def.clone(),
-                body,
-                plans: Default::default(),
-            });
-            lock(&COMPILED).insert(oid, c.clone());
-            c
-        }
-    };
-    let _ = call.body.set(c.clone());
+    if let Some(c) = known {
+        return Ok(c);
+    }
+    let body =
+        keel_pl::parse_function_body_named(&def.body, &def.proname).map_err(|e| e.error.clone())?;
+    let c = Arc::new(Compiled {
+        def: def.clone(),
+        body,
+        plans: Default::default(),
+    });
+    lock(&COMPILED).insert(oid, c.clone());
     Ok(c)
 }
 
@@ -105,6 +110,16 @@ fn display_name(call: &UserCall) -> String {
 pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> PgResult<Datum> {
     keel_common::stack::check()?;
     let def = &call.def;
+    if def.ret.id == TypeId::Trigger {
+        return Err(PgError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            "trigger functions can only be called as triggers",
+        )
+        .with_context_line(format!(
+            "compilation of PL/pgSQL function \"{}\" near line 1",
+            def.proname
+        )));
+    }
     if def.set_returning {
         return Err(PgError::unsupported(
             "set-returning PL/pgSQL functions (RETURN NEXT, RETURN QUERY)",
@@ -126,21 +141,8 @@ pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> 
         params.push(var);
     }
     let mut st = PlState::new(display_name(call), params);
-    let engine = cx.engine;
-    let saved = engine.statement_snapshot(txn);
     let volatile = def.volatility == FuncVolatility::Volatile;
-    let r = {
-        let mut host = ExecHost {
-            cx: &mut *cx,
-            txn,
-            compiled: &c,
-            catalog: txn.catalog(engine),
-            volatile,
-        };
-        complete(run_body(&mut host, &mut st, &c.body.block))
-    };
-    engine.resume_statement(txn, saved);
-    let flow = r?;
+    let flow = run_in_statement(cx, txn, &c, &c.body.block, volatile, &mut st)?;
     if def.ret.id == TypeId::Void {
         // void's output is the empty string, not NULL.
         return Ok(Datum::Text(String::new()));
@@ -167,8 +169,34 @@ pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> 
     }
 }
 
+/// Runs `block` (the body of compiled function `c`, or a block made for it) with `st` inside
+/// the caller's statement, whose snapshot comes back when it ends.
+pub(crate) fn run_in_statement<'e>(
+    cx: &mut EvalCx<'e>,
+    txn: &'e Transaction,
+    c: &Compiled,
+    block: &keel_pl::Block,
+    volatile: bool,
+    st: &mut PlState,
+) -> PgResult<Flow> {
+    let engine = cx.engine;
+    let saved = engine.statement_snapshot(txn);
+    let r = {
+        let mut host = ExecHost {
+            cx: &mut *cx,
+            txn,
+            compiled: c,
+            catalog: txn.catalog(engine),
+            volatile,
+        };
+        complete(run_body(&mut host, st, block))
+    };
+    engine.resume_statement(txn, saved);
+    r
+}
+
 /// Polls a body run by the executor's host to its end: it never suspends, so one poll does.
-fn complete<T>(mut fut: BoxFut<'_, T>) -> PgResult<T> {
+pub(crate) fn complete<T>(mut fut: BoxFut<'_, T>) -> PgResult<T> {
     let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
     match fut.as_mut().poll(&mut poll_cx) {
         std::task::Poll::Ready(r) => r,
@@ -179,7 +207,7 @@ fn complete<T>(mut fut: BoxFut<'_, T>) -> PgResult<T> {
 }
 
 /// The executor's host: the caller's evaluation context and transaction.
-struct ExecHost<'c, 'e> {
+pub(crate) struct ExecHost<'c, 'e> {
     cx: &'c mut EvalCx<'e>,
     txn: &'e Transaction,
     compiled: &'c Compiled,

@@ -35,6 +35,9 @@ pub struct PlState {
     pub(crate) fname: String,
     /// The value of `RETURN expr` and its type, once run.
     pub ret: Option<(Datum, TypeId)>,
+    /// `RETURN rec` of a record variable (a trigger's `RETURN NEW`): its values, None when
+    /// it was not assigned.
+    pub ret_record: Option<Option<Vec<Datum>>>,
     /// The error on its way out has its statement's CONTEXT line already (set by the
     /// innermost statement that failed, cleared as each statement starts).
     located: bool,
@@ -60,6 +63,7 @@ impl PlState {
             plans: Default::default(),
             fname,
             ret: None,
+            ret_record: None,
             located: false,
         }
     }
@@ -282,11 +286,15 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             StmtKind::Block(b) => self.exec_block(st, b).await,
             StmtKind::Null => Ok(Flow::Normal),
             StmtKind::Assign { target, expr } => {
-                if !target.path.is_empty() {
-                    return Err(PgError::unsupported(
-                        "assignment to a field or element in PL/pgSQL",
-                    ));
-                }
+                let field = match target.path.as_slice() {
+                    [] => None,
+                    [keel_pl::TargetPart::Field(f)] => Some(f.to_ascii_lowercase()),
+                    _ => {
+                        return Err(PgError::unsupported(
+                            "assignment to an array element in PL/pgSQL",
+                        ));
+                    }
+                };
                 let (v, from) = self.eval(st, expr).await.map_err(|mut e| {
                     // PostgreSQL names the assignment instead of its expression's query.
                     if let Some(o) = e.objects.as_mut() {
@@ -298,7 +306,13 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                         target.text.text, expr.text
                     ))
                 })?;
-                self.assign(st, &target.name, v, from)?;
+                match field {
+                    None => self.assign(st, &target.name, v, from)?,
+                    Some(f) => {
+                        let shown = format!("{} := {}", target.text.text, expr.text);
+                        assign_field(st, &target.name, &f, v, from, &shown)?
+                    }
+                }
                 Ok(Flow::Normal)
             }
             StmtKind::If {
@@ -533,7 +547,18 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             }
             StmtKind::Return { expr } => {
                 if let Some(e) = expr {
-                    st.ret = Some(self.eval(st, e).await?);
+                    let name = e.text.trim().to_ascii_lowercase();
+                    match st.vars.find(&name) {
+                        Some(v) if v.is_record => {
+                            st.ret_record = Some(
+                                v.record
+                                    .as_ref()
+                                    .filter(|r| !r.is_null)
+                                    .map(|r| r.values.clone()),
+                            );
+                        }
+                        _ => st.ret = Some(self.eval(st, e).await?),
+                    }
                 }
                 Ok(Flow::Return)
             }
@@ -680,7 +705,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             v.record = Some(Record {
                 names: names.to_vec(),
                 types: types.to_vec(),
+                typmods: vec![-1; types.len()],
                 values: row,
+                is_null: false,
             });
             return Ok(());
         }
@@ -725,6 +752,53 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         var.value = v;
         Ok(())
     }
+}
+
+/// `rec.field := value` of a record variable (a trigger's `NEW.col := ...`): the value is
+/// converted to the field's type as an assignment converts it. `shown` is the assignment as
+/// written, which PostgreSQL names when the field does not exist.
+fn assign_field(
+    st: &mut PlState,
+    name: &str,
+    field: &str,
+    v: Datum,
+    from: TypeId,
+    shown: &str,
+) -> PgResult<()> {
+    let Some(var) = st.vars.find_mut(name) else {
+        return Err(PgError::new(
+            sqlstate::SYNTAX_ERROR,
+            format!("\"{name}.{field}\" is not a known variable"),
+        ));
+    };
+    if !var.is_record {
+        return Err(PgError::unsupported(
+            "assignment to a field of a composite value",
+        ));
+    }
+    let Some(rec) = var.record.as_mut() else {
+        return Err(PgError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("record \"{name}\" is not assigned yet"),
+        )
+        .with_detail("The tuple structure of a not-yet-assigned record is indeterminate."));
+    };
+    let Some(i) = rec.names.iter().position(|n| n == field) else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!("record \"{name}\" has no field \"{field}\""),
+        )
+        .with_context_line(format!("PL/pgSQL assignment \"{shown}\"")));
+    };
+    let to = rec.typmods.get(i).copied().unwrap_or(-1);
+    rec.is_null = false;
+    rec.values[i] = cast(
+        v,
+        from,
+        SqlType::with_typmod(rec.types[i], to),
+        CastContext::Assignment,
+    )?;
+    Ok(())
 }
 
 /// What a loop does with its body's flow: Some(flow) leaves the loop with it.

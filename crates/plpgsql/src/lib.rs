@@ -25,6 +25,7 @@ mod interp;
 mod raise;
 mod sql;
 pub use sql::tag_count;
+pub mod trigger;
 pub mod vars;
 
 pub use interp::{Flow, PlState, run_body};

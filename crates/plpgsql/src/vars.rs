@@ -45,7 +45,12 @@ impl Var {
 pub struct Record {
     pub names: Vec<String>,
     pub types: Vec<TypeId>,
+    /// Type modifiers by field, where known (a table's row: `varchar(10)`); -1 otherwise.
+    pub typmods: Vec<i32>,
     pub values: Vec<Datum>,
+    /// A null row of a known shape (a trigger's OLD on INSERT): its fields read as NULL and
+    /// `RETURN` of it returns NULL.
+    pub is_null: bool,
 }
 
 /// Variables by block, innermost last.

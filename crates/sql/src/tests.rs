@@ -35,6 +35,7 @@ fn catalog() -> Arc<Catalog> {
         foreign_keys: vec![],
         checks: vec![],
         identity_always: vec![],
+        triggers: vec![],
     };
     c.tables.insert(oid, Arc::new(t));
     let ioid = c.new_oid();
@@ -75,6 +76,7 @@ fn catalog() -> Arc<Catalog> {
         foreign_keys: vec![],
         checks: vec![],
         identity_always: vec![],
+        triggers: vec![],
     };
     c.tables.insert(hoid, Arc::new(h));
     Arc::new(c)

@@ -28,6 +28,8 @@ pub enum TypeId {
     /// The pseudo-type of a function result with several columns (RETURNS TABLE, OUT
     /// parameters, SETOF record). No stored value has it.
     Record,
+    /// The pseudo-type trigger functions return (RETURNS trigger). No value has it.
+    Trigger,
     /// The pseudo-type of polymorphic array arguments and of the B-tree array operator class.
     AnyArray,
     // One array type per element type, as PostgreSQL's typarray: int4[] and int4[][] are
@@ -74,6 +76,7 @@ impl TypeId {
             TypeId::Numeric => 1700,
             TypeId::Void => 2278,
             TypeId::Record => 2249,
+            TypeId::Trigger => 2279,
             TypeId::AnyArray => 2277,
             TypeId::BoolArray => 1000,
             TypeId::Int2Array => 1005,
@@ -116,6 +119,7 @@ impl TypeId {
             1186 => TypeId::Interval,
             1700 => TypeId::Numeric,
             2278 => TypeId::Void,
+            2279 => TypeId::Trigger,
             2249 => TypeId::Record,
             2277 => TypeId::AnyArray,
             1000 => TypeId::BoolArray,
@@ -162,6 +166,7 @@ impl TypeId {
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
             TypeId::Record => "record",
+            TypeId::Trigger => "trigger",
             TypeId::AnyArray => "anyarray",
             TypeId::BoolArray => "boolean[]",
             TypeId::Int2Array => "smallint[]",

@@ -57,6 +57,7 @@ fn env(m: IndexMethod, columns: Vec<usize>, unique: bool) -> Env {
         foreign_keys: vec![],
         checks: vec![],
         identity_always: vec![],
+        triggers: vec![],
     };
     let opclasses = columns
         .iter()

@@ -63,6 +63,7 @@ fn create_table(eng: &Engine, txn: &mut Transaction, cat: &mut Catalog, n: u32) 
         foreign_keys: vec![],
         checks: vec![],
         identity_always: vec![],
+        triggers: vec![],
     });
     eng.create_relfile(txn, relfile, false).unwrap();
     cat.tables.insert(oid, table.clone());

@@ -49,6 +49,7 @@ pub fn create_table_ff(
         foreign_keys: vec![],
         checks: vec![],
         identity_always: vec![],
+        triggers: vec![],
     });
     eng.create_relfile(&txn, relfile, false).unwrap();
     cat.tables.insert(oid, table.clone());

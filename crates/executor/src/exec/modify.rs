@@ -39,6 +39,26 @@ pub struct ModifyExec {
     pub instrument: Option<std::sync::Arc<super::instrument::Instrumentation>>,
     /// RETURNING rows, held until the statement's result is sent.
     returned_mem: MemCharge,
+    /// Where the statement's triggers stand (modify_triggers.rs).
+    triggers: TriggerState,
+}
+
+/// The write node's trigger bookkeeping (see modify_triggers.rs).
+#[derive(Default)]
+struct TriggerState {
+    statement_started: bool,
+    statement_done: bool,
+    /// The table has BEFORE ROW / AFTER ROW triggers for this statement's operation.
+    before_row: bool,
+    after_row: bool,
+    /// BEFORE ROW triggers ran for the current row (INSERT, DELETE): a write that waited
+    /// and resumes does not fire them again.
+    fired: bool,
+    /// UPDATE: the new row as BEFORE ROW triggers left it, kept across a constraint check's
+    /// wait.
+    pending_new: Option<Row>,
+    /// AFTER ROW events (OLD, NEW), run once every row is written.
+    queued: Vec<(Option<Row>, Option<Row>)>,
 }
 
 impl Default for ModifyExec {
@@ -54,6 +74,7 @@ impl Default for ModifyExec {
             returned: Vec::new(),
             instrument: None,
             returned_mem: MemCharge::new("The rows of RETURNING"),
+            triggers: TriggerState::default(),
         }
     }
 }
@@ -402,6 +423,8 @@ impl ModifyExec {
         self.cur = None;
         self.new_row = None;
         self.state = WriteState::default();
+        self.triggers.fired = false;
+        self.triggers.pending_new = None;
     }
 
     /// Runs until done or until a row lock must be awaited.
@@ -413,6 +436,7 @@ impl ModifyExec {
         ev: &mut EvalCx<'_>,
     ) -> PgResult<Step> {
         ev.subplans = plan.subplans.clone();
+        self.before_statement(plan, txn, ev)?;
         if !self.collected {
             self.collect(plan, engine, txn, ev)?;
         }
@@ -423,6 +447,29 @@ impl ModifyExec {
                 match self.work.pop()? {
                     Some(item) => self.cur = Some(item),
                     None => break,
+                }
+            }
+            if self.triggers.before_row
+                && !self.triggers.fired
+                && !matches!(plan.kind, ModifyKind::Update { .. })
+            {
+                self.triggers.fired = true;
+                let Some((_, row)) = self.cur.as_mut() else {
+                    break;
+                };
+                let kept = match plan.kind {
+                    ModifyKind::Delete { .. } => {
+                        triggers::run_before_row(plan, Some(row), None, txn, ev)?
+                    }
+                    _ => triggers::run_before_row(plan, None, Some(std::mem::take(row)), txn, ev)?,
+                };
+                match kept {
+                    None => {
+                        self.advance();
+                        continue;
+                    }
+                    Some(r) if !matches!(plan.kind, ModifyKind::Delete { .. }) => *row = r,
+                    Some(_) => {}
                 }
             }
             let Some((target, row)) = &self.cur else {
@@ -445,6 +492,7 @@ impl ModifyExec {
                     {
                         Write::Done(_) => {
                             let row = self.cur.take().map(|c| c.1).unwrap_or_default();
+                            self.queue_after_row(None, Some(&row));
                             self.emit(plan, &row, ev)?;
                             self.advance();
                         }
@@ -463,18 +511,39 @@ impl ModifyExec {
                             engine.row_lock_xid(txn)?;
                         }
                         let shared: &Transaction = txn;
-                        let mut new = old.clone();
-                        {
-                            let mut sev = ev.nested(Some(shared), &[]);
-                            let r = set.iter().try_for_each(|(c, e)| {
-                                new[*c] = e.eval(old, &mut sev)?;
-                                Ok(())
-                            });
-                            let carried = sev.carried();
-                            ev.restore(carried);
-                            r?;
-                        }
+                        let new = match self.triggers.pending_new.take() {
+                            Some(n) => n,
+                            None => {
+                                let mut new = old.clone();
+                                let mut sev = ev.nested(Some(shared), &[]);
+                                let r = set.iter().try_for_each(|(c, e)| {
+                                    new[*c] = e.eval(old, &mut sev)?;
+                                    Ok(())
+                                });
+                                let carried = sev.carried();
+                                ev.restore(carried);
+                                r?;
+                                if self.triggers.before_row {
+                                    match triggers::run_before_row(
+                                        plan,
+                                        Some(old),
+                                        Some(new),
+                                        txn,
+                                        ev,
+                                    )? {
+                                        Some(n) => n,
+                                        None => {
+                                            self.advance();
+                                            continue;
+                                        }
+                                    }
+                                } else {
+                                    new
+                                }
+                            }
+                        };
                         if let Some(w) = Self::check_row(plan, &new, engine, shared, ev)? {
+                            self.triggers.pending_new = Some(new);
                             return Ok(Step::Wait(w));
                         }
                         self.new_row = Some(new);
@@ -487,12 +556,13 @@ impl ModifyExec {
                     {
                         Write::Done(_) => {
                             let new = self.new_row.take().unwrap_or_default();
+                            let old = self.cur.take().map(|c| c.1).unwrap_or_default();
                             // After the write, as PostgreSQL's referential triggers run.
                             if !plan.refs.is_empty() {
-                                let old = self.cur.take().map(|c| c.1).unwrap_or_default();
                                 engine.refresh_snapshot(txn);
                                 Self::check_refs(plan, &old, Some(&new), engine, txn, ev)?;
                             }
+                            self.queue_after_row(Some(&old), Some(&new));
                             self.emit(plan, &new, ev)?;
                             self.advance();
                         }
@@ -520,6 +590,7 @@ impl ModifyExec {
                                 engine.refresh_snapshot(txn);
                                 Self::check_refs(plan, &old, None, engine, txn, ev)?;
                             }
+                            self.queue_after_row(Some(&old), None);
                             self.emit(plan, &old, ev)?;
                             self.advance();
                         }
@@ -535,6 +606,7 @@ impl ModifyExec {
                 }
             }
         }
+        self.after_statement(plan, txn, ev)?;
         Ok(Step::Done)
     }
 
@@ -627,3 +699,6 @@ fn key_share(
         }
     }
 }
+
+#[path = "modify_triggers.rs"]
+mod triggers;

@@ -1,0 +1,1 @@
+select gen_rand_str(512);

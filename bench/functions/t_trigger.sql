@@ -1,0 +1,1 @@
+insert into fb_events (payload) values ('x');

@@ -1,0 +1,216 @@
+//! CREATE TRIGGER, DROP TRIGGER and ALTER TABLE ... ENABLE | DISABLE TRIGGER. A trigger is a
+//! row of its table's definition (`TableDef::triggers`, kept in name order, the order
+//! PostgreSQL fires them in), so DROP TABLE drops it and every plan of a write on the table
+//! sees the table's triggers as of the catalog it was planned with.
+
+use crate::ddl::{notice, plain_name};
+use keel_analyzer::bind::fold;
+use keel_catalog::{Catalog, FunctionDef, TableDef, TriggerDef, TriggerTiming};
+use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::TypeId;
+use sqlparser::ast;
+use std::sync::Arc;
+
+fn table_named(cat: &Catalog, name: &ast::ObjectName) -> PgResult<Arc<TableDef>> {
+    Ok(cat.table(&plain_name(name)?)?.clone())
+}
+
+/// The trigger function `EXECUTE FUNCTION name()` names: no arguments, returning trigger.
+fn trigger_function(cat: &Catalog, desc: &ast::FunctionDesc) -> PgResult<Arc<FunctionDef>> {
+    let name = plain_name(&desc.name)?;
+    let sig = FunctionDef::signature_of(&name, &[]);
+    let f = cat.functions.by_name(&sig).cloned().ok_or_else(|| {
+        PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {name}() does not exist"),
+        )
+    })?;
+    if f.ret.id != TypeId::Trigger {
+        return Err(PgError::new(
+            sqlstate::INVALID_OBJECT_DEFINITION,
+            format!("function {name} must return type trigger"),
+        ));
+    }
+    Ok(f)
+}
+
+pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgResult<String> {
+    if ct.is_constraint || ct.temporary || ct.or_alter || ct.statements.is_some() {
+        return Err(PgError::unsupported("this form of CREATE TRIGGER"));
+    }
+    if !ct.referencing.is_empty() {
+        return Err(PgError::unsupported("transition tables (REFERENCING)"));
+    }
+    let table = table_named(cat, &ct.table_name)?;
+    let name = plain_name(&ct.name)?;
+    let timing = match ct.period {
+        Some(ast::TriggerPeriod::Before) => TriggerTiming::Before,
+        Some(ast::TriggerPeriod::After) | Some(ast::TriggerPeriod::For) => TriggerTiming::After,
+        Some(ast::TriggerPeriod::InsteadOf) => {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("\"{}\" is a table", table.name),
+            )
+            .with_detail("Tables cannot have INSTEAD OF triggers."));
+        }
+        None => {
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                "syntax error in CREATE TRIGGER",
+            ));
+        }
+    };
+    let (mut on_insert, mut on_update, mut on_delete) = (false, false, false);
+    let mut truncate = false;
+    let mut update_columns = Vec::new();
+    for e in &ct.events {
+        match e {
+            ast::TriggerEvent::Insert => on_insert = true,
+            ast::TriggerEvent::Delete => on_delete = true,
+            ast::TriggerEvent::Update(cols) => {
+                on_update = true;
+                for c in cols {
+                    let n = fold(c);
+                    let i = table.column_index(&n).ok_or_else(|| {
+                        PgError::new(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!(
+                                "column \"{n}\" of relation \"{}\" does not exist",
+                                table.name
+                            ),
+                        )
+                    })?;
+                    if !update_columns.contains(&i) {
+                        update_columns.push(i);
+                    }
+                }
+            }
+            ast::TriggerEvent::Truncate => truncate = true,
+        }
+    }
+    let row = matches!(
+        ct.trigger_object,
+        Some(ast::TriggerObjectKind::ForEach(ast::TriggerObject::Row))
+            | Some(ast::TriggerObjectKind::For(ast::TriggerObject::Row))
+    );
+    let when = ct.condition.as_ref().map(|c| c.to_string());
+    if !row && let Some(w) = &when {
+        let lower = w.to_ascii_lowercase();
+        if lower.contains("new.") || lower.contains("old.") {
+            return Err(PgError::new(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                "statement trigger's WHEN condition cannot reference column values",
+            ));
+        }
+    }
+    let body = ct
+        .exec_body
+        .as_ref()
+        .ok_or_else(|| PgError::new(sqlstate::SYNTAX_ERROR, "syntax error in CREATE TRIGGER"))?;
+    let function = trigger_function(cat, &body.func_desc)?;
+    let existing = table.triggers.iter().position(|t| t.name == name);
+    if existing.is_some() && !ct.or_replace {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_OBJECT,
+            format!(
+                "trigger \"{name}\" for relation \"{}\" already exists",
+                table.name
+            ),
+        ));
+    }
+    if truncate {
+        return Err(PgError::unsupported("TRUNCATE triggers"));
+    }
+    let oid = match existing {
+        Some(i) => table.triggers[i].oid,
+        None => cat.new_oid(),
+    };
+    let def = TriggerDef {
+        oid,
+        name,
+        function: function.oid,
+        function_name: function.proname.clone(),
+        timing,
+        on_insert,
+        on_update,
+        on_delete,
+        update_columns,
+        row,
+        when,
+        args: keel_parser::trigger_args::args_of(&body.func_desc),
+        enabled: true,
+    };
+    let mut nt = (*table).clone();
+    nt.triggers.retain(|t| t.name != def.name);
+    nt.triggers.push(def);
+    nt.triggers.sort_by(|a, b| a.name.cmp(&b.name));
+    cat.tables.insert(nt.oid, Arc::new(nt));
+    Ok("CREATE TRIGGER".into())
+}
+
+pub(crate) fn drop_trigger(
+    dt: &ast::DropTrigger,
+    cat: &mut Catalog,
+    notices: &mut Vec<PgError>,
+) -> PgResult<String> {
+    let name = plain_name(&dt.trigger_name)?;
+    let Some(tname) = &dt.table_name else {
+        return Err(PgError::new(
+            sqlstate::SYNTAX_ERROR,
+            "syntax error at end of input",
+        ));
+    };
+    let table = table_named(cat, tname)?;
+    if !table.triggers.iter().any(|t| t.name == name) {
+        if dt.if_exists {
+            notices.push(notice(format!(
+                "trigger \"{name}\" for relation \"{}\" does not exist, skipping",
+                table.name
+            )));
+            return Ok("DROP TRIGGER".into());
+        }
+        return Err(missing(&name, &table.name));
+    }
+    let mut nt = (*table).clone();
+    nt.triggers.retain(|t| t.name != name);
+    cat.tables.insert(nt.oid, Arc::new(nt));
+    Ok("DROP TRIGGER".into())
+}
+
+fn missing(name: &str, table: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_OBJECT,
+        format!("trigger \"{name}\" for table \"{table}\" does not exist"),
+    )
+}
+
+/// ALTER TABLE ... ENABLE | DISABLE TRIGGER name | ALL | USER on table `nt`.
+pub(crate) fn set_enabled(nt: &mut TableDef, which: &ast::Ident, enabled: bool) -> PgResult<()> {
+    let name = fold(which);
+    if which.quote_style.is_none() && (name == "all" || name == "user") {
+        for t in &mut nt.triggers {
+            t.enabled = enabled;
+        }
+        return Ok(());
+    }
+    let t = nt
+        .triggers
+        .iter_mut()
+        .find(|t| t.name == name)
+        .ok_or_else(|| missing(&name, &nt.name))?;
+    t.enabled = enabled;
+    Ok(())
+}
+
+/// The triggers that call function `oid`, as `trigger x on table t` (DROP FUNCTION's DETAIL).
+pub(crate) fn triggers_calling(cat: &Catalog, oid: u32) -> Vec<(u32, String, String)> {
+    let mut out = Vec::new();
+    for t in cat.tables.values() {
+        for tg in &t.triggers {
+            if tg.function == oid {
+                out.push((t.oid, t.name.clone(), tg.name.clone()));
+            }
+        }
+    }
+    out
+}

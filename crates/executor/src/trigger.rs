@@ -1,0 +1,78 @@
+//! Triggers as the write node fires them: the events of a table's triggers, and the handler a
+//! procedural language registers to run a trigger function (as PostgreSQL calls a
+//! pg_language's handler with TriggerData).
+
+use crate::eval::EvalCx;
+use keel_catalog::{TableDef, TriggerDef, TriggerTiming};
+use keel_common::{PgError, PgResult};
+use keel_types::Datum;
+
+/// The operation that fires a trigger (TG_OP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriggerOp {
+    Insert,
+    Update,
+    Delete,
+}
+
+impl TriggerOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            TriggerOp::Insert => "INSERT",
+            TriggerOp::Update => "UPDATE",
+            TriggerOp::Delete => "DELETE",
+        }
+    }
+}
+
+/// One firing of a trigger: for a row trigger its OLD and NEW rows (as the operation has
+/// them), for a statement trigger neither.
+pub struct TriggerFiring<'a> {
+    pub trigger: &'a TriggerDef,
+    pub table: &'a TableDef,
+    pub op: TriggerOp,
+    pub old: Option<&'a [Datum]>,
+    pub new: Option<&'a [Datum]>,
+}
+
+/// Runs a trigger function. For a BEFORE ROW trigger the answer is the row to write instead
+/// of NEW (OLD for DELETE), or None to skip the row; other triggers' answers are ignored. A
+/// WHEN condition that does not hold answers the row unchanged without calling the function.
+pub type TriggerHandler = fn(&TriggerFiring<'_>, &mut EvalCx<'_>) -> PgResult<Option<Vec<Datum>>>;
+
+static TRIGGER_HANDLER: std::sync::OnceLock<TriggerHandler> = std::sync::OnceLock::new();
+
+/// Installs the trigger handler (once; later calls change nothing).
+pub fn set_trigger_handler(h: TriggerHandler) {
+    let _ = TRIGGER_HANDLER.set(h);
+}
+
+pub(crate) fn fire(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Option<Vec<Datum>>> {
+    let h = TRIGGER_HANDLER
+        .get()
+        .ok_or_else(|| PgError::unsupported("triggers in this context"))?;
+    h(f, cx)
+}
+
+/// Whether `t` fires for `op` at `timing` and level (`row`), given the columns an UPDATE
+/// sets (`UPDATE OF` fires when one of its columns is a target).
+pub(crate) fn fires(
+    t: &TriggerDef,
+    op: TriggerOp,
+    timing: TriggerTiming,
+    row: bool,
+    set_columns: &[usize],
+) -> bool {
+    t.enabled
+        && t.timing == timing
+        && t.row == row
+        && match op {
+            TriggerOp::Insert => t.on_insert,
+            TriggerOp::Delete => t.on_delete,
+            TriggerOp::Update => {
+                t.on_update
+                    && (t.update_columns.is_empty()
+                        || t.update_columns.iter().any(|c| set_columns.contains(c)))
+            }
+        }
+}
