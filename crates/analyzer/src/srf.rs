@@ -19,6 +19,9 @@ pub enum SetFunc {
     RegexpMatches,
     /// `regexp_split_to_table(string, pattern [, flags])`.
     RegexpSplit,
+    /// A user-defined function in a procedural language (PL/pgSQL) in FROM: its rows come
+    /// from the language's handler ([`TableFunc::user`]).
+    User,
 }
 
 impl SetFunc {
@@ -40,6 +43,7 @@ impl SetFunc {
             SetFunc::Subscripts => "generate_subscripts",
             SetFunc::RegexpMatches => "regexp_matches",
             SetFunc::RegexpSplit => "regexp_split_to_table",
+            SetFunc::User => "function",
         }
     }
 }
@@ -51,7 +55,35 @@ impl SetFunc {
 pub struct TableFunc {
     pub func: SetFunc,
     pub args: Vec<Expr>,
+    /// The (first) output column's type.
     pub ty: TypeId,
+    /// `SetFunc::User`: the function called, and how many columns each of its rows has.
+    pub user: Option<(std::sync::Arc<crate::expr::UserCall>, usize)>,
+}
+
+impl TableFunc {
+    /// A built-in set-returning call: one output column.
+    pub fn builtin(func: SetFunc, args: Vec<Expr>, ty: TypeId) -> TableFunc {
+        TableFunc {
+            func,
+            args,
+            ty,
+            user: None,
+        }
+    }
+
+    /// Columns each row of the call has.
+    pub fn width(&self) -> usize {
+        self.user.as_ref().map_or(1, |(_, w)| *w)
+    }
+
+    /// The name EXPLAIN shows.
+    pub fn display_name(&self) -> &str {
+        match &self.user {
+            Some((c, _)) => &c.def.proname,
+            None => self.func.name(),
+        }
+    }
 }
 
 /// The set-returning calls of a select list. The list's expressions read the value each call

@@ -152,9 +152,29 @@ pub type LanguageHandler = fn(&UserCall, Vec<Datum>, &mut EvalCx<'_>) -> PgResul
 
 static PLPGSQL_HANDLER: std::sync::OnceLock<LanguageHandler> = std::sync::OnceLock::new();
 
-/// Installs the LANGUAGE plpgsql handler (once; later calls change nothing).
-pub fn set_plpgsql_handler(h: LanguageHandler) {
+/// Runs a call of a function in a procedural language in FROM: its rows, each as many values
+/// as the function has result columns.
+pub type LanguageRowsHandler =
+    fn(&UserCall, Vec<Datum>, &mut EvalCx<'_>) -> PgResult<Vec<Vec<Datum>>>;
+
+static PLPGSQL_ROWS_HANDLER: std::sync::OnceLock<LanguageRowsHandler> = std::sync::OnceLock::new();
+
+/// Installs the LANGUAGE plpgsql handlers (once; later calls change nothing).
+pub fn set_plpgsql_handler(h: LanguageHandler, rows: LanguageRowsHandler) {
     let _ = PLPGSQL_HANDLER.set(h);
+    let _ = PLPGSQL_ROWS_HANDLER.set(rows);
+}
+
+/// The rows of a call of a procedural-language function in FROM.
+pub(crate) fn call_rows(
+    call: &UserCall,
+    args: Vec<Datum>,
+    cx: &mut EvalCx<'_>,
+) -> PgResult<Vec<Vec<Datum>>> {
+    let handler = PLPGSQL_ROWS_HANDLER
+        .get()
+        .ok_or_else(|| PgError::unsupported("PL/pgSQL functions in this context"))?;
+    handler(call, args, cx)
 }
 
 /// Evaluates a call of a user-defined function on `row`.

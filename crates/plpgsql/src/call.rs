@@ -21,7 +21,7 @@ use crate::interp::{Flow, PlState, run_body};
 use crate::vars::Var;
 use crate::{BoxFut, Host, Ran};
 use keel_access::{Engine, LockLimits, Transaction};
-use keel_catalog::{Catalog, FuncVolatility};
+use keel_catalog::{ArgMode, Catalog, FuncVolatility};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_sql::exec::ModifyExec;
 use keel_sql::exec::lockrows::is_row_wait;
@@ -35,7 +35,7 @@ use std::time::Duration;
 /// Installs [`call_function`] as the executor's LANGUAGE plpgsql handler, and
 /// [`fire_trigger`](crate::trigger::fire_trigger) as its trigger handler.
 pub fn register() {
-    keel_sql::sqlfunc::set_plpgsql_handler(call_function);
+    keel_sql::sqlfunc::set_plpgsql_handler(call_function, call_function_rows);
     keel_sql::trigger::set_trigger_handler(crate::trigger::fire_trigger);
 }
 
@@ -106,8 +106,44 @@ fn display_name(call: &UserCall) -> String {
     format!("{}({})", call.def.proname, args.join(","))
 }
 
-/// Runs one call of a LANGUAGE plpgsql function with its argument values.
+/// Runs one call of a LANGUAGE plpgsql function with its argument values: its value.
 pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+    if call.def.set_returning {
+        return Err(PgError::unsupported(
+            "set-returning PL/pgSQL functions outside FROM",
+        ));
+    }
+    let (flow, mut st) = run_call(call, args, cx, false)?;
+    scalar_result(&call.def, flow, &mut st)
+}
+
+/// Runs one call of a LANGUAGE plpgsql function in FROM: its rows (a set-returning
+/// function's RETURN NEXT and RETURN QUERY rows; one row for the others), each a value per
+/// result column.
+pub fn call_function_rows(
+    call: &UserCall,
+    args: Vec<Datum>,
+    cx: &mut EvalCx<'_>,
+) -> PgResult<Vec<Vec<Datum>>> {
+    let def = &call.def;
+    let (flow, mut st) = run_call(call, args, cx, def.set_returning)?;
+    if def.set_returning {
+        return Ok(st.ret_rows.take().unwrap_or_default());
+    }
+    if !st.out_names.is_empty() && st.ret.is_none() {
+        return Ok(vec![st.out_values_cast()?]);
+    }
+    Ok(vec![vec![scalar_result(def, flow, &mut st)?]])
+}
+
+/// The checks and variables of a call, then its body run: parameters by name and as `$n`,
+/// OUT and RETURNS TABLE parameters as variables starting NULL.
+fn run_call(
+    call: &UserCall,
+    args: Vec<Datum>,
+    cx: &mut EvalCx<'_>,
+    set_returning: bool,
+) -> PgResult<(Flow, PlState)> {
     keel_common::stack::check()?;
     let def = &call.def;
     if def.ret.id == TypeId::Trigger {
@@ -119,11 +155,6 @@ pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> 
             "compilation of PL/pgSQL function \"{}\" near line 1",
             def.proname
         )));
-    }
-    if def.set_returning {
-        return Err(PgError::unsupported(
-            "set-returning PL/pgSQL functions (RETURN NEXT, RETURN QUERY)",
-        ));
     }
     let c = compiled(call)?;
     let txn = cx
@@ -140,9 +171,34 @@ pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> 
         }
         params.push(var);
     }
+    let mut out_names = Vec::new();
+    for (i, a) in def.args.iter().enumerate() {
+        if matches!(a.mode, ArgMode::Out | ArgMode::Table) {
+            let name = a.name.clone().unwrap_or_else(|| format!("${}", i + 1));
+            let mut var = Var::scalar(&name, a.ty.id, Datum::Null);
+            var.typmod = a.ty.typmod;
+            params.push(var);
+            out_names.push(name);
+        } else if a.mode == ArgMode::InOut {
+            out_names.push(a.name.clone().unwrap_or_else(|| format!("${}", i + 1)));
+        }
+    }
     let mut st = PlState::new(display_name(call), params);
+    st.result_types = match def.result_columns().next() {
+        Some(_) => def.result_columns().map(|a| a.ty).collect(),
+        None => vec![def.ret],
+    };
+    st.out_names = out_names;
+    if set_returning {
+        st.ret_rows = Some(Vec::new());
+    }
     let volatile = def.volatility == FuncVolatility::Volatile;
     let flow = run_in_statement(cx, txn, &c, &c.body.block, volatile, &mut st)?;
+    Ok((flow, st))
+}
+
+/// The value a call returns: RETURN's expression converted to the result type.
+fn scalar_result(def: &keel_catalog::FunctionDef, flow: Flow, st: &mut PlState) -> PgResult<Datum> {
     if def.ret.id == TypeId::Void {
         // void's output is the empty string, not NULL.
         return Ok(Datum::Text(String::new()));
@@ -160,6 +216,12 @@ pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> 
                 })
             }
         }
+        // One OUT parameter: its value.
+        (_, None) if st.out_names.len() == 1 => Ok(st
+            .out_values_cast()?
+            .into_iter()
+            .next()
+            .unwrap_or(Datum::Null)),
         (Flow::Return, None) => Ok(Datum::Null),
         _ => Err(PgError::new(
             sqlstate::FUNCTION_EXECUTED_NO_RETURN_STATEMENT,
@@ -389,6 +451,7 @@ impl ExecHost<'_, '_> {
             types,
             rows,
             count,
+            writes: matches!(prep.stmt, Stmt::Modify(_)),
         })
     }
 

@@ -5,6 +5,7 @@
 //! an error rolls the block's work back to its start before the handler runs, as in
 //! PostgreSQL.
 
+use crate::results::{assign_field, not_setof, query_matches};
 use crate::vars::{Record, Scopes, Var};
 use crate::{BoxFut, Host, Ran};
 use keel_common::{PgError, PgResult, sqlstate};
@@ -38,6 +39,13 @@ pub struct PlState {
     /// `RETURN rec` of a record variable (a trigger's `RETURN NEW`): its values, None when
     /// it was not assigned.
     pub ret_record: Option<Option<Vec<Datum>>>,
+    /// A set-returning function's rows so far (RETURN NEXT, RETURN QUERY); None in others.
+    pub ret_rows: Option<Vec<Row>>,
+    /// The function's result columns (one for a plain result type).
+    pub result_types: Vec<SqlType>,
+    /// Its OUT (and RETURNS TABLE) parameters, whose values RETURN NEXT without an
+    /// expression adds as a row.
+    pub out_names: Vec<String>,
     /// The error on its way out has its statement's CONTEXT line already (set by the
     /// innermost statement that failed, cleared as each statement starts).
     located: bool,
@@ -64,6 +72,9 @@ impl PlState {
             fname,
             ret: None,
             ret_record: None,
+            ret_rows: None,
+            result_types: Vec::new(),
+            out_names: Vec::new(),
             located: false,
         }
     }
@@ -617,6 +628,51 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 }
                 Ok(Flow::Normal)
             }
+            StmtKind::ReturnNext { expr } => {
+                let row = match expr {
+                    None => st.out_values_cast()?,
+                    Some(e) => {
+                        let name = e.text.trim().to_ascii_lowercase();
+                        match st.vars.find(&name) {
+                            Some(v) if v.is_record => {
+                                let r = v.record.as_ref().filter(|r| !r.is_null);
+                                let types = r.map(|r| r.types.clone()).unwrap_or_default();
+                                let vals = r.map(|r| r.values.clone()).unwrap_or_default();
+                                st.result_row(vals, &types)?
+                            }
+                            _ => {
+                                let (v, t) = self.eval(st, e).await?;
+                                st.result_row(vec![v], &[t])?
+                            }
+                        }
+                    }
+                };
+                st.push_row(row)?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::ReturnQuery {
+                dynamic,
+                query,
+                params,
+            } => {
+                if st.ret_rows.is_none() {
+                    return Err(not_setof("RETURN QUERY"));
+                }
+                let ran = if *dynamic {
+                    self.run_dynamic(st, query, params).await?
+                } else {
+                    self.run_sql(st, query, None).await?
+                };
+                query_matches(&ran.types, &st.result_types).map_err(|e| {
+                    e.with_context_line(format!("SQL statement \"{}\"", query.text))
+                })?;
+                st.set_found(ran.count > 0);
+                st.row_count = ran.count;
+                for r in ran.rows {
+                    st.push_row(r)?;
+                }
+                Ok(Flow::Normal)
+            }
             _ => Err(PgError::unsupported(format!(
                 "PL/pgSQL statement {}",
                 s.kind_name()
@@ -665,20 +721,18 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         let Some(into) = into else {
             return Ok(());
         };
-        if into.strict {
-            if ran.rows.is_empty() {
-                return Err(PgError::new(
-                    sqlstate::NO_DATA_FOUND,
-                    "query returned no rows",
-                ));
-            }
-            if ran.rows.len() > 1 {
-                return Err(PgError::new(
-                    sqlstate::TOO_MANY_ROWS,
-                    "query returned more than one row",
-                )
-                .with_hint("Make sure the query returns a single row, or use LIMIT 1."));
-            }
+        if into.strict && ran.rows.is_empty() {
+            return Err(PgError::new(
+                sqlstate::NO_DATA_FOUND,
+                "query returned no rows",
+            ));
+        }
+        // INTO of a write's RETURNING takes one row, STRICT or not (PostgreSQL's rule).
+        if (into.strict || ran.writes) && ran.rows.len() > 1 {
+            return Err(
+                PgError::new(sqlstate::TOO_MANY_ROWS, "query returned more than one row")
+                    .with_hint("Make sure the query returns a single row, or use LIMIT 1."),
+            );
         }
         let Ran {
             names, types, rows, ..
@@ -752,53 +806,6 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         var.value = v;
         Ok(())
     }
-}
-
-/// `rec.field := value` of a record variable (a trigger's `NEW.col := ...`): the value is
-/// converted to the field's type as an assignment converts it. `shown` is the assignment as
-/// written, which PostgreSQL names when the field does not exist.
-fn assign_field(
-    st: &mut PlState,
-    name: &str,
-    field: &str,
-    v: Datum,
-    from: TypeId,
-    shown: &str,
-) -> PgResult<()> {
-    let Some(var) = st.vars.find_mut(name) else {
-        return Err(PgError::new(
-            sqlstate::SYNTAX_ERROR,
-            format!("\"{name}.{field}\" is not a known variable"),
-        ));
-    };
-    if !var.is_record {
-        return Err(PgError::unsupported(
-            "assignment to a field of a composite value",
-        ));
-    }
-    let Some(rec) = var.record.as_mut() else {
-        return Err(PgError::new(
-            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("record \"{name}\" is not assigned yet"),
-        )
-        .with_detail("The tuple structure of a not-yet-assigned record is indeterminate."));
-    };
-    let Some(i) = rec.names.iter().position(|n| n == field) else {
-        return Err(PgError::new(
-            sqlstate::UNDEFINED_COLUMN,
-            format!("record \"{name}\" has no field \"{field}\""),
-        )
-        .with_context_line(format!("PL/pgSQL assignment \"{shown}\"")));
-    };
-    let to = rec.typmods.get(i).copied().unwrap_or(-1);
-    rec.is_null = false;
-    rec.values[i] = cast(
-        v,
-        from,
-        SqlType::with_typmod(rec.types[i], to),
-        CastContext::Assignment,
-    )?;
-    Ok(())
 }
 
 /// What a loop does with its body's flow: Some(flow) leaves the loop with it.

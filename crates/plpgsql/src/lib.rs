@@ -23,6 +23,7 @@ use std::sync::Arc;
 pub mod call;
 mod interp;
 mod raise;
+mod results;
 mod sql;
 pub use sql::tag_count;
 pub mod trigger;
@@ -38,6 +39,8 @@ pub struct Ran {
     pub types: Vec<TypeId>,
     pub rows: Vec<Vec<Datum>>,
     pub count: u64,
+    /// It was an INSERT, UPDATE or DELETE: its RETURNING INTO takes exactly one row.
+    pub writes: bool,
 }
 
 /// What the interpreter needs from where it runs.

@@ -125,6 +125,7 @@ impl Session {
                     types,
                     rows,
                     count: n,
+                    writes: false,
                 })
             }
             _ => {
@@ -134,6 +135,7 @@ impl Session {
                     types,
                     count: tag_count(&tag),
                     rows,
+                    writes: matches!(prep.stmt, SqlStmt::Modify(_)),
                 })
             }
         }

@@ -111,14 +111,14 @@ impl Binder<'_> {
                 let (start, stop, step, ty) = self.series_args(args)?;
                 let mut args = vec![start, stop];
                 args.extend(step);
-                Ok(TableFunc { func, args, ty })
+                Ok(TableFunc::builtin(func, args, ty))
             }
             SetFunc::Unnest => match tys.as_slice() {
-                [t] if t.is_array() => Ok(TableFunc {
+                [t] if t.is_array() => Ok(TableFunc::builtin(
                     func,
-                    ty: t.elem().unwrap_or(TypeId::Text),
                     args,
-                }),
+                    t.elem().unwrap_or(TypeId::Text),
+                )),
                 [TypeId::Unknown] => Err(PgError::new(
                     sqlstate::AMBIGUOUS_FUNCTION,
                     "function unnest(unknown) is not unique",
@@ -131,11 +131,11 @@ impl Binder<'_> {
             SetFunc::Subscripts => match tys.as_slice() {
                 [a, _] | [a, _, _] if a.is_array() => {
                     let types = [*a, TypeId::Int4, TypeId::Bool];
-                    Ok(TableFunc {
+                    Ok(TableFunc::builtin(
                         func,
-                        args: coerce_to(args, &types)?,
-                        ty: TypeId::Int4,
-                    })
+                        coerce_to(args, &types)?,
+                        TypeId::Int4,
+                    ))
                 }
                 _ => Err(nf()),
             },
@@ -148,12 +148,13 @@ impl Binder<'_> {
                 } else {
                     TypeId::Text
                 };
-                Ok(TableFunc {
+                Ok(TableFunc::builtin(
                     func,
-                    args: coerce_to(args, &[TypeId::Text; 3])?,
+                    coerce_to(args, &[TypeId::Text; 3])?,
                     ty,
-                })
+                ))
             }
+            SetFunc::User => Err(PgError::internal("a user function bound as a built-in")),
         }
     }
 

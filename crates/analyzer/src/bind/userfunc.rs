@@ -132,6 +132,29 @@ impl Binder<'_> {
         self.catalog.functions_named(name).next().is_some()
     }
 
+    /// A call's arguments in the function's parameter order: those given (by position or name,
+    /// `slots` from `choose`), the DEFAULTs of the others, each coerced to its parameter type.
+    pub(crate) fn call_args(
+        &mut self,
+        def: &FunctionDef,
+        slots: &[Option<usize>],
+        given: Vec<Expr>,
+    ) -> PgResult<Vec<Expr>> {
+        let mut given: Vec<Option<Expr>> = given.into_iter().map(Some).collect();
+        let ins: Vec<_> = def.input_args().cloned().collect();
+        let mut call_args = Vec::with_capacity(ins.len());
+        for (slot, a) in slots.iter().zip(&ins) {
+            let e = match slot {
+                Some(k) => given[*k]
+                    .take()
+                    .ok_or_else(|| PgError::internal("argument used twice"))?,
+                None => self.default_arg(a.default.as_deref().unwrap_or("NULL"))?,
+            };
+            call_args.push(coerce(e, a.ty, CastContext::Implicit, &mut self.params)?);
+        }
+        Ok(call_args)
+    }
+
     /// A call of the user-defined function `name`: positional `args` then `named` ones.
     pub(crate) fn user_function(
         &mut self,
@@ -154,18 +177,7 @@ impl Binder<'_> {
                 "calls of functions returning record outside FROM",
             ));
         }
-        let mut given: Vec<Option<Expr>> = given.into_iter().map(Some).collect();
-        let ins: Vec<_> = def.input_args().cloned().collect();
-        let mut call_args = Vec::with_capacity(ins.len());
-        for (slot, a) in slots.iter().zip(&ins) {
-            let e = match slot {
-                Some(k) => given[*k]
-                    .take()
-                    .ok_or_else(|| PgError::internal("argument used twice"))?,
-                None => self.default_arg(a.default.as_deref().unwrap_or("NULL"))?,
-            };
-            call_args.push(coerce(e, a.ty, CastContext::Implicit, &mut self.params)?);
-        }
+        let call_args = self.call_args(&def, &slots, given)?;
         let ty = def.ret.id;
         let call = UserCall {
             def,

@@ -89,34 +89,6 @@ impl Binder<'_> {
         let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
         let (def, slots) =
             super::userfunc::choose(self.catalog, name, &bound, positional.len(), &names)?;
-        if def.language != FuncLanguage::Sql {
-            return Err(PgError::new(
-                sqlstate::FEATURE_NOT_SUPPORTED,
-                "PL/pgSQL functions are not supported yet",
-            ));
-        }
-        let texts: Vec<String> = positional
-            .iter()
-            .map(|e| e.to_string())
-            .chain(named.iter().map(|(_, e)| e.to_string()))
-            .collect();
-        let ins: Vec<_> = def.input_args().collect();
-        let mut args_text = Vec::with_capacity(ins.len());
-        for (slot, a) in slots.iter().zip(&ins) {
-            args_text.push(match slot {
-                Some(k) => texts[*k].clone(),
-                None => a.default.clone().unwrap_or_else(|| "NULL".into()),
-            });
-        }
-        let text = substitute(&def, &args_text)?;
-        let mut stmts = sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, &text)
-            .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
-        let (Some(ast::Statement::Query(q)), true) = (stmts.pop(), stmts.is_empty()) else {
-            return Err(PgError::unsupported(
-                "set-returning SQL function bodies other than one SELECT",
-            ));
-        };
-        let sub = self.query(&q)?;
         // The declared result: named columns (OUT, INOUT, RETURNS TABLE), or one column of
         // the result type named after the function (or its alias).
         let declared: Vec<(Option<String>, SqlType)> = match def.result_columns().next() {
@@ -133,7 +105,49 @@ impl Binder<'_> {
             }
             None => vec![(None, def.ret)],
         };
-        let root = self.function_result(&def, sub, &declared)?;
+        let root = if def.language == FuncLanguage::Sql {
+            let texts: Vec<String> = positional
+                .iter()
+                .map(|e| e.to_string())
+                .chain(named.iter().map(|(_, e)| e.to_string()))
+                .collect();
+            let ins: Vec<_> = def.input_args().collect();
+            let mut args_text = Vec::with_capacity(ins.len());
+            for (slot, a) in slots.iter().zip(&ins) {
+                args_text.push(match slot {
+                    Some(k) => texts[*k].clone(),
+                    None => a.default.clone().unwrap_or_else(|| "NULL".into()),
+                });
+            }
+            let text = substitute(&def, &args_text)?;
+            let mut stmts = sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, &text)
+                .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
+            let (Some(ast::Statement::Query(q)), true) = (stmts.pop(), stmts.is_empty()) else {
+                return Err(PgError::unsupported(
+                    "set-returning SQL function bodies other than one SELECT",
+                ));
+            };
+            let sub = self.query(&q)?;
+            self.function_result(&def, sub, &declared)?
+        } else {
+            // A procedural-language function: a function scan whose rows come from its
+            // language's handler when the statement runs.
+            let args = self.call_args(&def, &slots, bound)?;
+            let call = crate::expr::UserCall {
+                def: def.clone(),
+                catalog: std::sync::Arc::new(self.catalog.clone()),
+                body: Default::default(),
+            };
+            Rel::Function {
+                funcs: vec![crate::srf::TableFunc {
+                    func: crate::srf::SetFunc::User,
+                    args,
+                    ty: declared.first().map_or(TypeId::Void, |(_, t)| t.id),
+                    user: Some((std::sync::Arc::new(call), declared.len())),
+                }],
+                ordinality: false,
+            }
+        };
         let qual = alias.map_or_else(|| name.to_string(), |a| fold(&a.name));
         let cols = declared
             .iter()

@@ -204,3 +204,58 @@ create function plf_v() returns void language plpgsql as $$ begin end $$;
 create function plf_vs() returns void language sql as 'select 1';
 \pset null (null)
 select plf_v(), plf_v() is null, plf_vs(), plf_vs() is null;
+
+-- case: set_returning_in_from
+create table srff_t (id int primary key, name text, score int);
+insert into srff_t values (1, 'a', 10), (2, 'b', 20), (3, 'c', 30);
+create function srff_ints(n int) returns setof int language plpgsql as $$
+begin
+  for i in 1..n loop
+    return next i * 10;
+  end loop;
+  return;
+end $$;
+select * from srff_ints(3);
+select s, s + 1 as t from srff_ints(4) s where s > 10 order by s desc;
+select count(*) from srff_ints(0);
+create function srff_rows(min_score int) returns table (id int, label text) language plpgsql as $$
+begin
+  return query select t.id, t.name || '!' from srff_t t where t.score >= min_score order by t.id;
+  id := 99; label := 'extra';
+  return next;
+end $$;
+select * from srff_rows(20);
+select r.label from srff_rows(0) r order by r.id;
+create function srff_out(x int, out doubled int, out label text) language plpgsql as $$
+begin
+  doubled := x * 2;
+  label := 'x' || x;
+end $$;
+select * from srff_out(21);
+select doubled from srff_out(5);
+create function srff_one(x int) returns int language plpgsql as $$ begin return x + 1; end $$;
+select * from srff_one(41);
+select * from srff_one(41) as v(val);
+create function srff_bad() returns setof int language plpgsql as $$
+begin
+  return query select 'x'::text;
+end $$;
+select * from srff_bad();
+create function srff_bad2() returns setof int language plpgsql as $$
+begin
+  return query select 1, 2;
+end $$;
+select * from srff_bad2();
+create function srff_strict(x int) returns setof int language plpgsql strict as $$ begin return next x; end $$;
+select * from srff_strict(null);
+select * from srff_strict(7);
+create function srff_scalar_strict(x int) returns int language plpgsql strict as $$ begin return x; end $$;
+select * from srff_scalar_strict(null);
+create function srff_writes(k int) returns setof int language plpgsql as $$
+begin
+  update srff_t set score = score + k returning score into k;
+  return next k;
+  return query select score from srff_t order by id;
+end $$;
+select * from srff_writes(1);
+select * from srff_t order by id;

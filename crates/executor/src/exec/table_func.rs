@@ -21,6 +21,8 @@ pub enum FuncRows {
         stop: i64,
         step: i64,
     },
+    /// A user function's rows (from its language's handler), each `width` values.
+    Rows(std::vec::IntoIter<Row>),
 }
 
 fn text(d: &Datum) -> &str {
@@ -43,12 +45,24 @@ impl FuncRows {
     /// strict: no rows).
     pub fn open(f: &TableFunc, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<Option<FuncRows>> {
         let mut args = Vec::with_capacity(f.args.len());
+        let strict = f.user.as_ref().is_none_or(|(c, _)| c.def.strict);
         for a in &f.args {
             let v = a.eval(row, ev)?;
-            if v.is_null() {
-                return Ok(None);
+            if v.is_null() && strict {
+                // A strict function returning one value gives one NULL row, a set none.
+                return Ok(match &f.user {
+                    Some((c, w)) if !c.def.set_returning => {
+                        Some(FuncRows::Rows(vec![vec![Datum::Null; *w]].into_iter()))
+                    }
+                    _ => None,
+                });
             }
             args.push(v);
+        }
+        if let Some((call, _)) = &f.user {
+            return Ok(Some(FuncRows::Rows(
+                crate::sqlfunc::call_rows(call, args, ev)?.into_iter(),
+            )));
         }
         let mut it = args.into_iter();
         let mut arg = || it.next().unwrap_or(Datum::Null);
@@ -93,6 +107,9 @@ impl FuncRows {
                     }
                 }
             }
+            SetFunc::User => {
+                return Err(keel_common::PgError::internal("user function without call"));
+            }
             SetFunc::RegexpMatches | SetFunc::RegexpSplit => {
                 let (s, p, flags) = (arg(), arg(), arg());
                 let flags = (!flags.is_null()).then(|| text(&flags).to_string());
@@ -129,8 +146,29 @@ impl FuncRows {
     }
 
     /// The call's next value; None when it is done.
+    /// Appends the call's next row (`width` values) to `out`; false when it is done.
+    fn next_into(&mut self, out: &mut Vec<Datum>) -> PgResult<bool> {
+        if let FuncRows::Rows(rows) = self {
+            return Ok(match rows.next() {
+                Some(r) => {
+                    out.extend(r);
+                    true
+                }
+                None => false,
+            });
+        }
+        Ok(match self.next_value()? {
+            Some(v) => {
+                out.push(v);
+                true
+            }
+            None => false,
+        })
+    }
+
     pub fn next_value(&mut self) -> PgResult<Option<Datum>> {
         match self {
+            FuncRows::Rows(rows) => Ok(rows.next().and_then(|r| r.into_iter().next())),
             FuncRows::Series(s) => s.next(),
             FuncRows::Values(it) => Ok(it.next()),
             FuncRows::Subscripts { cur, stop, step } => {
@@ -149,6 +187,8 @@ impl FuncRows {
 /// already done, until all are done.
 pub struct SetExpansion {
     calls: Vec<Option<FuncRows>>,
+    /// Values each call gives per step.
+    widths: Vec<usize>,
 }
 
 impl SetExpansion {
@@ -157,7 +197,8 @@ impl SetExpansion {
         for f in funcs {
             calls.push(FuncRows::open(f, row, ev)?);
         }
-        Ok(SetExpansion { calls })
+        let widths = funcs.iter().map(TableFunc::width).collect();
+        Ok(SetExpansion { calls, widths })
     }
 
     /// The next step's values, or None when every call is done.
@@ -165,18 +206,17 @@ impl SetExpansion {
         ev.tick()?;
         let mut any = false;
         let mut out = Vec::with_capacity(self.calls.len());
-        for c in &mut self.calls {
-            let v = match c.as_mut().map(FuncRows::next_value).transpose()?.flatten() {
-                Some(v) => {
-                    any = true;
-                    v
-                }
-                None => {
-                    *c = None;
-                    Datum::Null
-                }
+        for (c, &w) in self.calls.iter_mut().zip(&self.widths) {
+            let got = match c.as_mut() {
+                Some(rows) => rows.next_into(&mut out)?,
+                None => false,
             };
-            out.push(v);
+            if got {
+                any = true;
+            } else {
+                *c = None;
+                out.extend(std::iter::repeat_n(Datum::Null, w));
+            }
         }
         Ok(any.then_some(out))
     }

@@ -172,7 +172,10 @@ impl Explainer<'_> {
                 (d, names)
             }
             Plan::Function { funcs, ordinality } => {
-                let width: i64 = funcs.iter().map(|f| width_of(f.ty)).sum();
+                let width: i64 = funcs
+                    .iter()
+                    .map(|f| width_of(f.ty) * f.width() as i64)
+                    .sum();
                 let est = Est {
                     startup: 0.0,
                     total: 10.0,
@@ -183,9 +186,10 @@ impl Explainer<'_> {
                     },
                     width: width + if *ordinality { 8 } else { 0 },
                 };
-                let name = funcs.first().map_or("unnest", |f| f.func.name());
+                let name = funcs.first().map_or("unnest", |f| f.display_name());
+                let user = funcs.first().is_some_and(|f| f.user.is_some());
                 let label = if self.verbose {
-                    format!("pg_catalog.{name}")
+                    format!("{}.{name}", if user { "public" } else { "pg_catalog" })
                 } else {
                     name.to_string()
                 };
