@@ -233,7 +233,41 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             });
             return Ok(());
         }
-        let ty = type_of_decl(text, &v.data_type.kind, &self.h.catalog())?;
+        if let TypeKind::RowTypeOf(names) = &v.data_type.kind {
+            // A table's row type: a record of its columns, each NULL to begin with.
+            let [table] = names.as_slice() else {
+                return Err(PgError::unsupported(format!(
+                    "PL/pgSQL variable type {text}"
+                )));
+            };
+            let t = self.h.catalog().table(table)?.clone();
+            st.vars.declare(Var {
+                name: v.name.clone(),
+                ty: TypeId::Void,
+                typmod: -1,
+                value: Datum::Null,
+                constant: v.constant,
+                not_null: false,
+                record: Some(Record {
+                    names: t.columns.iter().map(|c| c.name.clone()).collect(),
+                    types: t.columns.iter().map(|c| c.ty.id).collect(),
+                    typmods: t.columns.iter().map(|c| c.ty.typmod).collect(),
+                    values: vec![Datum::Null; t.columns.len()],
+                    is_null: false,
+                    declared: true,
+                }),
+                is_record: true,
+            });
+            return Ok(());
+        }
+        let ty = match &v.data_type.kind {
+            // `var%TYPE`: the type of a variable in scope.
+            TypeKind::TypeOf(names) if names.len() == 1 => match st.vars.find(&names[0]) {
+                Some(var) if !var.is_record => SqlType::with_typmod(var.ty, var.typmod),
+                _ => type_of_decl(text, &v.data_type.kind, &self.h.catalog())?,
+            },
+            kind => type_of_decl(text, kind, &self.h.catalog())?,
+        };
         let value = match &v.default {
             Some(e) => {
                 let (d, from) = self.eval(st, e).await?;
@@ -756,12 +790,18 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             && let Some(v) = st.vars.find_mut(&t.names.join("."))
             && v.is_record
         {
+            // A variable declared with a row type keeps its columns' type modifiers.
+            let (typmods, declared) = match &v.record {
+                Some(r) if r.declared && r.types.as_slice() == types => (r.typmods.clone(), true),
+                _ => (vec![-1; types.len()], false),
+            };
             v.record = Some(Record {
                 names: names.to_vec(),
                 types: types.to_vec(),
-                typmods: vec![-1; types.len()],
+                typmods,
                 values: row,
                 is_null: false,
+                declared,
             });
             return Ok(());
         }

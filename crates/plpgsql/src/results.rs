@@ -47,12 +47,20 @@ pub(crate) fn assign_field(
     };
     let to = rec.typmods.get(i).copied().unwrap_or(-1);
     rec.is_null = false;
+    let declared = rec.declared;
     rec.values[i] = cast(
         v,
         from,
         SqlType::with_typmod(rec.types[i], to),
         CastContext::Assignment,
-    )?;
+    )
+    .map_err(|e| {
+        if declared {
+            e.with_context_line(format!("PL/pgSQL assignment \"{shown}\""))
+        } else {
+            e
+        }
+    })?;
     Ok(())
 }
 

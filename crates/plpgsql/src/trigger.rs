@@ -70,6 +70,7 @@ pub fn fire_trigger(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Opti
             typmods: table.columns.iter().map(|c| c.ty.typmod).collect(),
             values: row.map_or_else(|| vec![Datum::Null; table.columns.len()], <[Datum]>::to_vec),
             is_null: row.is_none(),
+            declared: false,
         })
     };
     let record_var = |name: &str, rec: Option<Record>| Var {

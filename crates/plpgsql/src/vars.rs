@@ -51,6 +51,9 @@ pub struct Record {
     /// A null row of a known shape (a trigger's OLD on INSERT): its fields read as NULL and
     /// `RETURN` of it returns NULL.
     pub is_null: bool,
+    /// Declared with its shape (`t%ROWTYPE`): PostgreSQL converts a value assigned to a field
+    /// inside the assignment's expression, so its errors name the assignment.
+    pub declared: bool,
 }
 
 /// Variables by block, innermost last.

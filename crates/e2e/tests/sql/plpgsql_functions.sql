@@ -259,3 +259,27 @@ begin
 end $$;
 select * from srff_writes(1);
 select * from srff_t order by id;
+
+-- case: rowtype_and_type_of_variables
+create table rt_t (id int primary key, name varchar(5), score numeric(6,2));
+insert into rt_t values (1, 'ann', 1.5), (2, 'bob', 2.25);
+create function rt_get(k int) returns text language plpgsql as $$
+declare
+  r rt_t%rowtype;
+  n rt_t.name%type;
+  m n%type;
+begin
+  select * into r from rt_t where id = k;
+  n := r.name;
+  m := n || '!';
+  r.score := r.score * 2;
+  return r.id || ':' || r.name || ':' || r.score || ':' || m;
+end $$;
+select rt_get(1), rt_get(2), rt_get(3);
+do $$
+declare r rt_t%rowtype;
+begin
+  r.id := 7; r.name := 'zed';
+  raise notice 'r: % % %', r.id, r.name, r.score;
+  r.name := 'toolongname';
+end $$;
