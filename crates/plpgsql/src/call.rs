@@ -20,7 +20,7 @@
 use crate::interp::{Flow, PlState, run_body};
 use crate::vars::Var;
 use crate::{BoxFut, Host, Ran};
-use keel_access::{Engine, LockLimits, Transaction};
+use keel_access::{LockLimits, Transaction};
 use keel_catalog::{ArgMode, Catalog, FuncVolatility};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_sql::exec::ModifyExec;
@@ -295,12 +295,10 @@ fn block_on<T>(
     out.unwrap_or_else(|| Err(PgError::internal("lock wait did not run")))
 }
 
-/// A future that completes once the statement is cancelled or past `deadline`.
-async fn interrupted(cancel: &(dyn Fn() -> bool + Sync), deadline: Option<std::time::Instant>) {
-    loop {
-        if cancel() || deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-            return;
-        }
+/// A future that completes once the client cancels the statement (statement_timeout is
+/// the waits' own deadline: `LockLimits::statement_deadline`, `timeout_at`).
+async fn interrupted(cancel: &(dyn Fn() -> bool + Sync)) {
+    while !cancel() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -327,7 +325,7 @@ impl ExecHost<'_, '_> {
                 continue;
             }
             let limits = self.lock_limits();
-            let interrupted = interrupted(self.cx.cancel, self.cx.deadline);
+            let interrupted = interrupted(self.cx.cancel);
             block_on(self.cx.blocking, async move {
                 engine
                     .lock_relation(txn, rel, mode, &limits, interrupted)
@@ -340,21 +338,7 @@ impl ExecHost<'_, '_> {
 
     /// Awaits a row another transaction holds (blocking the thread).
     fn await_row(&mut self, wait: keel_access::RowWait) -> PgResult<()> {
-        let (engine, txn) = (self.cx.engine, self.txn);
-        let deadline = self.cx.deadline;
-        let interrupted = interrupted(self.cx.cancel, deadline);
-        block_on(self.cx.blocking, async move {
-            let waited = engine.wait(txn, wait, interrupted);
-            match deadline {
-                Some(d) => {
-                    match tokio::time::timeout_at(tokio::time::Instant::from_std(d), waited).await {
-                        Ok(r) => r,
-                        Err(_) => Err(keel_sql::expr::statement_timeout()),
-                    }
-                }
-                None => waited.await,
-            }
-        })
+        await_row(self.cx, self.txn, wait)
     }
 
     fn run_now(&mut self, prep: &Arc<Prepared>, values: &[Datum]) -> PgResult<Ran> {
@@ -385,7 +369,7 @@ impl ExecHost<'_, '_> {
                                     return Err(e);
                                 };
                                 // The wait blocks this thread; the context is not needed.
-                                wait_row_blocking(&ev, engine, txn, w)?;
+                                await_row(&ev, txn, w)?;
                             }
                             Err(e) => return Err(e),
                         }
@@ -477,15 +461,24 @@ impl ExecHost<'_, '_> {
     }
 }
 
-/// A row wait met by a locking query inside the body, awaited on this thread.
-fn wait_row_blocking(
-    ev: &EvalCx<'_>,
-    engine: &Engine,
-    txn: &Transaction,
-    wait: keel_access::RowWait,
-) -> PgResult<()> {
-    let interrupted = interrupted(ev.cancel, ev.deadline);
-    block_on(ev.blocking, engine.wait(txn, wait, interrupted))
+/// Awaits a row another transaction holds, blocking this thread, until the statement's
+/// deadline (57014 "statement timeout") or a cancel.
+fn await_row(ev: &EvalCx<'_>, txn: &Transaction, wait: keel_access::RowWait) -> PgResult<()> {
+    let engine = ev.engine;
+    let deadline = ev.deadline;
+    let interrupted = interrupted(ev.cancel);
+    block_on(ev.blocking, async move {
+        let waited = engine.wait(txn, wait, interrupted);
+        match deadline {
+            Some(d) => {
+                match tokio::time::timeout_at(tokio::time::Instant::from_std(d), waited).await {
+                    Ok(r) => r,
+                    Err(_) => Err(keel_sql::expr::statement_timeout()),
+                }
+            }
+            None => waited.await,
+        }
+    })
 }
 
 impl Host for ExecHost<'_, '_> {
