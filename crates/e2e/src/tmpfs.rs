@@ -52,6 +52,22 @@ impl Tmpfs {
         &self.path
     }
 
+    /// Remounts the file system with a new size of `mb` megabytes, keeping its files, as an
+    /// administrator gives a full disk more room.
+    pub fn resize(&self, mb: u64) {
+        let out = Command::new("mount")
+            .args(["-o", &format!("remount,size={mb}m")])
+            .arg(&self.path)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run mount: {e}"));
+        assert!(
+            out.status.success(),
+            "mount -o remount,size={mb}m {} failed: {}",
+            self.path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Bytes an unprivileged writer can still allocate (statvfs `f_bavail * f_frsize`).
     pub fn free_bytes(&self) -> u64 {
         free_bytes(&self.path)
