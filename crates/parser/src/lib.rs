@@ -10,6 +10,7 @@
 //! [`parse_statement`] is the entry point: one statement's text to a [`Parsed`].
 
 mod copy_options;
+pub mod dialect;
 mod do_stmt;
 pub mod lockwords;
 pub mod names;

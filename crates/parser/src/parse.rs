@@ -21,7 +21,6 @@
 
 use keel_common::{PgError, sqlstate};
 use sqlparser::ast;
-use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 
 /// sqlparser recursion levels a statement may use: PostgreSQL's YYMAXDEPTH. A parenthesis,
@@ -61,7 +60,7 @@ pub fn statements(text: &str) -> Result<Vec<ast::Statement>, Failure> {
     if let Some(f) = too_deep(text) {
         return Err(f);
     }
-    let dialect = PostgreSqlDialect {};
+    let dialect = crate::dialect::KeelDialect;
     let mut parser = Parser::new(&dialect)
         .with_recursion_limit(MAX_PARSE_DEPTH + PARSER_HEADROOM)
         .try_with_sql(text)
@@ -76,7 +75,7 @@ pub fn expression(text: &str) -> Result<ast::Expr, Failure> {
     if let Some(f) = too_deep(text) {
         return Err(f);
     }
-    let dialect = PostgreSqlDialect {};
+    let dialect = crate::dialect::KeelDialect;
     let mut parser = Parser::new(&dialect)
         .with_recursion_limit(MAX_PARSE_DEPTH + PARSER_HEADROOM)
         .try_with_sql(text)
@@ -112,7 +111,7 @@ fn too_deep(text: &str) -> Option<Failure> {
     if text.len() <= MAX_NESTING {
         return None;
     }
-    let dialect = PostgreSqlDialect {};
+    let dialect = crate::dialect::KeelDialect;
     let tokens = Tokenizer::new(&dialect, text)
         .tokenize_with_location()
         .ok()?;

@@ -202,11 +202,11 @@ pub fn restore(stmt: &mut ast::Statement, text: &str, targets: &[Target]) -> Res
                 }
             })
             .collect();
-        let target = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+        let target = sqlparser::parser::Parser::new(&crate::dialect::KeelDialect)
             .try_with_sql(&alone)
             .and_then(|mut p| p.parse_expr())
             .map_err(|e| e.to_string())?;
-        let mut call = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+        let mut call = sqlparser::parser::Parser::new(&crate::dialect::KeelDialect)
             .try_with_sql(&format!("\"{MARKER}\"(NULL, NULL)"))
             .and_then(|mut p| p.parse_expr())
             .map_err(|e| e.to_string())?;

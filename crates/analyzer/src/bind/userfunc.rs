@@ -192,7 +192,7 @@ impl Binder<'_> {
 
     /// A parameter's DEFAULT, bound where the call leaves it out.
     fn default_arg(&mut self, text: &str) -> PgResult<Expr> {
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let dialect = keel_parser::dialect::KeelDialect;
         let e = sqlparser::parser::Parser::new(&dialect)
             .try_with_sql(text)
             .and_then(|mut p| p.parse_expr())

@@ -120,8 +120,9 @@ impl Binder<'_> {
                 });
             }
             let text = substitute(&def, &args_text)?;
-            let mut stmts = sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, &text)
-                .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
+            let mut stmts =
+                sqlparser::parser::Parser::parse_sql(&keel_parser::dialect::KeelDialect, &text)
+                    .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
             let (Some(ast::Statement::Query(q)), true) = (stmts.pop(), stmts.is_empty()) else {
                 return Err(PgError::unsupported(
                     "set-returning SQL function bodies other than one SELECT",
