@@ -291,6 +291,11 @@ impl Engine {
         self.inner.catalog()
     }
 
+    /// The data directory (relative server-side file names, as COPY's, are read from it).
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
     /// Whether `c` is the current committed catalog (see `EngineInner::catalog_is`).
     pub fn catalog_is(&self, c: &Arc<Catalog>) -> bool {
         self.inner.catalog_is(c)

@@ -177,13 +177,18 @@ impl PgError {
     }
 }
 
-/// The SQLSTATE of a failed file operation (PostgreSQL's `errcode_for_file_access`, for the
-/// errors a database server's own files meet).
+/// The SQLSTATE of a failed file operation, as PostgreSQL's `errcode_for_file_access` maps
+/// `errno`: a missing file 58P01, an existing one 58P02, no permission 42501, a full disk
+/// 53100, anything else 58030.
 pub fn io_sqlstate(err: &std::io::Error) -> &'static str {
-    if err.raw_os_error() == Some(libc::ENOSPC) || err.kind() == std::io::ErrorKind::StorageFull {
-        crate::sqlstate::DISK_FULL
-    } else {
-        crate::sqlstate::IO_ERROR
+    use crate::sqlstate;
+    match err.raw_os_error() {
+        Some(libc::ENOENT) => sqlstate::UNDEFINED_FILE,
+        Some(libc::EEXIST) => sqlstate::DUPLICATE_FILE,
+        Some(libc::EACCES | libc::EPERM) => sqlstate::INSUFFICIENT_PRIVILEGE,
+        Some(libc::ENOSPC) => sqlstate::DISK_FULL,
+        _ if err.kind() == std::io::ErrorKind::StorageFull => sqlstate::DISK_FULL,
+        _ => sqlstate::IO_ERROR,
     }
 }
 

@@ -1,6 +1,6 @@
 //! psql against the server under test, compared with what the same psql command prints
 //! against a throwaway PostgreSQL 15: error position reports, `\timing`, several statements
-//! on one line, and `\copy` round trips (text and csv).
+//! on one line, `\copy` round trips (text and csv), and server-side COPY to and from files.
 
 use keel_e2e::{CmdOutput, Server};
 use std::path::Path;
@@ -158,5 +158,67 @@ select id, name is null as name_null, note is null as note_null from t_csv order
             &String::from_utf8_lossy(&got),
             &String::from_utf8_lossy(&want),
         );
+    }
+}
+
+/// Server-side COPY: `COPY t FROM '/path'` and `COPY t TO '/path'`, the files compared with
+/// PostgreSQL's, and the errors for a missing file, a relative path and a directory.
+#[test]
+fn server_side_copy_reads_and_writes_files_as_postgres() {
+    use std::os::unix::fs::PermissionsExt;
+    let (k, p) = pair();
+    let script = "create table cf (id int, name text, note text);\n\
+copy cf from :'in_txt';\n\
+copy cf from :'in_csv' with (format csv, header);\n\
+select * from cf order by id, name;\n\
+copy cf to :'out_txt';\n\
+copy (select id, name from cf where id > 1 order by id) to :'out_csv' with (format csv, header);\n\
+copy cf from :'missing';\n\
+copy cf to 'relative.txt';\n\
+copy cf from :'dir';\n\
+copy cf to :'dir';\n\
+select count(*) from cf;\n";
+    let mut outputs = Vec::new();
+    for srv in [&k, &p] {
+        // PostgreSQL's server runs as `postgres`: the directory is open to it.
+        let dir = srv.scratch().join("server-copy");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("in.txt"), "1\tone\t\\N\n2\ttwo\ta\\tb\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            dir.join("in.csv"),
+            "id,name,note\n3,\"th,ree\",\n4,four,\"\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let d = dir.to_string_lossy().to_string();
+        let vars = [
+            format!("in_txt={d}/in.txt"),
+            format!("in_csv={d}/in.csv"),
+            format!("out_txt={d}/out.txt"),
+            format!("out_csv={d}/out.csv"),
+            format!("missing={d}/missing.txt"),
+            format!("dir={d}"),
+        ];
+        let mut args = vec!["-a"];
+        for v in &vars {
+            args.extend(["-v", v.as_str()]);
+        }
+        let out = srv.psql_merged(&args, script, srv.scratch());
+        let files: Vec<String> = ["out.txt", "out.csv"]
+            .iter()
+            .map(|f| {
+                String::from_utf8_lossy(&std::fs::read(dir.join(f)).unwrap_or_default()).to_string()
+            })
+            .collect();
+        outputs.push((out.stdout.replace(&d, "DIR"), files));
+    }
+    let (ours, theirs) = (&outputs[0], &outputs[1]);
+    assert_same("server-side COPY", &ours.0, &theirs.0);
+    assert!(theirs.0.contains("COPY 2"), "{}", theirs.0);
+    for (i, f) in ["out.txt", "out.csv"].iter().enumerate() {
+        assert!(!theirs.1[i].is_empty(), "PostgreSQL wrote no {f}");
+        assert_same(&format!("COPY TO {f}"), &ours.1[i], &theirs.1[i]);
     }
 }

@@ -104,6 +104,8 @@ pub struct CopyStmt {
     /// The text of the query for `COPY (query) TO STDOUT`.
     pub query: Option<String>,
     pub from: bool,
+    /// The server-side file of `COPY ... FROM 'file'` / `TO 'file'`; None for STDIN/STDOUT.
+    pub file: Option<String>,
     /// The options as written, in order; `CopyStmt::options` validates them (after the
     /// table and column checks, PostgreSQL's order).
     pub raw_options: Vec<(String, Option<CopyOptValue>)>,
@@ -536,12 +538,24 @@ fn parse_set(p: &mut P) -> PgResult<Utility> {
     })
 }
 
+/// The file name of `COPY ... FROM | TO 'file'`.
+fn copy_file(p: &mut P) -> PgResult<String> {
+    if p.eat_word("program") {
+        return Err(PgError::unsupported("COPY to or from an external program"));
+    }
+    match p.next() {
+        Some(Tok::Str(f)) => Ok(f),
+        t => Err(syntax_near(t.as_ref())),
+    }
+}
+
 fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
     let mut stmt = CopyStmt {
         table: None,
         columns: vec![],
         query: None,
         from: false,
+        file: None,
         raw_options: vec![],
     };
     if p.peek() == Some(&Tok::Punct('(')) {
@@ -584,11 +598,11 @@ fn parse_copy(p: &mut P, text: &str) -> PgResult<CopyStmt> {
     if p.eat_word("from") {
         stmt.from = true;
         if !p.eat_word("stdin") {
-            return Err(PgError::unsupported("COPY from a file or program"));
+            stmt.file = Some(copy_file(p)?);
         }
     } else if p.eat_word("to") {
         if !p.eat_word("stdout") {
-            return Err(PgError::unsupported("COPY to a file or program"));
+            stmt.file = Some(copy_file(p)?);
         }
     } else {
         return Err(syntax_near(p.peek()));

@@ -1,4 +1,4 @@
-//! COPY FROM STDIN / TO STDOUT in text and CSV formats.
+//! COPY FROM STDIN / TO STDOUT, and from and to server-side files, in text and CSV formats.
 
 use crate::exec::{Rows, stmt_env};
 use crate::session::Session;
@@ -12,8 +12,10 @@ use keel_types::{Datum, SqlType};
 use keel_wire::Client;
 use std::sync::Arc;
 
+mod file;
 mod parse;
 
+use file::{CopyInput, CopyOutput};
 use parse::{InputFormat, LineReader};
 
 /// COPY FROM inserts its rows in batches of at most this many rows and bytes (so long rows
@@ -271,22 +273,25 @@ impl Session {
         let cheap = q.root.is_cheap();
         let mut root = keel_sql::exec::open_query(q, &self.engine, txn, &mut ev)?;
         let mut next = crate::exec::maybe_blocking(cheap, || root.next(&mut ev))?;
-        client.copy_out_start(false, cols.len());
+        let mut dest = CopyOutput::open(c.file.as_deref())?;
+        if dest.is_client() {
+            client.copy_out_start(false, cols.len());
+        }
         if o.header {
             let names: Vec<Datum> = cols.iter().map(|c| Datum::Text(c.name.clone())).collect();
             out.line(&names, None, &mut line, &mut val)?;
-            client.copy_out_data(line.as_bytes());
+            dest.write(client, line.as_bytes())?;
         }
         let mut n = 0u64;
         while next.is_some() {
             next = crate::exec::maybe_blocking(cheap, || -> PgResult<Option<Vec<Datum>>> {
                 while let Some(r) = next.take() {
                     out.line(&r, Some(&cols), &mut line, &mut val)?;
-                    client.copy_out_data(line.as_bytes());
+                    dest.write(client, line.as_bytes())?;
                     n += 1;
                     ev.tick()?;
                     next = root.next(&mut ev)?;
-                    if next.is_some() && client.wants_flush() {
+                    if next.is_some() && dest.is_client() && client.wants_flush() {
                         break;
                     }
                 }
@@ -296,7 +301,10 @@ impl Session {
                 client.flush().await?;
             }
         }
-        client.copy_out_done();
+        dest.finish()?;
+        if dest.is_client() {
+            client.copy_out_done();
+        }
         Ok((vec![], format!("COPY {n}")))
     }
 
@@ -353,7 +361,10 @@ impl Session {
         if let Some(txn) = self.txn.as_mut() {
             self.engine.start_statement(txn);
         }
-        client.copy_in_start(false, cols.len()).await?;
+        let mut source = CopyInput::open(c.file.as_deref(), self.engine.data_dir())?;
+        if source.is_client() {
+            client.copy_in_start(false, cols.len()).await?;
+        }
         let quote = o.quote.unwrap_or('"');
         let mut reader = LineReader::new(InputFormat {
             csv: o.csv,
@@ -372,7 +383,7 @@ impl Session {
         // The first error ends the COPY at once, as in PostgreSQL: the protocol loop drops the
         // CopyData the client still sends, and the statement's rows are rolled back.
         loop {
-            let chunk = client.copy_in_next().await?;
+            let chunk = source.next(client).await?;
             let at_end = chunk.is_none();
             if let Some(b) = &chunk {
                 reader.feed(b)?;
