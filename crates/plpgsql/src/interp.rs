@@ -65,6 +65,7 @@ impl PlState {
         PlState {
             vars: Scopes {
                 scopes: vec![first],
+                aliases: Vec::new(),
             },
             found: false,
             row_count: 0,
@@ -149,9 +150,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
     fn exec_block<'a>(&'a mut self, st: &'a mut PlState, block: &'a Block) -> BoxFut<'a, Flow> {
         Box::pin(async move {
             keel_common::stack::check()?;
-            st.vars.scopes.push(Vec::new());
+            st.vars.push_scope(Vec::new());
             let r = self.exec_block_inner(st, block).await;
-            st.vars.scopes.pop();
+            st.vars.pop_scope();
             match r? {
                 Flow::Exit(Some(l)) if block.label.as_deref() == Some(l.as_str()) => {
                     Ok(Flow::Normal)
@@ -184,7 +185,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 else {
                     return Err(err);
                 };
-                st.vars.scopes.push(vec![
+                st.vars.push_scope(vec![
                     Var {
                         name: "sqlstate".into(),
                         ty: TypeId::Text,
@@ -207,17 +208,28 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     },
                 ]);
                 let r = self.exec_stmts(st, &h.body).await;
-                st.vars.scopes.pop();
+                st.vars.pop_scope();
                 r
             }
         }
     }
 
     async fn declare(&mut self, st: &mut PlState, d: &Decl) -> PgResult<()> {
-        let Decl::Var(v) = d else {
-            return Err(PgError::unsupported(
-                "cursor and alias declarations in PL/pgSQL",
-            ));
+        let v = match d {
+            Decl::Var(v) => v,
+            Decl::Alias { name, target, .. } => {
+                let t = target.last().map(String::as_str).unwrap_or_default();
+                if !st.vars.declare_alias(name, t) {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("variable \"{}\" does not exist", target.join(".")),
+                    ));
+                }
+                return Ok(());
+            }
+            Decl::Cursor(_) => {
+                return Err(PgError::unsupported("cursor declarations in PL/pgSQL"));
+            }
         };
         let text = v.data_type.text.text.trim();
         if text.eq_ignore_ascii_case("record") {
@@ -479,7 +491,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     }
                     None => 1,
                 };
-                st.vars.scopes.push(vec![Var {
+                st.vars.push_scope(vec![Var {
                     name: var.clone(),
                     ty: TypeId::Int4,
                     typmod: -1,
@@ -510,7 +522,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     }
                     i = if *reverse { i - by } else { i + by };
                 }
-                st.vars.scopes.pop();
+                st.vars.pop_scope();
                 st.set_found(true);
                 result
             }

@@ -56,33 +56,71 @@ pub struct Record {
     pub declared: bool,
 }
 
-/// Variables by block, innermost last.
+/// Variables by block, innermost last, and the block-scoped `ALIAS FOR` names.
 #[derive(Default)]
 pub struct Scopes {
     pub scopes: Vec<Vec<Var>>,
+    /// `name ALIAS FOR target`: (index of the declaring block in `scopes`, name, target).
+    pub aliases: Vec<(usize, String, String)>,
 }
 
 impl Scopes {
+    /// Where `name` is: (block, index), the innermost block first; an alias declared in a
+    /// block is looked up from that block outwards.
+    fn locate(&self, name: &str, from: usize) -> Option<(usize, usize)> {
+        for d in (0..from).rev() {
+            if let Some(k) = self.scopes[d].iter().rposition(|v| v.name == name) {
+                return Some((d, k));
+            }
+            if let Some((_, _, target)) = self
+                .aliases
+                .iter()
+                .rev()
+                .find(|(at, alias, _)| *at == d && alias == name)
+            {
+                return self.locate(target, d + 1);
+            }
+        }
+        None
+    }
+
     pub fn find(&self, name: &str) -> Option<&Var> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|v| v.name == name)
+        let (d, k) = self.locate(name, self.scopes.len())?;
+        Some(&self.scopes[d][k])
     }
 
     pub fn find_mut(&mut self, name: &str) -> Option<&mut Var> {
-        self.scopes
-            .iter_mut()
-            .rev()
-            .flat_map(|s| s.iter_mut().rev())
-            .find(|v| v.name == name)
+        let (d, k) = self.locate(name, self.scopes.len())?;
+        Some(&mut self.scopes[d][k])
     }
 
     pub fn declare(&mut self, v: Var) {
         if let Some(s) = self.scopes.last_mut() {
             s.push(v);
         }
+    }
+
+    /// Declares `name` in the innermost block as another name for `target`, which must be
+    /// visible there (PostgreSQL resolves the target at the declaration).
+    pub fn declare_alias(&mut self, name: &str, target: &str) -> bool {
+        if self.find(target).is_none() {
+            return false;
+        }
+        let at = self.scopes.len().saturating_sub(1);
+        self.aliases
+            .push((at, name.to_string(), target.to_string()));
+        true
+    }
+
+    pub fn push_scope(&mut self, vars: Vec<Var>) {
+        self.scopes.push(vars);
+    }
+
+    /// Leaves the innermost block, with its variables and aliases.
+    pub fn pop_scope(&mut self) {
+        self.scopes.pop();
+        let depth = self.scopes.len();
+        self.aliases.retain(|(at, _, _)| *at < depth);
     }
 }
 

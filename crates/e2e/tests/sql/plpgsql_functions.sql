@@ -283,3 +283,34 @@ begin
   raise notice 'r: % % %', r.id, r.name, r.score;
   r.name := 'toolongname';
 end $$;
+
+-- case: alias_declarations_and_postfix_isnull
+create function al_pair(int, text) returns text language plpgsql as $$
+declare
+  n alias for $1;
+  label alias for $2;
+begin
+  declare
+    inner_n alias for n;
+  begin
+    inner_n := inner_n * 10;
+  end;
+  if label isnull then
+    return 'none:' || n;
+  end if;
+  return label || ':' || $1;
+end $$;
+select al_pair(4, 'x'), al_pair(5, null);
+select 1 isnull, null isnull, 2 notnull, (1 + null) isnull as sum_isnull;
+create table al_t (id int primary key, note text);
+create function al_fill() returns trigger language plpgsql as $$
+declare r alias for new;
+begin
+  if r.note isnull then
+    r.note := 'filled';
+  end if;
+  return r;
+end $$;
+create trigger al_fill before insert on al_t for each row execute function al_fill();
+insert into al_t values (1, null), (2, 'kept');
+select * from al_t order by id;
