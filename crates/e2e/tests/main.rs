@@ -12,6 +12,7 @@ mod connections;
 mod crash;
 mod data_dir_permissions;
 mod disk_full;
+mod drivers;
 mod early_lock_release;
 mod explain;
 mod explain_format;

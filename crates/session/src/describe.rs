@@ -43,8 +43,13 @@ pub fn text_column(name: &str) -> OutColumn {
     }
 }
 
-/// Decodes one Bind parameter.
-pub fn decode_param(bytes: Option<&[u8]>, ty: TypeId, format: i16) -> PgResult<Datum> {
+/// Decodes Bind parameter number `number` (from 1).
+pub fn decode_param(
+    bytes: Option<&[u8]>,
+    ty: TypeId,
+    format: i16,
+    number: usize,
+) -> PgResult<Datum> {
     let Some(b) = bytes else {
         return Ok(Datum::Null);
     };
@@ -61,7 +66,14 @@ pub fn decode_param(bytes: Option<&[u8]>, ty: TypeId, format: i16) -> PgResult<D
             ) {
                 keel_wire::codec::client_text(b)?;
             }
-            keel_types::io::parse_binary(b, SqlType::new(ty))
+            let (value, used) = keel_types::io::recv_binary(b, SqlType::new(ty))?;
+            if used != b.len() {
+                return Err(PgError::new(
+                    sqlstate::INVALID_BINARY_REPRESENTATION,
+                    format!("incorrect binary data format in bind parameter {number}"),
+                ));
+            }
+            Ok(value)
         }
         f => Err(PgError::new(
             sqlstate::PROTOCOL_VIOLATION,

@@ -580,7 +580,7 @@ impl keel_wire::Backend for Session {
             let mut values = Vec::with_capacity(params.len());
             for (i, p) in params.iter().enumerate() {
                 let f = crate::describe::format_for(param_formats, i);
-                values.push(decode_param(p.as_deref(), prep.params[i], f)?);
+                values.push(decode_param(p.as_deref(), prep.params[i], f, i + 1)?);
             }
             self.portals.insert(
                 portal.to_string(),

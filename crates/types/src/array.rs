@@ -73,10 +73,7 @@ impl Array {
     /// Checks the element count PostgreSQL allows (54000).
     pub fn check_size(nitems: usize) -> PgResult<()> {
         if nitems > MAX_ITEMS {
-            return Err(PgError::new(
-                sqlstate::PROGRAM_LIMIT_EXCEEDED,
-                format!("array size exceeds the maximum allowed ({MAX_ITEMS})"),
-            ));
+            return Err(size_exceeded());
         }
         Ok(())
     }
@@ -486,13 +483,37 @@ pub fn write_binary(a: &Array, elem: TypeId, out: &mut Vec<u8>) {
 fn be_i32(b: &[u8], pos: &mut usize) -> PgResult<i32> {
     let s = b
         .get(*pos..*pos + 4)
-        .ok_or_else(|| bin_err("insufficient data left in message"))?;
+        .ok_or_else(crate::io::insufficient_data)?;
     *pos += 4;
     Ok(i32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }
 
-/// `array_recv` for an array of `elem`.
-pub fn read_binary(b: &[u8], elem: SqlType) -> PgResult<Array> {
+/// PostgreSQL's FirstGenbkiObjectId: OIDs below it are built in and the same everywhere.
+const FIRST_GENBKI_OID: u32 = 10000;
+
+/// What PostgreSQL's `format_type_extended(oid, -1, FORMAT_TYPE_ALLOW_INVALID)` prints for a
+/// type OID: `-` for 0, `???` for an OID that names no type.
+fn type_name_for_message(oid: u32) -> &'static str {
+    match TypeId::from_oid(oid) {
+        _ if oid == 0 => "-",
+        Some(t) => t.name(),
+        None => "???",
+    }
+}
+
+fn size_exceeded() -> PgError {
+    PgError::new(
+        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+        format!("array size exceeds the maximum allowed ({MAX_ITEMS})"),
+    )
+}
+
+/// `array_recv` for an array of `elem`: the array and the number of bytes it took from the
+/// front of `b` (anything after it is the caller's to report). The checks and messages are
+/// PostgreSQL's, in its order: a value cut short is 08P01, a malformed header or element
+/// 22P03, an element type other than `elem` 42804 (only when both are built-in types;
+/// otherwise the data is read as `elem`), sizes and bounds past int4 54000.
+pub fn read_binary(b: &[u8], elem: SqlType) -> PgResult<(Array, usize)> {
     let mut pos = 0;
     let ndim = be_i32(b, &mut pos)?;
     if ndim < 0 {
@@ -506,37 +527,45 @@ pub fn read_binary(b: &[u8], elem: SqlType) -> PgResult<Array> {
         return Err(bin_err("invalid array flags"));
     }
     let oid = be_i32(b, &mut pos)? as u32;
-    if oid != elem.id.oid() {
+    let want = elem.id.oid();
+    if oid != want && oid < FIRST_GENBKI_OID && want < FIRST_GENBKI_OID {
         return Err(PgError::new(
             sqlstate::DATATYPE_MISMATCH,
             format!(
-                "binary data has array element type {oid} ({}) instead of expected {} ({})",
-                TypeId::from_oid(oid).map_or("unknown", |t| t.name()),
-                elem.id.oid(),
-                elem.id.name()
+                "binary data has array element type {oid} ({}) instead of expected {want} ({})",
+                type_name_for_message(oid),
+                type_name_for_message(want),
             ),
         ));
     }
     let mut dims = Vec::with_capacity(ndim as usize);
-    let mut nitems: u64 = if ndim == 0 { 0 } else { 1 };
     for _ in 0..ndim {
         let len = be_i32(b, &mut pos)?;
         let lower = be_i32(b, &mut pos)?;
-        if len < 0 || lower as i64 + len as i64 - 1 > i32::MAX as i64 {
-            return Err(PgError::new(
-                sqlstate::PROGRAM_LIMIT_EXCEEDED,
-                "array size exceeds the maximum allowed",
-            ));
-        }
-        nitems = nitems.saturating_mul(len as u64);
         dims.push(Dim { len, lower });
     }
-    Array::check_size(nitems as usize)?;
+    // ArrayGetNItems, then ArrayCheckBounds.
+    let mut nitems: usize = if ndim == 0 { 0 } else { 1 };
+    for d in &dims {
+        if d.len < 0 {
+            return Err(size_exceeded());
+        }
+        nitems = i32::try_from(nitems as i64 * d.len as i64).map_err(|_| size_exceeded())? as usize;
+    }
+    Array::check_size(nitems)?;
+    for d in &dims {
+        if d.len.checked_add(d.lower).is_none() {
+            return Err(PgError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!("array lower bound is too large: {}", d.lower),
+            ));
+        }
+    }
     if nitems == 0 {
         dims.clear();
     }
-    let mut items = Vec::with_capacity((nitems as usize).min(b.len() / 4));
-    for _ in 0..nitems {
+    let mut items = Vec::with_capacity(nitems.min(b.len() / 4));
+    for number in 1..=nitems {
         let len = be_i32(b, &mut pos)?;
         if len == -1 {
             items.push(Datum::Null);
@@ -547,17 +576,21 @@ pub fn read_binary(b: &[u8], elem: SqlType) -> PgResult<Array> {
             .and_then(|l| pos.checked_add(l))
             .filter(|&e| e <= b.len())
             .ok_or_else(|| bin_err("insufficient data left in message"))?;
-        items.push(crate::io::parse_binary(&b[pos..end], elem)?);
+        let (value, used) = crate::io::recv_binary(&b[pos..end], elem)?;
+        if used != end - pos {
+            return Err(bin_err(format!(
+                "improper binary format in array element {number}"
+            )));
+        }
+        items.push(value);
         pos = end;
     }
-    if pos != b.len() {
-        return Err(bin_err("incorrect binary data format in array element"));
-    }
-    Ok(Array {
+    let array = Array {
         elem: elem.id,
         dims,
         items,
-    })
+    };
+    Ok((array, pos))
 }
 
 // ---------------------------------------------------------------- stored form

@@ -418,23 +418,62 @@ fn bin_err(msg: &str) -> PgError {
     PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, msg.to_owned())
 }
 
-fn fixed<const N: usize>(bytes: &[u8]) -> PgResult<[u8; N]> {
-    <[u8; N]>::try_from(bytes).map_err(|_| bin_err("incorrect binary data format"))
+/// What PostgreSQL's `pq_getmsg*` report when a receive function reads past the value's end.
+pub(crate) fn insufficient_data() -> PgError {
+    PgError::new(
+        sqlstate::PROTOCOL_VIOLATION,
+        "insufficient data left in message",
+    )
 }
 
-/// Binary receive function (the wire's format code 1).
+/// The first `N` bytes, as `pq_getmsgint` and friends read them.
+fn take<const N: usize>(bytes: &[u8]) -> PgResult<[u8; N]> {
+    bytes
+        .get(..N)
+        .and_then(|b| <[u8; N]>::try_from(b).ok())
+        .ok_or_else(insufficient_data)
+}
+
+/// Binary receive function (the wire's format code 1) for a whole value: as [`recv_binary`],
+/// and bytes left over after the value are 22P03.
 pub fn parse_binary(bytes: &[u8], ty: SqlType) -> PgResult<Datum> {
+    let (value, used) = recv_binary(bytes, ty)?;
+    if used != bytes.len() {
+        return Err(bin_err("incorrect binary data format"));
+    }
+    Ok(value)
+}
+
+/// Binary receive as PostgreSQL's `typreceive` functions do it: reads what `ty`'s binary
+/// form needs from the front of `bytes` and returns the value with the number of bytes read.
+/// Too few bytes is 08P01 `insufficient data left in message` (`no data left in message` for
+/// a bool), as `pq_getmsgint` reports it; bytes left over are the caller's to report, in its
+/// own words (a Bind parameter, an array element).
+pub fn recv_binary(bytes: &[u8], ty: SqlType) -> PgResult<(Datum, usize)> {
     Ok(match ty.id {
-        TypeId::Bool => Datum::Bool(fixed::<1>(bytes)?[0] != 0),
-        TypeId::Int2 => Datum::Int2(i16::from_be_bytes(fixed(bytes)?)),
-        TypeId::Int4 => Datum::Int4(i32::from_be_bytes(fixed(bytes)?)),
-        TypeId::Int8 => Datum::Int8(i64::from_be_bytes(fixed(bytes)?)),
-        TypeId::Oid => Datum::Oid(u32::from_be_bytes(fixed(bytes)?)),
-        TypeId::Float4 => Datum::Float4(f32::from_be_bytes(fixed(bytes)?)),
-        TypeId::Float8 => Datum::Float8(f64::from_be_bytes(fixed(bytes)?)),
-        TypeId::Numeric => Datum::Numeric(Box::new(
-            Numeric::read_binary(bytes)?.apply_typmod(ty.typmod)?,
-        )),
+        TypeId::Bool => match bytes.first() {
+            Some(b) => (Datum::Bool(*b != 0), 1),
+            None => {
+                return Err(PgError::new(
+                    sqlstate::PROTOCOL_VIOLATION,
+                    "no data left in message",
+                ));
+            }
+        },
+        TypeId::Int2 => (Datum::Int2(i16::from_be_bytes(take(bytes)?)), 2),
+        TypeId::Int4 => (Datum::Int4(i32::from_be_bytes(take(bytes)?)), 4),
+        TypeId::Int8 => (Datum::Int8(i64::from_be_bytes(take(bytes)?)), 8),
+        TypeId::Oid => (Datum::Oid(u32::from_be_bytes(take(bytes)?)), 4),
+        TypeId::Float4 => (Datum::Float4(f32::from_be_bytes(take(bytes)?)), 4),
+        TypeId::Float8 => (Datum::Float8(f64::from_be_bytes(take(bytes)?)), 8),
+        TypeId::Numeric => {
+            // ndigits, weight, sign, dscale (2 bytes each), then ndigits base-10000 digits.
+            let ndigits = u16::from_be_bytes(take(bytes)?) as usize;
+            let used = 8 + 2 * ndigits;
+            let b = bytes.get(..used).ok_or_else(insufficient_data)?;
+            let n = Numeric::read_binary(b)?.apply_typmod(ty.typmod)?;
+            (Datum::Numeric(Box::new(n)), used)
+        }
         TypeId::Text | TypeId::Unknown | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => {
             let s = std::str::from_utf8(bytes).map_err(|e| {
                 let bad = bytes.get(e.valid_up_to()).copied().unwrap_or(0);
@@ -449,34 +488,38 @@ pub fn parse_binary(bytes: &[u8], ty: SqlType) -> PgResult<Datum> {
                     "invalid byte sequence for encoding \"UTF8\": 0x00",
                 ));
             }
-            match ty.id {
+            let v = match ty.id {
                 TypeId::Varchar | TypeId::Bpchar => Datum::Text(apply_char_typmod(s, ty, false)?),
                 TypeId::Name => Datum::Text(truncate_name(s).to_owned()),
                 _ => Datum::Text(s.to_owned()),
-            }
+            };
+            (v, bytes.len())
         }
-        TypeId::Bytea => Datum::Bytea(bytes.to_vec()),
-        TypeId::Date => Datum::Date(i32::from_be_bytes(fixed(bytes)?)),
-        TypeId::Timestamp => Datum::Timestamp(i64::from_be_bytes(fixed(bytes)?)),
-        TypeId::TimestampTz => Datum::TimestampTz(i64::from_be_bytes(fixed(bytes)?)),
+        TypeId::Bytea => (Datum::Bytea(bytes.to_vec()), bytes.len()),
+        TypeId::Date => (Datum::Date(i32::from_be_bytes(take(bytes)?)), 4),
+        TypeId::Timestamp => (Datum::Timestamp(i64::from_be_bytes(take(bytes)?)), 8),
+        TypeId::TimestampTz => (Datum::TimestampTz(i64::from_be_bytes(take(bytes)?)), 8),
         TypeId::Interval => {
-            let b: [u8; 16] = fixed(bytes)?;
+            let b: [u8; 16] = take(bytes)?;
             let micros = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
             let days = i32::from_be_bytes([b[8], b[9], b[10], b[11]]);
             let months = i32::from_be_bytes([b[12], b[13], b[14], b[15]]);
-            Datum::Interval(Interval {
+            let v = Datum::Interval(Interval {
                 months,
                 days,
                 micros,
-            })
+            });
+            (v, 16)
         }
-        TypeId::Void => Datum::Null,
+        // void_recv reads nothing.
+        TypeId::Void => (Datum::Null, 0),
         t => match t.elem() {
-            Some(elem) => Datum::Array(std::sync::Arc::new(crate::array::read_binary(
-                bytes,
-                SqlType::with_typmod(elem, ty.typmod),
-            )?)),
-            None => Datum::Null,
+            Some(elem) => {
+                let (a, used) =
+                    crate::array::read_binary(bytes, SqlType::with_typmod(elem, ty.typmod))?;
+                (Datum::Array(std::sync::Arc::new(a)), used)
+            }
+            None => (Datum::Null, bytes.len()),
         },
     })
 }

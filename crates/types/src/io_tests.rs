@@ -229,6 +229,12 @@ fn binary_round_trip() {
         parse_binary(&[0, 1], SqlType::new(TypeId::Int4))
             .unwrap_err()
             .code,
+        "08P01"
+    );
+    assert_eq!(
+        parse_binary(&[0, 0, 0, 0, 1], SqlType::new(TypeId::Int4))
+            .unwrap_err()
+            .code,
         "22P03"
     );
     assert_eq!(
@@ -237,4 +243,87 @@ fn binary_round_trip() {
             .code,
         "22021"
     );
+}
+
+/// `array_send` bytes of an int4[]: `dims` as (length, lower bound), `elems` as raw element
+/// bytes (None = NULL).
+fn int4_array(oid: u32, dims: &[(i32, i32)], elems: &[Option<&[u8]>]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&(dims.len() as i32).to_be_bytes());
+    b.extend_from_slice(&0i32.to_be_bytes());
+    b.extend_from_slice(&oid.to_be_bytes());
+    for (len, lower) in dims {
+        b.extend_from_slice(&len.to_be_bytes());
+        b.extend_from_slice(&lower.to_be_bytes());
+    }
+    for e in elems {
+        match e {
+            Some(v) => {
+                b.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                b.extend_from_slice(v);
+            }
+            None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    b
+}
+
+/// Messages and SQLSTATEs taken from PostgreSQL 15's array_recv for the same bytes.
+#[test]
+fn array_binary_receive_errors_match_postgres() {
+    let ty = t(TypeId::Int4Array);
+    let one = 1i32.to_be_bytes();
+    let fail = |b: &[u8]| {
+        let e = parse_binary(b, ty).unwrap_err();
+        (e.code.to_string(), e.message)
+    };
+    let e = |code: &str, msg: &str| (code.to_string(), msg.to_string());
+    assert_eq!(
+        fail(&int4_array(0, &[(1, 1)], &[Some(&one)])),
+        e(
+            "42804",
+            "binary data has array element type 0 (-) instead of expected 23 (integer)"
+        )
+    );
+    assert_eq!(
+        fail(&int4_array(9999, &[(1, 1)], &[Some(&one)])),
+        e(
+            "42804",
+            "binary data has array element type 9999 (???) instead of expected 23 (integer)"
+        )
+    );
+    // Past the built-in OIDs the element type is not checked: the data is read as int4.
+    let v = parse_binary(&int4_array(12000, &[(1, 1)], &[Some(&one)]), ty).unwrap();
+    assert_eq!(to_text(&v), "{1}");
+    let size = e(
+        "54000",
+        "array size exceeds the maximum allowed (134217727)",
+    );
+    assert_eq!(fail(&int4_array(23, &[(-1, 1)], &[])), size);
+    assert_eq!(fail(&int4_array(23, &[(65536, 1), (65536, 1)], &[])), size);
+    assert_eq!(
+        fail(&int4_array(
+            23,
+            &[(2, i32::MAX - 1)],
+            &[Some(&one), Some(&one)]
+        )),
+        e("54000", "array lower bound is too large: 2147483646")
+    );
+    assert_eq!(
+        fail(&int4_array(23, &[(2, 1)], &[Some(&one)])),
+        e("08P01", "insufficient data left in message")
+    );
+    assert_eq!(
+        fail(&int4_array(23, &[(1, 1)], &[Some(&[0, 1])])),
+        e("08P01", "insufficient data left in message")
+    );
+    assert_eq!(
+        fail(&int4_array(23, &[(2, 1)], &[None, Some(&[0; 8])])),
+        e("22P03", "improper binary format in array element 2")
+    );
+    let mut trailing = int4_array(23, &[(1, 1)], &[Some(&one)]);
+    trailing.push(0);
+    assert_eq!(fail(&trailing), e("22P03", "incorrect binary data format"));
+    let v = parse_binary(&int4_array(23, &[(2, -1)], &[Some(&one), None]), ty).unwrap();
+    assert_eq!(to_text(&v), "[-1:0]={1,NULL}");
 }
