@@ -434,7 +434,11 @@ impl<'a> Binder<'a> {
                         format!("missing FROM-clause entry for table \"{q}\""),
                     ))
                 }
-                Some(q) => Err(undefined_column(&format!("{q}.{name}"))),
+                // PostgreSQL's errorMissingColumn quotes only an unqualified name.
+                Some(q) => Err(PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column {q}.{name} does not exist"),
+                )),
                 None => Err(undefined_column(name)),
             },
         }

@@ -135,6 +135,32 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut AggCtx>,
     ) -> PgResult<Expr> {
+        // `t.a[1]` arrives as the root `t` with `.a` first in the chain: the names before
+        // the first subscript are one qualified column reference.
+        let dots = chain
+            .iter()
+            .take_while(|a| matches!(a, ast::AccessExpr::Dot(ast::Expr::Identifier(_))))
+            .count();
+        let qualified;
+        let (root, chain) = match root {
+            ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) if dots > 0 => {
+                let mut names = match root {
+                    ast::Expr::Identifier(i) => vec![i.clone()],
+                    ast::Expr::CompoundIdentifier(v) => v.clone(),
+                    _ => Vec::new(),
+                };
+                names.extend(chain[..dots].iter().filter_map(|a| match a {
+                    ast::AccessExpr::Dot(ast::Expr::Identifier(i)) => Some(i.clone()),
+                    _ => None,
+                }));
+                qualified = ast::Expr::CompoundIdentifier(names);
+                (&qualified, &chain[dots..])
+            }
+            _ => (root, chain),
+        };
+        if chain.is_empty() {
+            return self.expr(root, scope, agg);
+        }
         let mut arr = self.expr(root, scope, agg)?;
         if arr.ty() == TypeId::Unknown {
             return Err(PgError::new(

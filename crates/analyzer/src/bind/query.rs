@@ -723,7 +723,17 @@ fn output_name(e: &ast::Expr) -> String {
         },
         ast::Expr::Exists { .. } => "exists".into(),
         ast::Expr::Array(_) => "array".into(),
-        ast::Expr::CompoundFieldAccess { root, .. } => output_name(root),
+        // `t.a[1]` names its column after the last name before the subscripts.
+        ast::Expr::CompoundFieldAccess { root, access_chain } => {
+            match access_chain
+                .iter()
+                .take_while(|a| matches!(a, ast::AccessExpr::Dot(_)))
+                .last()
+            {
+                Some(ast::AccessExpr::Dot(last)) => output_name(last),
+                _ => output_name(root),
+            }
+        }
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::Substring {
             shorthand: true, ..

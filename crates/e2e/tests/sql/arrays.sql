@@ -121,3 +121,11 @@ update arr_set set a['2'] = 7, a[1.6] = 70 where id = 1;
 update arr_set set a[1] = a[2] + 100, id = 11 where id = 1 returning *;
 select id, a, t from arr_set order by id;
 drop table arr_set;
+
+-- case: qualified_column_subscripts
+create table arr_q (id int, a int[], b text[][]);
+insert into arr_q values (1, '{10,20,30}', '{{x,y},{z,w}}'), (2, '{}', null);
+select arr_q.a[2], arr_q.b[2][1], q.a[1:2] from arr_q, arr_q q where q.id = arr_q.id order by 1;
+select arr_q.a from arr_q order by arr_q.id;
+select arr_q.nosuch[1] from arr_q;
+drop table arr_q;
