@@ -278,7 +278,7 @@ fn is_leaf(e: &Expr) -> bool {
     )
 }
 
-fn leaf<'r>(e: &'r Expr, row: &'r [Datum], cx: &'r EvalCx<'_>) -> Option<&'r Datum> {
+pub(crate) fn leaf<'r>(e: &'r Expr, row: &'r [Datum], cx: &'r EvalCx<'_>) -> Option<&'r Datum> {
     Some(match e {
         Expr::Const(d, _) => d,
         Expr::Col(i, _) => row.get(*i).unwrap_or(&NULL),

@@ -5,7 +5,7 @@ use crate::eval::{Eval, EvalCx};
 use keel_analyzer::expr::{ArrayExpr, ArraySub, Expr};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::Datum;
-use keel_types::array::{Array, Dim};
+use keel_types::array::{Array, Dim, MAXDIM, too_many_dims};
 
 pub(crate) fn eval(a: &ArrayExpr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
     match a {
@@ -26,23 +26,36 @@ pub(crate) fn eval(a: &ArrayExpr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResul
         ArrayExpr::Subscript {
             arr, subs, slice, ..
         } => {
-            let Datum::Array(a) = arr.eval(row, cx)? else {
-                return Ok(Datum::Null);
+            // The bounds first (they cannot change the array), then the array: a column or
+            // constant is read in place, not cloned (an Arc count up and down per row).
+            let mut bounds = [(None, None); MAXDIM];
+            let Some(bounds) = bounds.get_mut(..subs.len()) else {
+                // The binder refuses more subscripts than MAXDIM.
+                return Err(too_many_dims(subs.len()));
             };
-            let mut bounds = Vec::with_capacity(subs.len());
-            for s in subs {
+            for (s, b) in subs.iter().zip(bounds.iter_mut()) {
                 let (Some(lo), Some(hi)) = (bound(&s.lower, row, cx)?, bound(&s.upper, row, cx)?)
                 else {
                     return Ok(Datum::Null);
                 };
-                bounds.push((lo, hi));
+                *b = (lo, hi);
             }
+            let owned;
+            let a = match crate::eval::leaf(arr, row, cx) {
+                Some(Datum::Array(a)) => a,
+                Some(_) => return Ok(Datum::Null),
+                None => match arr.eval(row, cx)? {
+                    Datum::Array(a) => {
+                        owned = a;
+                        &owned
+                    }
+                    _ => return Ok(Datum::Null),
+                },
+            };
             if *slice {
-                Ok(Datum::Array(std::sync::Arc::new(slice_of(
-                    &a, &bounds, subs,
-                ))))
+                Ok(Datum::Array(std::sync::Arc::new(slice_of(a, bounds, subs))))
             } else {
-                Ok(element(&a, &bounds))
+                Ok(element(a, bounds))
             }
         }
         ArrayExpr::Assign {

@@ -203,12 +203,19 @@ impl SetExpansion {
 
     /// The next step's values, or None when every call is done.
     pub fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Vec<Datum>>> {
-        ev.tick()?;
-        let mut any = false;
         let mut out = Vec::with_capacity(self.calls.len());
+        Ok(self.next_into(ev, &mut out)?.then_some(out))
+    }
+
+    /// The next step's values appended to `out` (true), or false with `out` unchanged when
+    /// every call is done.
+    pub fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Vec<Datum>) -> PgResult<bool> {
+        ev.tick()?;
+        let start = out.len();
+        let mut any = false;
         for (c, &w) in self.calls.iter_mut().zip(&self.widths) {
             let got = match c.as_mut() {
-                Some(rows) => rows.next_into(&mut out)?,
+                Some(rows) => rows.next_into(out)?,
                 None => false,
             };
             if got {
@@ -218,7 +225,10 @@ impl SetExpansion {
                 out.extend(std::iter::repeat_n(Datum::Null, w));
             }
         }
-        Ok(any.then_some(out))
+        if !any {
+            out.truncate(start);
+        }
+        Ok(any)
     }
 }
 
@@ -244,19 +254,26 @@ impl<'a> FunctionScan<'a> {
 
 impl<'a> Node<'a> for FunctionScan<'a> {
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
+        let mut row = Vec::new();
+        Ok(self.next_into(ev, &mut row)?.then_some(row))
+    }
+
+    /// The values go straight into the consumer's buffer: a join or an aggregate over
+    /// `generate_series` allocates no row per value.
+    fn next_into(&mut self, ev: &mut EvalCx<'_>, out: &mut Row) -> PgResult<bool> {
         if self.state.is_none() {
             self.state = Some(SetExpansion::open(self.funcs, &[], ev)?);
         }
         let Some(st) = self.state.as_mut() else {
-            return Ok(None);
+            return Ok(false);
         };
-        let Some(mut row) = st.next(ev)? else {
-            return Ok(None);
-        };
+        if !st.next_into(ev, out)? {
+            return Ok(false);
+        }
         if self.ordinality {
             self.n += 1;
-            row.push(Datum::Int8(self.n));
+            out.push(Datum::Int8(self.n));
         }
-        Ok(Some(row))
+        Ok(true)
     }
 }
