@@ -25,7 +25,8 @@ pub enum Special {
     Setval(Arc<SequenceDef>, Box<Expr>, Option<Box<Expr>>),
     /// pg_relation_size / pg_total_relation_size of these relfiles (resolved at bind time).
     RelationSize(Vec<u32>),
-    CurrentSetting(String),
+    /// `current_setting(name [, missing_ok])`: with missing_ok, an unknown name is NULL.
+    CurrentSetting(String, bool),
     PgBackendPid,
     /// pg_sleep(seconds float8): waits, polling for cancel and statement_timeout.
     Sleep(Box<Expr>),

@@ -458,7 +458,11 @@ fn eval_special(s: &Special, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Dat
                 .map(|f| cx.engine.relation_size(*f))
                 .sum::<u64>() as i64,
         ),
-        Special::CurrentSetting(name) => Datum::Text(cx.settings.show(name)?.1),
+        Special::CurrentSetting(name, missing_ok) => match cx.settings.show(name) {
+            Ok((_, v)) => Datum::Text(v),
+            Err(e) if *missing_ok && e.code == sqlstate::UNDEFINED_OBJECT => Datum::Null,
+            Err(e) => return Err(e),
+        },
         Special::PgBackendPid => Datum::Int4(cx.pid),
         Special::Sleep(arg) => match arg.eval(row, cx)? {
             Datum::Float8(secs) => {

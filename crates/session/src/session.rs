@@ -217,7 +217,8 @@ impl Session {
 
     fn guc_rollback(&mut self) {
         if let Some(s) = self.guc_rollback.take() {
-            self.settings = s;
+            let rolled_back = std::mem::replace(&mut self.settings, s);
+            self.settings.keep_placeholders(&rolled_back);
         }
         self.guc_session = None;
     }

@@ -112,7 +112,7 @@ impl Session {
             && def.reported
             && let Ok((n, v)) = self.settings.show(def.name)
         {
-            client.parameter_status(n, &v);
+            client.parameter_status(&n, &v);
         }
     }
 

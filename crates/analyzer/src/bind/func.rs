@@ -296,10 +296,15 @@ impl Binder<'_> {
                 return Ok(Expr::Special(Special::Advisory(call, coerced), ty));
             }
             ("pg_backend_pid", 0) => return Ok(Expr::Special(Special::PgBackendPid, TypeId::Int4)),
-            ("current_setting", 1) => {
-                if let Expr::Const(Datum::Text(s), _) = &args[0] {
+            ("current_setting", 1 | 2) => {
+                let missing_ok = match args.get(1) {
+                    None => Some(false),
+                    Some(Expr::Const(Datum::Bool(b), _)) => Some(*b),
+                    Some(_) => None,
+                };
+                if let (Expr::Const(Datum::Text(s), _), Some(missing_ok)) = (&args[0], missing_ok) {
                     return Ok(Expr::Special(
-                        Special::CurrentSetting(s.clone()),
+                        Special::CurrentSetting(s.clone(), missing_ok),
                         TypeId::Text,
                     ));
                 }

@@ -70,10 +70,32 @@ pub fn find_def(name: &str) -> Option<&'static Def> {
     DEFS.iter().find(|d| d.name.eq_ignore_ascii_case(name))
 }
 
+/// What `set` returns for a custom setting (PostgreSQL's placeholder variables): a user
+/// setting of free text, never reported to the client.
+pub static PLACEHOLDER: Def = Def {
+    name: "",
+    default: "",
+    kind: Kind::Str,
+    context: Context::User,
+    reported: false,
+};
+
+/// PL/pgSQL's settings in PostgreSQL 15; keel's PL/pgSQL has none of them yet (0A000).
+const PLPGSQL_SETTINGS: &[&str] = &[
+    "variable_conflict",
+    "print_strict_params",
+    "check_asserts",
+    "extra_warnings",
+    "extra_errors",
+];
+
 /// A complete set of setting values, in canonical (base unit) form.
 #[derive(Clone, Debug)]
 pub struct Settings {
     values: BTreeMap<&'static str, String>,
+    /// Custom settings (`SET myapp.tenant = '42'`), by lower-cased name, with the name as
+    /// first written: PostgreSQL's placeholder variables, free text keel stores and shows.
+    custom: BTreeMap<String, (String, String)>,
     /// Values every transaction or statement reads, kept parsed beside the map: a map lookup
     /// walks a per-session tree, which with hundreds of sessions is a cache miss per node.
     hot: Hot,
@@ -97,6 +119,7 @@ impl Default for Settings {
     fn default() -> Self {
         let mut s = Settings {
             values: BTreeMap::new(),
+            custom: BTreeMap::new(),
             hot: Hot::default(),
         };
         for d in DEFS {
@@ -110,12 +133,16 @@ impl Settings {
     /// Sets `name` from user text (`'64MB'`, `on`, `8`), validating it. `at_startup` allows
     /// postmaster-context settings.
     pub fn set(&mut self, name: &str, value: &str, at_startup: bool) -> PgResult<&'static Def> {
-        let def = find_def(name).ok_or_else(|| {
-            PgError::new(
-                sqlstate::UNDEFINED_OBJECT,
-                format!("unrecognized configuration parameter \"{name}\""),
-            )
-        })?;
+        let Some(def) = find_def(name) else {
+            let Some(key) = custom_name(name)? else {
+                return Err(unrecognized(name));
+            };
+            self.custom
+                .entry(key)
+                .or_insert_with(|| (name.to_string(), String::new()))
+                .1 = value.to_string();
+            return Ok(&PLACEHOLDER);
+        };
         if !at_startup {
             check_changeable(def)?;
         }
@@ -125,12 +152,17 @@ impl Settings {
     }
 
     pub fn reset(&mut self, name: &str, boot: &Settings) -> PgResult<&'static Def> {
-        let def = find_def(name).ok_or_else(|| {
-            PgError::new(
-                sqlstate::UNDEFINED_OBJECT,
-                format!("unrecognized configuration parameter \"{name}\""),
-            )
-        })?;
+        let Some(def) = find_def(name) else {
+            let Some(key) = custom_name(name)? else {
+                return Err(unrecognized(name));
+            };
+            let v = boot.custom.get(&key).map(|(_, v)| v.clone());
+            self.custom
+                .entry(key)
+                .or_insert_with(|| (name.to_string(), String::new()))
+                .1 = v.unwrap_or_default();
+            return Ok(&PLACEHOLDER);
+        };
         check_changeable(def)?;
         let v = boot.raw(def.name).to_string();
         self.store(def.name, v);
@@ -240,20 +272,72 @@ impl Settings {
     }
 
     /// The value as `SHOW` prints it (`128MB`, `4MB`, `1s`).
-    pub fn show(&self, name: &str) -> PgResult<(&'static str, String)> {
-        let def = find_def(name).ok_or_else(|| {
-            PgError::new(
-                sqlstate::UNDEFINED_OBJECT,
-                format!("unrecognized configuration parameter \"{name}\""),
-            )
-        })?;
+    pub fn show(&self, name: &str) -> PgResult<(std::borrow::Cow<'static, str>, String)> {
+        let Some(def) = find_def(name) else {
+            let lower = name.to_ascii_lowercase();
+            return match self.custom.get(&lower) {
+                Some((n, v)) => Ok((n.clone().into(), v.clone())),
+                None => Err(unrecognized(name)),
+            };
+        };
         let raw = self.raw(def.name);
-        Ok((def.name, display(def, raw)))
+        Ok((def.name.into(), display(def, raw)))
+    }
+
+    /// After a rollback restored `self`: custom settings the rolled-back transaction
+    /// created stay, with an empty value, as PostgreSQL's placeholders do.
+    pub fn keep_placeholders(&mut self, rolled_back: &Settings) {
+        for (key, (name, _)) in &rolled_back.custom {
+            self.custom
+                .entry(key.clone())
+                .or_insert_with(|| (name.clone(), String::new()));
+        }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&'static Def, &str)> {
         DEFS.iter().map(move |d| (d, self.raw(d.name)))
     }
+}
+
+fn unrecognized(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_OBJECT,
+        format!("unrecognized configuration parameter \"{name}\""),
+    )
+}
+
+/// The stored name of a custom setting: two or more simple identifiers joined by dots
+/// (PostgreSQL's `valid_custom_variable_name`); None for a name without a dot, which is
+/// simply unknown.
+fn custom_name(name: &str) -> PgResult<Option<String>> {
+    if !name.contains('.') {
+        return Ok(None);
+    }
+    let simple = |part: &str| {
+        let mut chars = part.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_' || !c.is_ascii())
+            && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$' || !c.is_ascii())
+    };
+    if !name.split('.').all(simple) {
+        return Err(PgError::new(
+            sqlstate::INVALID_NAME,
+            format!("invalid configuration parameter name \"{name}\""),
+        )
+        .with_detail(
+            "Custom parameter names must be two or more simple identifiers separated by dots.",
+        ));
+    }
+    let lower = name.to_ascii_lowercase();
+    if let Some(setting) = lower.strip_prefix("plpgsql.")
+        && PLPGSQL_SETTINGS.contains(&setting)
+    {
+        return Err(PgError::unsupported(format!(
+            "the PL/pgSQL setting {lower}"
+        )));
+    }
+    Ok(Some(lower))
 }
 
 fn invalid(def: &Def, value: &str) -> PgError {

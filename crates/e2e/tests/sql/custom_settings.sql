@@ -1,0 +1,26 @@
+-- case: custom_placeholder_settings
+set myapp.tenant = '42';
+show myapp.tenant;
+select current_setting('myapp.tenant'), current_setting('myapp.nope', true) is null as missing;
+select current_setting('myapp.nope');
+show myapp.nope;
+begin;
+set myapp.other = 'x';
+show myapp.other;
+rollback;
+show myapp.other;
+begin;
+set local myapp.tenant = '7';
+show myapp.tenant;
+commit;
+show myapp.tenant;
+reset myapp.tenant;
+show myapp.tenant;
+set "MyApp.Mixed" = 1;
+show myapp.mixed;
+set myapp.a.b = 2;
+show myapp.a.b;
+set nodots = 1;
+set "myapp.bad-name" = 1;
+reset myapp.never;
+show myapp.never;
