@@ -8,7 +8,10 @@
 //!
 //! A target is a column name followed by one or more `[...]` and `=`, at the start of an item
 //! of a SET list (after `SET` or a comma at the list's nesting depth); the list ends at WHERE,
-//! FROM or RETURNING at its depth, or where that depth closes.
+//! FROM or RETURNING at its depth, or where that depth closes. In an INSERT's column list
+//! (`INSERT INTO t (a[1:2], b)`), a column with subscripts is a target too: the statement
+//! gets an assignment `a = "?subscript"(a[1:2], 0)` per such column, 0 its position in the
+//! list ([`insert_subscripts`]).
 
 use crate::symmetric::{keyword, offset};
 use sqlparser::ast;
@@ -54,7 +57,10 @@ pub fn marker_args(e: &ast::Expr) -> Option<(&ast::Expr, &ast::Expr)> {
 /// The text with the subscripts of assignment targets blanked, and the targets; None when
 /// there is none (or the text does not tokenize: the parser reports that).
 pub fn rewrite(text: &str) -> Option<(String, Vec<Target>)> {
-    if !text.contains('[') || !crate::split::contains_ignore_case(text, "set") {
+    if !text.contains('[')
+        || !(crate::split::contains_ignore_case(text, "set")
+            || crate::split::contains_ignore_case(text, "insert"))
+    {
         return None;
     }
     let all = Tokenizer::new(&PostgreSqlDialect {}, text)
@@ -72,6 +78,9 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<Target>)> {
     let mut i = 0;
     while i < toks.len() {
         let t = &toks[i].token;
+        if keyword(t) == Some(Keyword::INSERT) {
+            insert_targets(text, &toks, i, &mut targets);
+        }
         if item_start && lists.last() == Some(&depth) {
             item_start = false;
             if let Some(end) = subscripted_target(&toks, i) {
@@ -131,8 +140,66 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<Target>)> {
     Some((out, targets))
 }
 
-/// When `toks[i]` starts `name [..]... =`, the index of the last `]`.
-fn subscripted_target(toks: &[&TokenWithSpan], i: usize) -> Option<usize> {
+/// The subscripted columns of the column list of the INSERT at `toks[at]`:
+/// `INSERT INTO name [AS alias] (a[1:2], b, c[3])`. A parenthesized query in that place
+/// (`INSERT INTO t (SELECT ...)`) has no column list.
+fn insert_targets(text: &str, toks: &[&TokenWithSpan], at: usize, targets: &mut Vec<Target>) {
+    let tok = |k: usize| toks.get(k).map(|t| &t.token);
+    let mut j = at + 1;
+    if tok(j).and_then(keyword) != Some(Keyword::INTO) {
+        return;
+    }
+    j += 1;
+    while matches!(tok(j), Some(Token::Word(_))) {
+        j += 1;
+        if !matches!(tok(j), Some(Token::Period)) {
+            break;
+        }
+        j += 1;
+    }
+    if tok(j).and_then(keyword) == Some(Keyword::AS) {
+        j += 2;
+    }
+    if !matches!(tok(j), Some(Token::LParen)) {
+        return;
+    }
+    if matches!(
+        tok(j + 1).and_then(keyword),
+        Some(Keyword::SELECT | Keyword::WITH | Keyword::VALUES | Keyword::TABLE)
+    ) || matches!(tok(j + 1), Some(Token::LParen))
+    {
+        return;
+    }
+    let mut k = j + 1;
+    loop {
+        if let Some(end) = subscripted_item(toks, k) {
+            targets.push(Target {
+                name_at: toks[k].span.start,
+                range: offset(text, toks[k].span.start)..offset(text, toks[end].span.end),
+            });
+            k = end + 1;
+        } else {
+            k += 1;
+        }
+        match tok(k) {
+            Some(Token::Comma) => k += 1,
+            _ => return,
+        }
+    }
+}
+
+/// When `toks[i]` starts `name [..]...` followed by `,` or `)` (an INSERT column), the
+/// index of the last `]`.
+fn subscripted_item(toks: &[&TokenWithSpan], i: usize) -> Option<usize> {
+    let last = subscripts_end(toks, i)?;
+    match toks.get(last + 1).map(|t| &t.token) {
+        Some(Token::Comma | Token::RParen) => Some(last),
+        _ => None,
+    }
+}
+
+/// When `toks[i]` is a name followed by one or more `[...]`, the index of the last `]`.
+fn subscripts_end(toks: &[&TokenWithSpan], i: usize) -> Option<usize> {
     if !matches!(toks.get(i)?.token, Token::Word(_)) {
         return None;
     }
@@ -157,15 +224,35 @@ fn subscripted_target(toks: &[&TokenWithSpan], i: usize) -> Option<usize> {
         last = Some(j);
         j += 1;
     }
-    match toks.get(j).map(|t| &t.token) {
-        Some(Token::Eq) => last,
+    last
+}
+
+/// When `toks[i]` starts `name [..]... =`, the index of the last `]`.
+fn subscripted_target(toks: &[&TokenWithSpan], i: usize) -> Option<usize> {
+    let last = subscripts_end(toks, i)?;
+    match toks.get(last + 1).map(|t| &t.token) {
+        Some(Token::Eq) => Some(last),
         _ => None,
     }
 }
 
 /// Puts the targets back into the parsed statement: each assignment whose column name starts
-/// at a target's location gets the marker call as its value.
+/// at a target's location gets the marker call as its value. An INSERT's subscripted
+/// columns become assignments of `"?subscript"(target, k)`, k the column's position in the
+/// list (see [`insert_subscripts`]).
 pub fn restore(stmt: &mut ast::Statement, text: &str, targets: &[Target]) -> Result<(), String> {
+    if let ast::Statement::Insert(ins) = stmt {
+        for (k, col) in ins.columns.iter().enumerate() {
+            let Some(t) = targets.iter().find(|t| Some(t.name_at) == name_start(col)) else {
+                continue;
+            };
+            let position = ast::Expr::value(ast::Value::Number(k.to_string(), false));
+            ins.assignments.push(ast::Assignment {
+                target: ast::AssignmentTarget::ColumnName(col.clone()),
+                value: marker_call(target_alone(text, t)?, position)?,
+            });
+        }
+    }
     let assignments: &mut Vec<ast::Assignment> = match stmt {
         ast::Statement::Update(u) => &mut u.assignments,
         ast::Statement::Insert(ins) => match &mut ins.on {
@@ -181,45 +268,71 @@ pub fn restore(stmt: &mut ast::Statement, text: &str, targets: &[Target]) -> Res
         let ast::AssignmentTarget::ColumnName(n) = &a.target else {
             continue;
         };
-        let Some(at) =
-            n.0.first()
-                .and_then(|p| p.as_ident())
-                .map(|id| id.span.start)
-        else {
+        let Some(t) = targets.iter().find(|t| Some(t.name_at) == name_start(n)) else {
             continue;
         };
-        let Some(t) = targets.iter().find(|t| t.name_at == at) else {
-            continue;
-        };
-        // The target alone, at its own line and column (everything else blanked).
-        let alone: String = text
-            .char_indices()
-            .map(|(k, c)| {
-                if t.range.contains(&k) || c == '\n' {
-                    c
-                } else {
-                    ' '
-                }
-            })
-            .collect();
-        let target = sqlparser::parser::Parser::new(&crate::dialect::KeelDialect)
-            .try_with_sql(&alone)
-            .and_then(|mut p| p.parse_expr())
-            .map_err(|e| e.to_string())?;
-        let mut call = sqlparser::parser::Parser::new(&crate::dialect::KeelDialect)
-            .try_with_sql(&format!("\"{MARKER}\"(NULL, NULL)"))
-            .and_then(|mut p| p.parse_expr())
-            .map_err(|e| e.to_string())?;
-        if let ast::Expr::Function(f) = &mut call
-            && let ast::FunctionArguments::List(l) = &mut f.args
-        {
-            let value = std::mem::replace(&mut a.value, ast::Expr::value(ast::Value::Null));
-            l.args = vec![
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(target)),
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(value)),
-            ];
-        }
-        a.value = call;
+        let value = std::mem::replace(&mut a.value, ast::Expr::value(ast::Value::Null));
+        a.value = marker_call(target_alone(text, t)?, value)?;
     }
     Ok(())
+}
+
+/// Where a column name starts in the text.
+fn name_start(n: &ast::ObjectName) -> Option<Location> {
+    n.0.first()
+        .and_then(|p| p.as_ident())
+        .map(|id| id.span.start)
+}
+
+/// The target parsed alone, at its own line and column (everything else blanked).
+fn target_alone(text: &str, t: &Target) -> Result<ast::Expr, String> {
+    let alone: String = text
+        .char_indices()
+        .map(|(k, c)| {
+            if t.range.contains(&k) || c == '\n' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    sqlparser::parser::Parser::new(&crate::dialect::KeelDialect)
+        .try_with_sql(&alone)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| e.to_string())
+}
+
+/// `"?subscript"(target, value)`.
+fn marker_call(target: ast::Expr, value: ast::Expr) -> Result<ast::Expr, String> {
+    let mut call = sqlparser::parser::Parser::new(&crate::dialect::KeelDialect)
+        .try_with_sql(&format!("\"{MARKER}\"(NULL, NULL)"))
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| e.to_string())?;
+    if let ast::Expr::Function(f) = &mut call
+        && let ast::FunctionArguments::List(l) = &mut f.args
+    {
+        l.args = vec![
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(target)),
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(value)),
+        ];
+    }
+    Ok(call)
+}
+
+/// An INSERT's subscripted columns, as [`restore`] recorded them: (position in the column
+/// list, the target `a[i]...`).
+pub fn insert_subscripts(ins: &ast::Insert) -> Vec<(usize, &ast::Expr)> {
+    ins.assignments
+        .iter()
+        .filter_map(|a| {
+            let (target, pos) = marker_args(&a.value)?;
+            match pos {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => Some((n.parse().ok()?, target)),
+                    _ => None,
+                },
+                _ => None,
+            }
+        })
+        .collect()
 }

@@ -380,6 +380,24 @@ impl Binder<'_> {
     }
 }
 
+/// A subscripted assignment target, bound: the array's type and the subscripts.
+pub(crate) struct SubscriptTarget {
+    ty: TypeId,
+    subs: Vec<ArraySub>,
+    slice: bool,
+}
+
+impl SubscriptTarget {
+    /// The type a value stored there has: the element type, or for a slice the array type.
+    pub(crate) fn value_type(&self) -> TypeId {
+        if self.slice {
+            self.ty
+        } else {
+            self.ty.elem().unwrap_or(TypeId::Text)
+        }
+    }
+}
+
 impl Binder<'_> {
     /// `SET col[subs] = value` over `base` (the column, or the result of an earlier
     /// subscripted assignment to it in the same SET list): PostgreSQL's subscripted
@@ -392,6 +410,17 @@ impl Binder<'_> {
         scope: &Scope,
         column: &str,
     ) -> PgResult<Expr> {
+        let t = self.subscript_target(target, scope)?;
+        let v = self.expr(value, scope, &mut None)?;
+        self.assign_into(base, target, t, v, value.span(), column)
+    }
+
+    /// The array type and the bound subscripts of an assignment target `col[subs]`.
+    pub(crate) fn subscript_target(
+        &mut self,
+        target: &ast::Expr,
+        scope: &Scope,
+    ) -> PgResult<SubscriptTarget> {
         let Expr::Array(read) = self.expr(target, scope, &mut None)? else {
             return Err(PgError::internal("subscripted target without subscripts"));
         };
@@ -401,18 +430,32 @@ impl Binder<'_> {
         else {
             return Err(PgError::internal("subscripted target without subscripts"));
         };
-        let ty = arr.ty();
-        let want = if slice {
-            ty
-        } else {
-            ty.elem().unwrap_or(TypeId::Text)
-        };
-        let v = self.expr(value, scope, &mut None)?;
+        Ok(SubscriptTarget {
+            ty: arr.ty(),
+            subs,
+            slice,
+        })
+    }
+
+    /// `base` with the bound value `v` stored at the target's subscripts: the value is
+    /// converted to the element (or, for a slice, the array) type first, with PostgreSQL's
+    /// error naming `column` when it cannot be.
+    pub(crate) fn assign_into(
+        &mut self,
+        base: Expr,
+        target: &ast::Expr,
+        t: SubscriptTarget,
+        v: Expr,
+        value_span: sqlparser::tokenizer::Span,
+        column: &str,
+    ) -> PgResult<Expr> {
+        let want = t.value_type();
+        let SubscriptTarget { ty, subs, slice } = t;
         let got = v.ty();
         let v = coerce(v, SqlType::new(want), CastContext::Assignment, &mut self.params).map_err(
             |e| {
                 if e.code != sqlstate::DATATYPE_MISMATCH {
-                    return self.at(e, value.span());
+                    return self.at(e, value_span);
                 }
                 let e = PgError::new(
                     sqlstate::DATATYPE_MISMATCH,

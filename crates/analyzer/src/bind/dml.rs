@@ -159,12 +159,17 @@ impl Binder<'_> {
             _ => return Err(PgError::unsupported("INSERT into a table function")),
         };
         let table = self.table(name)?;
+        // Columns written with subscripts (`INSERT INTO t (a[1:2])`), by list position.
+        let subscripted = keel_parser::subscript_target::insert_subscripts(ins);
+        let subscript_at = |k: usize| subscripted.iter().find(|(p, _)| *p == k).map(|(_, t)| *t);
         // Target columns in statement order.
         let mut targets = Vec::new();
+        // A column may be named more than once only when every mention has subscripts.
+        let mut whole = Vec::new();
         if ins.columns.is_empty() {
             targets.extend(0..table.columns.len());
         } else {
-            for c in &ins.columns {
+            for (k, c) in ins.columns.iter().enumerate() {
                 let n = super::object_name(c).1;
                 let i = table.column_index(&n).ok_or_else(|| {
                     self.at(
@@ -178,7 +183,8 @@ impl Binder<'_> {
                         c.span(),
                     )
                 })?;
-                if targets.contains(&i) {
+                let partial = subscript_at(k).is_some();
+                if whole.contains(&i) || (!partial && targets.contains(&i)) {
                     return Err(self.at(
                         PgError::new(
                             sqlstate::DUPLICATE_COLUMN,
@@ -187,10 +193,39 @@ impl Binder<'_> {
                         c.span(),
                     ));
                 }
+                if !partial {
+                    whole.push(i);
+                }
                 targets.push(i);
             }
         }
-        let target_types: Vec<SqlType> = targets.iter().map(|&i| table.columns[i].ty).collect();
+        // The subscripted targets, bound over the table's columns (for their types).
+        let scope = table_scope(&table, &table.name);
+        let mut assign_targets = Vec::with_capacity(subscripted.len());
+        for (k, t) in &subscripted {
+            assign_targets.push((*k, *t, self.subscript_target(t, &scope)?));
+        }
+        // What each position's value is converted to: the column's type. A subscripted
+        // column converts its value to the element type (the array type for a slice) itself,
+        // with its own error; VALUES only gives its literals that type.
+        let literals_at = |k: usize| match ins.source.as_deref().map(|q| q.body.as_ref()) {
+            Some(ast::SetExpr::Values(v)) => v
+                .rows
+                .iter()
+                .all(|r| matches!(r.content.get(k), Some(ast::Expr::Value(_)))),
+            _ => false,
+        };
+        let target_types: Vec<SqlType> = targets
+            .iter()
+            .enumerate()
+            .map(
+                |(k, &i)| match assign_targets.iter().find(|(p, _, _)| *p == k) {
+                    Some((_, _, t)) if literals_at(k) => SqlType::new(t.value_type()),
+                    Some(_) => SqlType::new(TypeId::Unknown),
+                    None => table.columns[i].ty,
+                },
+            )
+            .collect();
         let (source, src_types, defaults_in_values) = match &ins.source {
             None => (Rel::Values { rows: vec![vec![]] }, vec![], vec![]),
             Some(q) => match q.body.as_ref() {
@@ -253,8 +288,41 @@ impl Binder<'_> {
             ));
         }
         let mut row = Vec::with_capacity(table.columns.len());
+        let mut assign_targets = assign_targets.into_iter().map(Some).collect::<Vec<_>>();
         for col in 0..table.columns.len() {
-            let e = match targets.iter().position(|&t| t == col) {
+            let first = targets.iter().position(|&t| t == col);
+            if first.is_some_and(|si| si < src_types.len())
+                && assign_targets
+                    .iter()
+                    .flatten()
+                    .any(|(k, _, _)| targets[*k] == col)
+            {
+                // Subscripted assignments (and a plain one before them) into NULL, in list
+                // order, as PostgreSQL builds an INSERT's array from its parts.
+                let c = &table.columns[col];
+                let mut e = Expr::Const(Datum::Null, c.ty.id);
+                for (si, _) in targets.iter().enumerate().filter(|(_, t)| **t == col) {
+                    let value = Expr::Col(si, src_types[si]);
+                    let slot = assign_targets
+                        .iter_mut()
+                        .find(|x| x.as_ref().is_some_and(|(k, _, _)| *k == si));
+                    e = match slot.and_then(Option::take) {
+                        Some((_, target, t)) => {
+                            let span = ins.columns[si].span();
+                            self.assign_into(e, target, t, value, span, &c.name)?
+                        }
+                        None => super::types::coerce(
+                            value,
+                            c.ty,
+                            CastContext::Assignment,
+                            &mut self.params,
+                        )?,
+                    };
+                }
+                row.push(e);
+                continue;
+            }
+            let e = match first {
                 Some(si)
                     if si < src_types.len()
                         && !defaults_in_values.get(si).copied().unwrap_or(false) =>

@@ -105,7 +105,8 @@ impl Binder<'_> {
         })
     }
 
-    /// VALUES lists; `types` forces column types (INSERT targets).
+    /// VALUES lists; `types` forces column types (INSERT targets), except where a type is
+    /// Unknown.
     pub fn values(
         &mut self,
         v: &ast::Values,
@@ -136,6 +137,9 @@ impl Binder<'_> {
                     continue;
                 }
                 let b = match types.and_then(|t| t.get(i)) {
+                    // Unknown: no type to force (an INSERT's subscripted column converts
+                    // its value itself).
+                    Some(t) if t.id == TypeId::Unknown => self.expr(e, &scope, &mut None)?,
                     Some(t) if !matches!(e, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default")) => {
                         self.expr_as(e, *t, &scope, CastContext::Assignment)?
                     }

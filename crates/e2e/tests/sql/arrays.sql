@@ -129,3 +129,18 @@ select arr_q.a[2], arr_q.b[2][1], q.a[1:2] from arr_q, arr_q q where q.id = arr_
 select arr_q.a from arr_q order by arr_q.id;
 select arr_q.nosuch[1] from arr_q;
 drop table arr_q;
+
+-- case: insert_into_subscripted_columns
+create table arr_ins (a int2[], b int4[][][], c text[], e float8[], n int);
+insert into arr_ins (a[1:5], b[1:1][1:2][1:2], c, n)
+   values ('{1,2,3,4,5}', '{{{0,0},{1,2}}}', '{}', 1);
+insert into arr_ins (a, b[1:2][1:2], c[2], n) values ('{11,12,23}', '{{3,4},{4,5}}', 'two', 2);
+insert into arr_ins (e[0], e[1], n) values (1.5, 2.5, 3);
+insert into arr_ins (c[2:3], n) select array['x', 'y'], 4;
+insert into arr_ins (b[2]) values (now());
+insert into arr_ins (b[1:2]) values (now());
+insert into arr_ins (a, a[1]) values ('{1}', 2);
+insert into arr_ins (a[1], a) values (2, '{1}');
+insert into arr_ins (n, n) values (1, 2);
+select n, a, b, c, e from arr_ins order by n;
+drop table arr_ins;
