@@ -19,6 +19,9 @@ pub enum SetFunc {
     RegexpMatches,
     /// `regexp_split_to_table(string, pattern [, flags])`.
     RegexpSplit,
+    /// `string_to_table(string, delimiter [, null_string])`: string_to_array's pieces as
+    /// rows. Not strict in the delimiter (NULL splits into characters) nor the null string.
+    StringToTable,
     /// A user-defined function in a procedural language (PL/pgSQL) in FROM: its rows come
     /// from the language's handler ([`TableFunc::user`]).
     User,
@@ -32,6 +35,7 @@ impl SetFunc {
             "generate_subscripts" => SetFunc::Subscripts,
             "regexp_matches" => SetFunc::RegexpMatches,
             "regexp_split_to_table" => SetFunc::RegexpSplit,
+            "string_to_table" => SetFunc::StringToTable,
             _ => return None,
         })
     }
@@ -43,6 +47,7 @@ impl SetFunc {
             SetFunc::Subscripts => "generate_subscripts",
             SetFunc::RegexpMatches => "regexp_matches",
             SetFunc::RegexpSplit => "regexp_split_to_table",
+            SetFunc::StringToTable => "string_to_table",
             SetFunc::User => "function",
         }
     }

@@ -399,10 +399,24 @@ fn string_to_array(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let Datum::Text(s) = &a[0] else {
         return Ok(Datum::Null);
     };
+    let delim = match &a[1] {
+        Datum::Null => None,
+        Datum::Text(d) => Some(d.as_str()),
+        _ => return Ok(Datum::Null),
+    };
     let null_str = match a.get(2) {
         Some(Datum::Text(n)) => Some(n.as_str()),
         _ => None,
     };
+    Ok(Datum::Array(std::sync::Arc::new(Array::from_items(
+        TypeId::Text,
+        split_string(s, delim, null_str),
+    ))))
+}
+
+/// The pieces of `string_to_array` and `string_to_table`: `s` split at each `delim` (at each
+/// character when None, not at all when empty); a piece equal to `null_str` is NULL.
+pub fn split_string(s: &str, delim: Option<&str>, null_str: Option<&str>) -> Vec<Datum> {
     let item = |p: &str| {
         if null_str == Some(p) {
             Datum::Null
@@ -410,23 +424,17 @@ fn string_to_array(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
             Datum::Text(p.to_owned())
         }
     };
-    let items: Vec<Datum> = if s.is_empty() {
-        Vec::new()
-    } else {
-        match &a[1] {
-            Datum::Null => s
-                .char_indices()
-                .map(|(i, c)| item(&s[i..i + c.len_utf8()]))
-                .collect(),
-            Datum::Text(sep) if sep.is_empty() => vec![item(s)],
-            Datum::Text(sep) => s.split(sep.as_str()).map(item).collect(),
-            _ => return Ok(Datum::Null),
-        }
-    };
-    Ok(Datum::Array(std::sync::Arc::new(Array::from_items(
-        TypeId::Text,
-        items,
-    ))))
+    if s.is_empty() {
+        return Vec::new();
+    }
+    match delim {
+        None => s
+            .char_indices()
+            .map(|(i, c)| item(&s[i..i + c.len_utf8()]))
+            .collect(),
+        Some("") => vec![item(s)],
+        Some(sep) => s.split(sep).map(item).collect(),
+    }
 }
 
 fn f(
@@ -479,6 +487,31 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
         ("cardinality", 1) => f(&[array_arg(args, 0)?], Int4, true, |a, _| {
             Ok(arr(&a[0]).map_or(Datum::Null, |x| Datum::Int4(x.items.len() as i32)))
         }),
+        ("trim_array", 2) if int(args[1]) => f(
+            &[array_arg(args, 0)?, Int4],
+            array_arg(args, 0)?,
+            true,
+            |a, _| crate::array_build::trim_array(a),
+        ),
+        ("array_fill", 2 | 3) => {
+            // array_fill(anyelement, int[] [, int[]]): the value's type decides the result's;
+            // an untyped value has none (PostgreSQL: "could not determine polymorphic type").
+            let e = args[0];
+            if e == Unknown || e.is_array() {
+                return None;
+            }
+            let t = e.array_of()?;
+            args[1..]
+                .iter()
+                .all(|&x| matches!(x, Int4Array | Int2Array | Unknown))
+                .then_some(())?;
+            let types: &[TypeId] = if args.len() == 3 {
+                &[e, Int4Array, Int4Array]
+            } else {
+                &[e, Int4Array]
+            };
+            f(types, t, false, crate::array_build::array_fill_for(e))
+        }
         ("array_append", 2) => {
             let t = array_arg(args, 0)?;
             can_elem(args[1], t.elem()?).then_some(())?;

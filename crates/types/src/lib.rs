@@ -11,6 +11,7 @@
 
 pub mod agg;
 pub mod array;
+pub mod array_build;
 pub mod array_ops;
 pub mod cast;
 pub mod common_type;

@@ -139,7 +139,7 @@ impl Binder<'_> {
                 }
                 _ => Err(nf()),
             },
-            SetFunc::RegexpMatches | SetFunc::RegexpSplit => {
+            SetFunc::RegexpMatches | SetFunc::RegexpSplit | SetFunc::StringToTable => {
                 if !(2..=3).contains(&tys.len()) || !tys.iter().all(text_like) {
                     return Err(nf());
                 }

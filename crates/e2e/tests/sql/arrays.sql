@@ -144,3 +144,24 @@ insert into arr_ins (a[1], a) values (2, '{1}');
 insert into arr_ins (n, n) values (1, 2);
 select n, a, b, c, e from arr_ins order by n;
 drop table arr_ins;
+
+-- case: string_to_table_array_fill_trim_array
+select * from string_to_table('1|2|3', '|');
+select string_to_table('1|2||3', '|', '2') as v;
+select * from string_to_table('abc', null);
+select * from string_to_table('abc', '');
+select * from string_to_table(null, ',');
+select * from string_to_table('', ',');
+select array_fill(null::integer, array[3,3], array[2,2]);
+select array_fill(7, array[3,3]);
+select array_fill('juhu'::text, array[2], array[0]);
+select a, a = '{}' as is_eq, array_dims(a) from (select array_fill(42, array[0]) as a) ss;
+select a, a = '{}' as is_eq, array_dims(a) from (select array_fill(42, '{}', '{}') as a) ss;
+select array_fill(1, null, array[2,2]);
+select array_fill(1, array[2,2], '{}');
+select array_fill(1, array[1,2,null]);
+select array_fill(1, array[[1,2],[3,4]]);
+select arr, trim_array(arr, 2) from (values ('{1,2,3,4,5,6}'::bigint[]), ('{1,2}'), ('[10:16]={1,2,3,4,5,6,7}'), ('{{1,10},{2,20},{3,30},{4,40}}')) v(arr);
+select trim_array(array[1, 2, 3], -1);
+select trim_array(array[1, 2, 3], 10);
+select trim_array(array[]::int[], 1);

@@ -45,7 +45,10 @@ impl FuncRows {
     /// strict: no rows).
     pub fn open(f: &TableFunc, row: &[Datum], ev: &mut EvalCx<'_>) -> PgResult<Option<FuncRows>> {
         let mut args = Vec::with_capacity(f.args.len());
-        let strict = f.user.as_ref().is_none_or(|(c, _)| c.def.strict);
+        let strict = match &f.user {
+            Some((c, _)) => c.def.strict,
+            None => f.func != SetFunc::StringToTable,
+        };
         for a in &f.args {
             let v = a.eval(row, ev)?;
             if v.is_null() && strict {
@@ -109,6 +112,18 @@ impl FuncRows {
             }
             SetFunc::User => {
                 return Err(keel_common::PgError::internal("user function without call"));
+            }
+            SetFunc::StringToTable => {
+                let (s, delim, null) = (arg(), arg(), arg());
+                let Datum::Text(s) = s else {
+                    return Ok(None);
+                };
+                let delim = (!delim.is_null()).then(|| text(&delim).to_string());
+                let null = (!null.is_null()).then(|| text(&null).to_string());
+                FuncRows::Values(
+                    keel_types::array_ops::split_string(&s, delim.as_deref(), null.as_deref())
+                        .into_iter(),
+                )
             }
             SetFunc::RegexpMatches | SetFunc::RegexpSplit => {
                 let (s, p, flags) = (arg(), arg(), arg());
