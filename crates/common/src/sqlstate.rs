@@ -81,6 +81,7 @@ pub const QUERY_CANCELED: &str = "57014";
 pub const ADMIN_SHUTDOWN: &str = "57P01";
 pub const CANNOT_CONNECT_NOW: &str = "57P03";
 pub const IO_ERROR: &str = "58030";
+pub const STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER: &str = "0Z002";
 pub const UNDEFINED_FILE: &str = "58P01";
 pub const DUPLICATE_FILE: &str = "58P02";
 pub const INTERNAL_ERROR: &str = "XX000";

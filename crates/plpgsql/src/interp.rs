@@ -48,7 +48,10 @@ pub struct PlState {
     pub out_names: Vec<String>,
     /// The error on its way out has its statement's CONTEXT line already (set by the
     /// innermost statement that failed, cleared as each statement starts).
-    located: bool,
+    pub(crate) located: bool,
+    /// The errors the running exception handlers caught, innermost last: what a bare
+    /// `RAISE;` throws again.
+    pub(crate) handling: Vec<PgError>,
 }
 
 /// The host and the interpreter's methods over it.
@@ -77,6 +80,7 @@ impl PlState {
             result_types: Vec::new(),
             out_names: Vec::new(),
             located: false,
+            handling: Vec::new(),
         }
     }
 }
@@ -207,7 +211,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                         is_record: false,
                     },
                 ]);
+                st.handling.push(err);
                 let r = self.exec_stmts(st, &h.body).await;
+                st.handling.pop();
                 st.vars.pop_scope();
                 r
             }

@@ -9,7 +9,18 @@ use keel_pl::{Raise, RaiseCondition, RaiseLevel, RaiseOptionKind};
 impl<H: Host + ?Sized> Interp<'_, H> {
     pub(crate) async fn raise(&mut self, st: &mut PlState, r: &Raise, line: u32) -> PgResult<()> {
         if r.is_rethrow() {
-            return Err(PgError::unsupported("RAISE without parameters"));
+            // The caught error again, as it was caught: its CONTEXT lines are those of where
+            // it first happened (PostgreSQL's ReThrowError).
+            return match st.handling.last() {
+                Some(e) => {
+                    st.located = true;
+                    Err(e.clone())
+                }
+                None => Err(PgError::new(
+                    sqlstate::STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER,
+                    "RAISE without parameters cannot be used outside an exception handler",
+                )),
+            };
         }
         let mut args = Vec::with_capacity(r.params.len());
         for p in &r.params {

@@ -314,3 +314,41 @@ end $$;
 create trigger al_fill before insert on al_t for each row execute function al_fill();
 insert into al_t values (1, null), (2, 'kept');
 select * from al_t order by id;
+
+-- case: bare_raise_rethrows_the_caught_error
+create table rr_t (id int primary key);
+create function rr_insert(k int) returns text language plpgsql as $$
+begin
+  begin
+    insert into rr_t values (k);
+    insert into rr_t values (k);
+  exception when unique_violation then
+    raise notice 'caught %', sqlstate;
+    raise;
+  end;
+  return 'unreachable';
+end $$;
+select rr_insert(1);
+select count(*) from rr_t;
+create function rr_outer() returns text language plpgsql as $$
+begin
+  perform rr_insert(2);
+  return 'no';
+exception when others then
+  return 'outer caught ' || sqlstate || ': ' || sqlerrm;
+end $$;
+select rr_outer();
+do $$ begin raise; end $$;
+do $$
+begin
+  begin
+    perform 1 / 0;
+  exception when division_by_zero then
+    begin
+      raise exception 'inner';
+    exception when others then
+      null;
+    end;
+    raise;
+  end;
+end $$;
