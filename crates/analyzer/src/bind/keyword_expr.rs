@@ -176,17 +176,17 @@ impl Binder<'_> {
             }
             E::Like {
                 negated,
+                any,
                 expr,
                 pattern,
                 escape_char,
-                ..
             }
             | E::ILike {
                 negated,
+                any,
                 expr,
                 pattern,
                 escape_char,
-                ..
             } => {
                 if escape_char.is_some() {
                     return Err(PgError::unsupported("LIKE ... ESCAPE"));
@@ -197,6 +197,34 @@ impl Binder<'_> {
                     (true, false) => "~~*",
                     (true, true) => "!~~*",
                 };
+                // `x LIKE ANY (array)`: sqlparser marks it `any`; `LIKE ALL (array)` and
+                // `SOME` it reads as a call of a function named all / some.
+                if *any {
+                    let arr = match pattern.as_ref() {
+                        ast::Expr::Nested(inner) => inner.as_ref(),
+                        other => other,
+                    };
+                    return self
+                        .array_quantified(expr, op, arr, false, scope, agg)
+                        .map_err(|err| self.like_position(err, expr, pattern));
+                }
+                if let ast::Expr::Function(f) = pattern.as_ref()
+                    && let [part] = f.name.0.as_slice()
+                    && let Some(id) = part.as_ident()
+                    && id.quote_style.is_none()
+                    && let ast::FunctionArguments::List(l) = &f.args
+                    && let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arr))] =
+                        l.args.as_slice()
+                {
+                    let quantifier = id.value.to_ascii_lowercase();
+                    if matches!(quantifier.as_str(), "any" | "some" | "all")
+                        && !matches!(arr, ast::Expr::Subquery(_))
+                    {
+                        return self
+                            .array_quantified(expr, op, arr, quantifier == "all", scope, agg)
+                            .map_err(|err| self.like_position(err, expr, pattern));
+                    }
+                }
                 let a = self.expr(expr, scope, agg)?;
                 let b = self.expr(pattern, scope, agg)?;
                 self.binary(op, a, b)

@@ -90,3 +90,36 @@ impl Binder<'_> {
         }
     }
 }
+
+impl Binder<'_> {
+    /// `err` of `left [NOT] LIKE ANY (...)` placed at the LIKE (or its NOT), where
+    /// PostgreSQL's grammar puts the operator, unless it has a position already.
+    pub(super) fn like_position(
+        &self,
+        err: PgError,
+        left: &ast::Expr,
+        pattern: &ast::Expr,
+    ) -> PgError {
+        if !Self::wants_position(&err) {
+            return err;
+        }
+        let end = left.span().end;
+        let at = self.tokens_before(pattern.span().start).and_then(|toks| {
+            toks.iter()
+                .filter(|t| !precedes(t.span.start, end))
+                .find(|t| {
+                    matches!(&t.token, Token::Word(w) if matches!(
+                        w.keyword,
+                        sqlparser::keywords::Keyword::NOT
+                            | sqlparser::keywords::Keyword::LIKE
+                            | sqlparser::keywords::Keyword::ILIKE
+                    ))
+                })
+                .map(|t| t.span.start)
+        });
+        match at.and_then(|loc| self.position(Span::new(loc, loc))) {
+            Some(p) => err.or_position(p),
+            None => err,
+        }
+    }
+}

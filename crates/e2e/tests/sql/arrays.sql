@@ -165,3 +165,12 @@ select arr, trim_array(arr, 2) from (values ('{1,2,3,4,5,6}'::bigint[]), ('{1,2}
 select trim_array(array[1, 2, 3], -1);
 select trim_array(array[1, 2, 3], 10);
 select trim_array(array[]::int[], 1);
+
+-- case: like_any_all_arrays
+select 'foo' like any (array['%a', '%o']), 'foo' like any (array['%a', '%b']);
+select 'foo' like all (array['f%', '%o']), 'foo' like all (array['f%', '%b']);
+select 'foo' not like any (array['%a', '%b']), 'foo' not like all (array['%a', '%o']);
+select 'foo' ilike any (array['%A', '%O']), 'foo' ilike all (array['F%', '%O']);
+select 'foo' like any (array['f%', null]), 'foo' like all (array['x%', null]), 'foo' like some (array['%o']);
+select 'foo' like any (null::text[]);
+select 1 like any (array[1]);
