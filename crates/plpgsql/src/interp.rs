@@ -190,26 +190,8 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     return Err(err);
                 };
                 st.vars.push_scope(vec![
-                    Var {
-                        name: "sqlstate".into(),
-                        ty: TypeId::Text,
-                        typmod: -1,
-                        value: Datum::Text(err.code.to_string()),
-                        constant: true,
-                        not_null: false,
-                        record: None,
-                        is_record: false,
-                    },
-                    Var {
-                        name: "sqlerrm".into(),
-                        ty: TypeId::Text,
-                        typmod: -1,
-                        value: Datum::Text(err.message.clone()),
-                        constant: true,
-                        not_null: false,
-                        record: None,
-                        is_record: false,
-                    },
+                    Var::constant("sqlstate", TypeId::Text, Datum::Text(err.code.to_string())),
+                    Var::constant("sqlerrm", TypeId::Text, Datum::Text(err.message.clone())),
                 ]);
                 st.handling.push(err);
                 let r = self.exec_stmts(st, &h.body).await;
@@ -239,16 +221,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         };
         let text = v.data_type.text.text.trim();
         if text.eq_ignore_ascii_case("record") {
-            st.vars.declare(Var {
-                name: v.name.clone(),
-                ty: TypeId::Void,
-                typmod: -1,
-                value: Datum::Null,
-                constant: v.constant,
-                not_null: false,
-                record: None,
-                is_record: true,
-            });
+            st.vars.declare(Var::record(&v.name, v.constant, None));
             return Ok(());
         }
         if let TypeKind::RowTypeOf(names) = &v.data_type.kind {
@@ -259,14 +232,10 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 )));
             };
             let t = self.h.catalog().table(table)?.clone();
-            st.vars.declare(Var {
-                name: v.name.clone(),
-                ty: TypeId::Void,
-                typmod: -1,
-                value: Datum::Null,
-                constant: v.constant,
-                not_null: false,
-                record: Some(Record {
+            st.vars.declare(Var::record(
+                &v.name,
+                v.constant,
+                Some(Record {
                     names: t.columns.iter().map(|c| c.name.clone()).collect(),
                     types: t.columns.iter().map(|c| c.ty.id).collect(),
                     typmods: t.columns.iter().map(|c| c.ty.typmod).collect(),
@@ -274,8 +243,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     is_null: false,
                     declared: true,
                 }),
-                is_record: true,
-            });
+            ));
             return Ok(());
         }
         let ty = match &v.data_type.kind {

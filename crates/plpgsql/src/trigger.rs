@@ -73,16 +73,7 @@ pub fn fire_trigger(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Opti
             declared: false,
         })
     };
-    let record_var = |name: &str, rec: Option<Record>| Var {
-        name: name.to_string(),
-        ty: TypeId::Void,
-        typmod: -1,
-        value: Datum::Null,
-        constant: false,
-        not_null: false,
-        record: rec,
-        is_record: true,
-    };
+    let record_var = |name: &str, rec: Option<Record>| Var::record(name, false, rec);
     let argv = Arc::new(keel_types::array::Array {
         elem: TypeId::Text,
         dims: if t.args.is_empty() {

@@ -41,6 +41,31 @@ impl Var {
     }
 }
 
+impl Var {
+    /// A record variable: `record` (fields known once assigned) when `rec` is None, else a
+    /// record of that shape.
+    pub fn record(name: &str, constant: bool, rec: Option<Record>) -> Var {
+        Var {
+            name: name.to_string(),
+            ty: TypeId::Void,
+            typmod: -1,
+            value: Datum::Null,
+            constant,
+            not_null: false,
+            record: rec,
+            is_record: true,
+        }
+    }
+
+    /// A scalar that may not be assigned (a handler's SQLSTATE and SQLERRM).
+    pub fn constant(name: &str, ty: TypeId, value: Datum) -> Var {
+        Var {
+            constant: true,
+            ..Var::scalar(name, ty, value)
+        }
+    }
+}
+
 #[derive(Clone, Default)]
 pub struct Record {
     pub names: Vec<String>,
