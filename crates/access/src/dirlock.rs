@@ -121,7 +121,12 @@ mod tests {
             .unwrap();
         assert_eq!(err.code, sqlstate::OBJECT_IN_USE);
         assert_eq!(err.message, "lock file \"postmaster.pid\" already exists");
-        assert!(err.hint.unwrap().contains(&std::process::id().to_string()));
+        assert!(
+            err.hint
+                .as_ref()
+                .unwrap()
+                .contains(&std::process::id().to_string())
+        );
 
         first.release();
         assert!(!dir.path().join(LOCK_FILE).exists());

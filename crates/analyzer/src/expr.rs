@@ -164,6 +164,9 @@ pub enum Expr {
     SubPlan(Arc<SubPlan>),
     /// Array constructors, subscripts and `op ANY/ALL (array)`.
     Array(Box<ArrayExpr>),
+    /// Integer and float8 arithmetic compiled into a program (`native`): made by the
+    /// planner's last pass over a finished plan, so nothing that rewrites expressions sees it.
+    Native(Arc<crate::native::Native>),
 }
 
 /// An expression over arrays.
@@ -372,6 +375,15 @@ impl Expr {
             Expr::Outer(_, t) => *t,
             Expr::SubPlan(sp) => sp.ty,
             Expr::Array(a) => a.ty(),
+            Expr::Native(n) => n.ty,
+        }
+    }
+
+    /// The expression a compiled program was made from; any other expression itself.
+    pub fn uncompiled(&self) -> &Expr {
+        match self {
+            Expr::Native(n) => &n.source,
+            e => e,
         }
     }
 
@@ -388,6 +400,7 @@ impl Expr {
         match self {
             Expr::SubPlan(_) => true,
             Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
+            Expr::Native(_) => false,
             Expr::Special(Special::Sleep(arg), _) => arg.has_subplan(),
             Expr::Special(Special::Advisory(_, args) | Special::UserFunction(_, args), _) => {
                 args.iter().any(Expr::has_subplan)
@@ -425,6 +438,7 @@ impl Expr {
             Expr::Col(..) => false,
             Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => true,
             Expr::SubPlan(_) => false,
+            Expr::Native(n) => n.source.is_row_independent(),
             Expr::Special(s, _) => !matches!(
                 s,
                 Special::Nextval(_)
@@ -529,6 +543,7 @@ impl Expr {
                 f(default);
             }
             Expr::Array(a) => a.for_each_child(f),
+            Expr::Native(n) => f(&n.source),
             Expr::SubPlan(sp) => {
                 sp.outer_args.iter().for_each(&mut *f);
                 if let SubKind::Quantified { lhs, cmp, .. } = &sp.kind {

@@ -8,6 +8,7 @@
 
 pub mod bind;
 pub mod expr;
+pub mod native;
 pub mod query;
 pub mod srf;
 

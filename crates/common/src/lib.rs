@@ -10,6 +10,6 @@ pub mod settings;
 pub mod sqlstate;
 pub mod stack;
 
-pub use error::{ErrorObjects, PgError, PgResult, Severity};
+pub use error::{ErrorObjects, ErrorReport, PgError, PgResult, Severity};
 pub use ids::{BlockNo, Csn, Isolation, Lsn, Oid, RelFileId, Tid, Xid};
 pub use settings::Settings;

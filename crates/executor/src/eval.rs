@@ -7,7 +7,7 @@ use keel_analyzer::expr::{Expr, Special};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_planner::plan::Subplans;
 use keel_types::cast::cast;
-use keel_types::func::FuncContext;
+use keel_types::func::{FuncContext, Function};
 use keel_types::{Datum, TypeId};
 use std::sync::Arc;
 
@@ -15,6 +15,14 @@ use std::sync::Arc;
 pub trait Eval {
     /// The expression's value on `row`.
     fn eval(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>;
+    /// The value written over `out`. The kinds per-row paths meet most (a column, a compiled
+    /// program, an array element) write it in place: a returned `PgResult<Datum>` is moved
+    /// through memory once per frame, and reading back a value just written with narrower
+    /// stores stalls the load (no store-to-load forwarding).
+    fn eval_into(&self, row: &[Datum], cx: &mut EvalCx<'_>, out: &mut Datum) -> PgResult<()> {
+        *out = self.eval(row, cx)?;
+        Ok(())
+    }
     /// A predicate's outcome on `row`: only TRUE passes (NULL and FALSE do not).
     fn test(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<bool>;
 }
@@ -212,13 +220,9 @@ impl Eval for Expr {
                     }
                     vals.push(v);
                 }
-                let mut fcx = crate::interrupt::Interruptible {
-                    inner: &mut *cx.fctx,
-                    cancel: cx.cancel,
-                    deadline: cx.deadline,
-                };
-                (f.func)(&vals, &mut fcx)?
+                call_function(f, &vals, cx)?
             }
+            Expr::Native(n) => return crate::native::run(n, row, cx),
             Expr::Special(s, _) => eval_special(s, row, cx)?,
             Expr::Case { whens, default, .. } => {
                 for (c, v) in whens {
@@ -259,10 +263,32 @@ impl Eval for Expr {
         })
     }
 
+    fn eval_into(&self, row: &[Datum], cx: &mut EvalCx<'_>, out: &mut Datum) -> PgResult<()> {
+        match self {
+            Expr::Col(i, _) => *out = row.get(*i).cloned().unwrap_or(Datum::Null),
+            Expr::Native(n) => crate::native::run_into(n, row, cx, out)?,
+            Expr::Array(a) => crate::eval_array::eval_into(a, row, cx, out)?,
+            _ => *out = self.eval(row, cx)?,
+        }
+        Ok(())
+    }
+
     /// Evaluates a predicate: true only for SQL TRUE.
     fn test(&self, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<bool> {
         Ok(matches!(self.eval(row, cx)?, Datum::Bool(true)))
     }
+}
+
+/// Calls a built-in function on evaluated arguments, with the statement's cancel and
+/// deadline checks.
+#[inline]
+pub(crate) fn call_function(f: &Function, args: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum> {
+    let mut fcx = crate::interrupt::Interruptible {
+        inner: &mut *cx.fctx,
+        cancel: cx.cancel,
+        deadline: cx.deadline,
+    };
+    (f.func)(args, &mut fcx)
 }
 
 static NULL: Datum = Datum::Null;

@@ -23,40 +23,10 @@ pub(crate) fn eval(a: &ArrayExpr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResul
                 elem, items,
             ))))
         }
-        ArrayExpr::Subscript {
-            arr, subs, slice, ..
-        } => {
-            // The bounds first (they cannot change the array), then the array: a column or
-            // constant is read in place, not cloned (an Arc count up and down per row).
-            let mut bounds = [(None, None); MAXDIM];
-            let Some(bounds) = bounds.get_mut(..subs.len()) else {
-                // The binder refuses more subscripts than MAXDIM.
-                return Err(too_many_dims(subs.len()));
-            };
-            for (s, b) in subs.iter().zip(bounds.iter_mut()) {
-                let (Some(lo), Some(hi)) = (bound(&s.lower, row, cx)?, bound(&s.upper, row, cx)?)
-                else {
-                    return Ok(Datum::Null);
-                };
-                *b = (lo, hi);
-            }
-            let owned;
-            let a = match crate::eval::leaf(arr, row, cx) {
-                Some(Datum::Array(a)) => a,
-                Some(_) => return Ok(Datum::Null),
-                None => match arr.eval(row, cx)? {
-                    Datum::Array(a) => {
-                        owned = a;
-                        &owned
-                    }
-                    _ => return Ok(Datum::Null),
-                },
-            };
-            if *slice {
-                Ok(Datum::Array(std::sync::Arc::new(slice_of(a, bounds, subs))))
-            } else {
-                Ok(element(a, bounds))
-            }
+        ArrayExpr::Subscript { .. } => {
+            let mut out = Datum::Null;
+            eval_into(a, row, cx, &mut out)?;
+            Ok(out)
         }
         ArrayExpr::Assign {
             arr,
@@ -73,6 +43,60 @@ pub(crate) fn eval(a: &ArrayExpr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResul
             }
         }
     }
+}
+
+/// As [`eval`], writing the value over `out`; a subscript's element is cloned straight there.
+pub(crate) fn eval_into(
+    a: &ArrayExpr,
+    row: &[Datum],
+    cx: &mut EvalCx<'_>,
+    out: &mut Datum,
+) -> PgResult<()> {
+    let ArrayExpr::Subscript {
+        arr, subs, slice, ..
+    } = a
+    else {
+        *out = eval(a, row, cx)?;
+        return Ok(());
+    };
+    // The bounds first (they cannot change the array), then the array: a column or constant
+    // is read in place, not cloned (an Arc count up and down per row).
+    let mut bounds = [(None, None); MAXDIM];
+    let Some(bounds) = bounds.get_mut(..subs.len()) else {
+        // The binder refuses more subscripts than MAXDIM.
+        return Err(too_many_dims(subs.len()));
+    };
+    for (s, b) in subs.iter().zip(bounds.iter_mut()) {
+        let (Some(lo), Some(hi)) = (bound(&s.lower, row, cx)?, bound(&s.upper, row, cx)?) else {
+            *out = Datum::Null;
+            return Ok(());
+        };
+        *b = (lo, hi);
+    }
+    let owned;
+    let a = match crate::eval::leaf(arr, row, cx) {
+        Some(Datum::Array(a)) => a,
+        Some(_) => {
+            *out = Datum::Null;
+            return Ok(());
+        }
+        None => match arr.eval(row, cx)? {
+            Datum::Array(a) => {
+                owned = a;
+                &owned
+            }
+            _ => {
+                *out = Datum::Null;
+                return Ok(());
+            }
+        },
+    };
+    *out = if *slice {
+        Datum::Array(std::sync::Arc::new(slice_of(a, bounds, subs)))
+    } else {
+        element(a, bounds)
+    };
+    Ok(())
 }
 
 /// A subscript bound: Some(None) when omitted, None when it evaluates to NULL.

@@ -11,5 +11,6 @@ mod eval_array;
 mod eval_array_assign;
 pub mod exec;
 pub mod interrupt;
+mod native;
 pub mod sqlfunc;
 pub mod trigger;

@@ -15,7 +15,7 @@ fn stmts(src: &str) -> Vec<Stmt> {
 fn err(src: &str) -> (String, Option<u32>) {
     match parse_do_block(src) {
         Ok(b) => panic!("{src} parsed: {b:?}"),
-        Err(e) => (e.error.message, e.error.position),
+        Err(e) => (e.error.message.clone(), e.error.position),
     }
 }
 

@@ -19,6 +19,7 @@ pub(crate) fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
             *hi = (*hi).max(*i + 1);
         }
         Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => {}
+        Expr::Native(n) => col_range(&n.source, lo, hi),
         Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
             col_range(l, lo, hi);
             col_range(r, lo, hi);
@@ -98,6 +99,8 @@ pub(crate) fn remap(e: Expr, to: &dyn Fn(usize) -> usize) -> Expr {
     let all = |v: Vec<Expr>| v.into_iter().map(|a| remap(a, to)).collect::<Vec<_>>();
     match e {
         Expr::Col(i, t) => Expr::Col(to(i), t),
+        // Programs are made after every rewrite; should one meet one, it goes back to a tree.
+        Expr::Native(n) => remap(n.source.clone(), to),
         Expr::Bin { op, f, l, r, ty } => Expr::Bin {
             op,
             f,

@@ -6,6 +6,7 @@
 //! decides today and what is still taken as written.
 
 mod access;
+mod compile;
 mod cost;
 mod equiv;
 pub mod explain;
@@ -73,6 +74,7 @@ pub fn plan_query(catalog: &Catalog, sizes: &dyn RelSizes, q: &Query) -> PgResul
     let mut root = p.rel(&q.root)?;
     p.finish()?;
     indexonly::apply(catalog, sizes, &mut root, &mut p.subplans);
+    compile::query(&mut root, &mut p.subplans);
     Ok(QueryPlan {
         root,
         columns: q.columns.clone(),
@@ -124,7 +126,7 @@ pub fn plan_modify(
         _ => &mut none,
     };
     indexonly::apply(catalog, sizes, source, &mut p.subplans);
-    Ok(ModifyPlan {
+    let mut plan = ModifyPlan {
         table: m.table.clone(),
         types: m.types.clone(),
         kind,
@@ -132,8 +134,11 @@ pub fn plan_modify(
         fks: m.fks.clone(),
         refs: m.refs.clone(),
         checks: m.checks.clone(),
-        subplans: p.subplans.into(),
-    })
+        subplans: Vec::new().into(),
+    };
+    compile::modify(&mut plan, &mut p.subplans);
+    plan.subplans = p.subplans.into();
+    Ok(plan)
 }
 
 struct Planner<'a> {

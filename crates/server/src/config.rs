@@ -171,17 +171,19 @@ pub fn build_settings(cli: &Cli, data_dir: &Path) -> Result<Boot, String> {
             secret = Some(value.to_string());
             continue;
         }
-        settings.set(&name, value, true).map_err(|e| e.message)?;
+        settings
+            .set(&name, value, true)
+            .map_err(|e| e.into_report().message)?;
     }
     if let Some(port) = cli.port {
         settings
             .set("port", &port.to_string(), true)
-            .map_err(|e| e.message)?;
+            .map_err(|e| e.into_report().message)?;
     }
     if let Some(listen) = &cli.listen {
         settings
             .set("listen_addresses", listen, true)
-            .map_err(|e| e.message)?;
+            .map_err(|e| e.into_report().message)?;
     }
     let secret = secret.filter(|s| !s.is_empty());
     if settings.raw("auth_method") == "scram-sha-256" && secret.is_none() {

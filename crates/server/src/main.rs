@@ -122,10 +122,10 @@ async fn run(
         tokio::task::spawn_blocking(move || Engine::open(&dir, &settings))
             .await
             .map_err(|e| format!("engine start-up failed: {e}"))?
-            .map_err(|e| match e.hint {
+            .map_err(|e| match e.hint.clone() {
                 // main prints "FATAL:  {msg}"; the hint goes on its own line, as postgres's.
                 Some(h) => format!("{}\nHINT:  {h}", e.message),
-                None => e.message,
+                None => e.into_report().message,
             })?
     };
     let auth = if settings.raw("auth_method") == "scram-sha-256" {

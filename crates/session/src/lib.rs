@@ -75,7 +75,7 @@ impl BackendFactory for SessionFactory {
                     // Unknown startup parameters are errors in PostgreSQL too (FATAL 42704).
                     settings
                         .set(name, v, false)
-                        .map_err(|e| PgError::fatal(e.code, e.message))?;
+                        .map_err(|mut e| PgError::fatal(e.code, std::mem::take(&mut e.message)))?;
                 }
             }
         }

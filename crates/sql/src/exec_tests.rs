@@ -131,7 +131,7 @@ impl Db {
             .run(sql)
             .err()
             .unwrap_or_else(|| panic!("{sql}: no error"));
-        (e.code, e.message)
+        (e.code, e.message.clone())
     }
 }
 

@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn option_errors_as_postgres() {
-        let code = |t: &str| opts(t).err().map(|e| (e.code, e.message));
+        let code = |t: &str| opts(t).err().map(|e| (e.code, e.message.clone()));
         assert_eq!(
             code("explain (timing) select 1"),
             Some((

@@ -95,17 +95,7 @@ fn int_range(v: i64, to: TypeId) -> PgResult<Datum> {
 }
 
 fn float_to_int(f: f64, to: TypeId) -> PgResult<Datum> {
-    // rint(): round half to even, then range check.
-    let r = f.round_ties_even();
-    let (lo, hi) = match to {
-        TypeId::Int2 => (i16::MIN as f64, i16::MAX as f64 + 1.0),
-        TypeId::Int4 => (i32::MIN as f64, i32::MAX as f64 + 1.0),
-        _ => (i64::MIN as f64, -(i64::MIN as f64)),
-    };
-    if r.is_nan() || r < lo || r >= hi {
-        return Err(int_out_of_range(to));
-    }
-    int_range(r as i64, to)
+    int_range(crate::scalar::float_to_int(f, to)?, to)
 }
 
 fn numeric_to_int(n: &Numeric, to: TypeId) -> PgResult<Datum> {

@@ -11,7 +11,7 @@ fn c(text: &str, from: TypeId, to: SqlType, ctx: CastContext) -> PgResult<String
 
 fn e(text: &str, from: TypeId, to: TypeId) -> (String, String) {
     let err = c(text, from, SqlType::new(to), Explicit).unwrap_err();
-    (err.code.to_string(), err.message)
+    (err.code.to_string(), err.message.clone())
 }
 
 #[test]

@@ -254,7 +254,7 @@ fn format_quote_translate_match_postgres() {
             bad.push(format!(
                 "{name} {:?}: got {:?}",
                 args.len(),
-                got.map_err(|e| e.message)
+                got.map_err(|e| e.message.clone())
             ));
         }
     }

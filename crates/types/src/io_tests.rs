@@ -14,7 +14,7 @@ fn t(id: TypeId) -> SqlType {
 
 fn err(text: &str, ty: SqlType) -> (String, String) {
     let e = parse_text(text, ty).unwrap_err();
-    (e.code.to_string(), e.message)
+    (e.code.to_string(), e.message.clone())
 }
 
 #[test]
@@ -275,7 +275,7 @@ fn array_binary_receive_errors_match_postgres() {
     let one = 1i32.to_be_bytes();
     let fail = |b: &[u8]| {
         let e = parse_binary(b, ty).unwrap_err();
-        (e.code.to_string(), e.message)
+        (e.code.to_string(), e.message.clone())
     };
     let e = |code: &str, msg: &str| (code.to_string(), msg.to_string());
     assert_eq!(

@@ -30,6 +30,7 @@ mod numeric_small;
 pub mod ops;
 pub mod regex;
 pub mod row;
+pub mod scalar;
 pub mod typeid;
 
 pub use datum::Datum;

@@ -17,6 +17,7 @@ use std::cmp::Ordering;
 mod imp;
 pub(crate) use imp::float_overflow as imp_float_overflow;
 pub(crate) use imp::numeric_arg;
+pub(crate) use imp::{float_overflow, float_underflow};
 pub use imp::{like_match, to_f64, to_numeric};
 
 /// A resolved operator: the argument types to coerce operands to, the result type, and the

@@ -5,6 +5,7 @@ use super::{cmp_f64, compare, date_to_ts, div_zero, int_out_of_range};
 use crate::datetime;
 use crate::interval::Interval;
 use crate::numeric::Numeric;
+use crate::scalar::{Arith, float8_arith};
 use crate::{Datum, TypeId};
 use keel_common::{PgError, PgResult, sqlstate};
 use std::cmp::Ordering;
@@ -185,19 +186,6 @@ pub(crate) fn float_underflow() -> PgError {
     )
 }
 
-/// PostgreSQL's float result checks: an infinite result from finite inputs overflows; a zero
-/// result from non-zero inputs (multiplication, division) underflows.
-#[inline]
-fn check_f(r: f64, x: f64, y: f64, zero_ok: bool) -> PgResult<f64> {
-    if r.is_infinite() && x.is_finite() && y.is_finite() {
-        return Err(float_overflow());
-    }
-    if r == 0.0 && !zero_ok && x != 0.0 && y.is_finite() {
-        return Err(float_underflow());
-    }
-    Ok(r)
-}
-
 #[inline]
 fn check_f4(r: f32, x: f32, y: f32, zero_ok: bool) -> PgResult<f32> {
     if r.is_infinite() && x.is_finite() && y.is_finite() {
@@ -217,23 +205,20 @@ fn f4_of(d: &Datum) -> PgResult<f32> {
 }
 
 pub(super) fn f8_add(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    let (x, y) = (to_f64(a)?, to_f64(b)?);
-    Ok(Datum::Float8(check_f(x + y, x, y, true)?))
+    f8_arith(Arith::Add, a, b)
 }
 pub(super) fn f8_sub(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    let (x, y) = (to_f64(a)?, to_f64(b)?);
-    Ok(Datum::Float8(check_f(x - y, x, y, true)?))
+    f8_arith(Arith::Sub, a, b)
 }
 pub(super) fn f8_mul(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    let (x, y) = (to_f64(a)?, to_f64(b)?);
-    Ok(Datum::Float8(check_f(x * y, x, y, y == 0.0)?))
+    f8_arith(Arith::Mul, a, b)
 }
 pub(super) fn f8_div(a: &Datum, b: &Datum) -> PgResult<Datum> {
-    let (x, y) = (to_f64(a)?, to_f64(b)?);
-    if y == 0.0 && !x.is_nan() {
-        return Err(div_zero());
-    }
-    Ok(Datum::Float8(check_f(x / y, x, y, y.is_infinite())?))
+    f8_arith(Arith::Div, a, b)
+}
+#[inline]
+fn f8_arith(op: Arith, a: &Datum, b: &Datum) -> PgResult<Datum> {
+    Ok(Datum::Float8(float8_arith(op, to_f64(a)?, to_f64(b)?)?))
 }
 pub(super) fn f4_add(a: &Datum, b: &Datum) -> PgResult<Datum> {
     let (x, y) = (f4_of(a)?, f4_of(b)?);

@@ -137,10 +137,10 @@ fn encode_bound(rel: &Keys<'_>, b: &Bound<Vec<Datum>>) -> Bound<Vec<u8>> {
 
 impl BtreeIndex<'_> {
     /// PostgreSQL names the index in its row-size error; the tree does not know it.
-    fn named(&self, e: PgError) -> PgError {
+    fn named(&self, mut e: PgError) -> PgError {
         if e.code == sqlstate::PROGRAM_LIMIT_EXCEEDED {
-            let message = format!("{} \"{}\"", e.message, self.rel.index.name);
-            PgError { message, ..e }
+            e.message = format!("{} \"{}\"", e.message, self.rel.index.name);
+            e
         } else {
             e
         }

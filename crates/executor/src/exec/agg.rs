@@ -228,9 +228,9 @@ impl<'a> Node<'a> for Agg<'a> {
                     {
                         continue;
                     }
-                    args.clear();
-                    for e in &a.args {
-                        args.push(e.eval(&r, ev)?);
+                    args.resize(a.args.len(), Datum::Null);
+                    for (e, slot) in a.args.iter().zip(args.iter_mut()) {
+                        e.eval_into(&r, ev, slot)?;
                     }
                     if a.distinct {
                         if args.iter().any(|d| d.is_null()) {

@@ -516,7 +516,7 @@ impl ModifyExec {
                             None => {
                                 let mut new = old.clone();
                                 let mut sev = ev.nested(Some(shared), &[]);
-                                let r = set.iter().try_for_each(|(c, e)| {
+                                let r: PgResult<()> = set.iter().try_for_each(|(c, e)| {
                                     new[*c] = e.eval(old, &mut sev)?;
                                     Ok(())
                                 });

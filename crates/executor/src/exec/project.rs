@@ -87,10 +87,15 @@ impl<'a> Node<'a> for Project<'a> {
             };
             let mut out = Vec::with_capacity(self.exprs.len());
             for (e, m) in self.exprs.iter().zip(&self.moves) {
-                out.push(match m {
-                    Some(i) if *i < r.len() => std::mem::replace(&mut r[*i], Datum::Null),
-                    _ => e.eval(&r, ev)?,
-                });
+                match m {
+                    Some(i) if *i < r.len() => out.push(std::mem::replace(&mut r[*i], Datum::Null)),
+                    _ => {
+                        out.push(Datum::Null);
+                        if let Some(slot) = out.last_mut() {
+                            e.eval_into(&r, ev, slot)?;
+                        }
+                    }
+                }
             }
             return Ok(Some(out));
         };

@@ -163,14 +163,18 @@ impl FuncRows {
     /// The call's next value; None when it is done.
     /// Appends the call's next row (`width` values) to `out`; false when it is done.
     fn next_into(&mut self, out: &mut Vec<Datum>) -> PgResult<bool> {
-        if let FuncRows::Rows(rows) = self {
-            return Ok(match rows.next() {
-                Some(r) => {
-                    out.extend(r);
-                    true
-                }
-                None => false,
-            });
+        match self {
+            FuncRows::Rows(rows) => {
+                return Ok(match rows.next() {
+                    Some(r) => {
+                        out.extend(r);
+                        true
+                    }
+                    None => false,
+                });
+            }
+            FuncRows::Series(s) => return s.next_into(out),
+            _ => {}
         }
         Ok(match self.next_value()? {
             Some(v) => {

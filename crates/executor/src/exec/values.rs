@@ -109,6 +109,48 @@ impl SeriesState {
         }))
     }
 
+    /// Appends the next value to `out`; false when done. An integer is built in place.
+    #[inline]
+    pub fn next_into(&mut self, out: &mut Vec<Datum>) -> PgResult<bool> {
+        if let SeriesState::Int {
+            cur,
+            stop,
+            step,
+            ty,
+        } = self
+        {
+            return Ok(match Self::step_int(cur, stop, *step) {
+                Some(v) => {
+                    out.push(int_datum(*ty, v));
+                    true
+                }
+                None => false,
+            });
+        }
+        Ok(match self.next()? {
+            Some(v) => {
+                out.push(v);
+                true
+            }
+            None => false,
+        })
+    }
+
+    /// An integer series' next value, None past its end. A step past the type's range ends
+    /// the series after the value it would overflow from.
+    #[inline]
+    fn step_int(cur: &mut i64, stop: &mut i64, step: i64) -> Option<i64> {
+        if (step > 0 && *cur > *stop) || (step < 0 && *cur < *stop) {
+            return None;
+        }
+        let v = *cur;
+        match cur.checked_add(step) {
+            Some(n) => *cur = n,
+            None => *stop = if step > 0 { i64::MIN } else { i64::MAX },
+        }
+        Some(v)
+    }
+
     pub fn next(&mut self) -> PgResult<Option<Datum>> {
         match self {
             SeriesState::Int {
@@ -116,21 +158,7 @@ impl SeriesState {
                 stop,
                 step,
                 ty,
-            } => {
-                if (*step > 0 && *cur > *stop) || (*step < 0 && *cur < *stop) {
-                    return Ok(None);
-                }
-                let v = *cur;
-                match cur.checked_add(*step) {
-                    Some(n) => *cur = n,
-                    None => *stop = if *step > 0 { i64::MIN } else { i64::MAX },
-                }
-                Ok(Some(if *ty == TypeId::Int8 {
-                    Datum::Int8(v)
-                } else {
-                    Datum::Int4(v as i32)
-                }))
-            }
+            } => Ok(Self::step_int(cur, stop, *step).map(|v| int_datum(*ty, v))),
             SeriesState::Time {
                 cur,
                 stop,
@@ -152,5 +180,14 @@ impl SeriesState {
                 }))
             }
         }
+    }
+}
+
+#[inline]
+fn int_datum(ty: TypeId, v: i64) -> Datum {
+    if ty == TypeId::Int8 {
+        Datum::Int8(v)
+    } else {
+        Datum::Int4(v as i32)
     }
 }

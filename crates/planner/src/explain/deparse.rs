@@ -74,6 +74,7 @@ fn write_list(args: &[Expr], names: &Names, sep: &str, out: &mut String) {
 
 fn write_expr(e: &Expr, names: &Names, out: &mut String) {
     match e {
+        Expr::Native(n) => write_expr(&n.source, names, out),
         Expr::Const(d, t) => write_const(d, *t, out),
         Expr::Col(i, _) => match names.get(*i) {
             Some(n) => out.push_str(n),

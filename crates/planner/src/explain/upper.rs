@@ -520,7 +520,7 @@ pub(super) fn output_name(e: &Expr, input: &[String]) -> String {
 /// in PostgreSQL's order. PostgreSQL turns `column = constant` into an equivalence class and
 /// re-adds it to the scan's quals after the others, so those equalities come last.
 pub(super) fn scan_filter(filter: &Expr, own: &[String], covered: &[String]) -> Option<String> {
-    let is_const_eq = |e: &Expr| match e {
+    let is_const_eq = |e: &Expr| match e.uncompiled() {
         Expr::Bin { op: "=", l, r, .. } => {
             let col = |x: &Expr| matches!(x, Expr::Col(..));
             let fixed = |x: &Expr| x.is_row_independent() && !x.has_subplan();

@@ -456,10 +456,10 @@ mod tests {
             let next = chunks.next();
             let at_end = next.is_none();
             if let Some(c) = next {
-                r.feed(c).map_err(|e| e.message)?;
+                r.feed(c).map_err(|e| e.into_report().message)?;
             }
-            while let Some(l) = r.next_line(at_end).map_err(|e| e.message)? {
-                out.push(r.fields(r.line(l)).map_err(|e| e.message)?);
+            while let Some(l) = r.next_line(at_end).map_err(|e| e.into_report().message)? {
+                out.push(r.fields(r.line(l)).map_err(|e| e.into_report().message)?);
             }
             if at_end {
                 return Ok(out);
