@@ -51,6 +51,7 @@ pub fn analyze(
         | ast::Statement::Truncate(_)
         | ast::Statement::CreateSequence { .. }
         | ast::Statement::CreateFunction(_)
+        | ast::Statement::AlterFunction(_)
         | ast::Statement::DropFunction(_)
         | ast::Statement::CreateTrigger(_)
         | ast::Statement::DropTrigger(_) => Analyzed::Ddl(Box::new(stmt.clone())),

@@ -225,6 +225,10 @@ pub struct FunctionDef {
     pub volatility: FuncVolatility,
     /// STRICT / RETURNS NULL ON NULL INPUT: NULL when any argument is NULL, body not run.
     pub strict: bool,
+    /// LEAKPROOF (pg_proc.proleakproof), set by ALTER FUNCTION. Nothing in keel reads it yet:
+    /// it matters to security-barrier views and row security.
+    #[serde(default)]
+    pub leakproof: bool,
     /// `name(type, ...)` of the input arguments: the key in the catalog's function map.
     pub signature: String,
 }

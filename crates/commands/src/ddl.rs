@@ -133,6 +133,7 @@ pub fn execute_ddl(
             "TRUNCATE TABLE".into()
         }
         ast::Statement::CreateFunction(cf) => crate::ddl_function::create_function(cf, &mut cat)?,
+        ast::Statement::AlterFunction(af) => crate::ddl_function::alter_function(af, &mut cat)?,
         ast::Statement::DropFunction(df) => {
             crate::ddl_function::drop_function(df, &mut cat, &mut notices)?
         }

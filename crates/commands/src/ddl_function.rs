@@ -214,15 +214,11 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
     {
         return Err(e.error);
     }
-    let volatility = match cf.behavior {
-        Some(ast::FunctionBehavior::Immutable) => FuncVolatility::Immutable,
-        Some(ast::FunctionBehavior::Stable) => FuncVolatility::Stable,
-        _ => FuncVolatility::Volatile,
-    };
-    let strict = matches!(
-        cf.called_on_null,
-        Some(ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput)
-    );
+    let volatility = cf
+        .behavior
+        .as_ref()
+        .map_or(FuncVolatility::Volatile, volatility);
+    let strict = cf.called_on_null.as_ref().is_some_and(strict);
     let inputs = input_types(cf.args.as_deref().unwrap_or(&[]))?;
     let signature = FunctionDef::signature_of(&name, &inputs);
     let existing = cat.functions.by_name(&signature).cloned();
@@ -256,6 +252,7 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
         body,
         volatility,
         strict,
+        leakproof: false,
         signature,
     };
     let def = Arc::new(def);
@@ -272,45 +269,18 @@ pub(crate) fn drop_function(
     notices: &mut Vec<keel_common::PgError>,
 ) -> PgResult<String> {
     for desc in &df.func_desc {
-        let name = super::ddl::plain_name(&desc.name)?;
-        let found: Vec<Arc<FunctionDef>> = match &desc.args {
-            Some(args) => {
-                let sig = FunctionDef::signature_of(&name, &input_types(args)?);
-                cat.functions.by_name(&sig).cloned().into_iter().collect()
-            }
-            None => cat.functions_named(&name).cloned().collect(),
-        };
-        if found.len() > 1 {
-            return Err(PgError::new(
-                sqlstate::AMBIGUOUS_FUNCTION,
-                format!("function name \"{name}\" is not unique"),
-            )
-            .with_hint("Specify the argument list to select the function unambiguously."));
-        }
-        let Some(f) = found.into_iter().next() else {
-            let shown = match &desc.args {
-                Some(args) => {
-                    let tys: Vec<String> = input_types(args)?
-                        .into_iter()
-                        .map(types::type_display)
-                        .collect();
-                    format!("{name}({})", tys.join(", "))
-                }
-                None => format!("{name}()"),
-            };
-            if df.if_exists {
+        let Some(f) = (match find(desc, cat)? {
+            Ok(f) => Some(f),
+            Err(missing) if df.if_exists => {
                 notices.push(super::ddl::notice(format!(
-                    "function {shown} does not exist, skipping"
+                    "function {} does not exist, skipping",
+                    missing.shown
                 )));
-                continue;
+                None
             }
-            return Err(PgError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                match &desc.args {
-                    Some(_) => format!("function {shown} does not exist"),
-                    None => format!("could not find a function named \"{name}\""),
-                },
-            ));
+            Err(missing) => return Err(missing.error()),
+        }) else {
+            continue;
         };
         let users = crate::ddl_trigger::triggers_calling(cat, f.oid);
         if !users.is_empty() {
@@ -353,4 +323,154 @@ pub(crate) fn drop_function(
         cat.functions.remove(&f.oid);
     }
     Ok("DROP FUNCTION".into())
+}
+
+/// A function a statement names that does not exist, as PostgreSQL shows it.
+struct Missing {
+    /// `name(type, ...)`, or `name()` when no argument list was given.
+    shown: String,
+    name: String,
+    listed: bool,
+}
+
+impl Missing {
+    fn error(&self) -> PgError {
+        PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            if self.listed {
+                format!("function {} does not exist", self.shown)
+            } else {
+                format!("could not find a function named \"{}\"", self.name)
+            },
+        )
+    }
+}
+
+/// The one function `desc` names (by signature, or by name alone when it is not overloaded).
+fn find(desc: &ast::FunctionDesc, cat: &Catalog) -> PgResult<Result<Arc<FunctionDef>, Missing>> {
+    let name = super::ddl::plain_name(&desc.name)?;
+    let found: Vec<Arc<FunctionDef>> = match &desc.args {
+        Some(args) => {
+            let sig = FunctionDef::signature_of(&name, &input_types(args)?);
+            cat.functions.by_name(&sig).cloned().into_iter().collect()
+        }
+        None => cat.functions_named(&name).cloned().collect(),
+    };
+    if found.len() > 1 {
+        return Err(PgError::new(
+            sqlstate::AMBIGUOUS_FUNCTION,
+            format!("function name \"{name}\" is not unique"),
+        )
+        .with_hint("Specify the argument list to select the function unambiguously."));
+    }
+    if let Some(f) = found.into_iter().next() {
+        return Ok(Ok(f));
+    }
+    let shown = match &desc.args {
+        Some(args) => {
+            let tys: Vec<String> = input_types(args)?
+                .into_iter()
+                .map(types::type_display)
+                .collect();
+            format!("{name}({})", tys.join(", "))
+        }
+        None => format!("{name}()"),
+    };
+    Ok(Err(Missing {
+        shown,
+        name,
+        listed: desc.args.is_some(),
+    }))
+}
+
+/// ALTER FUNCTION: volatility, strictness, LEAKPROOF and RENAME TO. PARALLEL, COST and ROWS
+/// are accepted and have no effect, as in CREATE FUNCTION (keel runs no parallel plans and
+/// does not cost function calls). What needs roles, schemas, extensions or per-function
+/// settings is refused with 0A000.
+pub(crate) fn alter_function(af: &ast::AlterFunction, cat: &mut Catalog) -> PgResult<String> {
+    if af.kind != ast::AlterFunctionKind::Function {
+        return Err(PgError::unsupported("ALTER AGGREGATE"));
+    }
+    let f = find(&af.function, cat)?.map_err(|m| m.error())?;
+    let mut def = (*f).clone();
+    match &af.operation {
+        ast::AlterFunctionOperation::Actions { actions, .. } => {
+            for a in actions {
+                match a {
+                    ast::AlterFunctionAction::Behavior(b) => def.volatility = volatility(b),
+                    ast::AlterFunctionAction::CalledOnNull(c) => def.strict = strict(c),
+                    ast::AlterFunctionAction::Leakproof(on) => def.leakproof = *on,
+                    ast::AlterFunctionAction::Parallel(_)
+                    | ast::AlterFunctionAction::Cost(_)
+                    | ast::AlterFunctionAction::Rows(_) => {}
+                    ast::AlterFunctionAction::Security { security, .. } => {
+                        if *security == ast::FunctionSecurity::Definer {
+                            return Err(PgError::unsupported("SECURITY DEFINER"));
+                        }
+                    }
+                    ast::AlterFunctionAction::Support(_) => {
+                        return Err(PgError::unsupported("SUPPORT functions"));
+                    }
+                    ast::AlterFunctionAction::Set(_) | ast::AlterFunctionAction::Reset(_) => {
+                        return Err(PgError::unsupported("SET and RESET clauses on functions"));
+                    }
+                }
+            }
+        }
+        ast::AlterFunctionOperation::RenameTo { new_name } => {
+            let name = new_name.value.to_lowercase();
+            let inputs: Vec<SqlType> = def.input_args().map(|a| a.ty).collect();
+            let signature = FunctionDef::signature_of(&name, &inputs);
+            if cat.functions.by_name(&signature).is_some() {
+                let tys: Vec<String> = inputs.into_iter().map(types::type_display).collect();
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_FUNCTION,
+                    format!(
+                        "function {name}({}) already exists in schema \"{}\"",
+                        tys.join(", "),
+                        def.schema
+                    ),
+                ));
+            }
+            for (oid, _, _) in crate::ddl_trigger::triggers_calling(cat, def.oid) {
+                if let Some(t) = cat.tables.get(&oid).cloned() {
+                    let mut nt = (*t).clone();
+                    for tg in nt.triggers.iter_mut().filter(|tg| tg.function == def.oid) {
+                        tg.function_name = name.clone();
+                    }
+                    cat.tables.insert(oid, Arc::new(nt));
+                }
+            }
+            def.proname = name;
+            def.signature = signature;
+        }
+        ast::AlterFunctionOperation::OwnerTo(_) => {
+            return Err(PgError::unsupported("ALTER FUNCTION ... OWNER TO"));
+        }
+        ast::AlterFunctionOperation::SetSchema { .. } => {
+            return Err(PgError::unsupported("ALTER FUNCTION ... SET SCHEMA"));
+        }
+        ast::AlterFunctionOperation::DependsOnExtension { .. } => {
+            return Err(PgError::unsupported(
+                "ALTER FUNCTION ... DEPENDS ON EXTENSION",
+            ));
+        }
+    }
+    cat.functions.insert(def.oid, Arc::new(def));
+    Ok("ALTER FUNCTION".into())
+}
+
+fn volatility(b: &ast::FunctionBehavior) -> FuncVolatility {
+    match b {
+        ast::FunctionBehavior::Immutable => FuncVolatility::Immutable,
+        ast::FunctionBehavior::Stable => FuncVolatility::Stable,
+        ast::FunctionBehavior::Volatile => FuncVolatility::Volatile,
+    }
+}
+
+fn strict(c: &ast::FunctionCalledOnNull) -> bool {
+    matches!(
+        c,
+        ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput
+    )
 }
