@@ -42,13 +42,29 @@ pub(crate) fn eval(
     row: &[Datum],
     cx: &mut EvalCx<'_>,
 ) -> PgResult<Datum> {
-    let elem = ty.elem().unwrap_or(TypeId::Text);
     let original = arr.eval(row, cx)?;
     let mut bounds = Vec::with_capacity(subs.len());
     for s in subs {
         bounds.push((bound(&s.lower, row, cx)?, bound(&s.upper, row, cx)?));
     }
     let v = value.eval(row, cx)?;
+    let plain: Vec<bool> = subs.iter().map(|s| s.plain).collect();
+    assign_subscripts(original, ty, &bounds, &plain, slice, v)
+}
+
+/// `original` (of array type `ty`; NULL is an empty array) with the element or slice at
+/// `bounds` replaced by `v`: the subscripts' values, an omitted bound None; `plain` per
+/// subscript, written without a colon. A NULL bound must have been refused already
+/// (22004). PL/pgSQL's `a[i] := v` comes here with the values it evaluated.
+pub fn assign_subscripts(
+    original: Datum,
+    ty: TypeId,
+    bounds: &[(Option<i64>, Option<i64>)],
+    plain: &[bool],
+    slice: bool,
+    v: Datum,
+) -> PgResult<Datum> {
+    let elem = ty.elem().unwrap_or(TypeId::Text);
     let base = match &original {
         Datum::Array(a) => (**a).clone(),
         _ => Array::empty(elem),
@@ -57,7 +73,7 @@ pub(crate) fn eval(
         let Datum::Array(src) = v else {
             return Ok(original);
         };
-        set_slice(base, &bounds, subs, &src.items)?
+        set_slice(base, bounds, plain, &src.items)?
     } else {
         let idx: Vec<i64> = bounds.iter().map(|(_, u)| u.unwrap_or(0)).collect();
         set_element(base, &idx, v)?
@@ -132,7 +148,7 @@ fn set_element(mut a: Array, idx: &[i64], v: Datum) -> PgResult<Array> {
 fn set_slice(
     mut a: Array,
     bounds: &[(Option<i64>, Option<i64>)],
-    subs: &[ArraySub],
+    plain: &[bool],
     src: &[Datum],
 ) -> PgResult<Array> {
     if !a.dims.is_empty() && bounds.len() > a.dims.len() {
@@ -142,7 +158,7 @@ fn set_slice(
     let mut ranges = Vec::with_capacity(bounds.len().max(a.dims.len()));
     for (k, (lo, hi)) in bounds.iter().enumerate() {
         let d = a.dims.get(k);
-        let lo = if subs[k].plain {
+        let lo = if plain[k] {
             Some(1)
         } else {
             lo.or(d.map(|d| d.lower as i64))

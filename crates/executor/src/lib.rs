@@ -8,7 +8,7 @@
 
 pub mod eval;
 mod eval_array;
-mod eval_array_assign;
+pub mod eval_array_assign;
 pub mod exec;
 pub mod interrupt;
 mod native;

@@ -165,12 +165,16 @@ pub fn set_plpgsql_handler(h: LanguageHandler, rows: LanguageRowsHandler) {
     let _ = PLPGSQL_ROWS_HANDLER.set(rows);
 }
 
-/// The rows of a call of a procedural-language function in FROM.
+/// The rows of a call of a set-returning user function (in FROM when not inlined, or in a
+/// select list): a SQL body's query rows, or the procedural language's.
 pub(crate) fn call_rows(
     call: &UserCall,
     args: Vec<Datum>,
     cx: &mut EvalCx<'_>,
 ) -> PgResult<Vec<Vec<Datum>>> {
+    if call.def.language == keel_catalog::FuncLanguage::Sql {
+        return sql_rows(call, &args, cx);
+    }
     let handler = PLPGSQL_ROWS_HANDLER
         .get()
         .ok_or_else(|| PgError::unsupported("PL/pgSQL functions in this context"))?;
@@ -199,12 +203,57 @@ pub fn eval_call(
         return handler(call, values, cx);
     }
     let plan = body_plan(call)?;
+    let first = run_body(&plan, &values, cx, Some(1))?;
+    let value = first
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .unwrap_or(Datum::Null);
+    let ret = call.def.ret;
+    if ret.id == TypeId::Void {
+        // PostgreSQL's SQL functions return a NULL void (PL/pgSQL's, an empty one).
+        return Ok(Datum::Null);
+    }
+    result_value(&plan, value, ret)
+}
+
+/// A SETOF SQL function's rows: its query's, each one result column cast to the declared type.
+fn sql_rows(call: &UserCall, args: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Vec<Vec<Datum>>> {
+    let plan = body_plan(call)?;
+    let rows = run_body(&plan, args, cx, None)?;
+    let ret = call.def.ret;
+    rows.into_iter()
+        .map(|r| {
+            let v = r.into_iter().next().unwrap_or(Datum::Null);
+            Ok(vec![result_value(&plan, v, ret)?])
+        })
+        .collect()
+}
+
+/// The body's first column converted to the declared result type.
+fn result_value(plan: &QueryPlan, value: Datum, ret: keel_types::SqlType) -> PgResult<Datum> {
+    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
+    if from == ret.id || matches!(value, Datum::Null) {
+        Ok(value)
+    } else {
+        cast(value, from, ret, CastContext::Assignment)
+    }
+}
+
+/// Runs the body's plan with the argument values as its parameters: its rows, at most
+/// `limit` of them.
+fn run_body(
+    plan: &QueryPlan,
+    values: &[Datum],
+    cx: &mut EvalCx<'_>,
+    limit: Option<usize>,
+) -> PgResult<Vec<Vec<Datum>>> {
     let txn = cx
         .txn
         .ok_or_else(|| PgError::unsupported("a function call in this position"))?;
     let engine = cx.engine;
     let mut inner = EvalCx {
-        params: &values,
+        params: values,
         fctx: &mut *cx.fctx,
         engine,
         settings: cx.settings,
@@ -219,23 +268,17 @@ pub fn eval_call(
         blocking: cx.blocking,
         mem: cx.mem,
     };
-    let first = (|| {
+    let rows = (|| {
         let mut node = build(&plan.root, engine, txn)?;
-        node.next(&mut inner)
+        let mut rows = Vec::new();
+        while limit.is_none_or(|n| rows.len() < n) {
+            match node.next(&mut inner)? {
+                Some(r) => rows.push(r),
+                None => break,
+            }
+        }
+        Ok(rows)
     })();
     cx.ticker = inner.ticker;
-    let value = first?
-        .and_then(|r| r.into_iter().next())
-        .unwrap_or(Datum::Null);
-    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
-    let ret = call.def.ret;
-    if ret.id == TypeId::Void {
-        // PostgreSQL's SQL functions return a NULL void (PL/pgSQL's, an empty one).
-        return Ok(Datum::Null);
-    }
-    if from == ret.id || matches!(value, Datum::Null) {
-        Ok(value)
-    } else {
-        cast(value, from, ret, CastContext::Assignment)
-    }
+    rows
 }

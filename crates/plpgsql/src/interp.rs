@@ -320,10 +320,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 let field = match target.path.as_slice() {
                     [] => None,
                     [keel_pl::TargetPart::Field(f)] => Some(f.to_ascii_lowercase()),
-                    _ => {
-                        return Err(PgError::unsupported(
-                            "assignment to an array element in PL/pgSQL",
-                        ));
+                    path => {
+                        self.assign_element(st, target, path, expr).await?;
+                        return Ok(Flow::Normal);
                     }
                 };
                 let (v, from) = self.eval(st, expr).await.map_err(|mut e| {
@@ -632,19 +631,25 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 self.finish_sql(st, ran, into.as_ref())?;
                 Ok(Flow::Normal)
             }
-            StmtKind::GetDiagnostics { items, .. } => {
+            StmtKind::GetDiagnostics { items, stacked } => {
+                if *stacked && st.handling.is_empty() {
+                    return Err(PgError::new(
+                        sqlstate::STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER,
+                        "GET STACKED DIAGNOSTICS cannot be used outside an exception handler",
+                    ));
+                }
                 for (target, item) in items {
-                    let v = match item {
-                        keel_pl::DiagItem::RowCount => Datum::Int8(st.row_count as i64),
-                        other => {
-                            return Err(PgError::unsupported(format!(
-                                "GET DIAGNOSTICS {}",
-                                other.name()
-                            )));
+                    let (v, ty) = match item {
+                        keel_pl::DiagItem::RowCount => {
+                            (Datum::Int8(st.row_count as i64), TypeId::Int8)
                         }
+                        item => (
+                            Datum::Text(crate::targets::diagnostic(st, *item)?),
+                            TypeId::Text,
+                        ),
                     };
                     let name = target.names.join(".");
-                    self.assign(st, &name, v, TypeId::Int8)?;
+                    self.assign(st, &name, v, ty)?;
                 }
                 Ok(Flow::Normal)
             }
@@ -799,7 +804,13 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         Ok(())
     }
 
-    fn assign(&mut self, st: &mut PlState, name: &str, v: Datum, from: TypeId) -> PgResult<()> {
+    pub(crate) fn assign(
+        &mut self,
+        st: &mut PlState,
+        name: &str,
+        v: Datum,
+        from: TypeId,
+    ) -> PgResult<()> {
         let Some(var) = st.vars.find_mut(name) else {
             return Err(PgError::new(
                 sqlstate::SYNTAX_ERROR,

@@ -25,6 +25,7 @@ mod interp;
 mod raise;
 mod results;
 mod sql;
+mod targets;
 pub use sql::tag_count;
 pub mod trigger;
 pub mod vars;

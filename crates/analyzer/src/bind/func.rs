@@ -110,7 +110,12 @@ impl Binder<'_> {
                 for (n, x) in named_asts {
                     named.push((n, self.expr(x, scope, agg)?));
                 }
-                return self.user_function(&name, args, named);
+                return self.user_function(
+                    &name,
+                    args,
+                    named,
+                    sqlparser::ast::Spanned::span(&f.name),
+                );
             }
         }
         self.named_function(&name, args)

@@ -34,8 +34,20 @@ impl Binder<'_> {
         let tf = self
             .table_func(func, args)
             .map_err(|e| self.at(e, f.name.span()))?;
+        self.place_set_function(tf, func.name(), f.name.span())
+    }
+
+    /// Where a typed set-returning call in an expression goes: one of the select list's
+    /// projection's set functions (the value is `Special::SetValue`), or an error naming the
+    /// clause that does not allow it.
+    pub(crate) fn place_set_function(
+        &mut self,
+        tf: TableFunc,
+        label: &'static str,
+        span: sqlparser::tokenizer::Span,
+    ) -> PgResult<Expr> {
         let ty = tf.ty;
-        let at = |b: &Self, e: PgError| match b.position(f.name.span()) {
+        let at = |b: &Self, e: PgError| match b.position(span) {
             Some(p) => e.or_position(p),
             None => e,
         };
@@ -47,7 +59,7 @@ impl Binder<'_> {
                     funcs.push(tf);
                     funcs.len() - 1
                 });
-                Ok(Expr::Special(Special::SetValue(k, func.name()), ty))
+                Ok(Expr::Special(Special::SetValue(k, label), ty))
             }
             Some(super::IN_AGGREGATE) => Err(at(
                 self,
@@ -74,8 +86,7 @@ impl Binder<'_> {
                 PgError::new(
                     sqlstate::FEATURE_NOT_SUPPORTED,
                     format!(
-                        "set-returning function {}() is only supported in FROM and in a select list",
-                        func.name()
+                        "set-returning function {label}() is only supported in FROM and in a select list",
                     ),
                 ),
             )),

@@ -161,6 +161,7 @@ impl Binder<'_> {
         name: &str,
         args: Vec<Expr>,
         named: Vec<(String, Expr)>,
+        span: sqlparser::tokenizer::Span,
     ) -> PgResult<Expr> {
         let positional = args.len();
         let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
@@ -168,9 +169,7 @@ impl Binder<'_> {
         given.extend(named.into_iter().map(|(_, e)| e));
         let (def, slots) = choose(self.catalog, name, &given, positional, &names)?;
         if def.set_returning {
-            return Err(PgError::unsupported(
-                "set-returning user-defined functions outside FROM",
-            ));
+            return self.user_set_function(def, &slots, given, span);
         }
         if def.ret.id == TypeId::Record {
             return Err(PgError::unsupported(
@@ -188,6 +187,51 @@ impl Binder<'_> {
             Special::UserFunction(Arc::new(call), call_args),
             ty,
         ))
+    }
+
+    /// A set-returning user function in an expression: in the select list, one of the
+    /// projection's set functions, its rows run by the language (a SQL body's query, a
+    /// PL/pgSQL body's RETURN NEXT / RETURN QUERY rows).
+    fn user_set_function(
+        &mut self,
+        def: Arc<FunctionDef>,
+        slots: &[Option<usize>],
+        given: Vec<Expr>,
+        span: sqlparser::tokenizer::Span,
+    ) -> PgResult<Expr> {
+        let width = def.result_columns().count().max(1);
+        if width > 1 || def.ret.id == TypeId::Record {
+            return Err(PgError::unsupported(
+                "set-returning functions of several columns outside FROM",
+            ));
+        }
+        let mut nested = false;
+        for e in &given {
+            let mut todo = vec![e];
+            while let Some(x) = todo.pop() {
+                nested |= matches!(x, Expr::Special(Special::SetValue(..), _));
+                x.for_each_child(&mut |c| todo.push(c));
+            }
+        }
+        if nested {
+            return Err(PgError::unsupported(
+                "a set-returning call in the arguments of a set-returning user function",
+            ));
+        }
+        let args = self.call_args(&def, slots, given)?;
+        let ty = def.ret.id;
+        let call = UserCall {
+            def,
+            catalog: Arc::new(self.catalog.clone()),
+            body: Default::default(),
+        };
+        let tf = crate::srf::TableFunc {
+            func: crate::srf::SetFunc::User,
+            args,
+            ty,
+            user: Some((Arc::new(call), 1)),
+        };
+        self.place_set_function(tf, "function", span)
     }
 
     /// A parameter's DEFAULT, bound where the call leaves it out.

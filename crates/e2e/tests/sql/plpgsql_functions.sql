@@ -352,3 +352,43 @@ begin
     raise;
   end;
 end $$;
+-- case: array_element_assignment_and_stacked_diagnostics
+do $$ declare a int[] := array[1,2,3]; begin a[2] := 20; a[5] := 50; raise notice '%', a; end $$;
+do $$ declare a int[]; begin a[1:2] := array[7,8]; raise notice '%', a; end $$;
+do $$ begin begin perform 1/0; exception when others then declare s text; m text; begin get stacked diagnostics s = returned_sqlstate, m = message_text; raise notice '% %', s, m; end; end; end $$;
+do $$ declare a int[]; begin a[3] := 30; raise notice '%', a; a[1] := 10; raise notice '% %', a, array_lower(a,1); end $$;
+do $$ declare a int[] := '{{1,2},{3,4}}'; begin a[2][1] := 30; raise notice '%', a; a[3][1] := 5; end $$;
+do $$ declare a text[] := '{x,y}'; i int := null; begin a[i] := 'z'; end $$;
+do $$ declare a int[] := '{1,2,3,4}'; begin a[2:3] := '{20,30}'; raise notice '%', a; a[:2] := array[7,8]; raise notice '%', a; a[1] := '5'; a[2] := 2.6; raise notice '%', a; end $$;
+do $$ declare x int := 1; begin x[1] := 2; end $$;
+do $$ declare a int[] := '{1,2}'; begin a[1::int + 1] := 9; a[(select 1)] := 8; raise notice '%', a; end $$;
+do $$ begin get stacked diagnostics; end $$;
+do $$ declare t text; begin get stacked diagnostics t = message_text; end $$;
+create table gd_diag (a int primary key, b int not null check (b > 0));
+do $$ declare s text; m text; d text; h text; c text; tb text; cn text; col text; sc text; dt text; begin
+  insert into gd_diag values (1, 1); insert into gd_diag values (1, 1);
+exception when unique_violation then
+  get stacked diagnostics s = returned_sqlstate, m = message_text, d = pg_exception_detail, h = pg_exception_hint, tb = table_name, cn = constraint_name, col = column_name, sc = schema_name, dt = pg_datatype_name;
+  raise notice '[%] [%] [%] [%] [%] [%] [%] [%] [%]', s, m, d, h, tb, cn, col, sc, dt;
+end $$;
+do $$ declare s text; m text; col text; tb text; begin
+  insert into gd_diag values (2, null);
+exception when others then
+  get stacked diagnostics s = returned_sqlstate, m = message_text, col = column_name, tb = table_name;
+  raise notice '[%] [%] [%] [%]', s, m, col, tb;
+end $$;
+do $$ declare c text; begin
+  perform 1/0;
+exception when others then
+  get stacked diagnostics c = pg_exception_context;
+  raise notice 'ctx: %', c;
+end $$;
+create function gd_f() returns int language plpgsql as $$ begin raise exception 'boom' using hint = 'hh', detail = 'dd', errcode = 'P0009'; end $$;
+do $$ declare c text; s text; d text; h text; begin
+  perform gd_f();
+exception when others then
+  get stacked diagnostics c = pg_exception_context, s = returned_sqlstate, d = pg_exception_detail, h = pg_exception_hint;
+  raise notice '% % % ctx: %', s, d, h, c;
+end $$;
+drop table gd_diag;
+drop function gd_f();
