@@ -150,7 +150,19 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
             ),
         ));
     }
-    let standard_body = matches!(cf.function_body, Some(ast::CreateFunctionBody::Return(_)));
+    // RETURN expr, or BEGIN ATOMIC ... END (keel_parser::atomic_body makes it a string).
+    let standard_body = match &cf.function_body {
+        Some(ast::CreateFunctionBody::Return(_)) => true,
+        Some(
+            ast::CreateFunctionBody::AsBeforeOptions { body, .. }
+            | ast::CreateFunctionBody::AsAfterOptions(body),
+        ) => matches!(
+            body,
+            ast::Expr::Value(v) if matches!(&v.value, ast::Value::DollarQuotedString(d)
+                if d.tag.as_deref() == Some(keel_parser::atomic_body::TAG))
+        ),
+        _ => false,
+    };
     let language = match cf
         .language
         .as_ref()

@@ -8,9 +8,10 @@
 //! Each level of a recursion runs through `Expr::eval`, whose stack check stops runaway
 //! recursion with 54001 before the thread's stack is exhausted.
 //!
-//! A body is one SELECT (or VALUES) whose first row's first column is the result (NULL
-//! without rows), cast to the declared result type. Bodies of several statements, or of
-//! INSERT/UPDATE/DELETE, answer 0A000 for now.
+//! A body is one or more SELECT (or VALUES) statements: each runs to its end in order, and
+//! the last one's first row's first column is the result (NULL without rows), cast to the
+//! declared result type; a SETOF function returns all its rows. Statements that write
+//! (INSERT/UPDATE/DELETE) answer 0A000 for now.
 
 use crate::eval::EvalCx;
 use crate::exec::build;
@@ -23,16 +24,31 @@ use keel_types::cast::{CastContext, cast};
 use keel_types::{Datum, TypeId};
 use std::sync::Arc;
 
-/// Parses, analyzes and plans the body of `def` with its parameter types.
-fn plan_body(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
-    let def: &FunctionDef = &call.def;
-    let stmts = keel_parser::split::split_statements(&def.body);
-    if stmts.len() != 1 {
-        return Err(PgError::unsupported(
-            "SQL function bodies of other than one statement",
-        ));
+/// A body's plans, one per statement, in order: the last one's rows are the result.
+pub(crate) struct BodyPlans(Vec<Arc<QueryPlan>>);
+
+impl BodyPlans {
+    fn last(&self) -> Option<&Arc<QueryPlan>> {
+        self.0.last()
     }
-    let parsed = keel_parser::parse_statement(stmts[0].text, 0)?;
+}
+
+/// Parses, analyzes and plans each statement of the body of `def` with its parameter types.
+fn plan_body(call: &UserCall) -> PgResult<Arc<BodyPlans>> {
+    let stmts = keel_parser::split::split_statements(&call.def.body);
+    let mut plans = Vec::with_capacity(stmts.len());
+    for s in stmts {
+        if !keel_parser::split::strip_comments_ws(s.text).is_empty() {
+            plans.push(plan_statement(call, s.text)?);
+        }
+    }
+    Ok(Arc::new(BodyPlans(plans)))
+}
+
+/// One statement of a body: a SELECT (or VALUES). Writes answer 0A000 for now.
+fn plan_statement(call: &UserCall, stmt_text: &str) -> PgResult<Arc<QueryPlan>> {
+    let def: &FunctionDef = &call.def;
+    let parsed = keel_parser::parse_statement(stmt_text, 0)?;
     let keel_parser::Parsed::Statement { stmt, text, .. } = parsed.parsed else {
         return Err(PgError::unsupported(
             "this statement in a SQL function body",
@@ -72,7 +88,7 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
         catalog,
         body: Default::default(),
     };
-    let plan = plan_body(&call).map_err(|mut e| {
+    let plans = plan_body(&call).map_err(|mut e| {
         // Positions would point into the body, not into the statement.
         e.position = None;
         e
@@ -100,6 +116,11 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
         TypeId::Record if declared.is_empty() => return Ok(()),
         _ => {}
     }
+    let Some(plan) = plans.last() else {
+        return Err(mismatch(
+            "Function's final statement must be SELECT or INSERT/UPDATE/DELETE RETURNING.".into(),
+        ));
+    };
     if declared.len() > 1 {
         let n = plan.columns.len();
         if n != declared.len() {
@@ -132,10 +153,10 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
     Ok(())
 }
 
-/// The body's plan, planned at the first call of this call site.
-fn body_plan(call: &UserCall) -> PgResult<Arc<QueryPlan>> {
+/// The body's plans, planned at the first call of this call site.
+fn body_plan(call: &UserCall) -> PgResult<Arc<BodyPlans>> {
     if let Some(p) = call.body.get()
-        && let Ok(plan) = p.clone().downcast::<QueryPlan>()
+        && let Ok(plan) = p.clone().downcast::<BodyPlans>()
     {
         return Ok(plan);
     }
@@ -202,8 +223,11 @@ pub fn eval_call(
             .ok_or_else(|| PgError::unsupported("PL/pgSQL functions in this context"))?;
         return handler(call, values, cx);
     }
-    let plan = body_plan(call)?;
-    let first = run_body(&plan, &values, cx, Some(1))?;
+    let plans = body_plan(call)?;
+    let Some(plan) = run_leading(&plans, &values, cx)? else {
+        return Ok(Datum::Null);
+    };
+    let first = run_body(plan, &values, cx, Some(1))?;
     let value = first
         .into_iter()
         .next()
@@ -214,18 +238,52 @@ pub fn eval_call(
         // PostgreSQL's SQL functions return a NULL void (PL/pgSQL's, an empty one).
         return Ok(Datum::Null);
     }
-    result_value(&plan, value, ret)
+    result_value(plan, value, ret)
+}
+
+/// Runs every statement of the body but the last to its end (their rows are discarded, as
+/// PostgreSQL's): the last one's plan, None for an empty body.
+fn run_leading<'p>(
+    plans: &'p BodyPlans,
+    values: &[Datum],
+    cx: &mut EvalCx<'_>,
+) -> PgResult<Option<&'p Arc<QueryPlan>>> {
+    let Some((last, leading)) = plans.0.split_last() else {
+        return Ok(None);
+    };
+    for p in leading {
+        run_body(p, values, cx, Some(0))?;
+    }
+    Ok(Some(last))
 }
 
 /// A SETOF SQL function's rows: its query's, each one result column cast to the declared type.
 fn sql_rows(call: &UserCall, args: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Vec<Vec<Datum>>> {
-    let plan = body_plan(call)?;
-    let rows = run_body(&plan, args, cx, None)?;
-    let ret = call.def.ret;
+    let plans = body_plan(call)?;
+    let Some(plan) = run_leading(&plans, args, cx)? else {
+        return Ok(Vec::new());
+    };
+    let rows = run_body(plan, args, cx, None)?;
+    // The declared result columns (OUT, RETURNS TABLE), else the one result type.
+    let mut types: Vec<keel_types::SqlType> = call.def.result_columns().map(|a| a.ty).collect();
+    if types.is_empty() {
+        types.push(call.def.ret);
+    }
     rows.into_iter()
         .map(|r| {
-            let v = r.into_iter().next().unwrap_or(Datum::Null);
-            Ok(vec![result_value(&plan, v, ret)?])
+            let mut vals = r.into_iter();
+            types
+                .iter()
+                .zip(&plan.columns)
+                .map(|(t, c)| {
+                    let v = vals.next().unwrap_or(Datum::Null);
+                    if c.ty == t.id || v.is_null() {
+                        Ok(v)
+                    } else {
+                        cast(v, c.ty, *t, CastContext::Assignment)
+                    }
+                })
+                .collect()
         })
         .collect()
 }
@@ -270,11 +328,13 @@ fn run_body(
     };
     let rows = (|| {
         let mut node = build(&plan.root, engine, txn)?;
+        // Some(0): run to the end, keeping nothing (a leading statement).
         let mut rows = Vec::new();
-        while limit.is_none_or(|n| rows.len() < n) {
-            match node.next(&mut inner)? {
-                Some(r) => rows.push(r),
-                None => break,
+        while let Some(r) = node.next(&mut inner)? {
+            if limit.is_none_or(|n| rows.len() < n) {
+                rows.push(r);
+            } else if limit != Some(0) {
+                break;
             }
         }
         Ok(rows)

@@ -9,6 +9,7 @@
 //!
 //! [`parse_statement`] is the entry point: one statement's text to a [`Parsed`].
 
+pub mod atomic_body;
 mod copy_options;
 pub mod dialect;
 mod do_stmt;
@@ -125,6 +126,8 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
         return Ok(done(Parsed::Utility(u)));
     }
     let text: &str = &parsed_text;
+    let atomic = atomic_body::rewrite(text);
+    let text: &str = atomic.as_deref().unwrap_or(text);
     let reordered = utility::reorder_create_sequence(text)?;
     let mut lock_strengths = Vec::new();
     // (text the targets were found in, that text with their subscripts blanked, targets)

@@ -13,13 +13,35 @@ pub struct RawStmt<'a> {
 
 /// Splits on top-level `;`, honouring quotes, dollar quotes and comments. Statements that are
 /// only whitespace/comments are dropped (PostgreSQL does the same).
+///
+/// Inside `CREATE [OR REPLACE] FUNCTION | PROCEDURE ... BEGIN ATOMIC ... END` a `;` does not
+/// end the statement, found as PostgreSQL's scanners (psql's, the server's) find it: outside
+/// parentheses, BEGIN opens a block, CASE inside one opens another, END closes one.
 pub fn split_statements(sql: &str) -> Vec<RawStmt<'_>> {
     let b = sql.as_bytes();
     let mut out = Vec::new();
     let mut start = 0;
     let mut i = 0;
+    let mut routine = RoutineBlocks::default();
     while i < b.len() {
         match b[i] {
+            b'(' => {
+                routine.parens += 1;
+                i += 1;
+            }
+            b')' => {
+                routine.parens -= 1;
+                i += 1;
+            }
+            c if (c.is_ascii_alphabetic() || c == b'_') && (i == 0 || !is_ident(b[i - 1])) => {
+                let mut j = i + 1;
+                while j < b.len() && is_ident(b[j]) {
+                    j += 1;
+                }
+                routine.word(&sql[i..j]);
+                i = j;
+            }
+            b';' if routine.depth > 0 => i += 1,
             b'\'' => {
                 // E'..' strings allow backslash escapes.
                 let escaped = i > 0
@@ -96,12 +118,63 @@ pub fn split_statements(sql: &str) -> Vec<RawStmt<'_>> {
                 push_stmt(sql, start, i + 1, &mut out);
                 i += 1;
                 start = i;
+                routine = RoutineBlocks::default();
             }
             _ => i += 1,
         }
     }
     push_stmt(sql, start, b.len().min(sql.len()), &mut out);
     out
+}
+
+/// The words of the statement being split, as far as BEGIN ATOMIC blocks need them.
+#[derive(Default)]
+struct RoutineBlocks {
+    head: Head,
+    parens: i32,
+    /// Open BEGIN (and CASE within one) blocks.
+    depth: u32,
+}
+
+/// How far the statement's first words match CREATE [OR REPLACE] FUNCTION | PROCEDURE.
+#[derive(Default, PartialEq)]
+enum Head {
+    #[default]
+    Start,
+    Create,
+    Or,
+    OrReplace,
+    Routine,
+    Other,
+}
+
+impl RoutineBlocks {
+    fn word(&mut self, w: &str) {
+        let is = |k: &str| w.eq_ignore_ascii_case(k);
+        self.head = match self.head {
+            Head::Routine => Head::Routine,
+            Head::Other => return,
+            Head::Start if is("create") => Head::Create,
+            Head::Create if is("or") => Head::Or,
+            Head::Or if is("replace") => Head::OrReplace,
+            Head::Create | Head::OrReplace if is("function") || is("procedure") => {
+                return self.head = Head::Routine;
+            }
+            _ => Head::Other,
+        };
+        if self.head != Head::Routine || self.parens != 0 {
+            return;
+        }
+        if is("begin") {
+            self.depth += 1;
+        } else if is("case") {
+            if self.depth > 0 {
+                self.depth += 1;
+            }
+        } else if is("end") {
+            self.depth = self.depth.saturating_sub(1);
+        }
+    }
 }
 
 fn is_ident(c: u8) -> bool {
@@ -301,6 +374,22 @@ mod tests {
             vec!["select ';'", "select $$a;b$$", "-- c;\n select \"x;\""]
         );
         assert_eq!(s[1].offset, 11);
+    }
+
+    #[test]
+    fn begin_atomic_bodies_keep_their_semicolons() {
+        let sql = "create function f() returns int begin atomic select case when true then 1 end; \
+                   select (2); end; select 'begin'; create or replace procedure p() begin atomic \
+                   select 1; end; begin; end;";
+        let t: Vec<_> = split_statements(sql)
+            .iter()
+            .map(|r| r.text.trim_end_matches(';').trim().to_string())
+            .collect();
+        assert_eq!(t.len(), 5, "{t:?}");
+        assert!(t[0].ends_with("select (2); end"), "{t:?}");
+        assert_eq!(t[1], "select 'begin'");
+        assert!(t[2].ends_with("select 1; end"), "{t:?}");
+        assert_eq!(&t[3..], ["begin", "end"]);
     }
 
     #[test]

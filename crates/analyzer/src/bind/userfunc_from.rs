@@ -105,7 +105,7 @@ impl Binder<'_> {
             }
             None => vec![(None, def.ret)],
         };
-        let root = if def.language == FuncLanguage::Sql {
+        let inlined = if def.language == FuncLanguage::Sql {
             let texts: Vec<String> = positional
                 .iter()
                 .map(|e| e.to_string())
@@ -123,16 +123,23 @@ impl Binder<'_> {
             let mut stmts =
                 sqlparser::parser::Parser::parse_sql(&keel_parser::dialect::KeelDialect, &text)
                     .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
-            let (Some(ast::Statement::Query(q)), true) = (stmts.pop(), stmts.is_empty()) else {
-                return Err(PgError::unsupported(
-                    "set-returning SQL function bodies other than one SELECT",
-                ));
-            };
-            let sub = self.query(&q)?;
-            self.function_result(&def, sub, &declared)?
+            // One SELECT is inlined; a body of several statements runs when the statement
+            // does, as a procedural language's.
+            match (stmts.pop(), stmts.is_empty()) {
+                (Some(ast::Statement::Query(q)), true) => {
+                    let sub = self.query(&q)?;
+                    Some(self.function_result(&def, sub, &declared)?)
+                }
+                _ => None,
+            }
         } else {
-            // A procedural-language function: a function scan whose rows come from its
-            // language's handler when the statement runs.
+            None
+        };
+        let root = if let Some(rel) = inlined {
+            rel
+        } else {
+            // A function scan whose rows come from running the body (a SQL function's
+            // statements, or its language's handler) when the statement runs.
             let args = self.call_args(&def, &slots, bound)?;
             let call = crate::expr::UserCall {
                 def: def.clone(),
