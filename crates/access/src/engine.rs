@@ -446,6 +446,7 @@ impl EngineInner {
                     subs: Vec::new(),
                     subxids: Vec::new(),
                     sx: None,
+                    changed: Vec::new(),
                 }),
                 slot,
                 txns: self.txns.clone(),
@@ -610,6 +611,7 @@ impl EngineInner {
         }
         self.txns.forget_subxids(&txn.inner.m.get_mut().subxids);
         txn.inner.ssi_committed();
+        txn.inner.publish_changes();
         // Durable and visible: statements queued behind its locks see what it did.
         txn.inner.release_rel_locks();
         for id in std::mem::take(&mut txn.inner.m.get_mut().drop_at_commit) {

@@ -16,7 +16,8 @@ pub struct RelState {
     free: Mutex<Vec<BlockNo>>,
     /// Versions made dead since the last vacuum (updates and deletes).
     pub changes: std::sync::atomic::AtomicU64,
-    /// Rows inserted, updated or deleted since the last ANALYZE (auto-analyze's trigger).
+    /// Rows inserted, updated or deleted by transactions that committed since the last ANALYZE
+    /// (auto-analyze's trigger).
     pub mods_since_analyze: std::sync::atomic::AtomicU64,
     /// A hint of root -> newest version for recently updated rows, where reads of a hot row
     /// start (walking back through `prev` links) instead of walking the whole chain. Lossy

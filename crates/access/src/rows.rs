@@ -165,8 +165,7 @@ impl EngineInner {
                 )?;
                 state.heap_tid = Some(t);
                 self.ssi_wrote_row(txn, table.relfile, None)?;
-                rel.mods_since_analyze
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                txn.inner.count_change(&rel);
                 t
             }
         };
@@ -296,8 +295,7 @@ impl EngineInner {
                 let (t, old) = new.ok_or_else(|| PgError::internal("update placed no version"))?;
                 rel.changes
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                rel.mods_since_analyze
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                txn.inner.count_change(&rel);
                 state.heap_tid = Some(t);
                 old_bytes = Some(old);
                 self.ssi_wrote_row(txn, table.relfile, Some(target.root))?;
@@ -347,8 +345,7 @@ impl EngineInner {
             LockOutcome::Locked => {
                 rel.changes
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                rel.mods_since_analyze
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                txn.inner.count_change(&rel);
                 self.ssi_wrote_row(txn, table.relfile, Some(target.root))?;
                 Ok(Write::Done(()))
             }

@@ -37,6 +37,9 @@ pub struct TxnMut {
     pub(crate) subxids: Vec<u64>,
     /// Its SSI record (SERIALIZABLE, from its first snapshot until it ends; see ssi.rs).
     pub(crate) sx: Option<keel_txn::ssi::SxId>,
+    /// Rows it inserted, updated or deleted, per relation, added to the relations'
+    /// `mods_since_analyze` when it commits (see `TxnState::count_change`).
+    pub(crate) changed: Vec<(Arc<crate::relstate::RelState>, u64)>,
 }
 
 pub struct TxnState {
@@ -83,6 +86,32 @@ impl TxnState {
             if self.m.get_mut().xid.is_some() {
                 self.txns.done_writing();
             }
+        }
+    }
+
+    /// Counts one row it inserted, updated or deleted in `rel`. The counts reach auto-analyze's
+    /// trigger only when it commits, as PostgreSQL counts changes at commit: an analyze made due
+    /// by rows it cannot see yet (a long INSERT still running) would record an empty table and
+    /// keep that estimate for the whole naptime. An aborted transaction changes nothing.
+    pub(crate) fn count_change(&self, rel: &Arc<crate::relstate::RelState>) {
+        let mut m = self.m.lock();
+        if let Some((_, n)) = m
+            .changed
+            .iter_mut()
+            .rev()
+            .find(|(r, _)| Arc::ptr_eq(r, rel))
+        {
+            *n += 1;
+        } else {
+            m.changed.push((rel.clone(), 1));
+        }
+    }
+
+    /// Adds the rows it changed to their relations' counts; call once its commit is visible.
+    pub(crate) fn publish_changes(&mut self) {
+        for (rel, n) in std::mem::take(&mut self.m.get_mut().changed) {
+            rel.mods_since_analyze
+                .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
         }
     }
 

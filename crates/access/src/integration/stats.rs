@@ -164,3 +164,38 @@ fn autovacuum_analyzes_a_changed_table() {
     }
     eng.shutdown();
 }
+
+/// Changes count when their transaction commits: rows an open transaction inserted do not
+/// make the table due (an analyze then would see none of them and record an empty table),
+/// and rows a rolled-back transaction inserted never count.
+#[test]
+fn autovacuum_counts_only_committed_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let eng = Engine::open(dir.path(), &settings()).unwrap();
+    eng.set_autovacuum_naptime(Duration::from_secs(3));
+    let (table, _) = create_table_ff(&eng, false, 100);
+    let insert = |txn: &keel_access::Transaction, range: std::ops::Range<i32>| {
+        eng.start_statement(txn);
+        for i in range {
+            let row = [Datum::Int4(i), Datum::Text(format!("v{i}"))];
+            let w = eng.insert(txn, &table, &row, &mut WriteState::default());
+            assert!(matches!(w.unwrap(), Write::Done(_)));
+        }
+    };
+    let aborted = eng.begin(Isolation::ReadCommitted, false);
+    insert(&aborted, 0..200);
+    eng.rollback(aborted);
+    let open = eng.begin(Isolation::ReadCommitted, false);
+    insert(&open, 200..400);
+    // Two autovacuum rounds (every 2 s): neither the aborted nor the open rows count.
+    std::thread::sleep(Duration::from_millis(4500));
+    assert!(eng.table_stats(table.oid).is_none());
+    rt().block_on(eng.commit(open, true)).unwrap();
+    let start = Instant::now();
+    while eng.table_stats(table.oid).is_none() {
+        assert!(start.elapsed() < Duration::from_secs(20), "no auto-analyze");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(eng.table_stats(table.oid).unwrap().reltuples, 200.0);
+    eng.shutdown();
+}
