@@ -221,10 +221,17 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
             )));
         }
     }
-    if language == FuncLanguage::Plpgsql
-        && let Err(e) = keel_pl::parse_function_body_named(&body, &name)
-    {
-        return Err(e.error);
+    if language == FuncLanguage::Plpgsql {
+        let shape = crate::plpgsql_check::ResultShape {
+            returns_set: set_returning,
+            returns_void: ret.id == TypeId::Void,
+            out_params: args
+                .iter()
+                .any(|a| matches!(a.mode, ArgMode::Out | ArgMode::InOut | ArgMode::Table)),
+        };
+        keel_pl::parse_function_body_named(&body, &name)
+            .and_then(|parsed| crate::plpgsql_check::check_body(&parsed, &body, shape))
+            .map_err(|e| body_error(*e, &body, &name))?;
     }
     let volatility = cf
         .behavior
@@ -273,6 +280,26 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
         keel_executor::sqlfunc::check_body(def, Arc::new(cat.clone()))?;
     }
     Ok("CREATE FUNCTION".into())
+}
+
+/// A PL/pgSQL body that does not compile. A placed error keeps its position as the internal
+/// position in the body (the session moves it into the CREATE statement, see
+/// `keel_sql::body_position`); an unplaced one names the line, as PostgreSQL's compile
+/// callback does.
+fn body_error(e: keel_pl::PlSyntaxError, body: &str, name: &str) -> PgError {
+    let mut err = e.error;
+    match err.position.take() {
+        Some(p) => {
+            let o = err.objects.get_or_insert_with(Default::default);
+            o.internal_query = Some(body.to_string());
+            o.internal_position = Some(p);
+            err
+        }
+        None => err.with_context_line(format!(
+            "compilation of PL/pgSQL function \"{name}\" near line {}",
+            e.line
+        )),
+    }
 }
 
 pub(crate) fn drop_function(

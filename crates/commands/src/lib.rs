@@ -3,6 +3,7 @@
 //! in `ddl_trigger`. They run
 //! against the transaction's pending catalog (see keel-catalog).
 
+pub mod body_position;
 pub mod ddl;
 mod ddl_alter;
 mod ddl_function;
@@ -10,3 +11,4 @@ mod ddl_index;
 pub mod ddl_locks;
 mod ddl_sequence;
 mod ddl_trigger;
+pub mod plpgsql_check;

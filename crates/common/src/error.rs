@@ -143,7 +143,7 @@ impl PgError {
         self
     }
 
-    fn objects_mut(&mut self) -> &mut ErrorObjects {
+    pub fn objects_mut(&mut self) -> &mut ErrorObjects {
         self.objects.get_or_insert_with(Default::default)
     }
 

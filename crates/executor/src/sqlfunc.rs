@@ -39,16 +39,33 @@ fn plan_body(call: &UserCall) -> PgResult<Arc<BodyPlans>> {
     let mut plans = Vec::with_capacity(stmts.len());
     for s in stmts {
         if !keel_parser::split::strip_comments_ws(s.text).is_empty() {
-            plans.push(plan_statement(call, s.text)?);
+            let chars = call.def.body[..s.offset].chars().count();
+            plans.push(plan_statement(call, s.text, chars).map_err(|e| in_body(e, call))?);
         }
     }
     Ok(Arc::new(BodyPlans(plans)))
 }
 
+/// An error found while a body statement was parsed or bound: its position points into the
+/// body, which becomes the error's internal query (psql's `QUERY:`), as PostgreSQL reports
+/// it. CREATE FUNCTION moves it into the statement (`keel_sql::body_position`).
+fn in_body(mut e: PgError, call: &UserCall) -> PgError {
+    if let Some(p) = e.position.take() {
+        let o = e.objects.get_or_insert_with(Default::default);
+        o.internal_query = Some(call.def.body.clone());
+        o.internal_position = Some(p);
+    }
+    e
+}
+
 /// One statement of a body: a SELECT (or VALUES). Writes answer 0A000 for now.
-fn plan_statement(call: &UserCall, stmt_text: &str) -> PgResult<Arc<QueryPlan>> {
+fn plan_statement(
+    call: &UserCall,
+    stmt_text: &str,
+    char_offset: usize,
+) -> PgResult<Arc<QueryPlan>> {
     let def: &FunctionDef = &call.def;
-    let parsed = keel_parser::parse_statement(stmt_text, 0)?;
+    let parsed = keel_parser::parse_statement(stmt_text, char_offset)?;
     let keel_parser::Parsed::Statement { stmt, text, .. } = parsed.parsed else {
         return Err(PgError::unsupported(
             "this statement in a SQL function body",
@@ -59,7 +76,7 @@ fn plan_statement(call: &UserCall, stmt_text: &str) -> PgResult<Arc<QueryPlan>> 
         .input_args()
         .map(|a| (a.name.clone(), a.ty.id))
         .collect();
-    let mut b = keel_analyzer::bind::Binder::new(&call.catalog, &param_types, &text, 0);
+    let mut b = keel_analyzer::bind::Binder::new(&call.catalog, &param_types, &text, char_offset);
     b.fn_params = Some((def.proname.clone(), params));
     let analyzed = match stmt.as_ref() {
         sqlparser::ast::Statement::Query(q) => Analyzed::Query(b.query(q)?),
@@ -88,11 +105,7 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
         catalog,
         body: Default::default(),
     };
-    let plans = plan_body(&call).map_err(|mut e| {
-        // Positions would point into the body, not into the statement.
-        e.position = None;
-        e
-    })?;
+    let plans = plan_body(&call)?;
     let ret = call.def.ret;
     let mismatch = |detail: String| {
         PgError::new(
@@ -160,7 +173,12 @@ fn body_plan(call: &UserCall) -> PgResult<Arc<BodyPlans>> {
     {
         return Ok(plan);
     }
-    let plan = plan_body(call)?;
+    let plan = plan_body(call).map_err(|e| {
+        e.with_context_line(format!(
+            "SQL function \"{}\" during startup",
+            call.def.proname
+        ))
+    })?;
     // Another thread may have planned it meanwhile; either plan does.
     let _ = call.body.set(plan.clone());
     Ok(plan)

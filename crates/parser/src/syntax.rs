@@ -269,10 +269,12 @@ pub fn unsupported_statement(text: &str) -> Option<PgError> {
     let words: Vec<String> = toks
         .iter()
         .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .take(6)
         .map(|t| word(t).unwrap_or_default())
         .collect();
     let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    if w.windows(3).any(|x| x == ["where", "current", "of"]) {
+        return Some(PgError::unsupported("WHERE CURRENT OF"));
+    }
     let rest = match w.as_slice() {
         ["alter", "index", "if", "exists", _, rest @ ..] => rest,
         ["alter", "index", _, rest @ ..] => rest,

@@ -9,7 +9,7 @@ use crate::results::{assign_field, not_setof, query_matches};
 use crate::vars::{Record, Scopes, Var};
 use crate::{BoxFut, Host, Ran};
 use keel_common::{PgError, PgResult, sqlstate};
-use keel_pl::{Block, Decl, SqlText, Stmt, StmtKind, TypeKind};
+use keel_pl::{Block, SqlText, Stmt, StmtKind};
 use keel_sql::Prepared;
 use keel_types::cast::{CastContext, cast};
 use keel_types::{Datum, SqlType, TypeId};
@@ -107,32 +107,6 @@ impl PlState {
     }
 }
 
-fn type_of_decl(text: &str, kind: &TypeKind, cat: &keel_catalog::Catalog) -> PgResult<SqlType> {
-    match kind {
-        TypeKind::Named => keel_sql::bind::types::type_from_name(text),
-        TypeKind::TypeOf(names) if names.len() == 2 => {
-            let t = cat.table(&names[0])?;
-            let c = t
-                .columns
-                .iter()
-                .find(|c| c.name == names[1])
-                .ok_or_else(|| {
-                    PgError::new(
-                        sqlstate::UNDEFINED_COLUMN,
-                        format!(
-                            "column \"{}\" of relation \"{}\" does not exist",
-                            names[1], names[0]
-                        ),
-                    )
-                })?;
-            Ok(c.ty)
-        }
-        _ => Err(PgError::unsupported(format!(
-            "PL/pgSQL variable type {text}"
-        ))),
-    }
-}
-
 /// Interns a SQLSTATE a RAISE names (PgError codes are static; the set of codes a server
 /// sees is small and bounded by what its functions spell out).
 pub(crate) fn intern_code(code: &str) -> &'static str {
@@ -202,87 +176,6 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         }
     }
 
-    async fn declare(&mut self, st: &mut PlState, d: &Decl) -> PgResult<()> {
-        let v = match d {
-            Decl::Var(v) => v,
-            Decl::Alias { name, target, .. } => {
-                let t = target.last().map(String::as_str).unwrap_or_default();
-                if !st.vars.declare_alias(name, t) {
-                    return Err(PgError::new(
-                        sqlstate::UNDEFINED_OBJECT,
-                        format!("variable \"{}\" does not exist", target.join(".")),
-                    ));
-                }
-                return Ok(());
-            }
-            Decl::Cursor(_) => {
-                return Err(PgError::unsupported("cursor declarations in PL/pgSQL"));
-            }
-        };
-        let text = v.data_type.text.text.trim();
-        if text.eq_ignore_ascii_case("record") {
-            st.vars.declare(Var::record(&v.name, v.constant, None));
-            return Ok(());
-        }
-        if let TypeKind::RowTypeOf(names) = &v.data_type.kind {
-            // A table's row type: a record of its columns, each NULL to begin with.
-            let [table] = names.as_slice() else {
-                return Err(PgError::unsupported(format!(
-                    "PL/pgSQL variable type {text}"
-                )));
-            };
-            let t = self.h.catalog().table(table)?.clone();
-            st.vars.declare(Var::record(
-                &v.name,
-                v.constant,
-                Some(Record {
-                    names: t.columns.iter().map(|c| c.name.clone()).collect(),
-                    types: t.columns.iter().map(|c| c.ty.id).collect(),
-                    typmods: t.columns.iter().map(|c| c.ty.typmod).collect(),
-                    values: vec![Datum::Null; t.columns.len()],
-                    is_null: false,
-                    declared: true,
-                }),
-            ));
-            return Ok(());
-        }
-        let ty = match &v.data_type.kind {
-            // `var%TYPE`: the type of a variable in scope.
-            TypeKind::TypeOf(names) if names.len() == 1 => match st.vars.find(&names[0]) {
-                Some(var) if !var.is_record => SqlType::with_typmod(var.ty, var.typmod),
-                _ => type_of_decl(text, &v.data_type.kind, &self.h.catalog())?,
-            },
-            kind => type_of_decl(text, kind, &self.h.catalog())?,
-        };
-        let value = match &v.default {
-            Some(e) => {
-                let (d, from) = self.eval(st, e).await?;
-                cast(d, from, ty, CastContext::Assignment)?
-            }
-            None => Datum::Null,
-        };
-        if v.not_null && value.is_null() {
-            return Err(PgError::new(
-                sqlstate::NULL_VALUE_NOT_ALLOWED,
-                format!(
-                    "variable \"{}\" must have a default value, since it's declared NOT NULL",
-                    v.name
-                ),
-            ));
-        }
-        st.vars.declare(Var {
-            name: v.name.clone(),
-            ty: ty.id,
-            typmod: ty.typmod,
-            value,
-            constant: v.constant,
-            not_null: v.not_null,
-            record: None,
-            is_record: false,
-        });
-        Ok(())
-    }
-
     fn exec_stmts<'a>(&'a mut self, st: &'a mut PlState, stmts: &'a [Stmt]) -> BoxFut<'a, Flow> {
         Box::pin(async move {
             for s in stmts {
@@ -325,6 +218,17 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                         return Ok(Flow::Normal);
                     }
                 };
+                if expr.text.trim().is_empty() {
+                    // PostgreSQL's assignment grammar takes an empty target list.
+                    return Err(PgError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        "assignment source returned 0 columns",
+                    )
+                    .with_context_line(format!(
+                        "PL/pgSQL assignment \"{} :=\"",
+                        target.text.text
+                    )));
+                }
                 let (v, from) = self.eval(st, expr).await.map_err(|mut e| {
                     // PostgreSQL names the assignment instead of its expression's query.
                     if let Some(o) = e.objects.as_mut() {

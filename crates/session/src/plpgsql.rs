@@ -73,19 +73,24 @@ impl Session {
         body_position: usize,
         client: &mut C,
     ) -> PgResult<()> {
-        let parsed = keel_pl::parse_do_block(body).map_err(|e| {
-            let mut err = e.error.clone();
-            if let Some(p) = err.position {
-                err.position = Some(p + body_position as u32 - 1);
-            }
-            if err.position.is_some() {
-                return err;
-            }
-            err.with_context_line(format!(
-                "compilation of PL/pgSQL function \"inline_code_block\" near line {}",
-                e.line
-            ))
-        })?;
+        let parsed = keel_pl::parse_do_block(body)
+            .and_then(|parsed| {
+                let shape = keel_sql::plpgsql_check::ResultShape::do_block();
+                keel_sql::plpgsql_check::check_body(&parsed, body, shape).map(|()| parsed)
+            })
+            .map_err(|e| {
+                let mut err = e.error.clone();
+                if let Some(p) = err.position {
+                    err.position = Some(p + body_position as u32 - 1);
+                }
+                if err.position.is_some() {
+                    return err;
+                }
+                err.with_context_line(format!(
+                    "compilation of PL/pgSQL function \"inline_code_block\" near line {}",
+                    e.line
+                ))
+            })?;
         let mut st = PlState::new("inline_code_block".into(), Vec::new());
         self.pl_depth += 1;
         let r = {

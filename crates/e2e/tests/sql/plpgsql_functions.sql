@@ -392,3 +392,51 @@ exception when others then
 end $$;
 drop table gd_diag;
 drop function gd_f();
+
+-- case: body_checked_at_create
+-- Embedded SQL and RETURN are checked when the function is created, with the position of
+-- the error in the CREATE statement (dollar- or single-quoted body), and before a DO runs.
+create function plf_bad_sql() returns int as $$
+declare a int;
+begin
+    a := 5;
+    Johnny Yuma;
+    return a;
+end$$ language plpgsql;
+create function plf_bad_loop() returns int as $$ declare r record; begin
+    for r in select I fought the law, the law won LOOP
+        raise notice 'in loop';
+    end loop;
+    return 5;
+end;$$ language plpgsql;
+create function plf_bad_default() returns int as $$ declare x int := 1 +; begin return x; end$$ language plpgsql;
+create function plf_bad_quoted() returns int as 'begin return 1 + ''a'' frm x; end' language plpgsql;
+create function plf_alias_ok() returns text as 'begin return ''a'' frm; end' language plpgsql;
+select plf_alias_ok();
+create function plf_ret_void() returns void as $$ begin return 5; end $$ language plpgsql;
+create function plf_ret_set() returns setof int as $$ begin return 5; end $$ language plpgsql;
+create function plf_ret_next() returns int as $$ begin return next 5; end $$ language plpgsql;
+create function plf_ret_query() returns int as $$ begin return query select 1; end $$ language plpgsql;
+create function plf_ret_out(out a int) as $$ begin return 5; end $$ language plpgsql;
+create function plf_next_out(out a int) returns setof int as $$ begin return next 5; end $$ language plpgsql;
+create function plf_next_empty() returns setof int as $$ begin return next; end $$ language plpgsql;
+create function plf_ret_empty() returns trigger as $$ begin return; end $$ language plpgsql;
+create function plf_current_of() returns void as $$ begin update plf_nothere set a = 1 where current of c; end $$ language plpgsql;
+drop function plf_current_of();
+do $$ begin perform 1 +; end $$;
+do $$ begin raise notice 'x %', 1 +; end $$;
+do $$ begin for i in 1..2 + loop null; end loop; end $$;
+do $$ begin return 1; end $$;
+do $$ declare x int; begin x := ; end $$;
+create function plf_sql_bad() returns int as $$ select 1;
+ selec 1 $$ language sql;
+create function plf_sql_nocol(int) returns int as $$ select 1; select $1 + nocol from (select 1) s $$ language sql;
+create table plf_moved (a int);
+create function plf_reads_a() returns int as 'select 1; select a from plf_moved' language sql;
+drop table plf_moved;
+create table plf_moved (b int);
+select plf_reads_a();
+select * from plf_reads_a();
+select 1 + plf_reads_a();
+drop function plf_reads_a();
+drop table plf_moved;
