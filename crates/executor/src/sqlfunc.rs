@@ -8,10 +8,11 @@
 //! Each level of a recursion runs through `Expr::eval`, whose stack check stops runaway
 //! recursion with 54001 before the thread's stack is exhausted.
 //!
-//! A body is one or more SELECT (or VALUES) statements: each runs to its end in order, and
-//! the last one's first row's first column is the result (NULL without rows), cast to the
-//! declared result type; a SETOF function returns all its rows. Statements that write
-//! (INSERT/UPDATE/DELETE) answer 0A000 for now.
+//! A body is one or more SELECT (or VALUES), INSERT, UPDATE or DELETE statements: each runs
+//! to its end in order, and the last one's first row's first column is the result (NULL
+//! without rows), cast to the declared result type; a SETOF function returns all its rows. A
+//! body that only reads runs here, in the caller's snapshot; one that writes runs through the
+//! write handler (`set_sql_body_handler`), which runs each statement as one of its own.
 
 use crate::eval::EvalCx;
 use crate::exec::build;
@@ -19,17 +20,39 @@ use keel_analyzer::Analyzed;
 use keel_analyzer::expr::{Expr, UserCall};
 use keel_catalog::FunctionDef;
 use keel_common::{PgError, PgResult};
-use keel_planner::plan::QueryPlan;
+use keel_planner::plan::{ModifyPlan, OutColumn, QueryPlan};
 use keel_types::cast::{CastContext, cast};
 use keel_types::{Datum, TypeId};
 use std::sync::Arc;
 
+/// One statement of a body, planned.
+pub enum BodyStmt {
+    Query(Arc<QueryPlan>),
+    /// INSERT, UPDATE or DELETE, with or without RETURNING.
+    Modify(Arc<ModifyPlan>),
+}
+
+impl BodyStmt {
+    /// The columns of its rows: a query's, or a write's RETURNING list (none without one).
+    pub fn columns(&self) -> &[OutColumn] {
+        match self {
+            BodyStmt::Query(q) => &q.columns,
+            BodyStmt::Modify(m) => m.returning.as_ref().map_or(&[], |r| r.1.as_slice()),
+        }
+    }
+}
+
 /// A body's plans, one per statement, in order: the last one's rows are the result.
-pub(crate) struct BodyPlans(Vec<Arc<QueryPlan>>);
+pub(crate) struct BodyPlans {
+    stmts: Vec<BodyStmt>,
+    /// Some statement writes: the body runs through the write handler, each statement as one
+    /// of its own (`set_sql_body_handler`).
+    writes: bool,
+}
 
 impl BodyPlans {
-    fn last(&self) -> Option<&Arc<QueryPlan>> {
-        self.0.last()
+    fn last(&self) -> Option<&BodyStmt> {
+        self.stmts.last()
     }
 }
 
@@ -43,7 +66,11 @@ fn plan_body(call: &UserCall) -> PgResult<Arc<BodyPlans>> {
             plans.push(plan_statement(call, s.text, chars).map_err(|e| in_body(e, call))?);
         }
     }
-    Ok(Arc::new(BodyPlans(plans)))
+    let writes = plans.iter().any(|p| matches!(p, BodyStmt::Modify(_)));
+    Ok(Arc::new(BodyPlans {
+        stmts: plans,
+        writes,
+    }))
 }
 
 /// An error found while a body statement was parsed or bound: its position points into the
@@ -58,12 +85,8 @@ fn in_body(mut e: PgError, call: &UserCall) -> PgError {
     e
 }
 
-/// One statement of a body: a SELECT (or VALUES). Writes answer 0A000 for now.
-fn plan_statement(
-    call: &UserCall,
-    stmt_text: &str,
-    char_offset: usize,
-) -> PgResult<Arc<QueryPlan>> {
+/// One statement of a body: a query (SELECT, VALUES), INSERT, UPDATE or DELETE.
+fn plan_statement(call: &UserCall, stmt_text: &str, char_offset: usize) -> PgResult<BodyStmt> {
     let def: &FunctionDef = &call.def;
     let parsed = keel_parser::parse_statement(stmt_text, char_offset)?;
     let keel_parser::Parsed::Statement { stmt, text, .. } = parsed.parsed else {
@@ -80,20 +103,29 @@ fn plan_statement(
     b.fn_params = Some((def.proname.clone(), params));
     let analyzed = match stmt.as_ref() {
         sqlparser::ast::Statement::Query(q) => Analyzed::Query(b.query(q)?),
+        sqlparser::ast::Statement::Insert(i) => Analyzed::Modify(b.insert(i)?),
+        sqlparser::ast::Statement::Update(u) => Analyzed::Modify(b.update(u)?),
+        sqlparser::ast::Statement::Delete(d) => Analyzed::Modify(b.delete(d)?),
         _ => {
             return Err(PgError::unsupported(
-                "SQL function bodies other than a SELECT",
+                "SQL function bodies other than SELECT, INSERT, UPDATE and DELETE",
             ));
         }
     };
-    let Analyzed::Query(q) = analyzed else {
-        return Err(PgError::internal("SQL function body is not a query"));
-    };
-    Ok(Arc::new(keel_planner::plan_query(
-        &call.catalog,
-        &keel_planner::NoSizes,
-        &q,
-    )?))
+    let sizes = &keel_planner::NoSizes;
+    Ok(match analyzed {
+        Analyzed::Query(q) => BodyStmt::Query(Arc::new(keel_planner::plan_query(
+            &call.catalog,
+            sizes,
+            &q,
+        )?)),
+        Analyzed::Modify(m) => BodyStmt::Modify(Arc::new(keel_planner::plan_modify(
+            &call.catalog,
+            sizes,
+            &m,
+        )?)),
+        Analyzed::Ddl(_) => return Err(PgError::internal("DDL in a SQL function body")),
+    })
 }
 
 /// Checks a new SQL function's body against `catalog` (which holds the function, so the
@@ -129,20 +161,27 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
         TypeId::Record if declared.is_empty() => return Ok(()),
         _ => {}
     }
-    let Some(plan) = plans.last() else {
-        return Err(mismatch(
+    let final_must = || {
+        mismatch(
             "Function's final statement must be SELECT or INSERT/UPDATE/DELETE RETURNING.".into(),
-        ));
+        )
     };
+    let Some(last) = plans.last() else {
+        return Err(final_must());
+    };
+    if matches!(last, BodyStmt::Modify(m) if m.returning.is_none()) {
+        return Err(final_must());
+    }
+    let columns = last.columns();
     if declared.len() > 1 {
-        let n = plan.columns.len();
+        let n = columns.len();
         if n != declared.len() {
             let which = if n > declared.len() { "many" } else { "few" };
             return Err(mismatch(format!(
                 "Final statement returns too {which} columns."
             )));
         }
-        for (i, (c, t)) in plan.columns.iter().zip(&declared).enumerate() {
+        for (i, (c, t)) in columns.iter().zip(&declared).enumerate() {
             if !castable(c.ty, *t) {
                 return Err(mismatch(format!(
                     "Final statement returns {} instead of {} at column {}.",
@@ -154,8 +193,8 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
         }
         return Ok(());
     }
-    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
-    if plan.columns.len() != 1 {
+    let from = columns.first().map_or(TypeId::Unknown, |c| c.ty);
+    if columns.len() != 1 {
         return Err(mismatch(
             "Final statement must return exactly one column.".into(),
         ));
@@ -173,12 +212,33 @@ fn body_plan(call: &UserCall) -> PgResult<Arc<BodyPlans>> {
     {
         return Ok(plan);
     }
-    let plan = plan_body(call).map_err(|e| {
-        e.with_context_line(format!(
-            "SQL function \"{}\" during startup",
-            call.def.proname
-        ))
-    })?;
+    let plan = plan_body(call)
+        .and_then(|plan| {
+            // A write in a STABLE or IMMUTABLE body fails when it is first run, not at CREATE.
+            if call.def.volatility != keel_catalog::FuncVolatility::Volatile
+                && let Some(m) = plan.stmts.iter().find_map(|s| match s {
+                    BodyStmt::Modify(m) => Some(m),
+                    BodyStmt::Query(_) => None,
+                })
+            {
+                let what = match m.kind {
+                    keel_planner::plan::ModifyKind::Insert { .. } => "INSERT",
+                    keel_planner::plan::ModifyKind::Update { .. } => "UPDATE",
+                    keel_planner::plan::ModifyKind::Delete { .. } => "DELETE",
+                };
+                return Err(PgError::new(
+                    keel_common::sqlstate::FEATURE_NOT_SUPPORTED,
+                    format!("{what} is not allowed in a non-volatile function"),
+                ));
+            }
+            Ok(plan)
+        })
+        .map_err(|e| {
+            e.with_context_line(format!(
+                "SQL function \"{}\" during startup",
+                call.def.proname
+            ))
+        })?;
     // Another thread may have planned it meanwhile; either plan does.
     let _ = call.body.set(plan.clone());
     Ok(plan)
@@ -242,10 +302,9 @@ pub fn eval_call(
         return handler(call, values, cx);
     }
     let plans = body_plan(call)?;
-    let Some(plan) = run_leading(&plans, &values, cx)? else {
+    let Some((first, last)) = run_statements(call, &plans, &values, cx, Some(1))? else {
         return Ok(Datum::Null);
     };
-    let first = run_body(plan, &values, cx, Some(1))?;
     let value = first
         .into_iter()
         .next()
@@ -256,32 +315,68 @@ pub fn eval_call(
         // PostgreSQL's SQL functions return a NULL void (PL/pgSQL's, an empty one).
         return Ok(Datum::Null);
     }
-    result_value(plan, value, ret)
+    result_value(last.columns(), value, ret)
 }
 
-/// Runs every statement of the body but the last to its end (their rows are discarded, as
-/// PostgreSQL's): the last one's plan, None for an empty body.
-fn run_leading<'p>(
+/// The last statement's rows and the statement.
+type LastRows<'p> = (Vec<Vec<Datum>>, &'p BodyStmt);
+
+/// Runs the body: the last statement's rows (at most `limit` of them) and the statement,
+/// None for an empty body. A body that writes runs through the write handler.
+fn run_statements<'p>(
+    call: &UserCall,
     plans: &'p BodyPlans,
     values: &[Datum],
     cx: &mut EvalCx<'_>,
-) -> PgResult<Option<&'p Arc<QueryPlan>>> {
-    let Some((last, leading)) = plans.0.split_last() else {
+    limit: Option<usize>,
+) -> PgResult<Option<LastRows<'p>>> {
+    let Some(last) = plans.last() else {
         return Ok(None);
     };
-    for p in leading {
-        run_body(p, values, cx, Some(0))?;
+    if plans.writes {
+        let handler = SQL_BODY_HANDLER
+            .get()
+            .ok_or_else(|| PgError::unsupported("SQL functions that write in this context"))?;
+        let mut rows = handler(call, &plans.stmts, values, cx)?;
+        if let Some(n) = limit {
+            rows.truncate(n);
+        }
+        return Ok(Some((rows, last)));
     }
-    Ok(Some(last))
+    for p in &plans.stmts[..plans.stmts.len() - 1] {
+        if let BodyStmt::Query(q) = p {
+            run_body(q, values, cx, Some(0))?;
+        }
+    }
+    let BodyStmt::Query(q) = last else {
+        return Err(PgError::internal(
+            "a write in a SQL function body that reads only",
+        ));
+    };
+    Ok(Some((run_body(q, values, cx, limit)?, last)))
+}
+
+/// Runs the statements of a SQL function body that writes, each as a statement of its own
+/// (a new command id, and in a VOLATILE function a new snapshot, so each sees what the ones
+/// before it wrote), with the argument values as parameters: the last statement's rows.
+/// Registered by the crate that runs statements inside a call (keel-plpgsql), as the
+/// procedural language's handler is.
+pub type SqlBodyHandler =
+    fn(&UserCall, &[BodyStmt], &[Datum], &mut EvalCx<'_>) -> PgResult<Vec<Vec<Datum>>>;
+
+static SQL_BODY_HANDLER: std::sync::OnceLock<SqlBodyHandler> = std::sync::OnceLock::new();
+
+/// Installs the handler of SQL function bodies that write (once; later calls change nothing).
+pub fn set_sql_body_handler(h: SqlBodyHandler) {
+    let _ = SQL_BODY_HANDLER.set(h);
 }
 
 /// A SETOF SQL function's rows: its query's, each one result column cast to the declared type.
 fn sql_rows(call: &UserCall, args: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Vec<Vec<Datum>>> {
     let plans = body_plan(call)?;
-    let Some(plan) = run_leading(&plans, args, cx)? else {
+    let Some((rows, last)) = run_statements(call, &plans, args, cx, None)? else {
         return Ok(Vec::new());
     };
-    let rows = run_body(plan, args, cx, None)?;
     // The declared result columns (OUT, RETURNS TABLE), else the one result type.
     let mut types: Vec<keel_types::SqlType> = call.def.result_columns().map(|a| a.ty).collect();
     if types.is_empty() {
@@ -292,7 +387,7 @@ fn sql_rows(call: &UserCall, args: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Ve
             let mut vals = r.into_iter();
             types
                 .iter()
-                .zip(&plan.columns)
+                .zip(last.columns())
                 .map(|(t, c)| {
                     let v = vals.next().unwrap_or(Datum::Null);
                     if c.ty == t.id || v.is_null() {
@@ -307,8 +402,8 @@ fn sql_rows(call: &UserCall, args: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Ve
 }
 
 /// The body's first column converted to the declared result type.
-fn result_value(plan: &QueryPlan, value: Datum, ret: keel_types::SqlType) -> PgResult<Datum> {
-    let from = plan.columns.first().map_or(TypeId::Unknown, |c| c.ty);
+fn result_value(columns: &[OutColumn], value: Datum, ret: keel_types::SqlType) -> PgResult<Datum> {
+    let from = columns.first().map_or(TypeId::Unknown, |c| c.ty);
     if from == ret.id || matches!(value, Datum::Null) {
         Ok(value)
     } else {

@@ -36,6 +36,7 @@ use std::time::Duration;
 /// [`fire_trigger`](crate::trigger::fire_trigger) as its trigger handler.
 pub fn register() {
     keel_sql::sqlfunc::set_plpgsql_handler(call_function, call_function_rows);
+    keel_sql::sqlfunc::set_sql_body_handler(crate::sqlbody::run_sql_body);
     keel_sql::trigger::set_trigger_handler(crate::trigger::fire_trigger);
 }
 
@@ -247,7 +248,7 @@ pub(crate) fn run_in_statement<'e>(
         let mut host = ExecHost {
             cx: &mut *cx,
             txn,
-            compiled: c,
+            compiled: Some(c),
             catalog: txn.catalog(engine),
             volatile,
         };
@@ -272,9 +273,17 @@ pub(crate) fn complete<T>(mut fut: BoxFut<'_, T>) -> PgResult<T> {
 pub(crate) struct ExecHost<'c, 'e> {
     cx: &'c mut EvalCx<'e>,
     txn: &'e Transaction,
-    compiled: &'c Compiled,
+    /// Where `prepare` keeps its plans (None: the caller brings plans of its own).
+    compiled: Option<&'c Compiled>,
     catalog: Arc<Catalog>,
     volatile: bool,
+}
+
+/// A plan `ExecHost::run_plan` runs.
+#[derive(Clone, Copy)]
+pub(crate) enum PlanRef<'p> {
+    Query(&'p keel_sql::plan::QueryPlan),
+    Modify(&'p keel_sql::plan::ModifyPlan),
 }
 
 /// Runs `wait` to its end on this thread, off the async worker (`blocking`).
@@ -303,7 +312,7 @@ async fn interrupted(cancel: &(dyn Fn() -> bool + Sync)) {
     }
 }
 
-impl ExecHost<'_, '_> {
+impl<'c, 'e> ExecHost<'c, 'e> {
     fn lock_limits(&self) -> LockLimits {
         let ms = |name: &str| self.cx.settings.int(name).max(0) as u64;
         LockLimits {
@@ -317,10 +326,26 @@ impl ExecHost<'_, '_> {
         }
     }
 
-    /// Takes the relation locks `prep` needs, waiting for busy ones.
-    fn lock(&mut self, prep: &Prepared) -> PgResult<()> {
+    /// A host for statements planned by the caller, run in `txn` from context `cx`.
+    pub(crate) fn new(
+        cx: &'c mut EvalCx<'e>,
+        txn: &'e Transaction,
+        catalog: Arc<Catalog>,
+        volatile: bool,
+    ) -> Self {
+        ExecHost {
+            cx,
+            txn,
+            compiled: None,
+            catalog,
+            volatile,
+        }
+    }
+
+    /// Takes relation locks `locks`, waiting for busy ones.
+    fn lock(&mut self, locks: &[(u32, keel_access::LockMode)]) -> PgResult<()> {
         let (engine, txn) = (self.cx.engine, self.txn);
-        for &(rel, mode) in prep.locks() {
+        for &(rel, mode) in locks {
             if engine.try_lock_relation(txn, rel, mode) {
                 continue;
             }
@@ -346,10 +371,38 @@ impl ExecHost<'_, '_> {
             .columns()
             .map(|c| c.iter().map(|c| (c.name.clone(), c.ty)).unzip())
             .unwrap_or_default();
+        let plan = match &prep.stmt {
+            Stmt::Query(q) => PlanRef::Query(q),
+            Stmt::Modify(m) => PlanRef::Modify(m),
+            _ => {
+                return Err(PgError::unsupported(format!(
+                    "{} inside a PL/pgSQL function",
+                    keel_sql::command_tag(&prep.stmt, 0)
+                )));
+            }
+        };
+        let (rows, count) = self.run_plan(plan, prep.locks(), values)?;
+        Ok(Ran {
+            names,
+            types,
+            rows,
+            count,
+            writes: matches!(plan, PlanRef::Modify(_)),
+        })
+    }
+
+    /// Runs a query or a write as a statement of the function, after taking relation locks
+    /// `locks`: its rows (a write's RETURNING rows) and how many rows it read or wrote.
+    pub(crate) fn run_plan(
+        &mut self,
+        plan: PlanRef<'_>,
+        locks: &[(u32, keel_access::LockMode)],
+        values: &[Datum],
+    ) -> PgResult<(Vec<Vec<Datum>>, u64)> {
         let (engine, txn) = (self.cx.engine, self.txn);
-        let (rows, count) = match &prep.stmt {
-            Stmt::Query(q) => {
-                self.lock(prep)?;
+        Ok(match plan {
+            PlanRef::Query(q) => {
+                self.lock(locks)?;
                 if self.volatile {
                     engine.start_statement(txn);
                 }
@@ -383,7 +436,7 @@ impl ExecHost<'_, '_> {
                 let n = rows.len() as u64;
                 (rows, n)
             }
-            Stmt::Modify(m) => {
+            PlanRef::Modify(m) => {
                 if txn.read_only {
                     return Err(PgError::new(
                         sqlstate::READ_ONLY_SQL_TRANSACTION,
@@ -395,14 +448,15 @@ impl ExecHost<'_, '_> {
                         sqlstate::FEATURE_NOT_SUPPORTED,
                         format!(
                             "{} is not allowed in a non-volatile function",
-                            keel_sql::command_tag(&prep.stmt, 0)
-                                .split(' ')
-                                .next()
-                                .unwrap_or("")
+                            match m.kind {
+                                keel_sql::plan::ModifyKind::Insert { .. } => "INSERT",
+                                keel_sql::plan::ModifyKind::Update { .. } => "UPDATE",
+                                keel_sql::plan::ModifyKind::Delete { .. } => "DELETE",
+                            }
                         ),
                     ));
                 }
-                self.lock(prep)?;
+                self.lock(locks)?;
                 engine.start_statement(txn);
                 let mut exec = ModifyExec::new();
                 let r = loop {
@@ -423,19 +477,6 @@ impl ExecHost<'_, '_> {
                 r?;
                 (std::mem::take(&mut exec.returned), exec.count)
             }
-            _ => {
-                return Err(PgError::unsupported(format!(
-                    "{} inside a PL/pgSQL function",
-                    keel_sql::command_tag(&prep.stmt, 0)
-                )));
-            }
-        };
-        Ok(Ran {
-            names,
-            types,
-            rows,
-            count,
-            writes: matches!(prep.stmt, Stmt::Modify(_)),
         })
     }
 
@@ -491,8 +532,11 @@ impl Host for ExecHost<'_, '_> {
     }
 
     fn prepare(&mut self, text: &str, types: &[TypeId]) -> PgResult<Arc<Prepared>> {
+        let compiled = self
+            .compiled
+            .ok_or_else(|| PgError::internal("no statement plans in this call"))?;
         let key = (text.to_string(), types.to_vec());
-        if let Some(p) = lock(&self.compiled.plans).get(&key)
+        if let Some(p) = lock(&compiled.plans).get(&key)
             && Arc::ptr_eq(&p.catalog, &self.catalog)
         {
             return Ok(p.clone());
@@ -505,7 +549,7 @@ impl Host for ExecHost<'_, '_> {
             0,
             types,
         )?);
-        let mut plans = lock(&self.compiled.plans);
+        let mut plans = lock(&compiled.plans);
         if plans.len() >= PLANS_PER_FUNCTION {
             plans.clear();
         }

@@ -26,6 +26,7 @@ mod interp;
 mod raise;
 mod results;
 mod sql;
+mod sqlbody;
 mod targets;
 pub use sql::tag_count;
 pub mod trigger;

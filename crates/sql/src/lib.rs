@@ -84,14 +84,27 @@ impl Prepared {
 }
 
 fn stmt_locks(stmt: &Stmt) -> Vec<(u32, keel_access::LockMode)> {
+    match stmt {
+        Stmt::Query(q) => query_locks(q),
+        Stmt::Modify(m) => modify_locks(m),
+        Stmt::Explain(e) => stmt_locks(&e.stmt),
+        _ => Vec::new(),
+    }
+}
+
+/// The relation locks running query `q` takes (see [`Prepared::locks`]).
+pub fn query_locks(q: &QueryPlan) -> Vec<(u32, keel_access::LockMode)> {
+    touch_locks(&q.touches())
+}
+
+/// The relation locks running write `m` takes (see [`Prepared::locks`]).
+pub fn modify_locks(m: &ModifyPlan) -> Vec<(u32, keel_access::LockMode)> {
+    touch_locks(&m.touches())
+}
+
+fn touch_locks(touches: &keel_planner::touches::Touches) -> Vec<(u32, keel_access::LockMode)> {
     use keel_access::LockMode;
     use keel_planner::touches::Touch;
-    let touches = match stmt {
-        Stmt::Query(q) => q.touches(),
-        Stmt::Modify(m) => m.touches(),
-        Stmt::Explain(e) => return stmt_locks(&e.stmt),
-        _ => return Vec::new(),
-    };
     touches
         .iter()
         .map(|(t, how)| {

@@ -185,3 +185,46 @@ create function at_tab(n int) returns table(a int, b text) language sql as $$ se
 select * from at_tab(2);
 select * from at_tab(0);
 drop function at_tab(int);
+
+-- case: sql_bodies_that_write
+-- INSERT, UPDATE and DELETE in SQL function bodies: RETURNING as the result, each statement
+-- seeing the ones before it, defaults and named parameters, errors with their CONTEXT, a
+-- write in a STABLE function refused when it first runs, a rolled-back call.
+create table sqlw (id serial primary key, name text not null, n int default 0);
+create function sqlw_add(p_name text) returns int language sql as $$
+  insert into sqlw (name) values (p_name) returning id
+$$;
+select sqlw_add('a'), sqlw_add('b');
+select * from sqlw order by id;
+create function sqlw_bump(p_id int, by int default 1) returns int language sql as $$
+  update sqlw set n = n + by where id = p_id;
+  select n from sqlw where id = p_id;
+$$;
+select sqlw_bump(1), sqlw_bump(1, 5), sqlw_bump(2);
+create function sqlw_clear() returns void language sql as $$ delete from sqlw where n = 0 $$;
+select sqlw_clear();
+select * from sqlw order by id;
+create function sqlw_ids(k int) returns setof int language sql as $$
+  insert into sqlw (name, n) select 'x' || g, g from generate_series(1, k) g returning id
+$$;
+select * from sqlw_ids(3);
+select sqlw_ids(2);
+select count(*) from sqlw;
+create function sqlw_noret() returns int language sql as $$ insert into sqlw (name) values ('z') $$;
+create function sqlw_stable() returns int stable language sql as $$ insert into sqlw (name) values ('s') returning id $$;
+select sqlw_stable();
+create function sqlw_bad(p text) returns int language sql as $$ insert into sqlw (name) values (p) returning id; $$;
+select sqlw_bad(null);
+select count(*) from sqlw;
+begin;
+select sqlw_add('in txn');
+rollback;
+select count(*) from sqlw;
+create function sqlw_two() returns bigint language sql as $$
+  insert into sqlw (name) values ('t1');
+  insert into sqlw (name) values ('t2');
+  select count(*) from sqlw where name like 't_';
+$$;
+select sqlw_two();
+drop function sqlw_add, sqlw_bump, sqlw_clear, sqlw_ids, sqlw_stable, sqlw_bad, sqlw_two;
+drop table sqlw;
