@@ -70,6 +70,39 @@ const UNCHECKED: &[&str] = &[
     "vacuum",
 ];
 
+/// `sql` with each `name.*` written as `name` and two spaces (positions unchanged): a whole
+/// row used as a value (`new.*::text`, `row(r.*)`), which PostgreSQL's grammar takes anywhere
+/// and keel expands from the variable's row type before parsing, parses here as the column
+/// reference it stands for.
+fn without_row_wildcards(sql: &str) -> std::borrow::Cow<'_, str> {
+    let b = sql.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut quote: Option<u8> = None;
+    for i in 0..b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if c == b'.'
+                && b.get(i + 1) == Some(&b'*')
+                && i > 0
+                && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'"') =>
+            {
+                let o = out.get_or_insert_with(|| b.to_vec());
+                o[i] = b' ';
+                o[i + 1] = b' ';
+            }
+            None => {}
+        }
+    }
+    match out {
+        // Only ASCII bytes were replaced, by ASCII spaces.
+        Some(o) => std::borrow::Cow::Owned(String::from_utf8(o).unwrap_or_else(|_| sql.into())),
+        None => std::borrow::Cow::Borrowed(sql),
+    }
+}
+
 /// What RETURN may carry in the body being checked.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ResultShape {
@@ -117,7 +150,7 @@ impl Checker<'_> {
         if keel_parser::split::strip_comments_ws(&sql.text).is_empty() {
             return Ok(());
         }
-        let text = format!("{prefix}{}", sql.text);
+        let text = format!("{prefix}{}", without_row_wildcards(&sql.text));
         let Err(e) = keel_parser::parse_statement(&text, 0) else {
             return Ok(());
         };

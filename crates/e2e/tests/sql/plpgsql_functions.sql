@@ -423,6 +423,8 @@ create function plf_next_empty() returns setof int as $$ begin return next; end 
 create function plf_ret_empty() returns trigger as $$ begin return; end $$ language plpgsql;
 create function plf_current_of() returns void as $$ begin update plf_nothere set a = 1 where current of c; end $$ language plpgsql;
 drop function plf_current_of();
+create function plf_rowtext() returns trigger language plpgsql as $$ begin raise notice 'row %', new.*::text; return new; end $$;
+drop function plf_rowtext();
 do $$ begin perform 1 +; end $$;
 do $$ begin raise notice 'x %', 1 +; end $$;
 do $$ begin for i in 1..2 + loop null; end loop; end $$;
