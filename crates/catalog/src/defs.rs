@@ -231,6 +231,11 @@ pub struct FunctionDef {
     pub leakproof: bool,
     /// `name(type, ...)` of the input arguments: the key in the catalog's function map.
     pub signature: String,
+    /// The table whose row type is the result (`RETURNS [SETOF] t`, `ret` then `record`):
+    /// the result's columns are the table's as it is now (`Catalog::result_columns`), and
+    /// the table cannot be dropped without CASCADE while the function exists.
+    #[serde(default)]
+    pub row_type: Option<Oid>,
 }
 
 impl FunctionDef {

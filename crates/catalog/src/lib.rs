@@ -23,6 +23,7 @@ pub use delta::CatalogDelta;
 pub use relmap::{CatalogEntry, RelMap};
 
 use keel_common::{Oid, PgError, PgResult, RelFileId, sqlstate};
+use keel_types::SqlType;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -123,6 +124,20 @@ impl Catalog {
                 format!("relation \"{name}\" does not exist"),
             )
         })
+    }
+
+    /// The named result columns of function `f` (name, type): the columns of the table whose
+    /// row type it returns, else its OUT, INOUT and RETURNS TABLE parameters; empty when the
+    /// result is the one unnamed `ret`.
+    pub fn result_columns(&self, f: &FunctionDef) -> Vec<(Option<String>, SqlType)> {
+        if let Some(t) = f.row_type.and_then(|oid| self.tables.get(&oid)) {
+            return t
+                .columns
+                .iter()
+                .map(|c| (Some(c.name.clone()), c.ty))
+                .collect();
+        }
+        f.result_columns().map(|a| (a.name.clone(), a.ty)).collect()
     }
 
     /// The table's indexes in oid order, found through the table: O(their number).

@@ -595,6 +595,7 @@ fn drop_objects(
     }
     match kind {
         ast::ObjectType::Table => {
+            crate::ddl_function::drop_row_type_users(cat, &targets, cascade, notices)?;
             // Foreign keys from tables that stay.
             let referencing: Vec<(u32, String, String)> = cat
                 .tables

@@ -25,15 +25,34 @@ fn sql_type(t: &ast::DataType) -> PgResult<SqlType> {
     types::type_from_name(&t.to_string())
 }
 
-/// A RETURNS type: any column type, or the pseudo-types `void`, `record` and `trigger`.
-fn return_type(t: &ast::DataType) -> PgResult<SqlType> {
+/// A RETURNS type: any column type, the pseudo-types `void`, `record` and `trigger`, or a
+/// table's name, whose row type it is (`record`, with the table's oid in `row_type`).
+fn return_type(
+    t: &ast::DataType,
+    cat: &Catalog,
+    row_type: &mut Option<keel_common::Oid>,
+) -> PgResult<SqlType> {
     let name = t.to_string().to_ascii_lowercase();
     match name.trim_start_matches("pg_catalog.") {
         "void" => Ok(SqlType::new(TypeId::Void)),
         "record" => Ok(SqlType::new(TypeId::Record)),
         "trigger" => Ok(SqlType::new(TypeId::Trigger)),
         "event_trigger" => Err(PgError::unsupported("event trigger functions")),
-        _ => sql_type(t),
+        _ => sql_type(t).or_else(|e| {
+            let table = match t {
+                ast::DataType::Custom(n, mods) if mods.is_empty() => super::ddl::plain_name(n)
+                    .ok()
+                    .and_then(|n| cat.table_by_name(&n)),
+                _ => None,
+            };
+            match table {
+                Some(table) => {
+                    *row_type = Some(table.oid);
+                    Ok(SqlType::new(TypeId::Record))
+                }
+                None => Err(e),
+            }
+        }),
     }
 }
 
@@ -102,6 +121,7 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
             default,
         });
     }
+    let mut row_type = None;
     let (ret, set_returning) = match &cf.return_type {
         Some(ast::FunctionReturnType::DataType(ast::DataType::Table(Some(cols)))) => {
             if args
@@ -126,8 +146,8 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
                 _ => (SqlType::new(TypeId::Record), true),
             }
         }
-        Some(ast::FunctionReturnType::DataType(t)) => (return_type(t)?, false),
-        Some(ast::FunctionReturnType::SetOf(t)) => (return_type(t)?, true),
+        Some(ast::FunctionReturnType::DataType(t)) => (return_type(t, cat, &mut row_type)?, false),
+        Some(ast::FunctionReturnType::SetOf(t)) => (return_type(t, cat, &mut row_type)?, true),
         None => match out_type(&args) {
             Some(t) => (t, false),
             None => {
@@ -243,7 +263,7 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
     let existing = cat.functions.by_name(&signature).cloned();
     let oid = match &existing {
         Some(old) if cf.or_replace => {
-            if old.ret != ret || old.set_returning != set_returning {
+            if old.ret != ret || old.set_returning != set_returning || old.row_type != row_type {
                 return Err(PgError::new(
                     sqlstate::INVALID_FUNCTION_DEFINITION,
                     "cannot change return type of existing function",
@@ -273,6 +293,7 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
         strict,
         leakproof: false,
         signature,
+        row_type,
     };
     let def = Arc::new(def);
     cat.functions.insert(oid, def.clone());
@@ -323,14 +344,7 @@ pub(crate) fn drop_function(
         };
         let users = crate::ddl_trigger::triggers_calling(cat, f.oid);
         if !users.is_empty() {
-            let shown = format!(
-                "{}({})",
-                f.proname,
-                f.input_args()
-                    .map(|a| types::type_display(a.ty))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            let shown = shown_signature(&f);
             let lines: Vec<String> = users
                 .iter()
                 .map(|(_, table, tg)| format!("trigger {tg} on table {table}"))
@@ -362,6 +376,64 @@ pub(crate) fn drop_function(
         cat.functions.remove(&f.oid);
     }
     Ok("DROP FUNCTION".into())
+}
+
+/// `f(integer, text)`: a function as PostgreSQL's dependency messages name it.
+fn shown_signature(f: &FunctionDef) -> String {
+    let args: Vec<String> = f.input_args().map(|a| types::type_display(a.ty)).collect();
+    format!("{}({})", f.proname, args.join(", "))
+}
+
+/// DROP TABLE of `tables`: the functions returning one's row type depend on it. Without
+/// CASCADE that is PostgreSQL's 2BP01; with it they are dropped too, with a notice.
+pub(crate) fn drop_row_type_users(
+    cat: &mut Catalog,
+    tables: &[keel_common::Oid],
+    cascade: bool,
+    notices: &mut Vec<PgError>,
+) -> PgResult<()> {
+    let mut users: Vec<Arc<FunctionDef>> = (cat.functions.values())
+        .filter(|f| f.row_type.is_some_and(|t| tables.contains(&t)))
+        .cloned()
+        .collect();
+    if users.is_empty() {
+        return Ok(());
+    }
+    users.sort_by_key(|f| f.oid);
+    let type_name = |f: &FunctionDef| {
+        let t = f.row_type.and_then(|oid| cat.tables.get(&oid));
+        t.map_or_else(String::new, |t| t.name.clone())
+    };
+    if !cascade {
+        let table = type_name(&users[0]);
+        let detail: Vec<String> = (users.iter())
+            .map(|f| {
+                format!(
+                    "function {} depends on type {}",
+                    shown_signature(f),
+                    type_name(f)
+                )
+            })
+            .collect();
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!("cannot drop table {table} because other objects depend on it"),
+        )
+        .with_detail(detail.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    let lines: Vec<String> = (users.iter())
+        .map(|f| format!("drop cascades to function {}", shown_signature(f)))
+        .collect();
+    notices.push(match lines.as_slice() {
+        [one] => super::ddl::notice(one.clone()),
+        many => super::ddl::notice(format!("drop cascades to {} other objects", many.len()))
+            .with_detail(many.join("\n")),
+    });
+    for f in users {
+        cat.functions.remove(&f.oid);
+    }
+    Ok(())
 }
 
 /// A function a statement names that does not exist, as PostgreSQL shows it.

@@ -153,7 +153,9 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
     let castable = |from: TypeId, to: TypeId| {
         from == to || keel_types::cast::can_cast(from, to, CastContext::Assignment)
     };
-    let declared: Vec<TypeId> = call.def.result_columns().map(|a| a.ty.id).collect();
+    let declared: Vec<TypeId> = (call.catalog.result_columns(&call.def).iter())
+        .map(|(_, t)| t.id)
+        .collect();
     match ret.id {
         // Any last statement will do; its rows are discarded.
         TypeId::Void => return Ok(()),
@@ -173,7 +175,7 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
         return Err(final_must());
     }
     let columns = last.columns();
-    if declared.len() > 1 {
+    if declared.len() > 1 || call.def.row_type.is_some() {
         let n = columns.len();
         if n != declared.len() {
             let which = if n > declared.len() { "many" } else { "few" };
@@ -377,8 +379,12 @@ fn sql_rows(call: &UserCall, args: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Ve
     let Some((rows, last)) = run_statements(call, &plans, args, cx, None)? else {
         return Ok(Vec::new());
     };
-    // The declared result columns (OUT, RETURNS TABLE), else the one result type.
-    let mut types: Vec<keel_types::SqlType> = call.def.result_columns().map(|a| a.ty).collect();
+    // The declared result columns (OUT, RETURNS TABLE, a table's row type), else the one
+    // result type.
+    let mut types: Vec<keel_types::SqlType> = (call.catalog.result_columns(&call.def))
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
     if types.is_empty() {
         types.push(call.def.ret);
     }

@@ -185,9 +185,10 @@ fn run_call(
         }
     }
     let mut st = PlState::new(display_name(call), params);
-    st.result_types = match def.result_columns().next() {
-        Some(_) => def.result_columns().map(|a| a.ty).collect(),
-        None => vec![def.ret],
+    let columns = call.catalog.result_columns(def);
+    st.result_types = match columns.is_empty() {
+        false => columns.into_iter().map(|(_, t)| t).collect(),
+        true => vec![def.ret],
     };
     st.out_names = out_names;
     if set_returning {

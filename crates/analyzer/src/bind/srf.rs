@@ -219,6 +219,35 @@ impl Binder<'_> {
         Ok(Some(self.function_rel(funcs, ordinality, alias.as_ref())))
     }
 
+    /// The error for `n(args)` in FROM, which is neither a set-returning built-in nor a user
+    /// function: a scalar built-in there is not supported yet (0A000); a name no function
+    /// has is PostgreSQL's 42883.
+    fn not_a_table_function(
+        &mut self,
+        n: &str,
+        args: &[ast::FunctionArg],
+        scope: &Scope,
+    ) -> PgResult<PgError> {
+        let unsupported = PgError::unsupported(format!("table function {n}()"));
+        let mut tys = Vec::with_capacity(args.len());
+        for arg in args {
+            match arg {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    tys.push(self.expr(e, scope, &mut None)?.ty())
+                }
+                _ => return Ok(unsupported),
+            }
+        }
+        let known = keel_types::func::resolve_function(n, &tys).is_some()
+            || keel_types::func::resolve_aggregate(n, &tys).is_some()
+            || self.catalog.functions.values().any(|f| f.proname == n);
+        Ok(if known {
+            unsupported
+        } else {
+            super::func::no_function(n, &tys)
+        })
+    }
+
     fn function_factor(
         &mut self,
         name: &ast::ObjectName,
@@ -228,10 +257,8 @@ impl Binder<'_> {
     ) -> PgResult<()> {
         let (_, n) = super::object_name(name);
         let Some(func) = SetFunc::by_name(&n) else {
-            return Err(self.at(
-                PgError::unsupported(format!("table function {n}()")),
-                name.span(),
-            ));
+            let err = self.not_a_table_function(&n, args, scope)?;
+            return Err(self.at(err, name.span()));
         };
         let mut bound = Vec::new();
         for arg in args {

@@ -199,7 +199,7 @@ impl Binder<'_> {
         given: Vec<Expr>,
         span: sqlparser::tokenizer::Span,
     ) -> PgResult<Expr> {
-        let width = def.result_columns().count().max(1);
+        let width = self.catalog.result_columns(&def).len().max(1);
         if width > 1 || def.ret.id == TypeId::Record {
             return Err(PgError::unsupported(
                 "set-returning functions of several columns outside FROM",

@@ -89,13 +89,12 @@ impl Binder<'_> {
         let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
         let (def, slots) =
             super::userfunc::choose(self.catalog, name, &bound, positional.len(), &names)?;
-        // The declared result: named columns (OUT, INOUT, RETURNS TABLE), or one column of
+        // The declared result: named columns (OUT, INOUT, RETURNS TABLE, a table's row type),
+        // or one column of
         // the result type named after the function (or its alias).
-        let declared: Vec<(Option<String>, SqlType)> = match def.result_columns().next() {
-            Some(_) => def
-                .result_columns()
-                .map(|a| (a.name.clone(), a.ty))
-                .collect(),
+        let columns = self.catalog.result_columns(&def);
+        let declared: Vec<(Option<String>, SqlType)> = match columns.first() {
+            Some(_) => columns,
             None if def.ret.id == TypeId::Record => {
                 let err = PgError::new(
                     sqlstate::SYNTAX_ERROR,

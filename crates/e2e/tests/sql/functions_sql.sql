@@ -228,3 +228,59 @@ $$;
 select sqlw_two();
 drop function sqlw_add, sqlw_bump, sqlw_clear, sqlw_ids, sqlw_stable, sqlw_bad, sqlw_two;
 drop table sqlw;
+
+-- case: table_row_type_results
+-- RETURNS [SETOF] table: the table's columns as it is now, from SQL and PL/pgSQL bodies; DROP
+-- TABLE refused while a function returns its row type, and CASCADE dropping the functions;
+-- an unknown function in FROM.
+create table rt_tbl (a int, b text);
+insert into rt_tbl values (1, 'one'), (2, 'two'), (3, 'three');
+create function rt_sql(k int) returns setof rt_tbl language sql as $$ select * from rt_tbl where a >= k order by a $$;
+select * from rt_sql(2);
+create function rt_one() returns rt_tbl language sql as $$ select * from rt_tbl order by a limit 1 $$;
+select * from rt_one();
+create function rt_pl() returns setof rt_tbl as '
+DECLARE
+	rec RECORD;
+BEGIN
+	FOR rec IN select * from rt_tbl LOOP
+		RETURN NEXT rec;
+	END LOOP;
+	RETURN;
+END;' language plpgsql;
+select * from rt_pl();
+create function rt_pl_row() returns setof rt_tbl as '
+DECLARE
+	row rt_tbl%ROWTYPE;
+BEGIN
+	FOR row IN select * from rt_tbl where a > 1 LOOP
+		RETURN NEXT row;
+	END LOOP;
+	RETURN;
+END;' language plpgsql;
+select * from rt_pl_row();
+create function rt_q() returns setof rt_tbl language plpgsql as $$ begin return query select * from rt_tbl where a < 3; end $$;
+select * from rt_q();
+create function rt_ins(x int) returns setof rt_tbl language sql as $$ insert into rt_tbl values (x, 'new') returning * $$;
+select * from rt_ins(9);
+select a, b from rt_sql(3) s where s.b like 't%';
+create or replace function rt_one() returns int language sql as $$ select 1 $$;
+drop table rt_tbl;
+drop table rt_tbl cascade;
+select * from rt_q();
+create table rt_tbl (a int);
+create function rt_only() returns rt_tbl language sql as $$ select 1 $$;
+drop table rt_tbl cascade;
+select * from nosuchfn(1, 'a');
+
+create table rt2 (a int);
+insert into rt2 values (1);
+create function rt2_f() returns setof rt2 language sql as $$ select * from rt2 $$;
+create function rt2_p() returns setof rt2 language plpgsql as $$ begin return query select * from rt2; end $$;
+select * from rt2_f();
+select * from rt2_p();
+alter table rt2 add column b text;
+update rt2 set b = 'x';
+select * from rt2_f();
+select * from rt2_p();
+drop table rt2 cascade;
