@@ -49,6 +49,10 @@ pub struct ErrorReport {
     pub position: Option<u32>,
     /// The object the error is about (PostgreSQL's `s`, `t`, `c`, `d`, `n` fields).
     pub objects: Option<Box<ErrorObjects>>,
+    /// Keel has not built what the statement needs ([`PgError::unsupported`]). PostgreSQL
+    /// would have run it, so a PL/pgSQL `WHEN OTHERS` handler does not catch it: a program
+    /// that went on would do what it would not do on PostgreSQL.
+    pub unbuilt: bool,
 }
 
 /// Names of the database objects an error concerns, shown by `\set VERBOSITY verbose`.
@@ -107,6 +111,7 @@ impl PgError {
             hint: None,
             position: None,
             objects: None,
+            unbuilt: false,
         }))
     }
 
@@ -182,10 +187,12 @@ impl PgError {
 
     /// A feature Keel does not implement yet (SQLSTATE 0A000).
     pub fn unsupported(what: impl fmt::Display) -> Self {
-        PgError::new(
+        let mut e = PgError::new(
             crate::sqlstate::FEATURE_NOT_SUPPORTED,
             format!("{what} is not supported"),
-        )
+        );
+        e.unbuilt = true;
+        e
     }
 
     /// An internal invariant broke (SQLSTATE XX000).

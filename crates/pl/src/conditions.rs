@@ -27,6 +27,16 @@ impl Condition {
     }
 }
 
+impl Condition {
+    /// Whether this condition catches an error with `sqlstate`; `unbuilt` is an error for
+    /// something keel has not built (`ErrorReport::unbuilt`), which only a handler naming it
+    /// (`feature_not_supported`, `SQLSTATE '0A000'`) catches: OTHERS lets it through, since
+    /// PostgreSQL would have run the statement.
+    pub fn catches(&self, sqlstate: &str, unbuilt: bool) -> bool {
+        self.matches(sqlstate) && !(unbuilt && *self == Condition::Others)
+    }
+}
+
 fn code_matches(code: &str, sqlstate: &str) -> bool {
     if code == sqlstate {
         return true;

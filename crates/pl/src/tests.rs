@@ -155,6 +155,11 @@ fn exception_blocks() {
     assert!(!Condition::Name("division_by_zero".into()).matches("22000"));
     assert_eq!(condition_sqlstate("null_value_not_allowed"), Some("22004"));
     assert_eq!(condition_sqlstates("null_value_not_allowed").len(), 2);
+    // What keel has not built passes OTHERS; a handler naming it catches it.
+    assert!(Condition::Others.catches("0A000", false));
+    assert!(!Condition::Others.catches("0A000", true));
+    assert!(Condition::Name("feature_not_supported".into()).catches("0A000", true));
+    assert!(Condition::SqlState("0A000".into()).catches("0A000", true));
 }
 
 #[test]

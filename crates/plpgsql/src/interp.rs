@@ -159,7 +159,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 self.h.end_savepoint(depth, true);
                 let Some(h) = handlers
                     .iter()
-                    .find(|h| h.conditions.iter().any(|c| c.matches(err.code)))
+                    .find(|h| (h.conditions.iter()).any(|c| c.catches(err.code, err.unbuilt)))
                 else {
                     return Err(err);
                 };
