@@ -89,6 +89,29 @@ pub struct Binder<'a> {
     /// While a SQL function's body is bound: the function's name and its input parameters'
     /// names, which unqualified (or `fname.`-qualified) names that match no column refer to.
     pub fn_params: Option<FunctionParams>,
+    /// While a PL/pgSQL statement is bound: which parameters stand for the body's variables
+    /// (see [`PlVars`]).
+    pub pl_vars: Option<PlVars>,
+}
+
+/// The PL/pgSQL variables a statement's text named, each become a parameter
+/// (`keel_plpgsql::vars::bind_vars`): `names[k]` is the variable `$k+1` stands for (None for
+/// a record field or a `$n` reference). An unqualified variable that is also a column in
+/// scope is resolved as `#variable_conflict` says, as PostgreSQL's parser hooks do.
+#[derive(Clone, Debug, Default)]
+pub struct PlVars {
+    pub names: Vec<Option<String>>,
+    pub conflict: VarConflict,
+}
+
+/// `#variable_conflict` (PostgreSQL's `plpgsql.variable_conflict`, default `error`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VarConflict {
+    /// 42702 "column reference ... is ambiguous".
+    #[default]
+    Error,
+    UseVariable,
+    UseColumn,
 }
 
 /// [`Binder::srf_sink`]'s depth while an aggregate call's arguments are bound.
@@ -164,6 +187,7 @@ impl<'a> Binder<'a> {
             srf_sink: None,
             srf_clause: None,
             fn_params: None,
+            pl_vars: None,
         }
     }
 
@@ -467,7 +491,15 @@ impl<'a> Binder<'a> {
                 };
                 self.column_ref(Some(&q), &n, scope, agg)
             }
-            E::Value(v) => self.value(&v.value),
+            E::Value(v) => match &v.value {
+                ast::Value::Placeholder(p) if self.pl_vars.is_some() => {
+                    match self.variable_as_column(p, scope, agg)? {
+                        Some(col) => Ok(col),
+                        None => self.value(&v.value),
+                    }
+                }
+                other => self.value(other),
+            },
             E::Nested(inner) => self.expr(inner, scope, agg),
             E::BinaryOp { left, op, right } => {
                 use ast::BinaryOperator as B;
@@ -607,6 +639,43 @@ impl<'a> Binder<'a> {
         match r {
             Err(e) if subquery::is_undefined(&e) => self.function_param(qual, name).ok_or(e),
             r => r,
+        }
+    }
+
+    /// A PL/pgSQL variable (parameter `p`) that is also a column in `scope`: an error, the
+    /// column, or (None) the variable, as `#variable_conflict` says.
+    fn variable_as_column(
+        &mut self,
+        p: &str,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Option<Expr>> {
+        let Some(vars) = &self.pl_vars else {
+            return Ok(None);
+        };
+        let conflict = vars.conflict;
+        let name = p
+            .strip_prefix('$')
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| vars.names.get(n.checked_sub(1)?))
+            .cloned()
+            .flatten();
+        let Some(name) = name else {
+            return Ok(None);
+        };
+        if conflict == VarConflict::UseVariable {
+            return Ok(None);
+        }
+        match self.column(None, &name, scope) {
+            Err(e) if subquery::is_undefined(&e) => Ok(None),
+            _ if conflict == VarConflict::UseColumn => {
+                self.column_ref(None, &name, scope, agg).map(Some)
+            }
+            _ => Err(PgError::new(
+                sqlstate::AMBIGUOUS_COLUMN,
+                format!("column reference \"{name}\" is ambiguous"),
+            )
+            .with_detail("It could refer to either a PL/pgSQL variable or a table column.")),
         }
     }
 

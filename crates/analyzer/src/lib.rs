@@ -37,8 +37,30 @@ pub fn analyze(
     param_types: &[TypeId],
     lock_strengths: Vec<query::LockStrength>,
 ) -> PgResult<(Analyzed, Vec<TypeId>)> {
+    analyze_in_body(
+        catalog,
+        stmt,
+        text,
+        char_offset,
+        param_types,
+        lock_strengths,
+        None,
+    )
+}
+
+/// [`analyze`] of a statement of a PL/pgSQL body whose variables became parameters `pl_vars`.
+pub fn analyze_in_body(
+    catalog: &Catalog,
+    stmt: &ast::Statement,
+    text: &str,
+    char_offset: usize,
+    param_types: &[TypeId],
+    lock_strengths: Vec<query::LockStrength>,
+    pl_vars: Option<&bind::PlVars>,
+) -> PgResult<(Analyzed, Vec<TypeId>)> {
     let mut b = bind::Binder::new(catalog, param_types, text, char_offset);
     b.lock_strengths = lock_strengths;
+    b.pl_vars = pl_vars.cloned();
     let a = match stmt {
         ast::Statement::Query(q) => Analyzed::Query(b.query(q)?),
         ast::Statement::Insert(i) => Analyzed::Modify(b.insert(i)?),

@@ -49,8 +49,10 @@ pub(crate) struct Compiled {
     plans: Mutex<StatementPlans>,
 }
 
-/// Plans by parameterized text and parameter types.
-type StatementPlans = rustc_hash::FxHashMap<(String, Vec<TypeId>), Arc<Prepared>>;
+/// Plans by parameterized text, parameter types and the variables the parameters stand for
+/// (the same text binds differently when a variable is also a column).
+type StatementPlans =
+    rustc_hash::FxHashMap<(String, Vec<TypeId>, Vec<Option<String>>), Arc<Prepared>>;
 
 /// Compiled functions by oid; an entry whose definition is no longer the caller's (OR
 /// REPLACE, DROP and CREATE again) is replaced at its next call.
@@ -185,6 +187,7 @@ fn run_call(
         }
     }
     let mut st = PlState::new(display_name(call), params);
+    st.set_options(&c.body.options);
     let columns = call.catalog.result_columns(def);
     st.result_types = match columns.is_empty() {
         false => columns.into_iter().map(|(_, t)| t).collect(),
@@ -532,23 +535,29 @@ impl Host for ExecHost<'_, '_> {
         self.catalog.clone()
     }
 
-    fn prepare(&mut self, text: &str, types: &[TypeId]) -> PgResult<Arc<Prepared>> {
+    fn prepare(
+        &mut self,
+        text: &str,
+        types: &[TypeId],
+        vars: &keel_sql::bind::PlVars,
+    ) -> PgResult<Arc<Prepared>> {
         let compiled = self
             .compiled
             .ok_or_else(|| PgError::internal("no statement plans in this call"))?;
-        let key = (text.to_string(), types.to_vec());
+        let key = (text.to_string(), types.to_vec(), vars.names.clone());
         if let Some(p) = lock(&compiled.plans).get(&key)
             && Arc::ptr_eq(&p.catalog, &self.catalog)
         {
             return Ok(p.clone());
         }
         // Planned outside the lock: planning may call this function again (recursion).
-        let p = Arc::new(keel_sql::prepare(
+        let p = Arc::new(keel_sql::prepare_in_body(
             self.catalog.clone(),
             &keel_sql::EngineSizes(self.cx.engine),
             text,
             0,
             types,
+            Some(vars),
         )?);
         let mut plans = lock(&compiled.plans);
         if plans.len() >= PLANS_PER_FUNCTION {

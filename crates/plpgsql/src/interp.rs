@@ -31,7 +31,9 @@ pub struct PlState {
     found: bool,
     pub(crate) row_count: u64,
     /// Prepared statements by their parameterized text and parameter types.
-    pub(crate) plans: rustc_hash::FxHashMap<(String, Vec<TypeId>), Arc<Prepared>>,
+    pub(crate) plans: rustc_hash::FxHashMap<crate::sql::PlanKey, Arc<Prepared>>,
+    /// `#variable_conflict`: how a variable that is also a column in scope resolves.
+    pub(crate) conflict: keel_sql::bind::VarConflict,
     /// The function's name as CONTEXT lines print it.
     pub(crate) fname: String,
     /// The value of `RETURN expr` and its type, once run.
@@ -62,6 +64,16 @@ pub(crate) struct Interp<'h, H: Host + ?Sized> {
 impl PlState {
     /// A body's state with FOUND and the given variables (a function's parameters) in its
     /// outermost scope.
+    /// Applies the body's `#` directives (`#variable_conflict`).
+    pub fn set_options(&mut self, o: &keel_pl::CompileOptions) {
+        use keel_sql::bind::VarConflict;
+        self.conflict = match o.variable_conflict {
+            None | Some(keel_pl::VariableConflict::Error) => VarConflict::Error,
+            Some(keel_pl::VariableConflict::UseVariable) => VarConflict::UseVariable,
+            Some(keel_pl::VariableConflict::UseColumn) => VarConflict::UseColumn,
+        };
+    }
+
     pub fn new(fname: String, params: Vec<Var>) -> PlState {
         let mut first = vec![Var::scalar("found", TypeId::Bool, Datum::Bool(false))];
         first.extend(params);
@@ -73,6 +85,7 @@ impl PlState {
             found: false,
             row_count: 0,
             plans: Default::default(),
+            conflict: Default::default(),
             fname,
             ret: None,
             ret_record: None,

@@ -52,8 +52,14 @@ pub trait Host: Send {
     fn check_interrupts(&self) -> PgResult<()>;
     /// The catalog names in the body resolve against.
     fn catalog(&self) -> Arc<Catalog>;
-    /// Prepares one statement of the body (`$n` typed by `types`).
-    fn prepare(&mut self, text: &str, types: &[TypeId]) -> PgResult<Arc<Prepared>>;
+    /// Prepares one statement of the body (`$n` typed by `types`; `vars` says which of them
+    /// stand for variables, see `keel_sql::bind::PlVars`).
+    fn prepare(
+        &mut self,
+        text: &str,
+        types: &[TypeId],
+        vars: &keel_sql::bind::PlVars,
+    ) -> PgResult<Arc<Prepared>>;
     /// Runs a prepared statement and collects its rows.
     fn run<'a>(&'a mut self, prep: &'a Arc<Prepared>, values: &'a [Datum]) -> BoxFut<'a, Ran>;
     /// Opens a subtransaction for a block with an EXCEPTION clause; returns its depth.

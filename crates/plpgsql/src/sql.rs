@@ -95,15 +95,19 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         expr: Option<&SqlText>,
     ) -> PgResult<Ran> {
         let bound = bind_vars(&sql.text, &st.vars);
-        let verbatim = bound.text == sql.text;
-        let key = (bound.text, bound.types);
+        let vars = keel_sql::bind::PlVars {
+            names: bound.names.clone(),
+            conflict: st.conflict,
+        };
+        let key = (bound.text.clone(), bound.types.clone(), vars.names.clone());
         let prep = match st.plans.get(&key) {
             Some(p) => p.clone(),
             None => {
-                let p = self
-                    .h
-                    .prepare(&key.0, &key.1)
-                    .map_err(|e| internal(e, &sql.text, verbatim))?;
+                let p = self.h.prepare(&key.0, &key.1, &vars).map_err(|e| {
+                    internal(e, &sql.text, |p| {
+                        Some(bound.original_position(&sql.text, p))
+                    })
+                })?;
                 st.plans.insert(key.clone(), p.clone());
                 p
             }
@@ -146,8 +150,8 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         }
         let prep = self
             .h
-            .prepare(&text, &types)
-            .map_err(|e| internal(e, &text, true))?;
+            .prepare(&text, &types, &keel_sql::bind::PlVars::default())
+            .map_err(|e| internal(e, &text, Some))?;
         self.run_prepared(&prep, &values)
             .await
             .map_err(|e| ran_context(e, &prep, &text, None, false))
@@ -167,7 +171,7 @@ fn ran_context(
     in_use: bool,
 ) -> PgError {
     if e.position.is_some() {
-        return internal(e, text, false);
+        return internal(e, text, |_| None);
     }
     match expr {
         None => e.with_context_line(format!("SQL statement \"{text}\"")),
@@ -193,9 +197,9 @@ fn is_simple(prep: &keel_sql::Prepared) -> bool {
 
 /// An error of a statement inside the body: its cursor position points into that statement,
 /// so it moves to the internal position and the statement becomes the internal query (psql
-/// prints them as `LINE 1: ...` and `QUERY: ...`). The position is kept only when the text
-/// ran as written (no variable became a parameter before it).
-fn internal(mut e: PgError, text: &str, verbatim: bool) -> PgError {
+/// prints them as `LINE 1: ...` and `QUERY: ...`). `at` maps the position in the text that
+/// ran to the text as written (variables became parameters), or drops it.
+fn internal(mut e: PgError, text: &str, at: impl Fn(u32) -> Option<u32>) -> PgError {
     if e.objects
         .as_ref()
         .is_some_and(|o| o.internal_query.is_some() || o.context.is_some())
@@ -205,7 +209,7 @@ fn internal(mut e: PgError, text: &str, verbatim: bool) -> PgError {
     let pos = e.position.take();
     let o = e.objects.get_or_insert_with(Default::default);
     o.internal_query = Some(text.to_string());
-    o.internal_position = if verbatim { pos } else { None };
+    o.internal_position = pos.and_then(at);
     e
 }
 
@@ -222,6 +226,10 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         self.h.run(prep, values).await
     }
 }
+
+/// A statement plan's key in `PlState::plans`: the text with variables as parameters, the
+/// parameters' types, and the variables they stand for.
+pub(crate) type PlanKey = (String, Vec<TypeId>, Vec<Option<String>>);
 
 /// The row count a command tag reports (`INSERT 0 5`, `UPDATE 3`); 0 for others.
 pub fn tag_count(tag: &str) -> u64 {

@@ -154,6 +154,36 @@ pub struct Bound {
     pub text: String,
     pub types: Vec<TypeId>,
     pub values: Vec<Datum>,
+    /// The variable each parameter stands for: its name for a plain variable, None for a
+    /// record's field or a `$n` reference (which no column can be confused with).
+    pub names: Vec<Option<String>>,
+    /// Each replacement as (start, end) in `text` and (start, end) in the original, bytes.
+    subs: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Bound {
+    /// The 1-based character position in `original` (the text `bind_vars` was given) of
+    /// character `pos` of `text`: a position inside a replaced variable is the variable's.
+    pub fn original_position(&self, original: &str, pos: u32) -> u32 {
+        let at = (pos as usize).saturating_sub(1);
+        let off = self
+            .text
+            .char_indices()
+            .nth(at)
+            .map_or(self.text.len(), |(b, _)| b);
+        let mut shift = 0isize;
+        for &(bs, be, os, oe) in &self.subs {
+            if off < bs {
+                break;
+            }
+            if off < be {
+                return original[..os].chars().count() as u32 + 1;
+            }
+            shift += (oe - os) as isize - (be - bs) as isize;
+        }
+        let o = ((off as isize + shift).max(0) as usize).min(original.len());
+        original.get(..o).map_or(o, |s| s.chars().count()) as u32 + 1
+    }
 }
 
 fn is_ident_start(c: u8) -> bool {
@@ -173,6 +203,7 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
     let mut types = Vec::new();
     let mut values = Vec::new();
     let mut keys: Vec<String> = Vec::new();
+    let mut subs = Vec::new();
     let mut i = 0;
     let mut copied = 0;
     let mut prev_sig: u8 = b' ';
@@ -277,7 +308,9 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
                         &r.values[k],
                     );
                     out.push_str(&sql[copied..start]);
+                    let bs = out.len();
                     out.push_str(&format!("${n}"));
+                    subs.push((bs, out.len(), start, fe));
                     copied = fe;
                     i = fe;
                     replaced = true;
@@ -292,7 +325,9 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
                     &v.value,
                 );
                 out.push_str(&sql[copied..start]);
+                let bs = out.len();
                 out.push_str(&format!("${n}"));
+                subs.push((bs, out.len(), start, end));
                 copied = end;
                 i = end;
                 replaced = true;
@@ -304,10 +339,16 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
         prev_sig = b'a';
     }
     out.push_str(&sql[copied..]);
+    let names = keys
+        .into_iter()
+        .map(|k| (!k.contains('.') && !k.starts_with('$')).then_some(k))
+        .collect();
     Bound {
         text: out,
         types,
         values,
+        names,
+        subs,
     }
 }
 

@@ -35,8 +35,21 @@ impl<C: Client + Send> Host for SessionHost<'_, C> {
         self.session.catalog()
     }
 
-    fn prepare(&mut self, text: &str, types: &[TypeId]) -> PgResult<Arc<Prepared>> {
-        Ok(Arc::new(self.session.prepare(text, 0, types)?))
+    fn prepare(
+        &mut self,
+        text: &str,
+        types: &[TypeId],
+        vars: &keel_sql::bind::PlVars,
+    ) -> PgResult<Arc<Prepared>> {
+        self.session.stack_limit();
+        Ok(Arc::new(keel_sql::prepare_in_body(
+            self.session.catalog(),
+            &keel_sql::EngineSizes(&self.session.engine),
+            text,
+            0,
+            types,
+            Some(vars),
+        )?))
     }
 
     fn run<'a>(&'a mut self, prep: &'a Arc<Prepared>, values: &'a [Datum]) -> BoxFut<'a, Ran> {
@@ -92,6 +105,7 @@ impl Session {
                 ))
             })?;
         let mut st = PlState::new("inline_code_block".into(), Vec::new());
+        st.set_options(&parsed.options);
         self.pl_depth += 1;
         let r = {
             let mut host = SessionHost {

@@ -154,6 +154,19 @@ pub fn prepare(
     char_offset: usize,
     param_types: &[TypeId],
 ) -> PgResult<Prepared> {
+    prepare_in_body(catalog, sizes, text, char_offset, param_types, None)
+}
+
+/// [`prepare`] of a statement of a PL/pgSQL body whose variables became parameters `pl_vars`
+/// (see [`bind::PlVars`]).
+pub fn prepare_in_body(
+    catalog: Arc<Catalog>,
+    sizes: &dyn RelSizes,
+    text: &str,
+    char_offset: usize,
+    param_types: &[TypeId],
+    pl_vars: Option<&bind::PlVars>,
+) -> PgResult<Prepared> {
     if explain::is_explain(text) {
         return explain::prepare_explain(catalog, sizes, text, char_offset, param_types);
     }
@@ -180,13 +193,14 @@ pub fn prepare(
             lock_strengths,
         } => (stmt, text, lock_strengths),
     };
-    let (analyzed, params) = keel_analyzer::analyze(
+    let (analyzed, params) = keel_analyzer::analyze_in_body(
         &catalog,
         &stmt,
         &parsed_text,
         char_offset,
         param_types,
         lock_strengths,
+        pl_vars,
     )?;
     let s = match analyzed {
         Analyzed::Query(q) => Stmt::Query(keel_planner::plan_query(&catalog, sizes, &q)?),

@@ -442,3 +442,52 @@ select * from plf_reads_a();
 select 1 + plf_reads_a();
 drop function plf_reads_a();
 drop table plf_moved;
+
+-- case: variable_conflict
+-- A variable that is also a column in scope: 42702 by default, the variable or the column
+-- under #variable_conflict; error positions point into the statement as written.
+create table vc_t (q1 bigint, q2 bigint);
+insert into vc_t values (123, 456), (4567, 89);
+create function vc_default() returns setof vc_t as $$
+declare r record;
+  q1 bigint := 42;
+begin
+  for r in select q1,q2 from vc_t loop
+    return next r;
+  end loop;
+end;
+$$ language plpgsql;
+select * from vc_default();
+create function vc_var() returns setof vc_t as $$
+#variable_conflict use_variable
+declare r record;
+  q1 bigint := 42;
+begin
+  for r in select q1,q2 from vc_t loop
+    return next r;
+  end loop;
+end;
+$$ language plpgsql;
+select * from vc_var();
+create function vc_col() returns setof vc_t as $$
+#variable_conflict use_column
+declare r record;
+  q1 bigint := 42;
+begin
+  for r in select q1,q2 from vc_t loop
+    return next r;
+  end loop;
+end;
+$$ language plpgsql;
+select * from vc_col();
+create function vc_update(q1 bigint) returns int language plpgsql as $$
+begin
+  insert into vc_t values (q1, 1);
+  update vc_t set q2 = q2 + 1 where q1 = 5;
+  return 1;
+end $$;
+select vc_update(123);
+select * from vc_t order by 1, 2;
+do $$ declare q2 int := 7; begin perform count(*) from vc_t where q2 > 1; end $$;
+do $$ declare n int := 7; k int; begin select count(*) into k from vc_t where q2 > n; raise notice '%', k; end $$;
+drop table vc_t cascade;
