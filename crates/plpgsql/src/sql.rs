@@ -95,20 +95,21 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         expr: Option<&SqlText>,
     ) -> PgResult<Ran> {
         let bound = bind_vars(&sql.text, &st.vars);
-        let vars = keel_sql::bind::PlVars {
-            names: bound.names.clone(),
-            conflict: st.conflict,
-        };
-        let key = (bound.text.clone(), bound.types.clone(), vars.names.clone());
+        let key = (bound.text, bound.types, bound.names);
         let prep = match st.plans.get(&key) {
             Some(p) => p.clone(),
             None => {
+                let vars = keel_sql::bind::PlVars {
+                    names: key.2.clone(),
+                    conflict: st.conflict,
+                };
+                let subs = &bound.subs;
                 let p = self.h.prepare(&key.0, &key.1, &vars).map_err(|e| {
                     internal(e, &sql.text, |p| {
-                        Some(bound.original_position(&sql.text, p))
+                        Some(subs.original_position(&key.0, &sql.text, p))
                     })
                 })?;
-                st.plans.insert(key.clone(), p.clone());
+                st.plans.insert(key, p.clone());
                 p
             }
         };

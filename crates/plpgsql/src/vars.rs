@@ -157,22 +157,24 @@ pub struct Bound {
     /// The variable each parameter stands for: its name for a plain variable, None for a
     /// record's field or a `$n` reference (which no column can be confused with).
     pub names: Vec<Option<String>>,
-    /// Each replacement as (start, end) in `text` and (start, end) in the original, bytes.
-    subs: Vec<(usize, usize, usize, usize)>,
+    /// Where the variables were replaced (see [`Replaced`]).
+    pub subs: Replaced,
 }
 
-impl Bound {
+/// Each replacement `bind_vars` made, as (start, end) in its text and (start, end) in the
+/// original, in bytes.
+#[derive(Default)]
+pub struct Replaced(Vec<(usize, usize, usize, usize)>);
+
+impl Replaced {
     /// The 1-based character position in `original` (the text `bind_vars` was given) of
-    /// character `pos` of `text`: a position inside a replaced variable is the variable's.
-    pub fn original_position(&self, original: &str, pos: u32) -> u32 {
+    /// character `pos` of `text` (the text it made): a position inside a replaced variable
+    /// is the variable's.
+    pub fn original_position(&self, text: &str, original: &str, pos: u32) -> u32 {
         let at = (pos as usize).saturating_sub(1);
-        let off = self
-            .text
-            .char_indices()
-            .nth(at)
-            .map_or(self.text.len(), |(b, _)| b);
+        let off = text.char_indices().nth(at).map_or(text.len(), |(b, _)| b);
         let mut shift = 0isize;
-        for &(bs, be, os, oe) in &self.subs {
+        for &(bs, be, os, oe) in &self.0 {
             if off < bs {
                 break;
             }
@@ -348,7 +350,7 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
         types,
         values,
         names,
-        subs,
+        subs: Replaced(subs),
     }
 }
 
