@@ -80,6 +80,8 @@ impl PlState {
         PlState {
             vars: Scopes {
                 scopes: vec![first],
+                // The parameters' block answers to the function's name.
+                labels: vec![fname.split('(').next().map(str::to_string)],
                 aliases: Vec::new(),
             },
             found: false,
@@ -141,7 +143,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
     fn exec_block<'a>(&'a mut self, st: &'a mut PlState, block: &'a Block) -> BoxFut<'a, Flow> {
         Box::pin(async move {
             keel_common::stack::check()?;
-            st.vars.push_scope(Vec::new());
+            st.vars.push_labelled(Vec::new(), block.label.clone());
             let r = self.exec_block_inner(st, block).await;
             st.vars.pop_scope();
             match r? {
@@ -255,6 +257,14 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 })?;
                 match field {
                     None => self.assign(st, &target.name, v, from)?,
+                    // `label.var := v`: a variable of a labelled block (or the function's
+                    // parameter, `fname.param`), when no record is called `label`.
+                    Some(f)
+                        if st.vars.find(&target.name).is_none()
+                            && st.vars.find_labelled(&target.name, &f).is_some() =>
+                    {
+                        self.assign_in(st, Some(&target.name), &f, v, from)?
+                    }
                     Some(f) => {
                         let shown = format!("{} := {}", target.text.text, expr.text);
                         assign_field(st, &target.name, &f, v, from, &shown)?
@@ -728,7 +738,23 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         v: Datum,
         from: TypeId,
     ) -> PgResult<()> {
-        let Some(var) = st.vars.find_mut(name) else {
+        self.assign_in(st, None, name, v, from)
+    }
+
+    /// [`Self::assign`] to variable `name` of the block labelled `label`, if given.
+    pub(crate) fn assign_in(
+        &mut self,
+        st: &mut PlState,
+        label: Option<&str>,
+        name: &str,
+        v: Datum,
+        from: TypeId,
+    ) -> PgResult<()> {
+        let found = match label {
+            Some(l) => st.vars.find_labelled_mut(l, name),
+            None => st.vars.find_mut(name),
+        };
+        let Some(var) = found else {
             return Err(PgError::new(
                 sqlstate::SYNTAX_ERROR,
                 format!("\"{name}\" is not a known variable"),

@@ -104,9 +104,15 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     conflict: st.conflict,
                 };
                 let subs = &bound.subs;
+                // An expression's error shows the expression, not the SELECT it ran as.
+                let (shown, prefix) = match expr {
+                    Some(e) => (e.text.as_str(), sql.text.len() - e.text.len()),
+                    None => (sql.text.as_str(), 0),
+                };
                 let p = self.h.prepare(&key.0, &key.1, &vars).map_err(|e| {
-                    internal(e, &sql.text, |p| {
-                        Some(subs.original_position(&key.0, &sql.text, p))
+                    internal(e, shown, |p| {
+                        let p = subs.original_position(&key.0, &sql.text, p) as usize;
+                        p.checked_sub(prefix).filter(|&p| p >= 1).map(|p| p as u32)
                     })
                 })?;
                 st.plans.insert(key, p.clone());

@@ -85,6 +85,9 @@ pub struct Record {
 #[derive(Default)]
 pub struct Scopes {
     pub scopes: Vec<Vec<Var>>,
+    /// Each block's label, parallel to `scopes`: the function's name for its parameters'
+    /// block, a `<<label>>` for a labelled block. `label.var` names a variable of that block.
+    pub labels: Vec<Option<String>>,
     /// `name ALIAS FOR target`: (index of the declaring block in `scopes`, name, target).
     pub aliases: Vec<(usize, String, String)>,
 }
@@ -138,12 +141,40 @@ impl Scopes {
     }
 
     pub fn push_scope(&mut self, vars: Vec<Var>) {
+        self.push_labelled(vars, None);
+    }
+
+    /// Enters a block with label `label`.
+    pub fn push_labelled(&mut self, vars: Vec<Var>, label: Option<String>) {
         self.scopes.push(vars);
+        self.labels.push(label);
+    }
+
+    /// `label.name`: variable `name` of the innermost enclosing block labelled `label`.
+    pub fn find_labelled(&self, label: &str, name: &str) -> Option<&Var> {
+        let d = self.labelled(label)?;
+        self.scopes[d].iter().rfind(|v| v.name == name)
+    }
+
+    pub fn find_labelled_mut(&mut self, label: &str, name: &str) -> Option<&mut Var> {
+        let d = self.labelled(label)?;
+        self.scopes[d].iter_mut().rfind(|v| v.name == name)
+    }
+
+    /// The innermost enclosing block labelled `label`.
+    fn labelled(&self, label: &str) -> Option<usize> {
+        let at = |d: &usize| {
+            self.labels
+                .get(*d)
+                .is_some_and(|l| l.as_deref() == Some(label))
+        };
+        (0..self.scopes.len()).rev().find(at)
     }
 
     /// Leaves the innermost block, with its variables and aliases.
     pub fn pop_scope(&mut self) {
         self.scopes.pop();
+        self.labels.pop();
         let depth = self.scopes.len();
         self.aliases.retain(|(at, _, _)| *at < depth);
     }
@@ -281,6 +312,26 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
         let qualified = prev_sig == b'.';
         let called = next_c == Some(b'(');
         let mut replaced = false;
+        if next_c == Some(b'.')
+            && !qualified
+            && !called
+            && !scopes.find(&word).is_some_and(|v| v.is_record)
+            && let Some((fs, fe)) = word_after_dot(b, next.map_or(end, |p| p + 1))
+            && let Some(v) = scopes.find_labelled(&word, &sql[fs..fe].to_ascii_lowercase())
+            && !v.is_record
+        {
+            // `label.var` (the function's name for a parameter): one parameter for the whole.
+            let key = format!("{word}.{}", v.name);
+            let n = param_index(&mut keys, &mut types, &mut values, key, v.ty, &v.value);
+            out.push_str(&sql[copied..start]);
+            let bs = out.len();
+            out.push_str(&format!("${n}"));
+            subs.push((bs, out.len(), start, fe));
+            copied = fe;
+            i = fe;
+            prev_sig = b'a';
+            continue;
+        }
         if !qualified
             && !called
             && let Some(v) = scopes.find(&word)
@@ -352,6 +403,19 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
         names,
         subs: Replaced(subs),
     }
+}
+
+/// The identifier after a `.` at `from` (whitespace skipped): its byte range.
+fn word_after_dot(b: &[u8], from: usize) -> Option<(usize, usize)> {
+    let fs = b[from.min(b.len())..]
+        .iter()
+        .position(|x| !x.is_ascii_whitespace())
+        .map_or(b.len(), |p| from + p);
+    let mut fe = fs;
+    while fe < b.len() && is_ident(b[fe]) {
+        fe += 1;
+    }
+    (fe > fs && is_ident_start(b[fs])).then_some((fs, fe))
 }
 
 fn param_index(

@@ -491,3 +491,37 @@ select * from vc_t order by 1, 2;
 do $$ declare q2 int := 7; begin perform count(*) from vc_t where q2 > 1; end $$;
 do $$ declare n int := 7; k int; begin select count(*) into k from vc_t where q2 > n; raise notice '%', k; end $$;
 drop table vc_t cascade;
+
+-- case: label_qualified_variables
+-- fname.param and <<label>> block.var, read and assigned; an expression's error shows the
+-- expression as written.
+create table lq_t (q1 bigint, q2 bigint);
+insert into lq_t values (123, 456), (4567, 89);
+create function lq_update(q1 bigint) returns int language plpgsql as $$
+begin
+  update lq_t set q2 = 0 where lq_t.q1 = lq_update.q1;
+  return lq_update.q1 + 1;
+end $$;
+select lq_update(123);
+select * from lq_t order by 1;
+do $$
+<<blk>>
+declare x int := 1;
+begin
+  declare x int := 2;
+  begin
+    raise notice 'inner %, outer %', x, blk.x;
+    blk.x := 10;
+    raise notice 'outer now %', blk.x;
+  end;
+end $$;
+create function lq_rec() returns int language plpgsql as $$
+declare r record;
+begin
+  select 5 as v into r;
+  return r.v + lq_rec.r_missing;
+end $$;
+select lq_rec();
+drop table lq_t cascade;
+drop function lq_update(bigint);
+drop function lq_rec();
