@@ -48,39 +48,68 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 }
             }
         }
-        let mut code: &'static str = match (&r.condition, r.level) {
-            (Some(RaiseCondition::SqlState(c)), _) => intern_code(c),
-            (Some(RaiseCondition::Name(n)), _) => {
-                keel_pl::condition_sqlstate(n).unwrap_or(sqlstate::RAISE_EXCEPTION)
-            }
-            (None, RaiseLevel::Exception) => sqlstate::RAISE_EXCEPTION,
-            (None, RaiseLevel::Warning) => sqlstate::WARNING,
-            (None, _) => sqlstate::SUCCESSFUL_COMPLETION,
+        // The SQLSTATE and the condition's name, as the statement gives them (PostgreSQL's
+        // err_code and condname).
+        let (mut code, mut condname): (Option<&'static str>, Option<String>) = match &r.condition {
+            Some(RaiseCondition::SqlState(c)) => (Some(intern_code(c)), Some(c.clone())),
+            Some(RaiseCondition::Name(n)) => (
+                Some(keel_pl::condition_sqlstate(n).unwrap_or(sqlstate::RAISE_EXCEPTION)),
+                Some(n.clone()),
+            ),
+            None => (None, None),
         };
-        if r.message.is_none()
-            && let Some(RaiseCondition::Name(n)) = &r.condition
-        {
-            msg = n.clone();
-        }
+        let mut message = r.message.is_some().then_some(msg);
         let (mut detail, mut hint) = (None, None);
+        let mut objects = keel_common::ErrorObjects::default();
         for (kind, e) in &r.options {
             let (v, _) = self.eval(st, e).await?;
-            let text = keel_types::io::to_text(&v);
-            match kind {
-                RaiseOptionKind::Errcode => {
-                    code = keel_pl::condition_sqlstate(&text).unwrap_or_else(|| intern_code(&text))
-                }
-                RaiseOptionKind::Message => msg = text,
-                RaiseOptionKind::Detail => detail = Some(text),
-                RaiseOptionKind::Hint => hint = Some(text),
-                _ => {}
+            if v.is_null() {
+                return Err(PgError::new(
+                    sqlstate::NULL_VALUE_NOT_ALLOWED,
+                    "RAISE statement option cannot be null",
+                ));
             }
+            let text = keel_types::io::to_text(&v);
+            let slot = match kind {
+                RaiseOptionKind::Errcode => {
+                    if code.is_some() {
+                        return Err(already_specified(*kind));
+                    }
+                    code = Some(
+                        keel_pl::condition_sqlstate(&text).unwrap_or_else(|| intern_code(&text)),
+                    );
+                    condname = Some(text);
+                    continue;
+                }
+                RaiseOptionKind::Message => &mut message,
+                RaiseOptionKind::Detail => &mut detail,
+                RaiseOptionKind::Hint => &mut hint,
+                RaiseOptionKind::Column => &mut objects.column,
+                RaiseOptionKind::Constraint => &mut objects.constraint,
+                RaiseOptionKind::Datatype => &mut objects.datatype,
+                RaiseOptionKind::Table => &mut objects.table,
+                RaiseOptionKind::Schema => &mut objects.schema,
+            };
+            if slot.is_some() {
+                return Err(already_specified(*kind));
+            }
+            *slot = Some(text);
         }
+        let code = code.unwrap_or(match r.level {
+            RaiseLevel::Exception => sqlstate::RAISE_EXCEPTION,
+            RaiseLevel::Warning => sqlstate::WARNING,
+            _ => sqlstate::SUCCESSFUL_COMPLETION,
+        });
+        // Without a message: the condition's name, else the SQLSTATE itself.
+        let msg = message.or(condname).unwrap_or_else(|| code.to_string());
         let severity = match r.level {
             RaiseLevel::Exception => {
                 let mut e = PgError::new(code, msg);
                 e.detail = detail;
                 e.hint = hint;
+                if objects != Default::default() {
+                    e.objects = Some(Box::new(objects));
+                }
                 return Err(e);
             }
             RaiseLevel::Warning => Severity::Warning,
@@ -92,6 +121,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         let mut n = PgError::notice(severity, code, msg);
         n.detail = detail;
         n.hint = hint;
+        if objects != Default::default() {
+            n.objects = Some(Box::new(objects));
+        }
         let n = n.with_context_line(format!(
             "PL/pgSQL function {} line {} at RAISE",
             st.fname, line
@@ -99,4 +131,12 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         self.h.notice(&n);
         Ok(())
     }
+}
+
+/// A RAISE option given twice (the format string counts as MESSAGE).
+fn already_specified(kind: RaiseOptionKind) -> PgError {
+    PgError::new(
+        sqlstate::SYNTAX_ERROR,
+        format!("RAISE option already specified: {}", kind.name()),
+    )
 }

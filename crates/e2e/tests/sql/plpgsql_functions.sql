@@ -525,3 +525,70 @@ select lq_rec();
 drop table lq_t cascade;
 drop function lq_update(bigint);
 drop function lq_rec();
+
+-- case: raise_options
+-- RAISE: an option given twice, a NULL option, the message when none is given (the
+-- condition's name, else the SQLSTATE), and COLUMN / CONSTRAINT / DATATYPE / TABLE / SCHEMA.
+create function rz_code() returns void as $$
+begin
+  raise exception using errcode = '1234F';
+end $$ language plpgsql;
+select rz_code();
+create or replace function rz_code() returns void as $$
+begin
+  raise notice 'x' using message = 'custom message';
+end $$ language plpgsql;
+select rz_code();
+create or replace function rz_code() returns void as $$
+begin
+  raise division_by_zero using errcode = '22012';
+end $$ language plpgsql;
+select rz_code();
+create or replace function rz_code() returns void as $$
+begin
+  raise using message = 'custom' || ' message', errcode = '22012';
+end $$ language plpgsql;
+select rz_code();
+create or replace function rz_code() returns void as $$
+begin
+  raise sqlstate '22012';
+end $$ language plpgsql;
+select rz_code();
+create or replace function rz_code() returns void as $$
+begin
+  raise division_by_zero;
+end $$ language plpgsql;
+select rz_code();
+create or replace function rz_code() returns void as $$
+begin
+  raise 'check %', 1 using detail = null;
+end $$ language plpgsql;
+select rz_code();
+create or replace function rz_code() returns void as $$
+declare _column_name text; _constraint_name text; _datatype_name text; _table_name text; _schema_name text;
+begin
+  begin
+    raise exception using
+      column = '>>some column name<<',
+      constraint = '>>some constraint name<<',
+      datatype = '>>some datatype name<<',
+      table = '>>some table name<<',
+      schema = '>>some schema name<<';
+  exception when others then
+    get stacked diagnostics
+        _column_name = column_name,
+        _constraint_name = constraint_name,
+        _datatype_name = pg_datatype_name,
+        _table_name = table_name,
+        _schema_name = schema_name;
+    raise notice 'column %, constraint %, type %, table %, schema %',
+      _column_name, _constraint_name, _datatype_name, _table_name, _schema_name;
+  end;
+end $$ language plpgsql;
+select rz_code();
+create or replace function rz_code() returns void as $$
+begin
+  raise warning 'w' using hint = 'h', table = 't1';
+end $$ language plpgsql;
+select rz_code();
+drop function rz_code();
