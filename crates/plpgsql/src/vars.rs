@@ -198,6 +198,25 @@ pub struct Bound {
 pub struct Replaced(Vec<(usize, usize, usize, usize)>);
 
 impl Replaced {
+    /// Appends to `out` the text of `sql` from `copied` up to the reference at `at` (its
+    /// byte range), then `$n` in its place, and records the replacement: where copying
+    /// goes on from.
+    fn replace(
+        &mut self,
+        out: &mut String,
+        sql: &str,
+        copied: usize,
+        at: (usize, usize),
+        n: usize,
+    ) -> usize {
+        out.push_str(&sql[copied..at.0]);
+        let start = out.len();
+        out.push('$');
+        out.push_str(&n.to_string());
+        self.0.push((start, out.len(), at.0, at.1));
+        at.1
+    }
+
     /// The 1-based character position in `original` (the text `bind_vars` was given) of
     /// character `pos` of `text` (the text it made): a position inside a replaced variable
     /// is the variable's.
@@ -236,7 +255,7 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
     let mut types = Vec::new();
     let mut values = Vec::new();
     let mut keys: Vec<String> = Vec::new();
-    let mut subs = Vec::new();
+    let mut subs = Replaced::default();
     let mut i = 0;
     let mut copied = 0;
     let mut prev_sig: u8 = b' ';
@@ -323,11 +342,7 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
             // `label.var` (the function's name for a parameter): one parameter for the whole.
             let key = format!("{word}.{}", v.name);
             let n = param_index(&mut keys, &mut types, &mut values, key, v.ty, &v.value);
-            out.push_str(&sql[copied..start]);
-            let bs = out.len();
-            out.push_str(&format!("${n}"));
-            subs.push((bs, out.len(), start, fe));
-            copied = fe;
+            copied = subs.replace(&mut out, sql, copied, (start, fe), n);
             i = fe;
             prev_sig = b'a';
             continue;
@@ -338,17 +353,9 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
         {
             // `rec.field`: the whole reference becomes one parameter.
             if v.is_record && next_c == Some(b'.') {
-                let fstart = next.map_or(end, |p| p + 1);
-                let fs = b[fstart..]
-                    .iter()
-                    .position(|x| !x.is_ascii_whitespace())
-                    .map_or(b.len(), |p| fstart + p);
-                let mut fe = fs;
-                while fe < b.len() && is_ident(b[fe]) {
-                    fe += 1;
-                }
-                let field = sql[fs..fe].to_ascii_lowercase();
-                if let Some(r) = &v.record
+                if let Some((fs, fe)) = word_after_dot(b, next.map_or(end, |p| p + 1))
+                    && let field = sql[fs..fe].to_ascii_lowercase()
+                    && let Some(r) = &v.record
                     && let Some(k) = r.names.iter().position(|n| *n == field)
                 {
                     let key = format!("{word}.{field}");
@@ -360,11 +367,7 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
                         r.types[k],
                         &r.values[k],
                     );
-                    out.push_str(&sql[copied..start]);
-                    let bs = out.len();
-                    out.push_str(&format!("${n}"));
-                    subs.push((bs, out.len(), start, fe));
-                    copied = fe;
+                    copied = subs.replace(&mut out, sql, copied, (start, fe), n);
                     i = fe;
                     replaced = true;
                 }
@@ -377,11 +380,7 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
                     v.ty,
                     &v.value,
                 );
-                out.push_str(&sql[copied..start]);
-                let bs = out.len();
-                out.push_str(&format!("${n}"));
-                subs.push((bs, out.len(), start, end));
-                copied = end;
+                copied = subs.replace(&mut out, sql, copied, (start, end), n);
                 i = end;
                 replaced = true;
             }
@@ -401,7 +400,7 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
         types,
         values,
         names,
-        subs: Replaced(subs),
+        subs,
     }
 }
 
