@@ -12,9 +12,9 @@
 //! (`numeric_small`); everything else goes through `BigDecimal` ([`Numeric::big`]).
 
 use crate::numeric_small as small;
+use bigdecimal::BigDecimal;
 use bigdecimal::num_bigint::{BigInt, Sign};
 use bigdecimal::num_traits::{Signed, ToPrimitive, Zero};
-use bigdecimal::{BigDecimal, RoundingMode};
 use keel_common::{PgError, PgResult, sqlstate};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -64,6 +64,29 @@ pub fn finite(digits: BigInt, scale: i64) -> Numeric {
 /// `n * 10^k` for `k > 0`.
 fn shift_left(n: BigInt, k: i64) -> BigInt {
     n * BigInt::from(10u8).pow(k as u32)
+}
+
+/// `d` at `scale` decimal places: padded with zeros, or rounded half away from zero
+/// (`half_up`) or truncated toward zero. One big division by a power of ten, linear in the
+/// digits; bigdecimal's `with_scale_round` goes through a decimal digit vector and back,
+/// which is quadratic and took seconds on a 100,000-digit product.
+pub(crate) fn rescale(d: &BigDecimal, scale: i64, half_up: bool) -> BigDecimal {
+    let (n, from) = d.as_bigint_and_scale();
+    if scale >= from {
+        return d.with_scale(scale);
+    }
+    let k = from - scale;
+    // 10^k above the value's own digit count rounds to zero or to one unit.
+    if (k as f64) * std::f64::consts::LOG2_10 > n.bits() as f64 + 4.0 {
+        return BigDecimal::new(BigInt::zero(), scale);
+    }
+    let p = BigInt::from(10u8).pow(k as u32);
+    let mut q = n.as_ref() / &p;
+    let r = n.as_ref() - &q * &p;
+    if half_up && r.magnitude() * 2u8 >= *p.magnitude() {
+        q += if n.is_negative() { -1 } else { 1 };
+    }
+    BigDecimal::new(q, scale)
 }
 
 impl Numeric {
@@ -252,11 +275,7 @@ impl Numeric {
                 Numeric::Small(q, _) => Some(q as i128),
                 other => other.round_to_i128(),
             },
-            Numeric::Finite(d) => d
-                .with_scale_round(0, RoundingMode::HalfUp)
-                .as_bigint_and_exponent()
-                .0
-                .to_i128(),
+            Numeric::Finite(d) => rescale(d, 0, true).as_bigint_and_exponent().0.to_i128(),
             _ => None,
         }
     }
@@ -270,7 +289,7 @@ impl Numeric {
         }
         match self.big() {
             Some(d) => {
-                let r = d.with_scale_round(scale, RoundingMode::HalfUp);
+                let r = rescale(&d, scale, true);
                 Numeric::from_big(r)
             }
             None => self.clone(),
@@ -286,7 +305,7 @@ impl Numeric {
         }
         match self.big() {
             Some(d) => {
-                let r = d.with_scale_round(scale, RoundingMode::Down);
+                let r = rescale(&d, scale, false);
                 Numeric::from_big(r)
             }
             None => self.clone(),
@@ -483,7 +502,7 @@ impl Numeric {
         }
         if let (Some(a), Some(b)) = (self.big(), other.big()) {
             let (a, b) = (a.as_ref(), b.as_ref());
-            let q = (a / b).with_scale_round(0, RoundingMode::Down);
+            let q = rescale(&(a / b), 0, false);
             let r = a - q * b;
             let s = self.scale().max(other.scale());
             return Ok(Numeric::from_big(r.with_scale(s)));

@@ -2,9 +2,9 @@
 //! binary format (base-10000 digit groups).
 
 use crate::numeric::{Numeric, finite};
+use bigdecimal::BigDecimal;
 use bigdecimal::num_bigint::BigInt;
 use bigdecimal::num_traits::{Signed, Zero};
-use bigdecimal::{BigDecimal, RoundingMode};
 use keel_common::{PgError, PgResult, sqlstate};
 
 impl Numeric {
@@ -183,7 +183,7 @@ impl Numeric {
         // value = n * 10000^(weight - nd + 1)
         let exp10 = 4 * (weight - nd as i64 + 1);
         let v = BigDecimal::new(n, -exp10);
-        let v = v.with_scale_round(dscale, RoundingMode::HalfUp);
+        let v = crate::numeric::rescale(&v, dscale, true);
         let (n, s) = v.as_bigint_and_exponent();
         Ok(finite(n, s))
     }
