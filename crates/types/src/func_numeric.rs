@@ -69,16 +69,13 @@ fn round_fixed(m: BigInt, p: i64, r: i64) -> Numeric {
 /// Decimal exponent of the leading digit of a nonzero `d`: floor(log10 |d|).
 fn dweight(d: &BigDecimal) -> i64 {
     let (u, s) = d.as_bigint_and_exponent();
-    u.magnitude().to_string().len() as i64 - 1 - s
+    crate::numeric_digits::log10_floor(u.magnitude()) - s
 }
 
 /// log10 |d| as an f64, good to about 15 digits even where `d` itself over/underflows f64.
 fn log10_approx(d: &BigDecimal) -> f64 {
     let (u, s) = d.as_bigint_and_exponent();
-    let digits = u.magnitude().to_string();
-    let lead = &digits[..digits.len().min(17)];
-    let m: f64 = lead.parse().unwrap_or(1.0);
-    m.log10() + (digits.len() - lead.len()) as f64 - s as f64
+    crate::numeric_digits::log10(u.magnitude()) - s as f64
 }
 
 /// The base-10000 weight PostgreSQL's scale heuristics use.
@@ -324,7 +321,7 @@ pub(crate) fn numeric_power(base: &Numeric, exp: &Numeric) -> PgResult<Numeric> 
         // Bits give an upper bound on the digits; count exactly only near the limit.
         let approx = (m.bits() as f64 * std::f64::consts::LOG10_2).ceil() as i64;
         if approx - scale > NUMERIC_MAX_INT_DIGITS
-            && m.magnitude().to_string().len() as i64 - scale > NUMERIC_MAX_INT_DIGITS
+            && crate::numeric_digits::digit_count(m.magnitude()) - scale > NUMERIC_MAX_INT_DIGITS
         {
             return Err(overflow());
         }
@@ -418,7 +415,7 @@ fn power_int(b: &BigDecimal, k: i64, rscale: i64) -> PgResult<Numeric> {
         return Ok(finite(BigInt::zero(), rscale));
     }
     let (u, s) = b.as_bigint_and_exponent();
-    let digits = u.magnitude().to_string().len() as u64;
+    let digits = crate::numeric_digits::digit_count(u.magnitude()) as u64;
     let kk = k.unsigned_abs();
     if digits.saturating_mul(kk) <= 200_000 {
         // u^k / 10^(s k), or its reciprocal, rounded once.

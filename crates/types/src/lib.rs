@@ -25,6 +25,7 @@ pub mod key;
 pub mod keywords;
 pub mod limits;
 pub mod numeric;
+mod numeric_digits;
 mod numeric_io;
 mod numeric_small;
 pub mod ops;

@@ -11,6 +11,7 @@
 //! `Small` values are added, multiplied, compared and printed without the heap
 //! (`numeric_small`); everything else goes through `BigDecimal` ([`Numeric::big`]).
 
+use crate::numeric_digits as digits;
 use crate::numeric_small as small;
 use bigdecimal::BigDecimal;
 use bigdecimal::num_bigint::{BigInt, Sign};
@@ -102,7 +103,7 @@ impl Numeric {
         // Decimal digits of the unscaled integer, from its bit length (off by at most one).
         let approx = (digits.bits() as f64 * std::f64::consts::LOG10_2) as i64 + 1;
         let int_digits = if (approx - scale - MAX_INTEGER_DIGITS).abs() <= 2 {
-            digits.magnitude().to_string().len() as i64 - scale
+            digits::digit_count(digits.magnitude()) - scale
         } else {
             approx - scale
         };
@@ -521,19 +522,12 @@ impl Numeric {
         if n.is_zero() {
             return (0, 0);
         }
-        let digits = n.abs().to_string();
-        let e = digits.len() as i64 - 1 - scale; // decimal exponent of the leading digit
+        let mag = n.magnitude();
+        let lg = digits::log10_floor(mag);
+        let e = lg - scale; // decimal exponent of the leading digit
         let w = e.div_euclid(4);
-        let take = (e - 4 * w + 1) as usize;
-        let mut first = 0i64;
-        for i in 0..take {
-            let dgt = digits
-                .as_bytes()
-                .get(i)
-                .map(|c| (c - b'0') as i64)
-                .unwrap_or(0);
-            first = first * 10 + dgt;
-        }
+        let take = e - 4 * w + 1;
+        let first = digits::leading(mag, lg + 1 - take) as i64;
         (w, first)
     }
 }
