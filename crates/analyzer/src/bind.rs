@@ -9,6 +9,7 @@ pub mod func;
 pub mod join;
 mod keyword_expr;
 mod locking;
+pub mod polymorphic;
 mod position;
 pub mod query;
 mod row;
@@ -232,6 +233,7 @@ impl<'a> Binder<'a> {
     /// the innermost expression's position stands.
     fn wants_position(err: &PgError) -> bool {
         err.position.is_none()
+            && !err.unplaced
             && (err.code.starts_with("42")
                 || err.code == sqlstate::INVALID_TEXT_REPRESENTATION
                 || err.code == sqlstate::INVALID_DATETIME_FORMAT

@@ -21,8 +21,23 @@ fn arg_mode(m: Option<&ast::ArgMode>) -> ArgMode {
     }
 }
 
+/// A parameter or result type: a column type, or a polymorphic pseudo-type.
 fn sql_type(t: &ast::DataType) -> PgResult<SqlType> {
-    types::type_from_name(&t.to_string())
+    let name = t.to_string().to_ascii_lowercase();
+    let id = match name.trim_start_matches("pg_catalog.") {
+        "anyelement" => TypeId::AnyElement,
+        "anyarray" => TypeId::AnyArray,
+        "anynonarray" => TypeId::AnyNonArray,
+        "anycompatible" => TypeId::AnyCompatible,
+        "anycompatiblearray" => TypeId::AnyCompatibleArray,
+        "anycompatiblenonarray" => TypeId::AnyCompatibleNonArray,
+        "anyrange" | "anycompatiblerange" | "anymultirange" | "anycompatiblemultirange" => {
+            return Err(PgError::unsupported("range types"));
+        }
+        "anyenum" => return Err(PgError::unsupported("enum types")),
+        _ => return types::type_from_name(&t.to_string()),
+    };
+    Ok(SqlType::new(id))
 }
 
 /// A RETURNS type: any column type, the pseudo-types `void`, `record` and `trigger`, or a
@@ -241,6 +256,17 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
             )));
         }
     }
+    let input_ids: Vec<TypeId> = args
+        .iter()
+        .filter(|a| matches!(a.mode, ArgMode::In | ArgMode::InOut | ArgMode::Variadic))
+        .map(|a| a.ty.id)
+        .collect();
+    keel_analyzer::bind::polymorphic::check_result(ret.id, &input_ids)?;
+    for a in &args {
+        if matches!(a.mode, ArgMode::Out | ArgMode::InOut | ArgMode::Table) {
+            keel_analyzer::bind::polymorphic::check_result(a.ty.id, &input_ids)?;
+        }
+    }
     if language == FuncLanguage::Plpgsql {
         let shape = crate::plpgsql_check::ResultShape {
             returns_set: set_returning,
@@ -297,7 +323,9 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
     };
     let def = Arc::new(def);
     cat.functions.insert(oid, def.clone());
-    if def.language == FuncLanguage::Sql {
+    // A polymorphic function's body is planned per call, for the types the call binds (as
+    // PostgreSQL's SQL validator, which only parses such a body).
+    if def.language == FuncLanguage::Sql && !input_ids.iter().any(|t| t.is_polymorphic()) {
         keel_executor::sqlfunc::check_body(def, Arc::new(cat.clone()))?;
     }
     Ok("CREATE FUNCTION".into())

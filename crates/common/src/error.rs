@@ -53,6 +53,9 @@ pub struct ErrorReport {
     /// would have run it, so a PL/pgSQL `WHEN OTHERS` handler does not catch it: a program
     /// that went on would do what it would not do on PostgreSQL.
     pub unbuilt: bool,
+    /// PostgreSQL reports this error without a cursor position though the statement's
+    /// analysis raised it ([`PgError::unplaced`]): no caller adds one.
+    pub unplaced: bool,
 }
 
 /// Names of the database objects an error concerns, shown by `\set VERBOSITY verbose`.
@@ -112,6 +115,7 @@ impl PgError {
             position: None,
             objects: None,
             unbuilt: false,
+            unplaced: false,
         }))
     }
 
@@ -177,9 +181,15 @@ impl PgError {
         self
     }
 
+    /// An error PostgreSQL reports without a cursor position (see [`ErrorReport::unplaced`]).
+    pub fn unplaced(mut self) -> Self {
+        self.unplaced = true;
+        self
+    }
+
     /// Sets the position only if none was set closer to the error's source.
     pub fn or_position(mut self, position: u32) -> Self {
-        if self.position.is_none() {
+        if self.position.is_none() && !self.unplaced {
             self.position = Some(position);
         }
         self

@@ -54,9 +54,12 @@ pub(crate) struct Compiled {
 type StatementPlans =
     rustc_hash::FxHashMap<(String, Vec<TypeId>, Vec<Option<String>>), Arc<Prepared>>;
 
-/// Compiled functions by oid; an entry whose definition is no longer the caller's (OR
-/// REPLACE, DROP and CREATE again) is replaced at its next call.
-static COMPILED: std::sync::LazyLock<Mutex<rustc_hash::FxHashMap<u32, Arc<Compiled>>>> =
+/// Compiled functions by oid and the types of their parameters and result (a polymorphic
+/// function compiles once per set of types its calls bind, as PostgreSQL's plpgsql does); an
+/// entry whose definition is no longer the caller's (OR REPLACE, DROP and CREATE again) is
+/// replaced at its next call.
+type CompiledKey = (u32, Vec<TypeId>);
+static COMPILED: std::sync::LazyLock<Mutex<rustc_hash::FxHashMap<CompiledKey, Arc<Compiled>>>> =
     std::sync::LazyLock::new(Default::default);
 
 /// How many statement plans one function keeps (a body has a bounded number of statements;
@@ -84,9 +87,11 @@ fn compiled(call: &UserCall) -> PgResult<Arc<Compiled>> {
 /// The compiled form of function `def`: the one kept for its oid while its definition is the
 /// same, else parsed now.
 pub(crate) fn compiled_def(def: &Arc<keel_catalog::FunctionDef>) -> PgResult<Arc<Compiled>> {
-    let oid = def.oid;
+    let mut types: Vec<TypeId> = def.args.iter().map(|a| a.ty.id).collect();
+    types.push(def.ret.id);
+    let key = (def.oid, types);
     let known = lock(&COMPILED)
-        .get(&oid)
+        .get(&key)
         .filter(|c| Arc::ptr_eq(&c.def, def) || *c.def == **def)
         .cloned();
     if let Some(c) = known {
@@ -99,14 +104,15 @@ pub(crate) fn compiled_def(def: &Arc<keel_catalog::FunctionDef>) -> PgResult<Arc
         body,
         plans: Default::default(),
     });
-    lock(&COMPILED).insert(oid, c.clone());
+    lock(&COMPILED).insert(key, c.clone());
     Ok(c)
 }
 
 /// The function's name as PostgreSQL's CONTEXT lines print it: `f(integer,text)`.
+/// The declared types, so a polymorphic function shows as `f(anyelement)` whatever a call
+/// bound them to.
 fn display_name(call: &UserCall) -> String {
-    let args: Vec<&str> = call.def.input_args().map(|a| a.ty.id.name()).collect();
-    format!("{}({})", call.def.proname, args.join(","))
+    call.def.signature.replace(", ", ",")
 }
 
 /// Runs one call of a LANGUAGE plpgsql function with its argument values: its value.

@@ -191,7 +191,11 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         }
     }
 
-    fn exec_stmts<'a>(&'a mut self, st: &'a mut PlState, stmts: &'a [Stmt]) -> BoxFut<'a, Flow> {
+    pub(crate) fn exec_stmts<'a>(
+        &'a mut self,
+        st: &'a mut PlState,
+        stmts: &'a [Stmt],
+    ) -> BoxFut<'a, Flow> {
         Box::pin(async move {
             for s in stmts {
                 let flow = self.exec_stmt(st, s).await.map_err(|e| {
@@ -451,41 +455,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 slice,
                 array,
                 body,
-            } => {
-                if *slice != 0 {
-                    return Err(PgError::unsupported("FOREACH with SLICE"));
-                }
-                let (v, _) = self.eval(st, array).await?;
-                let items = match v {
-                    Datum::Array(a) => a,
-                    Datum::Null => {
-                        return Err(PgError::new(
-                            sqlstate::NULL_VALUE_NOT_ALLOWED,
-                            "FOREACH expression must not be null",
-                        ));
-                    }
-                    _ => {
-                        return Err(PgError::new(
-                            sqlstate::DATATYPE_MISMATCH,
-                            "FOREACH expression must yield an array",
-                        ));
-                    }
-                };
-                let elem = items.elem;
-                let names = [String::new()];
-                for item in std::sync::Arc::unwrap_or_clone(items).items {
-                    self.assign_row(st, targets, &names, &[elem], vec![item])?;
-                    match self.exec_stmts(st, body).await? {
-                        Flow::Normal => {}
-                        f => {
-                            if let Some(out) = loop_flow(f, label) {
-                                return Ok(out);
-                            }
-                        }
-                    }
-                }
-                Ok(Flow::Normal)
-            }
+            } => self.foreach(st, label, targets, *slice, array, body).await,
             StmtKind::Exit {
                 is_exit,
                 label,
@@ -696,7 +666,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         self.assign_row(st, &into.targets, &names, &types, row)
     }
 
-    fn assign_row(
+    pub(crate) fn assign_row(
         &mut self,
         st: &mut PlState,
         targets: &[keel_pl::VarRef],
@@ -789,7 +759,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
 }
 
 /// What a loop does with its body's flow: Some(flow) leaves the loop with it.
-fn loop_flow(f: Flow, label: &Option<String>) -> Option<Flow> {
+pub(crate) fn loop_flow(f: Flow, label: &Option<String>) -> Option<Flow> {
     match f {
         Flow::Exit(None) => Some(Flow::Normal),
         Flow::Exit(Some(l)) if label.as_deref() == Some(l.as_str()) => Some(Flow::Normal),

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 pub mod call;
 mod declare;
+mod foreach;
 mod interp;
 mod raise;
 mod results;

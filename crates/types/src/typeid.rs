@@ -32,6 +32,14 @@ pub enum TypeId {
     Trigger,
     /// The pseudo-type of polymorphic array arguments and of the B-tree array operator class.
     AnyArray,
+    /// Polymorphic pseudo-types of function parameters and results (no value has them): a
+    /// call binds `anyelement` / `anynonarray` to one actual type and `anyarray` to its array
+    /// type; the `anycompatible` family to the common type of its arguments.
+    AnyElement,
+    AnyNonArray,
+    AnyCompatible,
+    AnyCompatibleArray,
+    AnyCompatibleNonArray,
     // One array type per element type, as PostgreSQL's typarray: int4[] and int4[][] are
     // the same type (dimensions are a property of the value).
     BoolArray,
@@ -78,6 +86,11 @@ impl TypeId {
             TypeId::Record => 2249,
             TypeId::Trigger => 2279,
             TypeId::AnyArray => 2277,
+            TypeId::AnyElement => 2283,
+            TypeId::AnyNonArray => 2776,
+            TypeId::AnyCompatible => 5077,
+            TypeId::AnyCompatibleArray => 5078,
+            TypeId::AnyCompatibleNonArray => 5079,
             TypeId::BoolArray => 1000,
             TypeId::Int2Array => 1005,
             TypeId::Int4Array => 1007,
@@ -122,6 +135,11 @@ impl TypeId {
             2279 => TypeId::Trigger,
             2249 => TypeId::Record,
             2277 => TypeId::AnyArray,
+            2283 => TypeId::AnyElement,
+            2776 => TypeId::AnyNonArray,
+            5077 => TypeId::AnyCompatible,
+            5078 => TypeId::AnyCompatibleArray,
+            5079 => TypeId::AnyCompatibleNonArray,
             1000 => TypeId::BoolArray,
             1005 => TypeId::Int2Array,
             1007 => TypeId::Int4Array,
@@ -168,6 +186,11 @@ impl TypeId {
             TypeId::Record => "record",
             TypeId::Trigger => "trigger",
             TypeId::AnyArray => "anyarray",
+            TypeId::AnyElement => "anyelement",
+            TypeId::AnyNonArray => "anynonarray",
+            TypeId::AnyCompatible => "anycompatible",
+            TypeId::AnyCompatibleArray => "anycompatiblearray",
+            TypeId::AnyCompatibleNonArray => "anycompatiblenonarray",
             TypeId::BoolArray => "boolean[]",
             TypeId::Int2Array => "smallint[]",
             TypeId::Int4Array => "integer[]",
@@ -240,6 +263,19 @@ impl TypeId {
 
     pub fn is_array(self) -> bool {
         self.elem().is_some()
+    }
+
+    /// A polymorphic pseudo-type (`anyelement`, `anyarray`, `anycompatible`, ...).
+    pub fn is_polymorphic(self) -> bool {
+        matches!(
+            self,
+            TypeId::AnyArray
+                | TypeId::AnyElement
+                | TypeId::AnyNonArray
+                | TypeId::AnyCompatible
+                | TypeId::AnyCompatibleArray
+                | TypeId::AnyCompatibleNonArray
+        )
     }
 
     /// Fixed on-wire binary length (RowDescription's typlen), or -1 for variable length.

@@ -99,7 +99,7 @@ impl Binder<'_> {
             return self.set_function_call(func, f, &arg_asts, scope, agg);
         }
         let mut args = Vec::with_capacity(arg_asts.len());
-        for x in arg_asts {
+        for x in &arg_asts {
             args.push(self.expr(x, scope, agg)?);
         }
         if !named_asts.is_empty() || self.has_user_function(&name) {
@@ -107,7 +107,12 @@ impl Binder<'_> {
             // pg_catalog comes first on the search path: a built-in that fits wins.
             if !named_asts.is_empty() || keel_types::func::resolve_function(&name, &tys).is_none() {
                 let mut named = Vec::with_capacity(named_asts.len());
+                let mut spans: Vec<_> = arg_asts
+                    .iter()
+                    .map(|x| sqlparser::ast::Spanned::span(*x))
+                    .collect();
                 for (n, x) in named_asts {
+                    spans.push(sqlparser::ast::Spanned::span(x));
                     named.push((n, self.expr(x, scope, agg)?));
                 }
                 return self.user_function(
@@ -115,6 +120,7 @@ impl Binder<'_> {
                     args,
                     named,
                     sqlparser::ast::Spanned::span(&f.name),
+                    &spans,
                 );
             }
         }

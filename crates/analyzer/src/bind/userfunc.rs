@@ -12,9 +12,12 @@ use keel_catalog::{Catalog, FunctionDef};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::TypeId;
 use keel_types::cast::{CastContext, can_cast};
+use sqlparser::tokenizer::Span;
 use std::sync::Arc;
 
+use super::polymorphic::{self, Binding};
 use super::types::coerce;
+use keel_types::SqlType;
 
 /// Where each input parameter's value comes from: `Some(k)` = the k-th given argument
 /// (positional ones, then named ones), `None` = its DEFAULT.
@@ -29,7 +32,7 @@ fn fit(
     tys: &[TypeId],
     positional: usize,
     named: &[String],
-) -> Option<(Score, Slots)> {
+) -> Option<(Score, Slots, Option<Binding>)> {
     let ins: Vec<_> = f.input_args().collect();
     if tys.len() > ins.len() {
         return None;
@@ -49,13 +52,16 @@ fn fit(
     }
     let mut exact = 0;
     let mut unknown_text = 0;
+    let mut polymorphic = Vec::new();
     for (s, a) in slots.iter().zip(&ins) {
         match s {
             None if a.default.is_none() => return None,
             None => {}
             Some(k) => {
                 let t = tys[*k];
-                if t == a.ty.id {
+                if a.ty.id.is_polymorphic() {
+                    polymorphic.push((a.ty.id, t));
+                } else if t == a.ty.id {
                     exact += 1;
                 } else if t == TypeId::Unknown && a.ty.id == TypeId::Text {
                     unknown_text += 1;
@@ -65,7 +71,24 @@ fn fit(
             }
         }
     }
-    Some(((exact, unknown_text), slots))
+    let binding = match polymorphic.is_empty() {
+        true => None,
+        false => Some(polymorphic::bind(&polymorphic)?),
+    };
+    Some(((exact, unknown_text), slots, binding))
+}
+
+/// `f` with its polymorphic parameter and result types replaced by what `b` binds them to:
+/// the definition a call plans and runs. Its signature stays the declared one.
+fn specialize(f: &FunctionDef, b: &Binding) -> PgResult<FunctionDef> {
+    let mut def = f.clone();
+    for a in &mut def.args {
+        a.ty = SqlType::new(b.concrete(a.ty.id)?);
+    }
+    if def.ret.id.is_polymorphic() {
+        def.ret = SqlType::new(b.concrete(def.ret.id)?);
+    }
+    Ok(def)
 }
 
 fn shown_args(tys: &[TypeId], positional: usize, named: &[String]) -> String {
@@ -89,10 +112,10 @@ pub(crate) fn choose(
     named: &[String],
 ) -> PgResult<(Arc<FunctionDef>, Slots)> {
     let tys: Vec<TypeId> = given.iter().map(Expr::ty).collect();
-    let mut best: Option<(Score, Arc<FunctionDef>, Slots)> = None;
+    let mut best: Option<(Score, Arc<FunctionDef>, Slots, Option<Binding>)> = None;
     let mut tied = false;
     for f in catalog.functions_named(name) {
-        let Some((score, slots)) = fit(f, &tys, positional, named) else {
+        let Some((score, slots, binding)) = fit(f, &tys, positional, named) else {
             continue;
         };
         match &best {
@@ -100,12 +123,12 @@ pub(crate) fn choose(
             Some((s, ..)) if *s == score => tied = true,
             _ => {
                 tied = false;
-                best = Some((score, f.clone(), slots));
+                best = Some((score, f.clone(), slots, binding));
             }
         }
     }
     let shown = shown_args(&tys, positional, named);
-    let Some((_, def, slots)) = best else {
+    let Some((_, def, slots, binding)) = best else {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!("function {name}({shown}) does not exist"),
@@ -123,7 +146,10 @@ pub(crate) fn choose(
             "Could not choose a best candidate function. You might need to add explicit type casts.",
         ));
     }
-    Ok((def, slots))
+    match binding {
+        Some(b) => Ok((Arc::new(specialize(&def, &b)?), slots)),
+        None => Ok((def, slots)),
+    }
 }
 
 impl Binder<'_> {
@@ -134,11 +160,14 @@ impl Binder<'_> {
 
     /// A call's arguments in the function's parameter order: those given (by position or name,
     /// `slots` from `choose`), the DEFAULTs of the others, each coerced to its parameter type.
+    /// `spans` are the given arguments' places in the statement, where a literal that does
+    /// not convert to its parameter's type is reported.
     pub(crate) fn call_args(
         &mut self,
         def: &FunctionDef,
         slots: &[Option<usize>],
         given: Vec<Expr>,
+        spans: &[Span],
     ) -> PgResult<Vec<Expr>> {
         let mut given: Vec<Option<Expr>> = given.into_iter().map(Some).collect();
         let ins: Vec<_> = def.input_args().cloned().collect();
@@ -150,7 +179,14 @@ impl Binder<'_> {
                     .ok_or_else(|| PgError::internal("argument used twice"))?,
                 None => self.default_arg(a.default.as_deref().unwrap_or("NULL"))?,
             };
-            call_args.push(coerce(e, a.ty, CastContext::Implicit, &mut self.params)?);
+            let e =
+                coerce(e, a.ty, CastContext::Implicit, &mut self.params).map_err(
+                    |err| match slot.and_then(|k| spans.get(k)) {
+                        Some(span) => self.at(err, *span),
+                        None => err,
+                    },
+                )?;
+            call_args.push(e);
         }
         Ok(call_args)
     }
@@ -161,7 +197,8 @@ impl Binder<'_> {
         name: &str,
         args: Vec<Expr>,
         named: Vec<(String, Expr)>,
-        span: sqlparser::tokenizer::Span,
+        span: Span,
+        spans: &[Span],
     ) -> PgResult<Expr> {
         let positional = args.len();
         let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
@@ -169,14 +206,14 @@ impl Binder<'_> {
         given.extend(named.into_iter().map(|(_, e)| e));
         let (def, slots) = choose(self.catalog, name, &given, positional, &names)?;
         if def.set_returning {
-            return self.user_set_function(def, &slots, given, span);
+            return self.user_set_function(def, &slots, given, span, spans);
         }
         if def.ret.id == TypeId::Record {
             return Err(PgError::unsupported(
                 "calls of functions returning record outside FROM",
             ));
         }
-        let call_args = self.call_args(&def, &slots, given)?;
+        let call_args = self.call_args(&def, &slots, given, spans)?;
         let ty = def.ret.id;
         let call = UserCall {
             def,
@@ -197,7 +234,8 @@ impl Binder<'_> {
         def: Arc<FunctionDef>,
         slots: &[Option<usize>],
         given: Vec<Expr>,
-        span: sqlparser::tokenizer::Span,
+        span: Span,
+        spans: &[Span],
     ) -> PgResult<Expr> {
         let width = self.catalog.result_columns(&def).len().max(1);
         if width > 1 || def.ret.id == TypeId::Record {
@@ -218,7 +256,7 @@ impl Binder<'_> {
                 "a set-returning call in the arguments of a set-returning user function",
             ));
         }
-        let args = self.call_args(&def, slots, given)?;
+        let args = self.call_args(&def, slots, given, spans)?;
         let ty = def.ret.id;
         let call = UserCall {
             def,

@@ -41,7 +41,8 @@ fn substitute(def: &FunctionDef, args: &[String]) -> PgResult<String> {
             _ => None,
         };
         match param.filter(|&i| i < args.len()) {
-            Some(i) => out.push_str(&format!("({})::{}", args[i], types[i])),
+            // Parenthesized whole: `x[1]` must not become a cast to `type[][1]`.
+            Some(i) => out.push_str(&format!("(({})::{})", args[i], types[i])),
             None => out.push_str(&t.to_string()),
         }
         if !matches!(t, Token::Whitespace(_)) {
@@ -88,7 +89,8 @@ impl Binder<'_> {
         }
         let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
         let (def, slots) =
-            super::userfunc::choose(self.catalog, name, &bound, positional.len(), &names)?;
+            super::userfunc::choose(self.catalog, name, &bound, positional.len(), &names)
+                .map_err(|e| self.at(e, ast::Spanned::span(written)))?;
         // The declared result: named columns (OUT, INOUT, RETURNS TABLE, a table's row type),
         // or one column of
         // the result type named after the function (or its alias).
@@ -139,7 +141,12 @@ impl Binder<'_> {
         } else {
             // A function scan whose rows come from running the body (a SQL function's
             // statements, or its language's handler) when the statement runs.
-            let args = self.call_args(&def, &slots, bound)?;
+            let spans: Vec<_> = positional
+                .iter()
+                .chain(named.iter().map(|(_, e)| e))
+                .map(|e| ast::Spanned::span(*e))
+                .collect();
+            let args = self.call_args(&def, &slots, bound, &spans)?;
             let call = crate::expr::UserCall {
                 def: def.clone(),
                 catalog: std::sync::Arc::new(self.catalog.clone()),

@@ -108,3 +108,14 @@ begin
   foreach t in array array['a',null,'c'] loop raise notice 't %', t; end loop;
   foreach t in array null::text[] loop raise notice 'never'; end loop;
 end $$;
+
+-- case: foreach_slice
+do $$ declare x int[]; begin foreach x slice 1 in array '[2:3][5:6]={{1,2},{3,4}}'::int[] loop raise notice '% %', x, array_lower(x,1); end loop; end $$;
+do $$ declare x int[]; begin foreach x slice 2 in array '[2:3][5:6]={{1,2},{3,4}}'::int[] loop raise notice '% %', x, array_lower(x,1); end loop; end $$;
+do $$ declare x int; begin foreach x slice 1 in array array[1,2] loop raise notice '%', x; end loop; end $$;
+do $$ declare x int[]; begin foreach x slice 3 in array array[1,2] loop raise notice '%', x; end loop; end $$;
+do $$ declare x int[]; begin foreach x slice 1 in array '{}'::int[] loop raise notice '%', x; end loop; raise notice 'done'; end $$;
+do $$ declare x int[]; begin foreach x slice -1 in array array[1] loop raise notice '%', x; end loop; end $$;
+do $$ declare x text[]; begin foreach x slice 1 in array array[[1,2],[3,4]] loop raise notice '%', x; end loop; end $$;
+do $$ declare x int[]; begin foreach x slice 1 in array array[[1,null],[3,4]] loop raise notice '%', x; end loop; end $$;
+do $$ declare r record; begin foreach r slice 1 in array array[[1,2],[3,4]] loop raise notice '%', r; end loop; end $$;
