@@ -137,7 +137,20 @@ impl Catalog {
                 .map(|c| (Some(c.name.clone()), c.ty))
                 .collect();
         }
-        f.result_columns().map(|a| (a.name.clone(), a.ty)).collect()
+        // Unnamed OUT parameters of a several-column result are `columnN`, as PostgreSQL
+        // names them; one alone leaves the result named after the function.
+        let cols: Vec<_> = f.result_columns().collect();
+        let several = cols.len() > 1;
+        cols.iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let name = match &a.name {
+                    None if several => Some(format!("column{}", i + 1)),
+                    n => n.clone(),
+                };
+                (name, a.ty)
+            })
+            .collect()
     }
 
     /// The table's indexes in oid order, found through the table: O(their number).

@@ -69,17 +69,21 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 elem.array_of().unwrap_or(TypeId::AnyArray),
             ),
         };
+        // FOUND: whether the body ran at least once.
+        let any = !values.is_empty();
         for value in values {
             self.assign_row(st, targets, &names, &[ty], vec![value])?;
             match self.exec_stmts(st, body).await? {
                 Flow::Normal => {}
                 f => {
                     if let Some(out) = loop_flow(f, label) {
+                        st.set_found(any);
                         return Ok(out);
                     }
                 }
             }
         }
+        st.set_found(any);
         Ok(Flow::Normal)
     }
 }

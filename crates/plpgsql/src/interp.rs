@@ -114,7 +114,7 @@ pub fn run_body<'a, H: Host + ?Sized>(
 
 impl PlState {
     /// FOUND is a variable of the outermost scope, as in PostgreSQL.
-    fn set_found(&mut self, v: bool) {
+    pub(crate) fn set_found(&mut self, v: bool) {
         self.found = v;
         if let Some(f) = self.vars.scopes.first_mut().and_then(|s| s.first_mut()) {
             f.value = Datum::Bool(v);
@@ -407,6 +407,8 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 }]);
                 let mut i = lo;
                 let mut result = Ok(Flow::Normal);
+                // FOUND: whether the body ran at least once.
+                let any = if *reverse { lo >= hi } else { lo <= hi };
                 while if *reverse { i >= hi } else { i <= hi } {
                     if let Some(v) = st.vars.find_mut(var) {
                         v.value = Datum::Int4(i as i32);
@@ -427,7 +429,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     i = if *reverse { i - by } else { i + by };
                 }
                 st.vars.pop_scope();
-                st.set_found(true);
+                st.set_found(any);
                 result
             }
             StmtKind::ForQuery {
@@ -509,7 +511,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 params,
             } => {
                 let ran = self.run_dynamic(st, query, params).await?;
-                self.finish_sql(st, ran, into.as_ref())?;
+                self.finish_sql(st, ran, into.as_ref(), true)?;
                 Ok(Flow::Normal)
             }
             StmtKind::Perform { query } => {
@@ -525,7 +527,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             }
             StmtKind::Sql { sql, into } => {
                 let ran = self.run_sql(st, sql, None).await?;
-                self.finish_sql(st, ran, into.as_ref())?;
+                self.finish_sql(st, ran, into.as_ref(), false)?;
                 Ok(Flow::Normal)
             }
             StmtKind::GetDiagnostics { items, stacked } => {
@@ -631,14 +633,19 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         Ok(Flow::Normal)
     }
 
-    /// INTO targets, FOUND and ROW_COUNT after a statement.
+    /// INTO targets, FOUND and ROW_COUNT after a statement. EXECUTE (`dynamic`) leaves
+    /// FOUND alone and takes the first row of a write's RETURNING without complaint, as
+    /// PostgreSQL's does.
     fn finish_sql(
         &mut self,
         st: &mut PlState,
         ran: Ran,
         into: Option<&keel_pl::Into>,
+        dynamic: bool,
     ) -> PgResult<()> {
-        st.set_found(ran.count > 0);
+        if !dynamic {
+            st.set_found(ran.count > 0);
+        }
         st.row_count = ran.count;
         let Some(into) = into else {
             return Ok(());
@@ -650,7 +657,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             ));
         }
         // INTO of a write's RETURNING takes one row, STRICT or not (PostgreSQL's rule).
-        if (into.strict || ran.writes) && ran.rows.len() > 1 {
+        if (into.strict || (ran.writes && !dynamic)) && ran.rows.len() > 1 {
             return Err(
                 PgError::new(sqlstate::TOO_MANY_ROWS, "query returned more than one row")
                     .with_hint("Make sure the query returns a single row, or use LIMIT 1."),

@@ -592,3 +592,32 @@ begin
 end $$ language plpgsql;
 select rz_code();
 drop function rz_code();
+
+-- case: found_after_loops_and_execute
+do $$ declare j int; begin
+  perform 1;
+  execute 'select 1 where false'; raise notice 'after execute %', found;
+  for i in 2..1 loop end loop; raise notice 'empty for %', found;
+  for i in 1..2 loop end loop; raise notice 'for %', found;
+  foreach j in array array[1] loop end loop; raise notice 'foreach %', found;
+  foreach j in array '{}'::int[] loop end loop; raise notice 'empty foreach %', found;
+  for i in reverse 1..2 loop exit; end loop; raise notice 'exited for %', found;
+end $$;
+create temp table fnd_t (f1 int, f2 int);
+create function fnd_exec() returns void as $$
+declare x record;
+begin
+  execute 'insert into fnd_t values (7,8),(9,10) returning *' into x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+  insert into fnd_t values (1,2),(3,4) returning * into x;
+end$$ language plpgsql;
+select fnd_exec();
+select * from fnd_t order by f1;
+
+-- case: unnamed_out_parameters
+create function ocn1(out int, out b int) language sql as 'select 1, 2';
+select * from ocn1();
+create function ocn2(out int) language sql as 'select 1';
+select * from ocn2();
+create function ocn3(a int, out int, out text) language plpgsql as $$ begin $2 := a; $3 := a::text; end $$;
+select * from ocn3(5);

@@ -172,6 +172,12 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             write_list(args, names, ", ", out);
             out.push(')');
         }
+        Expr::Special(keel_analyzer::expr::Special::UserFunction(call, args), _) => {
+            out.push_str(&call.def.proname);
+            out.push('(');
+            write_list(args, names, ", ", out);
+            out.push(')');
+        }
         Expr::Special(..) => out.push_str("function()"),
         Expr::Case { whens, default, .. } => {
             out.push_str("CASE");
