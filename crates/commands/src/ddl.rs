@@ -49,11 +49,14 @@ pub(crate) fn plain_name(n: &ast::ObjectName) -> PgResult<String> {
 /// FOREIGN KEY and NOT NULL).
 pub use keel_executor::interrupt::Interrupt;
 
+/// `settings` are the session's: CREATE FUNCTION's checks of a PL/pgSQL body read
+/// `plpgsql.extra_warnings` and `plpgsql.extra_errors`.
 pub fn execute_ddl(
     stmt: &ast::Statement,
     engine: &Engine,
     txn: &mut Transaction,
     interrupt: &Interrupt<'_>,
+    settings: &keel_common::Settings,
 ) -> PgResult<DdlOutcome> {
     // Earlier DDL of this transaction is brought up to what others installed since.
     engine.refresh_pending_catalog(txn)?;
@@ -132,7 +135,9 @@ pub fn execute_ddl(
             }
             "TRUNCATE TABLE".into()
         }
-        ast::Statement::CreateFunction(cf) => crate::ddl_function::create_function(cf, &mut cat)?,
+        ast::Statement::CreateFunction(cf) => {
+            crate::ddl_function::create_function(cf, &mut cat, settings, &mut notices)?
+        }
         ast::Statement::AlterFunction(af) => crate::ddl_function::alter_function(af, &mut cat)?,
         ast::Statement::DropFunction(df) => {
             crate::ddl_function::drop_function(df, &mut cat, &mut notices)?

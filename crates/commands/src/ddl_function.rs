@@ -114,7 +114,12 @@ fn input_types(args: &[ast::OperateFunctionArg]) -> PgResult<Vec<SqlType>> {
     Ok(out)
 }
 
-pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> PgResult<String> {
+pub(crate) fn create_function(
+    cf: &ast::CreateFunction,
+    cat: &mut Catalog,
+    settings: &keel_common::Settings,
+    notices: &mut Vec<PgError>,
+) -> PgResult<String> {
     let name = super::ddl::plain_name(&cf.name)?;
     let mut args = Vec::new();
     let mut seen_default = false;
@@ -275,9 +280,25 @@ pub(crate) fn create_function(cf: &ast::CreateFunction, cat: &mut Catalog) -> Pg
                 .iter()
                 .any(|a| matches!(a.mode, ArgMode::Out | ArgMode::InOut | ArgMode::Table)),
         };
-        keel_pl::parse_function_body_named(&body, &name)
-            .and_then(|parsed| crate::plpgsql_check::check_body(&parsed, &body, shape))
+        let parsed = keel_pl::parse_function_body_named(&body, &name)
+            .and_then(|parsed| {
+                crate::plpgsql_check::check_body(&parsed, &body, shape)?;
+                Ok(parsed)
+            })
             .map_err(|e| body_error(*e, &body, &name))?;
+        let (warn, fail) = (settings.pl_checks(false), settings.pl_checks(true));
+        if warn.shadowed_variables || fail.shadowed_variables {
+            let params: Vec<String> = args.iter().filter_map(|a| a.name.clone()).collect();
+            for s in crate::plpgsql_shadow::shadowed(&parsed, &params) {
+                let report = s.report(&body);
+                if fail.shadowed_variables {
+                    return Err(report);
+                }
+                let mut w = report;
+                w.severity = keel_common::Severity::Warning;
+                notices.push(w);
+            }
+        }
     }
     let volatility = cf
         .behavior

@@ -12,3 +12,4 @@ pub mod ddl_locks;
 mod ddl_sequence;
 mod ddl_trigger;
 pub mod plpgsql_check;
+pub mod plpgsql_shadow;

@@ -53,6 +53,7 @@ pub const DUPLICATE_TABLE: &str = "42P07";
 pub const DUPLICATE_OBJECT: &str = "42710";
 pub const DUPLICATE_PREPARED_STATEMENT: &str = "42P05";
 pub const DUPLICATE_CURSOR: &str = "42P03";
+pub const DUPLICATE_ALIAS: &str = "42712";
 pub const AMBIGUOUS_COLUMN: &str = "42702";
 pub const AMBIGUOUS_FUNCTION: &str = "42725";
 pub const DUPLICATE_FUNCTION: &str = "42723";

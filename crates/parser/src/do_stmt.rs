@@ -47,6 +47,7 @@ pub(crate) fn parse_do(text: &str) -> PgResult<Utility> {
                         &text[i..]
                     ),
                 )
+                .with_position(text[..i].chars().count() as u32 + 1)
             })?;
             if body.is_some() {
                 return Err(PgError::new(

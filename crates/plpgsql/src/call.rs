@@ -193,7 +193,7 @@ fn run_call(
         }
     }
     let mut st = PlState::new(display_name(call), params);
-    st.set_options(&c.body.options);
+    st.set_options(&c.body.options, cx.settings);
     let columns = call.catalog.result_columns(def);
     st.result_types = match columns.is_empty() {
         false => columns.into_iter().map(|(_, t)| t).collect(),

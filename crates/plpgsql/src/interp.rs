@@ -54,6 +54,10 @@ pub struct PlState {
     /// The errors the running exception handlers caught, innermost last: what a bare
     /// `RAISE;` throws again.
     pub(crate) handling: Vec<PgError>,
+    /// `plpgsql.check_asserts`: ASSERT evaluates its condition.
+    pub(crate) check_asserts: bool,
+    /// The run-time checks of `plpgsql.extra_warnings` and `plpgsql.extra_errors`.
+    pub(crate) extra: [keel_common::settings::PlChecks; 2],
 }
 
 /// The host and the interpreter's methods over it.
@@ -62,18 +66,41 @@ pub(crate) struct Interp<'h, H: Host + ?Sized> {
 }
 
 impl PlState {
-    /// A body's state with FOUND and the given variables (a function's parameters) in its
-    /// outermost scope.
-    /// Applies the body's `#` directives (`#variable_conflict`).
-    pub fn set_options(&mut self, o: &keel_pl::CompileOptions) {
+    /// Applies the body's `#` directives (`#variable_conflict`) over the session's settings
+    /// (`plpgsql.variable_conflict`, `plpgsql.check_asserts`, and the run-time checks of
+    /// `plpgsql.extra_warnings` / `plpgsql.extra_errors`).
+    pub fn set_options(&mut self, o: &keel_pl::CompileOptions, settings: &keel_common::Settings) {
         use keel_sql::bind::VarConflict;
         self.conflict = match o.variable_conflict {
-            None | Some(keel_pl::VariableConflict::Error) => VarConflict::Error,
+            Some(keel_pl::VariableConflict::Error) => VarConflict::Error,
             Some(keel_pl::VariableConflict::UseVariable) => VarConflict::UseVariable,
             Some(keel_pl::VariableConflict::UseColumn) => VarConflict::UseColumn,
+            None => match settings.raw("plpgsql.variable_conflict") {
+                "use_variable" => VarConflict::UseVariable,
+                "use_column" => VarConflict::UseColumn,
+                _ => VarConflict::Error,
+            },
         };
+        self.check_asserts = settings.bool("plpgsql.check_asserts");
+        self.extra = [settings.pl_checks(false), settings.pl_checks(true)];
     }
 
+    /// The level an extra check reports at: an error, a warning, or not at all.
+    pub(crate) fn extra_level(
+        &self,
+        on: impl Fn(&keel_common::settings::PlChecks) -> bool,
+    ) -> Option<keel_common::Severity> {
+        if on(&self.extra[1]) {
+            Some(keel_common::Severity::Error)
+        } else if on(&self.extra[0]) {
+            Some(keel_common::Severity::Warning)
+        } else {
+            None
+        }
+    }
+
+    /// A body's state with FOUND and the given variables (a function's parameters) in its
+    /// outermost scope.
     pub fn new(fname: String, params: Vec<Var>) -> PlState {
         let mut first = vec![Var::scalar("found", TypeId::Bool, Datum::Bool(false))];
         first.extend(params);
@@ -96,6 +123,8 @@ impl PlState {
             out_names: Vec::new(),
             located: false,
             handling: Vec::new(),
+            check_asserts: true,
+            extra: Default::default(),
         }
     }
 }
@@ -493,7 +522,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             }
             StmtKind::Raise(r) => self.raise(st, r, s.line).await.map(|_| Flow::Normal),
             StmtKind::Assert { cond, message } => {
-                if self.eval_bool_or_null(st, cond).await? != Some(true) {
+                if st.check_asserts && self.eval_bool_or_null(st, cond).await? != Some(true) {
                     let msg = match message {
                         Some(m) => {
                             let (v, _) = self.eval(st, m).await?;
@@ -656,12 +685,18 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 "query returned no rows",
             ));
         }
-        // INTO of a write's RETURNING takes one row, STRICT or not (PostgreSQL's rule).
-        if (into.strict || (ran.writes && !dynamic)) && ran.rows.len() > 1 {
-            return Err(
+        // INTO of a write's RETURNING takes one row, STRICT or not (PostgreSQL's rule);
+        // plpgsql.extra_* too_many_rows holds a static SELECT INTO to it as well.
+        if ran.rows.len() > 1 {
+            let too_many =
                 PgError::new(sqlstate::TOO_MANY_ROWS, "query returned more than one row")
-                    .with_hint("Make sure the query returns a single row, or use LIMIT 1."),
-            );
+                    .with_hint("Make sure the query returns a single row, or use LIMIT 1.");
+            if into.strict || (ran.writes && !dynamic) {
+                return Err(too_many);
+            }
+            if !dynamic {
+                self.extra_check(st, |c| c.too_many_rows, too_many)?;
+            }
         }
         let Ran {
             names, types, rows, ..
@@ -682,6 +717,14 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         row: Row,
     ) -> PgResult<()> {
         if let [t] = targets
+            && let Some(v) = st.vars.find(&t.names.join("."))
+            && v.record
+                .as_ref()
+                .is_some_and(|r| r.declared && r.types.len() != types.len())
+        {
+            self.multi_assignment_check(st)?;
+        }
+        if let [t] = targets
             && let Some(v) = st.vars.find_mut(&t.names.join("."))
             && v.is_record
         {
@@ -700,12 +743,52 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             });
             return Ok(());
         }
+        if targets.len() > 1 && targets.len() != row.len() {
+            self.multi_assignment_check(st)?;
+        }
         for (i, t) in targets.iter().enumerate() {
             let v = row.get(i).cloned().unwrap_or(Datum::Null);
             let ty = types.get(i).copied().unwrap_or(TypeId::Unknown);
             self.assign(st, &t.names.join("."), v, ty)?;
         }
         Ok(())
+    }
+
+    /// Reports `e` at the level the extra check `on` is set to (a WARNING goes to the client,
+    /// an ERROR ends the statement); nothing when the check is off.
+    pub(crate) fn extra_check(
+        &mut self,
+        st: &PlState,
+        on: impl Fn(&keel_common::settings::PlChecks) -> bool,
+        mut e: PgError,
+    ) -> PgResult<()> {
+        match st.extra_level(on) {
+            Some(keel_common::Severity::Error) => Err(e),
+            Some(level) => {
+                e.severity = level;
+                self.h.notice(&e);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// strict_multi_assignment: a row assigned to targets of another width.
+    fn multi_assignment_check(&mut self, st: &PlState) -> PgResult<()> {
+        let which = match st.extra_level(|c| c.strict_multi_assignment) {
+            Some(keel_common::Severity::Error) => "extra_errors",
+            Some(_) => "extra_warnings",
+            None => return Ok(()),
+        };
+        let e = PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            "number of source and target fields in assignment does not match",
+        )
+        .with_detail(format!(
+            "strict_multi_assignment check of {which} is active."
+        ))
+        .with_hint("Make sure the query returns the exact list of columns.");
+        self.extra_check(st, |c| c.strict_multi_assignment, e)
     }
 
     pub(crate) fn assign(

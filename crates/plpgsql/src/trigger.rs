@@ -141,7 +141,7 @@ pub fn fire_trigger(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Opti
         }
     }
     let mut st = PlState::new(format!("{}()", def.proname), vars());
-    st.set_options(&c.body.options);
+    st.set_options(&c.body.options, cx.settings);
     run_in_statement(cx, txn, &c, &c.body.block, volatile, &mut st)?;
     if !(t.row && t.timing == TriggerTiming::Before) {
         return Ok(None);

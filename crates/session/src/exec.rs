@@ -365,14 +365,15 @@ impl Session {
                 };
                 // Off the async worker: validating a CHECK scans and evaluates every row.
                 let out = maybe_blocking(false, || {
-                    keel_sql::ddl::execute_ddl(stmt, &self.engine, txn, &interrupt)
+                    keel_sql::ddl::execute_ddl(stmt, &self.engine, txn, &interrupt, &self.settings)
                 })
                 .map_err(|mut e| {
                     keel_sql::body_position::transpose(stmt, &mut e, &prep.text, prep.char_offset);
                     e
                 })?;
-                for n in &out.notices {
-                    client.notice(n);
+                for mut n in out.notices {
+                    keel_sql::body_position::transpose(stmt, &mut n, &prep.text, prep.char_offset);
+                    client.notice(&n);
                 }
                 Ok((vec![], out.tag))
             }

@@ -105,7 +105,7 @@ impl Session {
                 ))
             })?;
         let mut st = PlState::new("inline_code_block".into(), Vec::new());
-        st.set_options(&parsed.options);
+        st.set_options(&parsed.options, &self.settings);
         self.pl_depth += 1;
         let r = {
             let mut host = SessionHost {

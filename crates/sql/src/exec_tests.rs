@@ -112,7 +112,7 @@ impl Db {
                     cancel: &no_cancel,
                     deadline: None,
                 };
-                keel_sql::ddl::execute_ddl(s, &self.engine, txn, &interrupt)?;
+                keel_sql::ddl::execute_ddl(s, &self.engine, txn, &interrupt, &Default::default())?;
                 Ok(vec![])
             }
             _ => Ok(vec![]),

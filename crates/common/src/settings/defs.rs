@@ -239,6 +239,38 @@ pub static DEFS: &[Def] = &[
         Context::User,
         false,
     ),
+    // PL/pgSQL's settings (the extension's own, registered as PostgreSQL's plpgsql module
+    // does): compile-time checks (`extra_warnings` / `extra_errors`: none, all, or a list of
+    // shadowed_variables, too_many_rows, strict_multi_assignment), ASSERT, and how a name that
+    // is both a variable and a column resolves.
+    d(
+        "plpgsql.check_asserts",
+        "on",
+        Kind::Bool,
+        Context::User,
+        false,
+    ),
+    d(
+        "plpgsql.extra_errors",
+        "none",
+        Kind::Str,
+        Context::User,
+        false,
+    ),
+    d(
+        "plpgsql.extra_warnings",
+        "none",
+        Kind::Str,
+        Context::User,
+        false,
+    ),
+    d(
+        "plpgsql.variable_conflict",
+        "error",
+        Kind::Enum(&["error", "use_variable", "use_column"]),
+        Context::User,
+        false,
+    ),
     d(
         "port",
         "5433",

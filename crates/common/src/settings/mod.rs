@@ -80,14 +80,56 @@ pub static PLACEHOLDER: Def = Def {
     reported: false,
 };
 
-/// PL/pgSQL's settings in PostgreSQL 15; keel's PL/pgSQL has none of them yet (0A000).
-const PLPGSQL_SETTINGS: &[&str] = &[
-    "variable_conflict",
-    "print_strict_params",
-    "check_asserts",
-    "extra_warnings",
-    "extra_errors",
-];
+/// PL/pgSQL's settings in PostgreSQL 15 that keel's PL/pgSQL does not have yet (0A000).
+const PLPGSQL_SETTINGS: &[&str] = &["print_strict_params"];
+
+/// The checks a `plpgsql.extra_warnings` / `plpgsql.extra_errors` value turns on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlChecks {
+    pub shadowed_variables: bool,
+    pub too_many_rows: bool,
+    pub strict_multi_assignment: bool,
+}
+
+impl PlChecks {
+    /// Parses a value (`none`, `all`, or a comma-separated list of check names), with
+    /// PostgreSQL's DETAIL when it is not one.
+    pub fn parse(value: &str) -> Result<PlChecks, String> {
+        if value.trim().is_empty() {
+            return Ok(PlChecks::default());
+        }
+        let words: Vec<String> = value
+            .split(',')
+            .map(|w| w.trim().trim_matches('"').to_ascii_lowercase())
+            .collect();
+        if words.iter().any(|w| w.is_empty()) {
+            return Err("List syntax is invalid.".into());
+        }
+        let mut c = PlChecks::default();
+        for w in &words {
+            match w.as_str() {
+                "all" | "none" if words.len() > 1 => {
+                    return Err(format!(
+                        "Key word \"{w}\" cannot be combined with other key words."
+                    ));
+                }
+                "all" => {
+                    c = PlChecks {
+                        shadowed_variables: true,
+                        too_many_rows: true,
+                        strict_multi_assignment: true,
+                    }
+                }
+                "none" => {}
+                "shadowed_variables" => c.shadowed_variables = true,
+                "too_many_rows" => c.too_many_rows = true,
+                "strict_multi_assignment" => c.strict_multi_assignment = true,
+                _ => return Err(format!("Unrecognized key word: \"{w}\".")),
+            }
+        }
+        Ok(c)
+    }
+}
 
 /// A complete set of setting values, in canonical (base unit) form.
 #[derive(Clone, Debug)]
@@ -246,6 +288,16 @@ impl Settings {
             .unwrap_or("")
     }
 
+    /// The PL/pgSQL checks `plpgsql.extra_warnings` (`errors` false) or
+    /// `plpgsql.extra_errors` turns on.
+    pub fn pl_checks(&self, errors: bool) -> PlChecks {
+        let name = match errors {
+            true => "plpgsql.extra_errors",
+            false => "plpgsql.extra_warnings",
+        };
+        PlChecks::parse(self.raw(name)).unwrap_or_default()
+    }
+
     pub fn int(&self, name: &str) -> i64 {
         self.raw(name).parse().unwrap_or(0)
     }
@@ -379,6 +431,10 @@ fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
             }
             Ok(x.to_string())
         }
+        Kind::Str if def.name.starts_with("plpgsql.extra_") => match PlChecks::parse(v) {
+            Ok(_) => Ok(v.to_string()),
+            Err(detail) => Err(invalid(def, value).with_detail(detail)),
+        },
         Kind::Str => Ok(v.to_string()),
         Kind::Enum(options) => {
             let lower = v.to_ascii_lowercase();
@@ -394,7 +450,8 @@ fn canonicalize(def: &Def, value: &str) -> PgResult<String> {
             if options.contains(&lower.as_str()) {
                 Ok(lower)
             } else {
-                Err(invalid(def, value))
+                Err(invalid(def, value)
+                    .with_hint(format!("Available values: {}.", options.join(", "))))
             }
         }
     }

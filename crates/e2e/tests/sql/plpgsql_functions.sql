@@ -621,3 +621,65 @@ create function ocn2(out int) language sql as 'select 1';
 select * from ocn2();
 create function ocn3(a int, out int, out text) language plpgsql as $$ begin $2 := a; $3 := a::text; end $$;
 select * from ocn3(5);
+
+-- case: extra_warnings_and_errors
+-- PostgreSQL validates these settings once the plpgsql library is loaded in the session.
+do $$ begin end $$;
+set plpgsql.extra_warnings to 'all';
+set plpgsql.extra_warnings to 'none';
+set plpgsql.extra_warnings to 'shadowed_variables, bogus';
+set plpgsql.extra_errors to 'all, too_many_rows';
+set plpgsql.extra_errors to '';
+show plpgsql.extra_errors;
+set plpgsql.extra_warnings to 'shadowed_variables';
+create or replace function xw_shadow(in1 int) returns table (out1 int) as $$
+declare
+in1 int;
+out1 int;
+begin
+  declare
+  in1 int;
+  begin
+    for found in 1..2 loop
+      declare out1 int; begin end;
+    end loop;
+  end;
+end
+$$ language plpgsql;
+select * from xw_shadow(1);
+set plpgsql.extra_errors to 'shadowed_variables';
+create or replace function xw_shadow2(f1 int) returns boolean as $$
+declare f1 int; begin return 1; end $$ language plpgsql;
+reset plpgsql.extra_errors;
+reset plpgsql.extra_warnings;
+create or replace function xw_shadow2(f1 int) returns boolean as $$
+declare f1 int; begin return 1; end $$ language plpgsql;
+set plpgsql.extra_warnings to 'too_many_rows';
+do $$ declare x int; begin select v from generate_series(1,2) g(v) into x; raise notice 'x = %', x; end $$;
+do $$ declare x int; begin execute 'select v from generate_series(1,2) g(v)' into x; end $$;
+set plpgsql.extra_errors to 'too_many_rows';
+do $$ declare x int; begin select v from generate_series(1,2) g(v) into x; end $$;
+reset plpgsql.extra_errors;
+reset plpgsql.extra_warnings;
+set plpgsql.extra_warnings to 'strict_multi_assignment';
+do $$ declare x int; y int; begin
+  select 1 into x, y;
+  select 1,2 into x, y;
+  select 1,2,3 into x, y;
+end $$;
+set plpgsql.extra_errors to 'strict_multi_assignment';
+do $$ declare x int; y int; begin select 1,2,3 into x, y; end $$;
+reset plpgsql.extra_errors;
+reset plpgsql.extra_warnings;
+set plpgsql.check_asserts to off;
+do $$ begin assert false, 'not checked'; raise notice 'asserts off'; end $$;
+reset plpgsql.check_asserts;
+set plpgsql.variable_conflict to use_column;
+create temp table xw_conf (v int);
+insert into xw_conf values (1), (2);
+do $$ declare v int := 5; r int; begin select count(*) into r from xw_conf where v = v; raise notice 'r = %', r; end $$;
+set plpgsql.variable_conflict to use_variable;
+do $$ declare v int := 5; r int; begin select count(*) into r from xw_conf where v = v; raise notice 'r = %', r; end $$;
+set plpgsql.variable_conflict to bogus;
+reset plpgsql.variable_conflict;
+do $$ declare v int := 5; r int; begin select count(*) into r from xw_conf where v = v; raise notice 'r = %', r; end $$;
