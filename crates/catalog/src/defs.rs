@@ -111,6 +111,33 @@ pub struct TriggerDef {
     pub args: Vec<String>,
     /// ALTER TABLE ... DISABLE TRIGGER turns it off.
     pub enabled: bool,
+    /// Under which `session_replication_role` an enabled trigger fires (ENABLE, ENABLE
+    /// REPLICA, ENABLE ALWAYS: pg_trigger.tgenabled 'O', 'R', 'A').
+    #[serde(default)]
+    pub fires_on: TriggerFires,
+}
+
+/// When an enabled trigger fires, by the session's `session_replication_role`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TriggerFires {
+    /// Unless the role is `replica` (ENABLE; the default).
+    #[default]
+    Origin,
+    /// Only when the role is `replica` (ENABLE REPLICA).
+    Replica,
+    /// Whatever the role (ENABLE ALWAYS).
+    Always,
+}
+
+impl TriggerFires {
+    /// Whether a trigger set so fires in a session whose role is `replica` or not.
+    pub fn fires(self, replica: bool) -> bool {
+        match self {
+            TriggerFires::Origin => !replica,
+            TriggerFires::Replica => replica,
+            TriggerFires::Always => true,
+        }
+    }
 }
 
 /// A CHECK constraint: the expression as SQL text, re-parsed and bound against the table's

@@ -152,6 +152,41 @@ pub fn execute_ddl(
     Ok(DdlOutcome { tag, notices })
 }
 
+/// The foreign keys keel enforces: checked at once, MATCH SIMPLE, and a referenced key
+/// that is deleted or changed while referenced is an error (NO ACTION / RESTRICT). The
+/// referential actions that write the referencing rows (CASCADE, SET NULL, SET DEFAULT),
+/// MATCH FULL and deferrable checks are not built: 0A000 rather than a clause accepted and
+/// not carried out.
+pub(crate) fn supported_fk(fk: &ast::ForeignKeyConstraint) -> PgResult<()> {
+    for (event, action) in [("DELETE", &fk.on_delete), ("UPDATE", &fk.on_update)] {
+        match action {
+            None | Some(ast::ReferentialAction::NoAction | ast::ReferentialAction::Restrict) => {}
+            Some(a) => {
+                return Err(PgError::unsupported(format!(
+                    "foreign key action ON {event} {a}"
+                )));
+            }
+        }
+    }
+    if fk
+        .match_kind
+        .as_ref()
+        .is_some_and(|m| !matches!(m, ast::ConstraintReferenceMatchKind::Simple))
+    {
+        return Err(PgError::unsupported(
+            "MATCH FULL and MATCH PARTIAL foreign keys",
+        ));
+    }
+    if fk
+        .characteristics
+        .as_ref()
+        .is_some_and(|c| c.deferrable == Some(true))
+    {
+        return Err(PgError::unsupported("deferrable foreign keys"));
+    }
+    Ok(())
+}
+
 /// The most columns a table may have (PostgreSQL's MaxHeapAttributeNumber).
 pub const MAX_TABLE_COLUMNS: usize = 1600;
 
@@ -326,6 +361,7 @@ fn create_table(
                     checks.push(PendingCheck::from_ast(cc, Some(cname.clone())));
                 }
                 ast::ColumnOption::ForeignKey(fk) => {
+                    supported_fk(fk)?;
                     fks.push((
                         fk.name.as_ref().map(fold),
                         vec![i],
@@ -371,6 +407,7 @@ fn create_table(
                 uniques.push(cols);
             }
             ast::TableConstraint::ForeignKey(fk) => {
+                supported_fk(fk)?;
                 let mut cols = Vec::new();
                 for c in &fk.columns {
                     cols.push(col_idx(&columns, &fold(c))?);
@@ -722,6 +759,7 @@ fn alter_table(
                     )?;
                 }
                 ast::TableConstraint::ForeignKey(fk) => {
+                    supported_fk(fk)?;
                     let mut cols = Vec::new();
                     for c in &fk.columns {
                         let n = fold(c);

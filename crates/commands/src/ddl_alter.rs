@@ -6,7 +6,7 @@
 use crate::ddl::{notice, plain_name};
 use keel_access::{Engine, Transaction};
 use keel_analyzer::bind::{Binder, fold};
-use keel_catalog::{Catalog, CheckDef, TableDef};
+use keel_catalog::{Catalog, CheckDef, TableDef, TriggerFires};
 use keel_common::{PgError, PgResult, Settings, sqlstate};
 use keel_executor::eval::{Eval, EvalCx, SessionFuncs};
 use keel_types::Datum;
@@ -284,10 +284,16 @@ pub(crate) fn alter_op(
             }
         }
         ast::AlterTableOperation::EnableTrigger { name } => {
-            crate::ddl_trigger::set_enabled(&mut nt, name, true)?
+            crate::ddl_trigger::set_enabled(&mut nt, name, Some(TriggerFires::Origin))?
+        }
+        ast::AlterTableOperation::EnableReplicaTrigger { name } => {
+            crate::ddl_trigger::set_enabled(&mut nt, name, Some(TriggerFires::Replica))?
+        }
+        ast::AlterTableOperation::EnableAlwaysTrigger { name } => {
+            crate::ddl_trigger::set_enabled(&mut nt, name, Some(TriggerFires::Always))?
         }
         ast::AlterTableOperation::DisableTrigger { name } => {
-            crate::ddl_trigger::set_enabled(&mut nt, name, false)?
+            crate::ddl_trigger::set_enabled(&mut nt, name, None)?
         }
         other => return Err(PgError::unsupported(format!("ALTER TABLE {other}"))),
     }

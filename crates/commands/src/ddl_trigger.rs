@@ -139,6 +139,7 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
         when,
         args: keel_parser::trigger_args::args_of(&body.func_desc),
         enabled: true,
+        fires_on: Default::default(),
     };
     let mut nt = (*table).clone();
     nt.triggers.retain(|t| t.name != def.name);
@@ -184,13 +185,22 @@ fn missing(name: &str, table: &str) -> PgError {
     )
 }
 
-/// ALTER TABLE ... ENABLE | DISABLE TRIGGER name | ALL | USER on table `nt`.
-pub(crate) fn set_enabled(nt: &mut TableDef, which: &ast::Ident, enabled: bool) -> PgResult<()> {
+/// ALTER TABLE ... ENABLE [REPLICA | ALWAYS] | DISABLE TRIGGER name | ALL | USER on table
+/// `nt`: `fires_on` is None for DISABLE.
+pub(crate) fn set_enabled(
+    nt: &mut TableDef,
+    which: &ast::Ident,
+    fires_on: Option<keel_catalog::TriggerFires>,
+) -> PgResult<()> {
     let name = fold(which);
-    if which.quote_style.is_none() && (name == "all" || name == "user") {
-        for t in &mut nt.triggers {
-            t.enabled = enabled;
+    let set = |t: &mut keel_catalog::TriggerDef| {
+        t.enabled = fires_on.is_some();
+        if let Some(f) = fires_on {
+            t.fires_on = f;
         }
+    };
+    if which.quote_style.is_none() && (name == "all" || name == "user") {
+        nt.triggers.iter_mut().for_each(set);
         return Ok(());
     }
     let t = nt
@@ -198,7 +208,7 @@ pub(crate) fn set_enabled(nt: &mut TableDef, which: &ast::Ident, enabled: bool) 
         .iter_mut()
         .find(|t| t.name == name)
         .ok_or_else(|| missing(&name, &nt.name))?;
-    t.enabled = enabled;
+    set(t);
     Ok(())
 }
 

@@ -26,6 +26,7 @@ mod isolation;
 mod join_order;
 mod memory_limits;
 mod name_limits;
+mod not_built;
 mod operators;
 mod pgbench;
 mod prepared;

@@ -54,16 +54,25 @@ pub(crate) fn fire(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Optio
     h(f, cx)
 }
 
+/// Whether the session runs as a replica (`session_replication_role = replica`): triggers
+/// set to fire on origin, foreign key checks among them, do not fire, as in PostgreSQL.
+pub(crate) fn replica(ev: &EvalCx<'_>) -> bool {
+    ev.settings.raw("session_replication_role") == "replica"
+}
+
 /// Whether `t` fires for `op` at `timing` and level (`row`), given the columns an UPDATE
 /// sets (`UPDATE OF` fires when one of its columns is a target).
+/// `replica`: the session's `session_replication_role` is `replica`.
 pub(crate) fn fires(
     t: &TriggerDef,
     op: TriggerOp,
     timing: TriggerTiming,
     row: bool,
     set_columns: &[usize],
+    replica: bool,
 ) -> bool {
     t.enabled
+        && t.fires_on.fires(replica)
         && t.timing == timing
         && t.row == row
         && match op {

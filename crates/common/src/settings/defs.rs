@@ -310,6 +310,16 @@ pub static DEFS: &[Def] = &[
         Context::Internal,
         false,
     ),
+    // Whether this session applies changes as a replica: triggers enabled on origin (the
+    // default, and the foreign key checks) do not fire under `replica`, ENABLE REPLICA ones
+    // fire only then, ENABLE ALWAYS ones always.
+    d(
+        "session_replication_role",
+        "origin",
+        Kind::Enum(&["origin", "replica", "local"]),
+        Context::User,
+        false,
+    ),
     d(
         "session_authorization",
         "postgres",

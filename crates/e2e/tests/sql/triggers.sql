@@ -155,3 +155,30 @@ create trigger trg_tx_t before insert on trg_tx for each row execute function tr
 insert into trg_tx values (1);
 rollback;
 insert into trg_tx values (2);
+
+-- case: session_replication_role
+create table rr (i int default 1);
+create function rrf() returns trigger language plpgsql as $$ begin raise notice '% % %', tg_name, tg_op, tg_when; return new; end $$;
+create trigger rr_a after insert on rr for each statement execute procedure rrf();
+create trigger rr_b before insert on rr for each row execute procedure rrf();
+insert into rr default values;
+set session_replication_role = replica;
+insert into rr default values;
+alter table rr enable always trigger rr_a;
+insert into rr default values;
+alter table rr enable replica trigger rr_b;
+insert into rr default values;
+reset session_replication_role;
+insert into rr default values;
+set session_replication_role = local;
+insert into rr default values;
+set session_replication_role = bogus;
+show session_replication_role;
+reset session_replication_role;
+create table rrp (i int primary key);
+create table rrc (i int references rrp);
+set session_replication_role = replica;
+insert into rrc values (5);
+reset session_replication_role;
+insert into rrc values (6);
+select * from rrc;

@@ -8,7 +8,7 @@
 use super::ModifyExec;
 use crate::eval::EvalCx;
 use crate::exec::Row;
-use crate::trigger::{TriggerFiring, TriggerOp, fire, fires};
+use crate::trigger::{TriggerFiring, TriggerOp, fire, fires, replica};
 use keel_access::Transaction;
 use keel_catalog::TriggerTiming;
 use keel_common::PgResult;
@@ -31,12 +31,13 @@ fn set_columns(plan: &ModifyPlan) -> Vec<usize> {
 }
 
 /// Whether any enabled trigger of the table fires for this statement at `timing`/`row`.
-pub(super) fn any(plan: &ModifyPlan, timing: TriggerTiming, row: bool) -> bool {
+pub(super) fn any(plan: &ModifyPlan, timing: TriggerTiming, row: bool, ev: &EvalCx<'_>) -> bool {
     let (op, cols) = (op_of(plan), set_columns(plan));
+    let replica = replica(ev);
     plan.table
         .triggers
         .iter()
-        .any(|t| fires(t, op, timing, row, &cols))
+        .any(|t| fires(t, op, timing, row, &cols, replica))
 }
 
 /// Fires the triggers of `timing`/`row` in name order. For BEFORE ROW: the row to write
@@ -52,8 +53,9 @@ pub(super) fn run(
 ) -> PgResult<Option<Row>> {
     let (op, cols) = (op_of(plan), set_columns(plan));
     let mut cur_old = old.map(<[Datum]>::to_vec);
+    let replica = replica(ev);
     for t in plan.table.triggers.iter() {
-        if !fires(t, op, timing, row, &cols) {
+        if !fires(t, op, timing, row, &cols, replica) {
             continue;
         }
         let mut inner = ev.nested(Some(txn), &[]);
@@ -104,9 +106,9 @@ impl ModifyExec {
     ) -> PgResult<()> {
         if !self.triggers.statement_started {
             self.triggers.statement_started = true;
-            self.triggers.before_row = any(plan, TriggerTiming::Before, true);
-            self.triggers.after_row = any(plan, TriggerTiming::After, true);
-            if any(plan, TriggerTiming::Before, false) {
+            self.triggers.before_row = any(plan, TriggerTiming::Before, true, ev);
+            self.triggers.after_row = any(plan, TriggerTiming::After, true, ev);
+            if any(plan, TriggerTiming::Before, false, ev) {
                 run(plan, TriggerTiming::Before, false, None, None, txn, ev)?;
             }
         }
@@ -144,7 +146,7 @@ impl ModifyExec {
                 ev,
             )?;
         }
-        if any(plan, TriggerTiming::After, false) {
+        if any(plan, TriggerTiming::After, false, ev) {
             run(plan, TriggerTiming::After, false, None, None, txn, ev)?;
         }
         Ok(())

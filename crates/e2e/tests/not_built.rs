@@ -1,0 +1,66 @@
+//! Clauses keel does not carry out answer 0A000 instead of being accepted and ignored: a
+//! statement that PostgreSQL would run differently must not succeed on keel.
+
+use keel_e2e::Server;
+
+/// The SQLSTATE psql reports for `sql` (VERBOSITY verbose), or "ok".
+fn outcome(srv: &Server, setup: &str, sql: &str) -> String {
+    let out = srv.psql(&["-v", "VERBOSITY=verbose", "-c", setup, "-c", sql]);
+    out.stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("ERROR:  "))
+        .map_or("ok".into(), |e| e.chars().take(5).collect())
+}
+
+/// Foreign keys: the referential actions that write referencing rows, MATCH FULL and
+/// deferrable checks are not built; NO ACTION and RESTRICT are, and behave as PostgreSQL's.
+#[test]
+fn foreign_key_clauses_that_are_not_built_answer_0a000() {
+    let keel = Server::start(&[]);
+    let setup = "create table if not exists nb_parent (i int primary key)";
+    let cases = [
+        (
+            "create table nb_c1 (i int references nb_parent on delete cascade)",
+            "0A000",
+        ),
+        (
+            "create table nb_c2 (i int references nb_parent on update set null)",
+            "0A000",
+        ),
+        (
+            "create table nb_c3 (i int references nb_parent on delete set default)",
+            "0A000",
+        ),
+        (
+            "create table nb_c4 (i int, foreign key (i) references nb_parent match full)",
+            "0A000",
+        ),
+        (
+            "create table nb_c5 (i int references nb_parent deferrable initially deferred)",
+            "0A000",
+        ),
+        (
+            "create table nb_c6 (i int references nb_parent on delete restrict on update no action)",
+            "ok",
+        ),
+        (
+            "create table nb_c7 (i int, foreign key (i) references nb_parent match simple)",
+            "ok",
+        ),
+        (
+            "alter table nb_c6 add constraint nb_x foreign key (i) references nb_parent on delete cascade",
+            "0A000",
+        ),
+    ];
+    for (sql, want) in cases {
+        assert_eq!(outcome(&keel, setup, sql), want, "{sql}");
+    }
+    // RESTRICT is enforced: the referenced row cannot go.
+    keel.psql(&[
+        "-c",
+        "insert into nb_parent values (1)",
+        "-c",
+        "insert into nb_c6 values (1)",
+    ]);
+    assert_eq!(outcome(&keel, "select 1", "delete from nb_parent"), "23503");
+}
