@@ -28,6 +28,8 @@ pub enum Special {
     /// `current_setting(name [, missing_ok])`: with missing_ok, an unknown name is NULL.
     CurrentSetting(String, bool),
     PgBackendPid,
+    /// pg_trigger_depth(): how many triggers are running around this evaluation.
+    PgTriggerDepth,
     /// pg_sleep(seconds float8): waits, polling for cancel and statement_timeout.
     Sleep(Box<Expr>),
     /// An advisory lock function; its key is one int8 or two int4 arguments.

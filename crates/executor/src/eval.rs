@@ -490,6 +490,7 @@ fn eval_special(s: &Special, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Dat
             Err(e) => return Err(e),
         },
         Special::PgBackendPid => Datum::Int4(cx.pid),
+        Special::PgTriggerDepth => Datum::Int4(crate::trigger::depth()),
         Special::Sleep(arg) => match arg.eval(row, cx)? {
             Datum::Float8(secs) => {
                 sleep(secs, cx)?;

@@ -47,10 +47,30 @@ pub fn set_trigger_handler(h: TriggerHandler) {
     let _ = TRIGGER_HANDLER.set(h);
 }
 
+thread_local! {
+    /// How many trigger functions are running on this thread, one inside another: a trigger
+    /// and the statements it runs execute synchronously on the thread that fired it.
+    static DEPTH: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+}
+
+/// pg_trigger_depth(): the triggers running around the current evaluation (0 outside any).
+pub fn depth() -> i32 {
+    DEPTH.with(|d| d.get())
+}
+
 pub(crate) fn fire(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Option<Vec<Datum>>> {
     let h = TRIGGER_HANDLER
         .get()
         .ok_or_else(|| PgError::unsupported("triggers in this context"))?;
+    // Counted down on the way out, also when a caught panic unwinds through here.
+    struct Level;
+    impl Drop for Level {
+        fn drop(&mut self) {
+            DEPTH.with(|d| d.set(d.get() - 1));
+        }
+    }
+    DEPTH.with(|d| d.set(d.get() + 1));
+    let _level = Level;
     h(f, cx)
 }
 

@@ -58,6 +58,11 @@ pub struct PlState {
     pub(crate) check_asserts: bool,
     /// The run-time checks of `plpgsql.extra_warnings` and `plpgsql.extra_errors`.
     pub(crate) extra: [keel_common::settings::PlChecks; 2],
+    /// `#print_strict_params` / `plpgsql.print_strict_params`: a STRICT INTO's error shows the
+    /// statement's parameters ...
+    pub(crate) print_strict_params: bool,
+    /// ... those of the last statement run, by name, while it is on.
+    pub(crate) last_params: Vec<(String, Datum)>,
 }
 
 /// The host and the interpreter's methods over it.
@@ -82,6 +87,9 @@ impl PlState {
             },
         };
         self.check_asserts = settings.bool("plpgsql.check_asserts");
+        self.print_strict_params = o
+            .print_strict_params
+            .unwrap_or_else(|| settings.bool("plpgsql.print_strict_params"));
         self.extra = [settings.pl_checks(false), settings.pl_checks(true)];
     }
 
@@ -125,6 +133,8 @@ impl PlState {
             handling: Vec::new(),
             check_asserts: true,
             extra: Default::default(),
+            print_strict_params: false,
+            last_params: Vec::new(),
         }
     }
 }
@@ -679,18 +689,38 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         let Some(into) = into else {
             return Ok(());
         };
+        // With print_strict_params, the statement's parameters are the DETAIL.
+        let params = |mut e: PgError| {
+            if st.print_strict_params && !st.last_params.is_empty() {
+                let list: Vec<String> = st
+                    .last_params
+                    .iter()
+                    .map(|(n, v)| match v {
+                        Datum::Null => format!("{n} = NULL"),
+                        v => format!("{n} = '{}'", keel_types::io::to_text(v).replace('\'', "''")),
+                    })
+                    .collect();
+                e = e.with_detail(format!("parameters: {}", list.join(", ")));
+            }
+            e
+        };
         if into.strict && ran.rows.is_empty() {
-            return Err(PgError::new(
+            return Err(params(PgError::new(
                 sqlstate::NO_DATA_FOUND,
                 "query returned no rows",
-            ));
+            )));
         }
         // INTO of a write's RETURNING takes one row, STRICT or not (PostgreSQL's rule);
         // plpgsql.extra_* too_many_rows holds a static SELECT INTO to it as well.
         if ran.rows.len() > 1 {
-            let too_many =
-                PgError::new(sqlstate::TOO_MANY_ROWS, "query returned more than one row")
-                    .with_hint("Make sure the query returns a single row, or use LIMIT 1.");
+            let mut too_many = params(PgError::new(
+                sqlstate::TOO_MANY_ROWS,
+                "query returned more than one row",
+            ));
+            if !dynamic {
+                too_many =
+                    too_many.with_hint("Make sure the query returns a single row, or use LIMIT 1.");
+            }
             if into.strict || (ran.writes && !dynamic) {
                 return Err(too_many);
             }

@@ -95,6 +95,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         expr: Option<&SqlText>,
     ) -> PgResult<Ran> {
         let bound = bind_vars(&sql.text, &st.vars);
+        if st.print_strict_params && expr.is_none() {
+            st.last_params = strict_params(&bound.names, &bound.values);
+        }
         let key = (bound.text, bound.types, bound.names);
         let prep = match st.plans.get(&key) {
             Some(p) => p.clone(),
@@ -159,6 +162,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             .h
             .prepare(&text, &types, &keel_sql::bind::PlVars::default())
             .map_err(|e| internal(e, &text, Some))?;
+        if st.print_strict_params {
+            st.last_params = strict_params(&vec![None; values.len()], &values);
+        }
         self.run_prepared(&prep, &values)
             .await
             .map_err(|e| ran_context(e, &prep, &text, None, false))
@@ -244,4 +250,20 @@ pub fn tag_count(tag: &str) -> u64 {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
+}
+
+/// The parameters a STRICT error lists under print_strict_params: each variable's name in the
+/// order the statement first uses it (`$n` for the others).
+fn strict_params(names: &[Option<String>], values: &[Datum]) -> Vec<(String, Datum)> {
+    names
+        .iter()
+        .zip(values)
+        .enumerate()
+        .map(|(i, (n, v))| {
+            (
+                n.clone().unwrap_or_else(|| format!("${}", i + 1)),
+                v.clone(),
+            )
+        })
+        .collect()
 }

@@ -307,6 +307,9 @@ impl Binder<'_> {
                 return Ok(Expr::Special(Special::Advisory(call, coerced), ty));
             }
             ("pg_backend_pid", 0) => return Ok(Expr::Special(Special::PgBackendPid, TypeId::Int4)),
+            ("pg_trigger_depth", 0) => {
+                return Ok(Expr::Special(Special::PgTriggerDepth, TypeId::Int4));
+            }
             ("current_setting", 1 | 2) => {
                 let missing_ok = match args.get(1) {
                     None => Some(false),

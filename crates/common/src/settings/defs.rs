@@ -241,8 +241,9 @@ pub static DEFS: &[Def] = &[
     ),
     // PL/pgSQL's settings (the extension's own, registered as PostgreSQL's plpgsql module
     // does): compile-time checks (`extra_warnings` / `extra_errors`: none, all, or a list of
-    // shadowed_variables, too_many_rows, strict_multi_assignment), ASSERT, and how a name that
-    // is both a variable and a column resolves.
+    // shadowed_variables, too_many_rows, strict_multi_assignment), ASSERT, whether a STRICT
+    // error lists the statement's parameters, and how a name that is both a variable and a
+    // column resolves.
     d(
         "plpgsql.check_asserts",
         "on",
@@ -261,6 +262,13 @@ pub static DEFS: &[Def] = &[
         "plpgsql.extra_warnings",
         "none",
         Kind::Str,
+        Context::User,
+        false,
+    ),
+    d(
+        "plpgsql.print_strict_params",
+        "off",
+        Kind::Bool,
         Context::User,
         false,
     ),

@@ -80,9 +80,6 @@ pub static PLACEHOLDER: Def = Def {
     reported: false,
 };
 
-/// PL/pgSQL's settings in PostgreSQL 15 that keel's PL/pgSQL does not have yet (0A000).
-const PLPGSQL_SETTINGS: &[&str] = &["print_strict_params"];
-
 /// The checks a `plpgsql.extra_warnings` / `plpgsql.extra_errors` value turns on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlChecks {
@@ -382,13 +379,6 @@ fn custom_name(name: &str) -> PgResult<Option<String>> {
         ));
     }
     let lower = name.to_ascii_lowercase();
-    if let Some(setting) = lower.strip_prefix("plpgsql.")
-        && PLPGSQL_SETTINGS.contains(&setting)
-    {
-        return Err(PgError::unsupported(format!(
-            "the PL/pgSQL setting {lower}"
-        )));
-    }
     Ok(Some(lower))
 }
 

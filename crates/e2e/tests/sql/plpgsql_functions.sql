@@ -683,3 +683,119 @@ do $$ declare v int := 5; r int; begin select count(*) into r from xw_conf where
 set plpgsql.variable_conflict to bogus;
 reset plpgsql.variable_conflict;
 do $$ declare v int := 5; r int; begin select count(*) into r from xw_conf where v = v; raise notice 'r = %', r; end $$;
+
+-- case: print_strict_params
+create temp table psp_foo (f1 int, f2 int); insert into psp_foo values (1,2),(3,4),(5,6),(7,8),(9,10);
+set plpgsql.print_strict_params to true;
+
+create or replace function psp_stricttest() returns void as $$
+declare
+x record;
+p1 int := 2;
+p3 text := 'psp_foo';
+begin
+  -- no rows
+  select * from psp_foo where f1 = p1 and f1::text = p3 into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+
+create or replace function psp_stricttest() returns void as $$
+declare
+x record;
+p1 int := 2;
+p3 text := $a$'Valame Dios!' dijo Sancho; 'no le dije yo a vuestra merced que mirase bien lo que hacia?'$a$;
+begin
+  -- no rows
+  select * from psp_foo where f1 = p1 and f1::text = p3 into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+
+create or replace function psp_stricttest() returns void as $$
+declare
+x record;
+p1 int := 2;
+p3 text := 'psp_foo';
+begin
+  -- too many rows
+  select * from psp_foo where f1 > p1 or f1::text = p3  into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+
+create or replace function psp_stricttest() returns void as $$
+declare x record;
+begin
+  -- too many rows, no params
+  select * from psp_foo where f1 > 3 into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+
+create or replace function psp_stricttest() returns void as $$
+declare x record;
+begin
+  -- no rows
+  execute 'select * from psp_foo where f1 = $1 or f1::text = $2' using 0, 'psp_foo' into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+
+create or replace function psp_stricttest() returns void as $$
+declare x record;
+begin
+  -- too many rows
+  execute 'select * from psp_foo where f1 > $1' using 1 into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+
+create or replace function psp_stricttest() returns void as $$
+declare x record;
+begin
+  -- too many rows, no parameters
+  execute 'select * from psp_foo where f1 > 3' into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+
+create or replace function psp_stricttest() returns void as $$
+-- override the global
+#print_strict_params off
+declare
+x record;
+p1 int := 2;
+p3 text := 'psp_foo';
+begin
+  -- too many rows
+  select * from psp_foo where f1 > p1 or f1::text = p3  into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+
+reset plpgsql.print_strict_params;
+
+create or replace function psp_stricttest() returns void as $$
+-- override the global
+#print_strict_params on
+declare
+x record;
+p1 int := 2;
+p3 text := 'psp_foo';
+begin
+  -- too many rows
+  select * from psp_foo where f1 > p1 or f1::text = p3  into strict x;
+  raise notice 'x.f1 = %, x.f2 = %', x.f1, x.f2;
+end$$ language plpgsql;
+
+select psp_stricttest();
+reset plpgsql.print_strict_params;

@@ -182,3 +182,16 @@ insert into rrc values (5);
 reset session_replication_role;
 insert into rrc values (6);
 select * from rrc;
+
+-- case: pg_trigger_depth
+select pg_trigger_depth();
+create table td_t (i int);
+create function td_f() returns trigger language plpgsql as $$
+begin
+  raise notice 'depth % for %', pg_trigger_depth(), new.i;
+  if new.i < 3 then insert into td_t values (new.i + 1); end if;
+  return new;
+end $$;
+create trigger td_tr before insert on td_t for each row execute procedure td_f();
+insert into td_t values (1);
+select pg_trigger_depth(), count(*) from td_t;
