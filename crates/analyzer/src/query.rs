@@ -187,6 +187,8 @@ pub struct RefCheck {
     pub child: Arc<TableDef>,
     pub child_columns: Vec<usize>,
     pub child_index: Option<Arc<IndexDef>>,
+    pub on_delete: keel_catalog::FkAction,
+    pub on_update: keel_catalog::FkAction,
 }
 
 #[derive(Clone)]

@@ -79,6 +79,27 @@ pub struct ForeignKeyDef {
     pub columns: Vec<usize>,
     pub ref_table: Oid,
     pub ref_columns: Vec<usize>,
+    /// What deleting a referenced row does to the referencing rows (pg_constraint.confdeltype).
+    #[serde(default)]
+    pub on_delete: FkAction,
+    /// What changing a referenced key does to them (confupdtype).
+    #[serde(default)]
+    pub on_update: FkAction,
+}
+
+/// A foreign key's referential action.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FkAction {
+    /// The referenced row may not go while referenced (checked at once in keel).
+    #[default]
+    NoAction,
+    Restrict,
+    /// Delete the referencing rows, or give them the new key.
+    Cascade,
+    /// Set the referencing columns to NULL.
+    SetNull,
+    /// Set the referencing columns to their defaults.
+    SetDefault,
 }
 
 /// When a trigger fires relative to its event.

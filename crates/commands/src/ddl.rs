@@ -10,14 +10,20 @@ use crate::ddl_index::{add_index, create_index, index_col_name};
 use keel_access::{Engine, Transaction};
 use keel_analyzer::bind::{fold, object_name, types};
 use keel_catalog::{
-    Catalog, ColumnDef, ForeignKeyDef, IndexDef, Persistence, SequenceDef, TableDef,
+    Catalog, ColumnDef, FkAction, ForeignKeyDef, IndexDef, Persistence, SequenceDef, TableDef,
 };
 use keel_common::{PgError, PgResult, Severity, sqlstate};
 use sqlparser::ast;
 use std::sync::Arc;
 
 /// A foreign key declared in CREATE TABLE: (name, columns, referenced table, referenced columns).
-type PendingFk = (Option<String>, Vec<usize>, ast::ObjectName, Vec<String>);
+type PendingFk = (
+    Option<String>,
+    Vec<usize>,
+    ast::ObjectName,
+    Vec<String>,
+    (FkAction, FkAction),
+);
 
 pub struct DdlOutcome {
     pub tag: String,
@@ -152,22 +158,10 @@ pub fn execute_ddl(
     Ok(DdlOutcome { tag, notices })
 }
 
-/// The foreign keys keel enforces: checked at once, MATCH SIMPLE, and a referenced key
-/// that is deleted or changed while referenced is an error (NO ACTION / RESTRICT). The
-/// referential actions that write the referencing rows (CASCADE, SET NULL, SET DEFAULT),
-/// MATCH FULL and deferrable checks are not built: 0A000 rather than a clause accepted and
-/// not carried out.
-pub(crate) fn supported_fk(fk: &ast::ForeignKeyConstraint) -> PgResult<()> {
-    for (event, action) in [("DELETE", &fk.on_delete), ("UPDATE", &fk.on_update)] {
-        match action {
-            None | Some(ast::ReferentialAction::NoAction | ast::ReferentialAction::Restrict) => {}
-            Some(a) => {
-                return Err(PgError::unsupported(format!(
-                    "foreign key action ON {event} {a}"
-                )));
-            }
-        }
-    }
+/// A foreign key's referential actions (ON DELETE, ON UPDATE). Keel checks the key at once
+/// (MATCH SIMPLE); MATCH FULL / PARTIAL and deferrable checks are not built: 0A000 rather
+/// than a clause accepted and not carried out.
+pub(crate) fn fk_actions(fk: &ast::ForeignKeyConstraint) -> PgResult<(FkAction, FkAction)> {
     if fk
         .match_kind
         .as_ref()
@@ -184,7 +178,14 @@ pub(crate) fn supported_fk(fk: &ast::ForeignKeyConstraint) -> PgResult<()> {
     {
         return Err(PgError::unsupported("deferrable foreign keys"));
     }
-    Ok(())
+    let action = |a: &Option<ast::ReferentialAction>| match a {
+        None | Some(ast::ReferentialAction::NoAction) => FkAction::NoAction,
+        Some(ast::ReferentialAction::Restrict) => FkAction::Restrict,
+        Some(ast::ReferentialAction::Cascade) => FkAction::Cascade,
+        Some(ast::ReferentialAction::SetNull) => FkAction::SetNull,
+        Some(ast::ReferentialAction::SetDefault) => FkAction::SetDefault,
+    };
+    Ok((action(&fk.on_delete), action(&fk.on_update)))
 }
 
 /// The most columns a table may have (PostgreSQL's MaxHeapAttributeNumber).
@@ -361,12 +362,12 @@ fn create_table(
                     checks.push(PendingCheck::from_ast(cc, Some(cname.clone())));
                 }
                 ast::ColumnOption::ForeignKey(fk) => {
-                    supported_fk(fk)?;
                     fks.push((
                         fk.name.as_ref().map(fold),
                         vec![i],
                         fk.foreign_table.clone(),
                         fk.referred_columns.iter().map(fold).collect(),
+                        fk_actions(fk)?,
                     ));
                 }
                 other => return Err(PgError::unsupported(format!("column option {other}"))),
@@ -407,7 +408,7 @@ fn create_table(
                 uniques.push(cols);
             }
             ast::TableConstraint::ForeignKey(fk) => {
-                supported_fk(fk)?;
+                let actions = fk_actions(fk)?;
                 let mut cols = Vec::new();
                 for c in &fk.columns {
                     cols.push(col_idx(&columns, &fold(c))?);
@@ -417,6 +418,7 @@ fn create_table(
                     cols,
                     fk.foreign_table.clone(),
                     fk.referred_columns.iter().map(fold).collect(),
+                    actions,
                 ));
             }
             ast::TableConstraint::Check(cc) => checks.push(PendingCheck::from_ast(cc, None)),
@@ -450,8 +452,8 @@ fn create_table(
     for u in uniques {
         add_index(cat, engine, txn, oid, None, u, true, false, none)?;
     }
-    for (fname, cols, rt, rcols) in fks {
-        add_fk(cat, oid, fname, cols, &rt, rcols)?;
+    for (fname, cols, rt, rcols, actions) in fks {
+        add_fk(cat, oid, fname, cols, &rt, rcols, actions)?;
     }
     Ok("CREATE TABLE".into())
 }
@@ -529,6 +531,7 @@ fn add_fk(
     cols: Vec<usize>,
     ref_table: &ast::ObjectName,
     ref_cols: Vec<String>,
+    (on_delete, on_update): (FkAction, FkAction),
 ) -> PgResult<()> {
     let table = cat
         .tables
@@ -587,6 +590,8 @@ fn add_fk(
         columns: cols,
         ref_table: rt.oid,
         ref_columns,
+        on_delete,
+        on_update,
     });
     cat.tables.insert(table_oid, Arc::new(nt));
     Ok(())
@@ -759,7 +764,7 @@ fn alter_table(
                     )?;
                 }
                 ast::TableConstraint::ForeignKey(fk) => {
-                    supported_fk(fk)?;
+                    let actions = fk_actions(fk)?;
                     let mut cols = Vec::new();
                     for c in &fk.columns {
                         let n = fold(c);
@@ -774,6 +779,7 @@ fn alter_table(
                         cols,
                         &fk.foreign_table,
                         fk.referred_columns.iter().map(fold).collect(),
+                        actions,
                     )?;
                     validate_fk(cat, table.oid, engine, txn, interrupt)?;
                 }

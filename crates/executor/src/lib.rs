@@ -10,6 +10,7 @@ pub mod eval;
 mod eval_array;
 pub mod eval_array_assign;
 pub mod exec;
+pub mod internal_sql;
 pub mod interrupt;
 mod native;
 pub mod sqlfunc;

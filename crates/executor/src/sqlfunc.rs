@@ -320,6 +320,13 @@ pub fn eval_call(
     result_value(last.columns(), value, ret)
 }
 
+/// Runs `call`'s body with `values` for its parameters, discarding its rows (a statement the
+/// server runs on its own behalf, see `internal_sql`).
+pub(crate) fn run_internal(call: &UserCall, values: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<()> {
+    let plans = body_plan(call)?;
+    run_statements(call, &plans, values, cx, Some(0)).map(|_| ())
+}
+
 /// The last statement's rows and the statement.
 type LastRows<'p> = (Vec<Vec<Datum>>, &'p BodyStmt);
 

@@ -144,6 +144,8 @@ impl Binder<'_> {
                     child: child.clone(),
                     child_columns: fk.columns.clone(),
                     child_index,
+                    on_delete: fk.on_delete,
+                    on_update: fk.on_update,
                 });
             }
         }

@@ -11,6 +11,7 @@ use super::tuplestore::{Item, Tuplestore};
 use super::{Row, build};
 use crate::eval::{Eval, EvalCx, check_violation, not_null_violation, row_text};
 use keel_access::{Engine, Isolation, KeyRange, RowRef, RowWait, Transaction, Write, WriteState};
+use keel_catalog::FkAction;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_planner::plan::{ModifyKind, ModifyPlan};
 use keel_types::Datum;
@@ -326,6 +327,15 @@ impl ModifyExec {
                 continue;
             }
             let vals: Vec<Datum> = r.columns.iter().map(|&c| old[c].clone()).collect();
+            let action = if new.is_some() {
+                r.on_update
+            } else {
+                r.on_delete
+            };
+            if !matches!(action, FkAction::NoAction | FkAction::Restrict) {
+                Self::referential_action(plan, r, action, &vals, new, engine, txn, ev)?;
+                continue;
+            }
             let matches = |row: &[Datum]| {
                 r.child_columns.iter().zip(&vals).all(|(&c, v)| {
                     !row[c].is_null() && keel_types::ops::compare(&row[c], v).is_eq()
@@ -709,5 +719,7 @@ fn key_share(
     }
 }
 
+#[path = "modify_refs.rs"]
+mod refs;
 #[path = "modify_triggers.rs"]
 mod triggers;
