@@ -51,3 +51,18 @@ create trigger fka_trow before delete on fka_g for each row execute procedure fk
 insert into fka_c (i, note) values (22, 'x');
 insert into fka_g (c) select max(id) from fka_c;
 delete from fka_c where note = 'x';
+
+-- case: self_reference_in_one_statement
+create table fks_tree (id int primary key, parent int references fks_tree(id));
+insert into fks_tree values (2, 1), (1, null), (3, 2);
+insert into fks_tree values (5, 4);
+insert into fks_tree values (6, 6);
+update fks_tree set parent = 7 where id = 3;
+begin;
+insert into fks_tree values (10, 11), (11, 10);
+select count(*) from fks_tree;
+rollback;
+select * from fks_tree order by id;
+create table fks_other (id int primary key);
+create table fks_ref (r int references fks_other);
+insert into fks_ref values (1);

@@ -42,6 +42,10 @@ pub struct ModifyExec {
     returned_mem: MemCharge,
     /// Where the statement's triggers stand (modify_triggers.rs).
     triggers: TriggerState,
+    /// Keys of the table itself that written rows reference and that were not found when
+    /// written: (foreign key, key), checked again once every row is written
+    /// (modify_refs.rs).
+    deferred_fks: Vec<(usize, Vec<Datum>)>,
 }
 
 /// The write node's trigger bookkeeping (see modify_triggers.rs).
@@ -76,6 +80,7 @@ impl Default for ModifyExec {
             instrument: None,
             returned_mem: MemCharge::new("The rows of RETURNING"),
             triggers: TriggerState::default(),
+            deferred_fks: Vec::new(),
         }
     }
 }
@@ -212,6 +217,7 @@ impl ModifyExec {
         engine: &Engine,
         txn: &Transaction,
         ev: &mut EvalCx<'_>,
+        deferred: &mut Vec<(usize, Vec<Datum>)>,
     ) -> PgResult<Option<RowWait>> {
         for (i, c) in plan.table.columns.iter().enumerate() {
             if c.not_null && row[i].is_null() {
@@ -229,77 +235,7 @@ impl ModifyExec {
                 return Err(check_violation(&plan.table.name, name, row, &plan.types));
             }
         }
-        // A replica session's rows are checked where they came from.
-        let fks: &[_] = if crate::trigger::replica(ev) {
-            &[]
-        } else {
-            &plan.fks
-        };
-        for fk in fks {
-            let vals: Vec<Datum> = fk.columns.iter().map(|&c| row[c].clone()).collect();
-            if vals.iter().any(Datum::is_null) {
-                continue;
-            }
-            let found = match &fk.ref_index {
-                Some(idx) => {
-                    let range = KeyRange {
-                        lower: Bound::Included(vals.clone()),
-                        upper: Bound::Included(vals.clone()),
-                    };
-                    let matches = |r: &[Datum]| {
-                        fk.ref_columns
-                            .iter()
-                            .zip(&vals)
-                            .all(|(&c, v)| keel_types::ops::compare(&r[c], v).is_eq())
-                    };
-                    let rows = engine.index_scan(txn, &fk.ref_table, idx, range);
-                    match lock_first_match(engine, txn, &fk.ref_table, rows, &matches, &mut || {
-                        Ok(())
-                    })? {
-                        Ok(found) => found,
-                        Err(w) => return Ok(Some(w)),
-                    }
-                }
-                None => {
-                    let matches = |r: &[Datum]| {
-                        fk.ref_columns.iter().zip(&vals).all(|(&c, v)| {
-                            !r[c].is_null() && keel_types::ops::compare(&r[c], v).is_eq()
-                        })
-                    };
-                    let rows = engine.scan(txn, &fk.ref_table);
-                    match lock_first_match(engine, txn, &fk.ref_table, rows, &matches, &mut || {
-                        ev.tick()
-                    })? {
-                        Ok(found) => found,
-                        Err(w) => return Ok(Some(w)),
-                    }
-                }
-            };
-            if !found {
-                let names: Vec<&str> = fk
-                    .columns
-                    .iter()
-                    .map(|&c| plan.table.columns[c].name.as_str())
-                    .collect();
-                let tys: Vec<_> = fk.columns.iter().map(|&c| plan.types[c]).collect();
-                return Err(PgError::new(
-                    sqlstate::FOREIGN_KEY_VIOLATION,
-                    format!(
-                        "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
-                        plan.table.name, fk.name
-                    ),
-                )
-                .with_detail(format!(
-                    "Key ({})=({}) is not present in table \"{}\".",
-                    names.join(", "),
-                    row_text(&vals, &tys),
-                    fk.ref_table.name
-                ))
-                .with_table(plan.table.name.clone())
-                .with_constraint(fk.name.clone()));
-            }
-        }
-        Ok(None)
+        Self::check_fks(plan, row, engine, txn, ev, deferred)
     }
 
     /// Rows of other tables must not reference a deleted key, or a key an UPDATE changes.
@@ -501,7 +437,9 @@ impl ModifyExec {
                         if !plan.fks.is_empty() {
                             engine.row_lock_xid(txn)?;
                         }
-                        if let Some(w) = Self::check_row(plan, row, engine, txn, ev)? {
+                        if let Some(w) =
+                            Self::check_row(plan, row, engine, txn, ev, &mut self.deferred_fks)?
+                        {
                             return Ok(Step::Wait(w));
                         }
                     }
@@ -561,7 +499,9 @@ impl ModifyExec {
                                 }
                             }
                         };
-                        if let Some(w) = Self::check_row(plan, &new, engine, shared, ev)? {
+                        if let Some(w) =
+                            Self::check_row(plan, &new, engine, shared, ev, &mut self.deferred_fks)?
+                        {
                             self.triggers.pending_new = Some(new);
                             return Ok(Step::Wait(w));
                         }
@@ -625,6 +565,7 @@ impl ModifyExec {
                 }
             }
         }
+        self.check_deferred_fks(plan, engine, txn, ev)?;
         self.after_statement(plan, txn, ev)?;
         Ok(Step::Done)
     }
