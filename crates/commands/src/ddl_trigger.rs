@@ -63,8 +63,18 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
     let (mut on_insert, mut on_update, mut on_delete) = (false, false, false);
     let mut truncate = false;
     let mut update_columns = Vec::new();
+    let duplicate = || {
+        PgError::new(
+            sqlstate::SYNTAX_ERROR,
+            "duplicate trigger events specified at or near \"ON\"",
+        )
+    };
     for e in &ct.events {
         match e {
+            ast::TriggerEvent::Insert if on_insert => return Err(duplicate()),
+            ast::TriggerEvent::Delete if on_delete => return Err(duplicate()),
+            ast::TriggerEvent::Update(_) if on_update => return Err(duplicate()),
+            ast::TriggerEvent::Truncate if truncate => return Err(duplicate()),
             ast::TriggerEvent::Insert => on_insert = true,
             ast::TriggerEvent::Delete => on_delete = true,
             ast::TriggerEvent::Update(cols) => {
@@ -80,9 +90,13 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
                             ),
                         )
                     })?;
-                    if !update_columns.contains(&i) {
-                        update_columns.push(i);
+                    if update_columns.contains(&i) {
+                        return Err(PgError::new(
+                            sqlstate::DUPLICATE_COLUMN,
+                            format!("column \"{n}\" specified more than once"),
+                        ));
                     }
+                    update_columns.push(i);
                 }
             }
             ast::TriggerEvent::Truncate => truncate = true,
@@ -94,13 +108,17 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
             | Some(ast::TriggerObjectKind::For(ast::TriggerObject::Row))
     );
     let when = ct.condition.as_ref().map(|c| c.to_string());
-    if !row && let Some(w) = &when {
-        let lower = w.to_ascii_lowercase();
-        if lower.contains("new.") || lower.contains("old.") {
-            return Err(PgError::new(
-                sqlstate::INVALID_OBJECT_DEFINITION,
-                "statement trigger's WHEN condition cannot reference column values",
-            ));
+    if let Some(w) = &when {
+        let (uses_old, uses_new) = row_references(w);
+        let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m));
+        if !row && (uses_old || uses_new) {
+            return invalid("statement trigger's WHEN condition cannot reference column values");
+        }
+        if on_insert && uses_old {
+            return invalid("INSERT trigger's WHEN condition cannot reference OLD values");
+        }
+        if on_delete && uses_new {
+            return invalid("DELETE trigger's WHEN condition cannot reference NEW values");
         }
     }
     let body = ct
@@ -147,6 +165,25 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
     nt.triggers.sort_by(|a, b| a.name.cmp(&b.name));
     cat.tables.insert(nt.oid, Arc::new(nt));
     Ok("CREATE TRIGGER".into())
+}
+
+/// Whether a WHEN condition refers to `OLD.x` and to `NEW.x` (whole words, any case).
+fn row_references(when: &str) -> (bool, bool) {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let Ok(tokens) = Tokenizer::new(&dialect, when).tokenize() else {
+        return (false, false);
+    };
+    let (mut old, mut new) = (false, false);
+    for pair in tokens.windows(2) {
+        if let [Token::Word(w), Token::Period] = pair
+            && w.quote_style.is_none()
+        {
+            old |= w.value.eq_ignore_ascii_case("old");
+            new |= w.value.eq_ignore_ascii_case("new");
+        }
+    }
+    (old, new)
 }
 
 pub(crate) fn drop_trigger(

@@ -11,6 +11,7 @@ mod client_gone;
 mod connections;
 mod crash;
 mod data_dir_permissions;
+mod definitions;
 mod disk_full;
 mod drivers;
 mod early_lock_release;
