@@ -77,7 +77,7 @@ pub(crate) fn fire(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Optio
 /// Whether the session runs as a replica (`session_replication_role = replica`): triggers
 /// set to fire on origin, foreign key checks among them, do not fire, as in PostgreSQL.
 pub(crate) fn replica(ev: &EvalCx<'_>) -> bool {
-    ev.settings.raw("session_replication_role") == "replica"
+    ev.settings.replica()
 }
 
 /// Whether `t` fires for `op` at `timing` and level (`row`), given the columns an UPDATE

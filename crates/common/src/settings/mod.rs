@@ -152,6 +152,11 @@ struct Hot {
     work_mem: usize,
     /// statement_mem_multiplier.
     mem_multiplier: f64,
+    /// session_replication_role is `replica` (read per written row by triggers and foreign
+    /// keys).
+    replica: bool,
+    /// plpgsql.extra_warnings and plpgsql.extra_errors, parsed (read per PL/pgSQL call).
+    pl_checks: [PlChecks; 2],
 }
 
 impl Default for Settings {
@@ -225,6 +230,13 @@ impl Settings {
                 hot.work_mem = canonical.parse::<usize>().unwrap_or(0).saturating_mul(1024)
             }
             "statement_mem_multiplier" => hot.mem_multiplier = canonical.parse().unwrap_or(1.0),
+            "session_replication_role" => hot.replica = canonical == "replica",
+            "plpgsql.extra_warnings" => {
+                hot.pl_checks[0] = PlChecks::parse(&canonical).unwrap_or_default()
+            }
+            "plpgsql.extra_errors" => {
+                hot.pl_checks[1] = PlChecks::parse(&canonical).unwrap_or_default()
+            }
             _ => {}
         }
         self.values.insert(name, canonical);
@@ -288,11 +300,12 @@ impl Settings {
     /// The PL/pgSQL checks `plpgsql.extra_warnings` (`errors` false) or
     /// `plpgsql.extra_errors` turns on.
     pub fn pl_checks(&self, errors: bool) -> PlChecks {
-        let name = match errors {
-            true => "plpgsql.extra_errors",
-            false => "plpgsql.extra_warnings",
-        };
-        PlChecks::parse(self.raw(name)).unwrap_or_default()
+        self.hot.pl_checks[errors as usize]
+    }
+
+    /// `session_replication_role = replica`, without a map lookup.
+    pub fn replica(&self) -> bool {
+        self.hot.replica
     }
 
     pub fn int(&self, name: &str) -> i64 {
