@@ -4,8 +4,10 @@
 //!
 //! Each is planned as the body of an anonymous volatile SQL function over its parameters and
 //! run through the SQL-body write handler, so the child's own triggers, constraints and
-//! referential actions apply to it. Plans are kept by text, parameter types and catalog
-//! version: a DELETE of many referenced rows plans its cascade once.
+//! referential actions apply to it. Plans are kept by text, parameter types and the catalog
+//! they were planned against (its identity: a transaction's own DDL makes a catalog of its
+//! own, which may carry the same version number as another's): a DELETE of many referenced
+//! rows plans its cascade once.
 
 use crate::eval::EvalCx;
 use keel_analyzer::expr::UserCall;
@@ -14,15 +16,22 @@ use keel_common::{PgError, PgResult};
 use keel_types::{Datum, SqlType, TypeId};
 use std::sync::{Arc, Mutex};
 
-type Key = (String, Vec<TypeId>, u64);
+/// Text, parameter types, and the catalog's address: the cached call holds the catalog, so
+/// the address is not reused while the entry exists.
+type Key = (String, Vec<TypeId>, usize);
 
-/// Calls kept by key; bounded, cleared when full (a handful of constraints are hot at once).
+/// Calls kept by key, all of one catalog; bounded, cleared when full (a handful of
+/// constraints are hot at once).
 static CALLS: std::sync::LazyLock<Mutex<rustc_hash::FxHashMap<Key, Arc<UserCall>>>> =
     std::sync::LazyLock::new(Default::default);
 const KEEP: usize = 256;
 
 fn call_for(text: &str, types: &[TypeId], catalog: Arc<Catalog>) -> Arc<UserCall> {
-    let key = (text.to_string(), types.to_vec(), catalog.version);
+    let key = (
+        text.to_string(),
+        types.to_vec(),
+        Arc::as_ptr(&catalog) as usize,
+    );
     let mut calls = match CALLS.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
@@ -58,7 +67,9 @@ fn call_for(text: &str, types: &[TypeId], catalog: Arc<Catalog>) -> Arc<UserCall
         catalog,
         body: Default::default(),
     });
-    if calls.len() >= KEEP {
+    // Entries of another catalog go: each holds its catalog alive, and a catalog is
+    // replaced (DDL) far more rarely than its cascades run.
+    if calls.len() >= KEEP || calls.keys().any(|k| k.2 != key.2) {
         calls.clear();
     }
     calls.insert(key, call.clone());
