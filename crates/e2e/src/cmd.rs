@@ -25,6 +25,15 @@ impl CmdOutput {
         self.code == Some(0) && !self.timed_out
     }
 
+    /// The SQLSTATE of the first error psql printed (run with `-v VERBOSITY=verbose`), or
+    /// "ok" when none.
+    pub fn first_sqlstate(&self) -> String {
+        self.stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("ERROR:  "))
+            .map_or("ok".into(), |e| e.chars().take(5).collect())
+    }
+
     /// Panics with the full command output unless the command exited 0.
     pub fn assert_success(&self) -> &Self {
         assert!(self.success(), "command failed: {self}");

@@ -4,11 +4,8 @@
 use keel_e2e::Server;
 
 fn sqlstate(srv: &Server, sql: &str) -> String {
-    let out = srv.psql(&["-v", "VERBOSITY=verbose", "-c", sql]);
-    out.stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("ERROR:  "))
-        .map_or("ok".into(), |e| e.chars().take(5).collect())
+    srv.psql(&["-v", "VERBOSITY=verbose", "-c", sql])
+        .first_sqlstate()
 }
 
 #[test]

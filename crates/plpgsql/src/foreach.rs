@@ -2,8 +2,8 @@
 //! or with SLICE n its n-dimensional sub-arrays over the last n dimensions (each keeping
 //! those dimensions' lower bounds), as PostgreSQL's array iterator yields them.
 
-use crate::Host;
-use crate::interp::{Flow, Interp, PlState, loop_flow};
+use crate::interp::{Flow, Interp, PlState};
+use crate::{Host, Ran};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_pl::{SqlText, Stmt, VarRef};
 use keel_types::array::{Array, Dim};
@@ -60,7 +60,6 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             ));
         }
         let elem = items.elem;
-        let names = [String::new()];
         let array = Arc::unwrap_or_clone(items);
         let (values, ty) = match slice as usize {
             0 => (array.items, elem),
@@ -69,22 +68,15 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 elem.array_of().unwrap_or(TypeId::AnyArray),
             ),
         };
-        // FOUND: whether the body ran at least once.
-        let any = !values.is_empty();
-        for value in values {
-            self.assign_row(st, targets, &names, &[ty], vec![value])?;
-            match self.exec_stmts(st, body).await? {
-                Flow::Normal => {}
-                f => {
-                    if let Some(out) = loop_flow(f, label) {
-                        st.set_found(any);
-                        return Ok(out);
-                    }
-                }
-            }
-        }
-        st.set_found(any);
-        Ok(Flow::Normal)
+        // Each element (or slice) a one-column row: the FOR-over-rows loop, FOUND included.
+        let ran = Ran {
+            names: vec![String::new()],
+            types: vec![ty],
+            count: values.len() as u64,
+            rows: values.into_iter().map(|v| vec![v]).collect(),
+            writes: false,
+        };
+        self.for_rows(st, label, targets, ran, body).await
     }
 }
 

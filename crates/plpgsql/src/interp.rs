@@ -153,7 +153,7 @@ pub fn run_body<'a, H: Host + ?Sized>(
 
 impl PlState {
     /// FOUND is a variable of the outermost scope, as in PostgreSQL.
-    pub(crate) fn set_found(&mut self, v: bool) {
+    fn set_found(&mut self, v: bool) {
         self.found = v;
         if let Some(f) = self.vars.scopes.first_mut().and_then(|s| s.first_mut()) {
             f.value = Datum::Bool(v);
@@ -230,11 +230,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         }
     }
 
-    pub(crate) fn exec_stmts<'a>(
-        &'a mut self,
-        st: &'a mut PlState,
-        stmts: &'a [Stmt],
-    ) -> BoxFut<'a, Flow> {
+    fn exec_stmts<'a>(&'a mut self, st: &'a mut PlState, stmts: &'a [Stmt]) -> BoxFut<'a, Flow> {
         Box::pin(async move {
             for s in stmts {
                 let flow = self.exec_stmt(st, s).await.map_err(|e| {
@@ -644,7 +640,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
     }
 
     /// The FOR-over-rows loop body: each row assigned to the targets in turn.
-    async fn for_rows(
+    pub(crate) async fn for_rows(
         &mut self,
         st: &mut PlState,
         label: &Option<String>,
@@ -738,7 +734,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         self.assign_row(st, &into.targets, &names, &types, row)
     }
 
-    pub(crate) fn assign_row(
+    fn assign_row(
         &mut self,
         st: &mut PlState,
         targets: &[keel_pl::VarRef],
@@ -879,7 +875,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
 }
 
 /// What a loop does with its body's flow: Some(flow) leaves the loop with it.
-pub(crate) fn loop_flow(f: Flow, label: &Option<String>) -> Option<Flow> {
+fn loop_flow(f: Flow, label: &Option<String>) -> Option<Flow> {
     match f {
         Flow::Exit(None) => Some(Flow::Normal),
         Flow::Exit(Some(l)) if label.as_deref() == Some(l.as_str()) => Some(Flow::Normal),
