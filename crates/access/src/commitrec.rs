@@ -12,8 +12,8 @@ use keel_common::{PgError, PgResult, sqlstate};
 
 pub enum CatalogChange {
     /// The whole new catalog (logs written before deltas).
-    Full(Catalog),
-    Delta(CatalogDelta),
+    Full(Box<Catalog>),
+    Delta(Box<CatalogDelta>),
 }
 
 pub struct CommitRecord {
@@ -64,9 +64,9 @@ impl CommitRecord {
                 let json = b.get(at..at + len).ok_or_else(bad)?;
                 at += len;
                 Some(if *tag == 1 {
-                    CatalogChange::Full(Catalog::from_bytes(json)?)
+                    CatalogChange::Full(Box::new(Catalog::from_bytes(json)?))
                 } else {
-                    CatalogChange::Delta(CatalogDelta::from_bytes(json)?)
+                    CatalogChange::Delta(Box::new(CatalogDelta::from_bytes(json)?))
                 })
             }
             Some(0) => None,

@@ -310,7 +310,7 @@ fn replay(
                 highest = highest.max(s);
             }
             match commit.catalog {
-                Some(CatalogChange::Full(c)) => *catalog = c,
+                Some(CatalogChange::Full(c)) => *catalog = *c,
                 Some(CatalogChange::Delta(d)) => {
                     catalog.apply_delta(&d)?;
                 }
@@ -574,7 +574,9 @@ impl EngineInner {
             };
             // Only what this transaction changed is logged: O(its changes), not O(catalog).
             let rec = crate::commitrec::CommitRecord {
-                catalog: pending.as_ref().map(|c| CatalogChange::Delta(c.delta())),
+                catalog: pending
+                    .as_ref()
+                    .map(|c| CatalogChange::Delta(Box::new(c.delta()))),
                 drops: txn.inner.m.get_mut().drop_at_commit.clone(),
                 subxids: txn.inner.m.get_mut().subxids.clone(),
             };
@@ -672,7 +674,7 @@ impl EngineInner {
         let _g = self.catalog_install.lock();
         let c = self.onto_current(c)?;
         let rec = crate::commitrec::CommitRecord {
-            catalog: Some(CatalogChange::Delta(c.delta())),
+            catalog: Some(CatalogChange::Delta(Box::new(c.delta()))),
             drops: Vec::new(),
             subxids: Vec::new(),
         };

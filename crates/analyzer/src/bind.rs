@@ -19,6 +19,8 @@ pub mod subquery;
 pub mod types;
 mod userfunc;
 mod userfunc_from;
+pub mod view;
+mod view_write;
 
 use crate::expr::Expr;
 use crate::query::AggCall;
@@ -93,6 +95,14 @@ pub struct Binder<'a> {
     /// While a PL/pgSQL statement is bound: which parameters stand for the body's variables
     /// (see [`PlVars`]).
     pub pl_vars: Option<PlVars>,
+    /// Tables and views the statement's FROM clauses name, by oid, in the order met (what
+    /// CREATE VIEW records as the view's dependencies).
+    pub read_relations: Vec<keel_common::Oid>,
+    /// Views being expanded around this binding (a view reading a view...): bounds a cycle
+    /// CREATE OR REPLACE VIEW made.
+    pub view_depth: u32,
+    /// Only the parameters given when the binder was made exist (a view's query has none).
+    pub no_new_params: bool,
 }
 
 /// The PL/pgSQL variables a statement's text named, each become a parameter
@@ -189,6 +199,9 @@ impl<'a> Binder<'a> {
             srf_clause: None,
             fn_params: None,
             pl_vars: None,
+            read_relations: Vec::new(),
+            view_depth: 0,
+            no_new_params: false,
         }
     }
 
@@ -726,7 +739,7 @@ impl<'a> Binder<'a> {
                     .trim_start_matches('$')
                     .parse()
                     .map_err(|_| PgError::unsupported(format!("placeholder {p}")))?;
-                if n == 0 || n > 65535 {
+                if n == 0 || n > 65535 || (self.no_new_params && n > self.params.len()) {
                     return Err(PgError::new(
                         sqlstate::UNDEFINED_PARAMETER,
                         format!("there is no parameter ${n}"),

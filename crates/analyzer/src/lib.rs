@@ -77,6 +77,12 @@ pub fn analyze_in_body(
         | ast::Statement::DropFunction(_)
         | ast::Statement::CreateTrigger(_)
         | ast::Statement::DropTrigger(_) => Analyzed::Ddl(Box::new(stmt.clone())),
+        ast::Statement::CreateView(cv) => {
+            // Bound here for errors at their place in the statement; the DDL binds it again
+            // against the catalog it changes.
+            bind::view::bind_view(catalog, cv, text, char_offset)?;
+            Analyzed::Ddl(Box::new(stmt.clone()))
+        }
         other => {
             let s = other.to_string();
             let words: Vec<&str> = s.split_whitespace().take(2).collect();

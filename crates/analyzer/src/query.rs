@@ -201,6 +201,17 @@ pub struct ModifyQuery {
     pub refs: Vec<RefCheck>,
     /// CHECK constraints of the table: (constraint name, bound boolean expression).
     pub checks: Vec<(String, Expr)>,
+    /// A write to a view (`table` is then the view as a target, `ViewDef::as_target`), done
+    /// by its INSTEAD OF triggers.
+    pub instead_of: Option<Box<InsteadOf>>,
+}
+
+/// What a write to a view runs its INSTEAD OF triggers on. For UPDATE and DELETE `rows` are
+/// the view's rows the WHERE selects (the kind's own filter is then None); an INSERT's rows
+/// come from its source.
+#[derive(Clone)]
+pub struct InsteadOf {
+    pub rows: Option<Rel>,
 }
 
 /// A system view keel computes from its own structures rather than storing.

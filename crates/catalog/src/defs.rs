@@ -107,6 +107,8 @@ pub enum FkAction {
 pub enum TriggerTiming {
     Before,
     After,
+    /// A view's row trigger that does the write in place of the view (which has no rows).
+    InsteadOf,
 }
 
 /// A trigger on a table: `CREATE TRIGGER name timing events ON table FOR EACH ROW|STATEMENT

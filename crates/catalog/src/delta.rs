@@ -6,7 +6,7 @@
 //! contains it therefore changes nothing; recovery skips such deltas by version anyway (the
 //! checkpointed catalog may be newer than the redo point), and refuses a gap in versions.
 
-use crate::{Catalog, FunctionDef, IndexDef, SequenceDef, TableDef};
+use crate::{Catalog, FunctionDef, IndexDef, SequenceDef, TableDef, ViewDef};
 use keel_common::{Oid, PgError, PgResult, sqlstate};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -26,6 +26,10 @@ pub struct CatalogDelta {
     pub functions: Vec<Arc<FunctionDef>>,
     #[serde(default)]
     pub dropped_functions: Vec<Oid>,
+    #[serde(default)]
+    pub views: Vec<Arc<ViewDef>>,
+    #[serde(default)]
+    pub dropped_views: Vec<Oid>,
 }
 
 impl CatalogDelta {
@@ -51,6 +55,7 @@ impl Catalog {
         let (indexes, dropped_indexes) = self.indexes.changes();
         let (sequences, dropped_sequences) = self.sequences.changes();
         let (functions, dropped_functions) = self.functions.changes();
+        let (views, dropped_views) = self.views.changes();
         CatalogDelta {
             version: self.version,
             next_oid: self.next_oid,
@@ -62,6 +67,8 @@ impl Catalog {
             dropped_sequences,
             functions,
             dropped_functions,
+            views,
+            dropped_views,
         }
     }
 
@@ -70,6 +77,7 @@ impl Catalog {
             || self.indexes.has_changes()
             || self.sequences.has_changes()
             || self.functions.has_changes()
+            || self.views.has_changes()
     }
 
     /// Forgets the change sets: done when the catalog is installed, so the next DDL's
@@ -79,6 +87,7 @@ impl Catalog {
         self.indexes.clear_changes();
         self.sequences.clear_changes();
         self.functions.clear_changes();
+        self.views.clear_changes();
     }
 
     /// Replays `d` (recovery). Returns false when this catalog already contains it (its
@@ -101,6 +110,7 @@ impl Catalog {
         self.indexes.apply(&d.indexes, &d.dropped_indexes);
         self.sequences.apply(&d.sequences, &d.dropped_sequences);
         self.functions.apply(&d.functions, &d.dropped_functions);
+        self.views.apply(&d.views, &d.dropped_views);
         self.next_oid = self.next_oid.max(d.next_oid);
         self.version = d.version;
         Ok(true)
@@ -127,10 +137,14 @@ impl Catalog {
         for oid in &d.dropped_functions {
             next.functions.remove(oid);
         }
+        for oid in &d.dropped_views {
+            next.views.remove(oid);
+        }
         let taken = |next: &Catalog, name: &str, oid: Oid| match next.relation(name) {
             Some(crate::Relation::Table(t)) => t.oid != oid,
             Some(crate::Relation::Index(i)) => i.oid != oid,
             Some(crate::Relation::Sequence(s)) => s.oid != oid,
+            Some(crate::Relation::View(v)) => v.oid != oid,
             None => false,
         };
         let exists = |name: &str| {
@@ -156,6 +170,12 @@ impl Catalog {
                 return Err(exists(&s.name));
             }
             next.sequences.insert(s.oid, s.clone());
+        }
+        for v in &d.views {
+            if taken(&next, &v.name, v.oid) {
+                return Err(exists(&v.name));
+            }
+            next.views.insert(v.oid, v.clone());
         }
         for f in &d.functions {
             if next

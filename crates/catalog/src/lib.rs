@@ -18,9 +18,11 @@ pub mod am;
 mod defs;
 mod delta;
 mod relmap;
+mod view;
 pub use defs::*;
 pub use delta::CatalogDelta;
 pub use relmap::{CatalogEntry, RelMap};
+pub use view::ViewDef;
 
 use keel_common::{Oid, PgError, PgResult, RelFileId, sqlstate};
 use keel_types::SqlType;
@@ -48,6 +50,9 @@ pub struct Catalog {
     /// catalogs written before functions existed.
     #[serde(default)]
     pub functions: RelMap<FunctionDef>,
+    /// Views. Absent in catalogs written before views existed.
+    #[serde(default)]
+    pub views: RelMap<ViewDef>,
 }
 
 impl Default for Catalog {
@@ -60,6 +65,7 @@ impl Default for Catalog {
             indexes: RelMap::default(),
             sequences: RelMap::default(),
             functions: RelMap::default(),
+            views: RelMap::default(),
         }
     }
 }
@@ -80,6 +86,7 @@ pub enum Relation {
     Table(Arc<TableDef>),
     Index(Arc<IndexDef>),
     Sequence(Arc<SequenceDef>),
+    View(Arc<ViewDef>),
 }
 
 impl Catalog {
@@ -101,6 +108,9 @@ impl Catalog {
         if let Some(i) = self.indexes.by_name(name) {
             return Some(Relation::Index(i.clone()));
         }
+        if let Some(v) = self.views.by_name(name) {
+            return Some(Relation::View(v.clone()));
+        }
         self.sequences
             .by_name(name)
             .map(|s| Relation::Sequence(s.clone()))
@@ -110,6 +120,14 @@ impl Catalog {
         self.tables.by_name(name).is_some()
             || self.indexes.by_name(name).is_some()
             || self.sequences.by_name(name).is_some()
+            || self.views.by_name(name).is_some()
+    }
+
+    /// The views that read relation (table or view) `oid`, directly.
+    pub fn views_reading(&self, oid: Oid) -> impl Iterator<Item = &Arc<ViewDef>> {
+        self.views
+            .values()
+            .filter(move |v| v.depends_on.contains(&oid))
     }
 
     pub fn table_by_name(&self, name: &str) -> Option<&Arc<TableDef>> {

@@ -74,6 +74,14 @@ pub fn execute_ddl(
     let mut notices = Vec::new();
     let tag = match stmt {
         ast::Statement::CreateTable(ct) => create_table(ct, engine, txn, &mut cat, &mut notices)?,
+        ast::Statement::CreateView(cv) => crate::ddl_view::create_view(cv, &mut cat)?,
+        ast::Statement::Drop {
+            object_type: ast::ObjectType::View,
+            if_exists,
+            names,
+            cascade,
+            ..
+        } => crate::ddl_view::drop_views(names, *if_exists, *cascade, &mut cat, &mut notices)?,
         ast::Statement::Drop {
             object_type,
             if_exists,
@@ -622,6 +630,13 @@ fn drop_objects(
             ast::ObjectType::Index => cat.indexes.by_name(&name).map(|i| i.oid),
             _ => cat.sequence_by_name(&name).map(|s| s.oid),
         };
+        if found.is_none() && kind == ast::ObjectType::Table && cat.views.by_name(&name).is_some() {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("\"{name}\" is not a table"),
+            )
+            .with_hint("Use DROP VIEW to remove a view."));
+        }
         match found {
             Some(oid) => targets.push(oid),
             None if if_exists => notices.push(notice(format!(
@@ -643,36 +658,10 @@ fn drop_objects(
     match kind {
         ast::ObjectType::Table => {
             crate::ddl_function::drop_row_type_users(cat, &targets, cascade, notices)?;
-            // Foreign keys from tables that stay.
-            let referencing: Vec<(u32, String, String)> = cat
-                .tables
-                .values()
-                .filter(|t| !targets.contains(&t.oid))
-                .flat_map(|t| {
-                    t.foreign_keys
-                        .iter()
-                        .filter(|f| targets.contains(&f.ref_table))
-                        .map(move |f| (t.oid, t.name.clone(), f.name.clone()))
-                })
-                .collect();
-            if let Some((_, tname, fname)) = referencing.first()
-                && !cascade
-            {
-                return Err(PgError::new(
-                    "2BP01",
-                    "cannot drop table because other objects depend on it".to_string(),
-                )
-                .with_detail(format!(
-                    "constraint {fname} on table {tname} depends on table"
-                ))
-                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-            }
-            for (oid, _, _) in referencing {
-                if let Some(t) = cat.tables.get(&oid).cloned() {
-                    let mut nt = (*t).clone();
-                    nt.foreign_keys.retain(|f| !targets.contains(&f.ref_table));
-                    cat.tables.insert(oid, Arc::new(nt));
-                }
+            // Views reading the tables and foreign keys from tables that stay.
+            if let Some(first) = targets.first() {
+                let what = format!("table {}", cat.tables.get(first).map_or("", |t| &t.name));
+                crate::ddl_view::drop_dependents(cat, &targets, &what, cascade, notices)?;
             }
             for oid in targets {
                 let idx: Vec<u32> = cat.indexes_of(oid).map(|i| i.oid).collect();
@@ -719,6 +708,13 @@ fn alter_table(
     let tname = plain_name(&at.name)?;
     let table = match cat.table_by_name(&tname) {
         Some(t) => t.clone(),
+        None if cat.views.by_name(&tname).is_some() => {
+            let first = at.operations.first();
+            return Err(match first {
+                Some(op) => crate::ddl_alter::alter_view_refused(&tname, op),
+                None => PgError::unsupported("ALTER TABLE on a view"),
+            });
+        }
         None if at.if_exists => {
             notices.push(notice(format!(
                 "relation \"{tname}\" does not exist, skipping"

@@ -229,6 +229,7 @@ pub(crate) fn alter_op(
                     ),
                 ));
             }
+            views_keep_names(cat, oid)?;
             // CHECK constraints keep their expression as text naming the column.
             if nt
                 .checks
@@ -244,6 +245,7 @@ pub(crate) fn alter_op(
         ast::AlterTableOperation::RenameTable { table_name } => {
             let (ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n)) = table_name;
             let new = plain_name(n)?;
+            views_keep_names(cat, oid)?;
             if cat.name_taken(&new) {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_TABLE,
@@ -327,4 +329,37 @@ pub(crate) fn ensure_no_nulls(
         }
     }
     Ok(())
+}
+
+/// A view keeps its query as text naming tables and columns, so a rename under it would
+/// leave it naming what is no longer there: refused (PostgreSQL's views follow the rename).
+fn views_keep_names(cat: &Catalog, table: u32) -> PgResult<()> {
+    match cat.views_reading(table).next() {
+        Some(v) => Err(PgError::unsupported(format!(
+            "renaming a table or column that view \"{}\" reads",
+            v.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// ALTER TABLE naming a view: PostgreSQL's error for the actions it refuses on views; the
+/// ones it allows (renames, column defaults) are not built for views yet.
+pub(crate) fn alter_view_refused(view: &str, op: &ast::AlterTableOperation) -> PgError {
+    let action = match op {
+        ast::AlterTableOperation::EnableTrigger { .. }
+        | ast::AlterTableOperation::EnableReplicaTrigger { .. }
+        | ast::AlterTableOperation::EnableAlwaysTrigger { .. } => Some("ENABLE TRIGGER"),
+        ast::AlterTableOperation::DisableTrigger { .. } => Some("DISABLE TRIGGER"),
+        ast::AlterTableOperation::AddConstraint { .. } => Some("ADD CONSTRAINT"),
+        _ => None,
+    };
+    match action {
+        Some(a) => PgError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("ALTER action {a} cannot be performed on relation \"{view}\""),
+        )
+        .with_detail("This operation is not supported for views."),
+        None => PgError::unsupported(format!("ALTER TABLE {op} on a view")),
+    }
 }

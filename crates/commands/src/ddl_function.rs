@@ -396,30 +396,28 @@ pub(crate) fn drop_function(
             let shown = shown_signature(&f);
             let lines: Vec<String> = users
                 .iter()
-                .map(|(_, table, tg)| format!("trigger {tg} on table {table}"))
+                .map(|(oid, rel, tg)| {
+                    let kind = if cat.views.contains_key(oid) {
+                        "view"
+                    } else {
+                        "table"
+                    };
+                    format!("trigger {tg} on {kind} {rel}")
+                })
                 .collect();
             if !matches!(df.drop_behavior, Some(ast::DropBehavior::Cascade)) {
-                let detail: Vec<String> = lines
+                let detail = lines
                     .iter()
                     .map(|l| format!("{l} depends on function {shown}"))
                     .collect();
-                return Err(PgError::new(
-                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                    format!("cannot drop function {shown} because other objects depend on it"),
-                )
-                .with_detail(detail.join("\n"))
-                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                return Err(crate::ddl_view::still_depended_on(
+                    &format!("function {shown}"),
+                    detail,
+                ));
             }
-            notices.push(super::ddl::notice(match lines.as_slice() {
-                [one] => format!("drop cascades to {one}"),
-                many => format!("drop cascades to {} other objects", many.len()),
-            }));
+            notices.push(crate::ddl_view::cascade_notice(lines));
             for (oid, _, tg) in users {
-                if let Some(t) = cat.tables.get(&oid).cloned() {
-                    let mut nt = (*t).clone();
-                    nt.triggers.retain(|x| x.name != tg);
-                    cat.tables.insert(oid, Arc::new(nt));
-                }
+                crate::ddl_trigger::update_triggers(cat, oid, |ts| ts.retain(|x| x.name != tg));
             }
         }
         cat.functions.remove(&f.oid);
@@ -464,21 +462,16 @@ pub(crate) fn drop_row_type_users(
                 )
             })
             .collect();
-        return Err(PgError::new(
-            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-            format!("cannot drop table {table} because other objects depend on it"),
-        )
-        .with_detail(detail.join("\n"))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        return Err(crate::ddl_view::still_depended_on(
+            &format!("table {table}"),
+            detail,
+        ));
     }
-    let lines: Vec<String> = (users.iter())
-        .map(|f| format!("drop cascades to function {}", shown_signature(f)))
-        .collect();
-    notices.push(match lines.as_slice() {
-        [one] => super::ddl::notice(one.clone()),
-        many => super::ddl::notice(format!("drop cascades to {} other objects", many.len()))
-            .with_detail(many.join("\n")),
-    });
+    notices.push(crate::ddl_view::cascade_notice(
+        (users.iter())
+            .map(|f| format!("function {}", shown_signature(f)))
+            .collect(),
+    ));
     for f in users {
         cat.functions.remove(&f.oid);
     }
@@ -593,13 +586,11 @@ pub(crate) fn alter_function(af: &ast::AlterFunction, cat: &mut Catalog) -> PgRe
                 ));
             }
             for (oid, _, _) in crate::ddl_trigger::triggers_calling(cat, def.oid) {
-                if let Some(t) = cat.tables.get(&oid).cloned() {
-                    let mut nt = (*t).clone();
-                    for tg in nt.triggers.iter_mut().filter(|tg| tg.function == def.oid) {
+                crate::ddl_trigger::update_triggers(cat, oid, |ts| {
+                    for tg in ts.iter_mut().filter(|tg| tg.function == def.oid) {
                         tg.function_name = name.clone();
                     }
-                    cat.tables.insert(oid, Arc::new(nt));
-                }
+                });
             }
             def.proname = name;
             def.signature = signature;

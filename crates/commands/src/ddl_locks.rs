@@ -1,5 +1,5 @@
 //! The relation locks a DDL statement takes before it runs, as PostgreSQL takes them:
-//! TRUNCATE, DROP TABLE, DROP INDEX (on the index's table) and ALTER TABLE take ACCESS
+//! TRUNCATE, DROP TABLE, DROP VIEW, DROP INDEX (on the index's table) and ALTER TABLE take ACCESS
 //! EXCLUSIVE; CREATE INDEX takes SHARE, CONCURRENTLY SHARE UPDATE EXCLUSIVE. A foreign key
 //! added by CREATE TABLE or ALTER TABLE takes SHARE ROW EXCLUSIVE on the table it refers to.
 //!
@@ -16,10 +16,12 @@ use sqlparser::ast;
 pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, LockMode)> {
     let mut out = Vec::new();
     let mut table = |n: &ast::ObjectName, mode: LockMode| {
-        if let Ok(name) = plain_name(n)
-            && let Some(t) = cat.table_by_name(&name)
-        {
-            out.push((t.oid, t.name.clone(), mode));
+        if let Ok(name) = plain_name(n) {
+            if let Some(t) = cat.table_by_name(&name) {
+                out.push((t.oid, t.name.clone(), mode));
+            } else if let Some(v) = cat.views.by_name(&name) {
+                out.push((v.oid, v.name.clone(), mode));
+            }
         }
     };
     match stmt {
@@ -29,7 +31,7 @@ pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, Lock
             }
         }
         ast::Statement::Drop {
-            object_type: ast::ObjectType::Table,
+            object_type: ast::ObjectType::Table | ast::ObjectType::View,
             names,
             ..
         } => {

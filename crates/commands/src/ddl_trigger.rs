@@ -5,15 +5,11 @@
 
 use crate::ddl::{notice, plain_name};
 use keel_analyzer::bind::fold;
-use keel_catalog::{Catalog, FunctionDef, TableDef, TriggerDef, TriggerTiming};
+use keel_catalog::{Catalog, FunctionDef, TableDef, TriggerDef, TriggerTiming, ViewDef};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::TypeId;
 use sqlparser::ast;
 use std::sync::Arc;
-
-fn table_named(cat: &Catalog, name: &ast::ObjectName) -> PgResult<Arc<TableDef>> {
-    Ok(cat.table(&plain_name(name)?)?.clone())
-}
 
 /// The trigger function `EXECUTE FUNCTION name()` names: no arguments, returning trigger.
 fn trigger_function(cat: &Catalog, desc: &ast::FunctionDesc) -> PgResult<Arc<FunctionDef>> {
@@ -41,11 +37,12 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
     if !ct.referencing.is_empty() {
         return Err(PgError::unsupported("transition tables (REFERENCING)"));
     }
-    let table = table_named(cat, &ct.table_name)?;
+    let (table, view) = trigger_target(cat, &ct.table_name)?;
     let name = plain_name(&ct.name)?;
     let timing = match ct.period {
         Some(ast::TriggerPeriod::Before) => TriggerTiming::Before,
         Some(ast::TriggerPeriod::After) | Some(ast::TriggerPeriod::For) => TriggerTiming::After,
+        Some(ast::TriggerPeriod::InsteadOf) if view.is_some() => TriggerTiming::InsteadOf,
         Some(ast::TriggerPeriod::InsteadOf) => {
             return Err(PgError::new(
                 sqlstate::WRONG_OBJECT_TYPE,
@@ -108,6 +105,9 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
             | Some(ast::TriggerObjectKind::For(ast::TriggerObject::Row))
     );
     let when = ct.condition.as_ref().map(|c| c.to_string());
+    if view.is_some() {
+        view_trigger_allowed(&table.name, timing, row, truncate, &when, &update_columns)?;
+    }
     if let Some(w) = &when {
         let (uses_old, uses_new) = row_references(w);
         let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m));
@@ -159,12 +159,91 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
         enabled: true,
         fires_on: Default::default(),
     };
-    let mut nt = (*table).clone();
-    nt.triggers.retain(|t| t.name != def.name);
-    nt.triggers.push(def);
-    nt.triggers.sort_by(|a, b| a.name.cmp(&b.name));
-    cat.tables.insert(nt.oid, Arc::new(nt));
+    let mut triggers = table.triggers.clone();
+    triggers.retain(|t| t.name != def.name);
+    triggers.push(def);
+    triggers.sort_by(|a, b| a.name.cmp(&b.name));
+    store_triggers(cat, &table, view.as_deref(), triggers);
     Ok("CREATE TRIGGER".into())
+}
+
+/// The relation CREATE / DROP TRIGGER names: a table, or a view (as a target, with its
+/// definition), else 42P01.
+fn trigger_target(
+    cat: &Catalog,
+    name: &ast::ObjectName,
+) -> PgResult<(Arc<TableDef>, Option<Arc<ViewDef>>)> {
+    let n = plain_name(name)?;
+    if let Some(v) = cat.views.by_name(&n) {
+        return Ok((Arc::new(v.as_target()), Some(v.clone())));
+    }
+    Ok((cat.table(&n)?.clone(), None))
+}
+
+/// Replaces the triggers of the table, or of the view when the target is one.
+fn store_triggers(
+    cat: &mut Catalog,
+    table: &TableDef,
+    view: Option<&ViewDef>,
+    triggers: Vec<TriggerDef>,
+) {
+    match view {
+        Some(v) => {
+            let mut nv = v.clone();
+            nv.triggers = triggers;
+            cat.views.insert(nv.oid, Arc::new(nv));
+        }
+        None => {
+            let mut nt = table.clone();
+            nt.triggers = triggers;
+            cat.tables.insert(nt.oid, Arc::new(nt));
+        }
+    }
+}
+
+/// What a view's trigger may be, as PostgreSQL's CreateTrigger checks it: INSTEAD OF row
+/// triggers without WHEN or columns, and statement triggers; no TRUNCATE.
+fn view_trigger_allowed(
+    view: &str,
+    timing: TriggerTiming,
+    row: bool,
+    truncate: bool,
+    when: &Option<String>,
+    update_columns: &[usize],
+) -> PgResult<()> {
+    let is_view = |detail: &str| {
+        Err(
+            PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{view}\" is a view"))
+                .with_detail(detail.to_string()),
+        )
+    };
+    if timing != TriggerTiming::InsteadOf && row {
+        return is_view("Views cannot have row-level BEFORE or AFTER triggers.");
+    }
+    if truncate {
+        return is_view("Views cannot have TRUNCATE triggers.");
+    }
+    if timing == TriggerTiming::InsteadOf {
+        if !row {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "INSTEAD OF triggers must be FOR EACH ROW",
+            ));
+        }
+        if when.is_some() {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "INSTEAD OF triggers cannot have WHEN conditions",
+            ));
+        }
+        if !update_columns.is_empty() {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "INSTEAD OF triggers cannot have column lists",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a WHEN condition refers to `OLD.x` and to `NEW.x` (whole words, any case).
@@ -198,7 +277,7 @@ pub(crate) fn drop_trigger(
             "syntax error at end of input",
         ));
     };
-    let table = table_named(cat, tname)?;
+    let (table, view) = trigger_target(cat, tname)?;
     if !table.triggers.iter().any(|t| t.name == name) {
         if dt.if_exists {
             notices.push(notice(format!(
@@ -209,9 +288,9 @@ pub(crate) fn drop_trigger(
         }
         return Err(missing(&name, &table.name));
     }
-    let mut nt = (*table).clone();
-    nt.triggers.retain(|t| t.name != name);
-    cat.tables.insert(nt.oid, Arc::new(nt));
+    let mut triggers = table.triggers.clone();
+    triggers.retain(|t| t.name != name);
+    store_triggers(cat, &table, view.as_deref(), triggers);
     Ok("DROP TRIGGER".into())
 }
 
@@ -249,15 +328,39 @@ pub(crate) fn set_enabled(
     Ok(())
 }
 
-/// The triggers that call function `oid`, as `trigger x on table t` (DROP FUNCTION's DETAIL).
+/// The triggers that call function `oid`, as (relation, its name, trigger name), oldest
+/// first (DROP FUNCTION's DETAIL).
 pub(crate) fn triggers_calling(cat: &Catalog, oid: u32) -> Vec<(u32, String, String)> {
     let mut out = Vec::new();
-    for t in cat.tables.values() {
-        for tg in &t.triggers {
+    let tables = cat.tables.values().map(|t| (t.oid, &t.name, &t.triggers));
+    let views = cat.views.values().map(|v| (v.oid, &v.name, &v.triggers));
+    let mut found = Vec::new();
+    for (rel, rel_name, triggers) in tables.chain(views) {
+        for tg in triggers {
             if tg.function == oid {
-                out.push((t.oid, t.name.clone(), tg.name.clone()));
+                found.push((tg.oid, (rel, rel_name.clone(), tg.name.clone())));
             }
         }
     }
+    // In creation order, as PostgreSQL lists dependent objects.
+    found.sort_by_key(|(tg, _)| *tg);
+    out.extend(found.into_iter().map(|(_, t)| t));
     out
+}
+
+/// Changes the triggers of relation `oid`, a table or a view.
+pub(crate) fn update_triggers(
+    cat: &mut Catalog,
+    oid: u32,
+    change: impl FnOnce(&mut Vec<TriggerDef>),
+) {
+    if let Some(t) = cat.tables.get(&oid).cloned() {
+        let mut nt = (*t).clone();
+        change(&mut nt.triggers);
+        cat.tables.insert(oid, Arc::new(nt));
+    } else if let Some(v) = cat.views.get(&oid).cloned() {
+        let mut nv = (*v).clone();
+        change(&mut nv.triggers);
+        cat.views.insert(oid, Arc::new(nv));
+    }
 }

@@ -1,6 +1,6 @@
 //! DDL commands, one command area per file: tables (CREATE / DROP / TRUNCATE) in [`ddl`],
 //! ALTER TABLE in `ddl_alter`, indexes in `ddl_index`, sequences in `ddl_sequence`, triggers
-//! in `ddl_trigger`. They run
+//! in `ddl_trigger`, views in `ddl_view`. They run
 //! against the transaction's pending catalog (see keel-catalog).
 
 pub mod body_position;
@@ -11,5 +11,6 @@ mod ddl_index;
 pub mod ddl_locks;
 mod ddl_sequence;
 mod ddl_trigger;
+mod ddl_view;
 pub mod plpgsql_check;
 pub mod plpgsql_shadow;

@@ -199,3 +199,40 @@ fn a_second_server_on_a_live_data_directory_refuses_to_start() {
     srv.query("insert into kept values (101)");
     assert_eq!(srv.query("select count(*), sum(id) from kept"), "101|5151");
 }
+
+/// Views, their INSTEAD OF triggers and a CREATE OR REPLACE are catalog changes: committed,
+/// they survive a SIGKILL.
+fn views(mut srv: Server) {
+    let engine = srv.engine;
+    srv.query(
+        "create table vk_t (a int primary key, b int); \
+         insert into vk_t select g, g * 10 from generate_series(1, 50) g; \
+         create view vk_v as select a, b from vk_t where a <= 10; \
+         create or replace view vk_v as select a, b, b + 1 as b1 from vk_t where a <= 10; \
+         create view vk_w as select a from vk_v where a > 5; \
+         create function vk_f() returns trigger language plpgsql as \
+           $$ begin insert into vk_t values (new.a, null); return new; end $$; \
+         create trigger vk_ins instead of insert on vk_w for each row execute function vk_f()",
+    );
+    srv.crash();
+    srv.restart();
+    assert_eq!(
+        srv.query("select count(*), sum(b1) from vk_v"),
+        "10|560",
+        "{engine:?}: view lost or changed by crash recovery"
+    );
+    assert_eq!(srv.query("select count(*) from vk_w"), "5", "{engine:?}");
+    srv.query("insert into vk_w values (60)");
+    assert_eq!(
+        srv.query("select count(*) from vk_t where b is null"),
+        "1",
+        "{engine:?}: INSTEAD OF trigger did not run"
+    );
+    assert_eq!(srv.query("select count(*) from vk_t"), "51", "{engine:?}");
+}
+
+#[test]
+fn views_and_their_triggers_survive_a_crash() {
+    views(Server::start(&[]));
+    views(Server::oracle(&[]));
+}

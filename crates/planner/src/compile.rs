@@ -33,6 +33,9 @@ pub(crate) fn modify(m: &mut ModifyPlan, subplans: &mut [Option<Plan>]) {
         r.iter_mut().for_each(expr);
     }
     m.checks.iter_mut().for_each(|(_, e)| expr(e));
+    if let Some(rows) = m.instead_of.as_mut().and_then(|i| i.rows.as_mut()) {
+        node(rows);
+    }
     subplans.iter_mut().flatten().for_each(node);
 }
 

@@ -117,6 +117,12 @@ pub fn plan_modify(
     if let Some((r, _)) = &m.returning {
         p.exprs(r);
     }
+    let instead_of = match &m.instead_of {
+        Some(i) => Some(Box::new(plan::InsteadOfPlan {
+            rows: i.rows.as_ref().map(|r| p.rel(r)).transpose()?,
+        })),
+        None => None,
+    };
     p.exprs(m.checks.iter().map(|c| &c.1));
     p.finish()?;
     let mut kind = kind;
@@ -135,6 +141,7 @@ pub fn plan_modify(
         refs: m.refs.clone(),
         checks: m.checks.clone(),
         subplans: Vec::new().into(),
+        instead_of,
     };
     compile::modify(&mut plan, &mut p.subplans);
     plan.subplans = p.subplans.into();

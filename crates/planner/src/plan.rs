@@ -242,6 +242,15 @@ pub struct ModifyPlan {
     pub checks: Vec<(String, Expr)>,
     /// As [`QueryPlan::subplans`].
     pub subplans: Subplans,
+    /// A write to a view, done by its INSTEAD OF triggers (`ModifyQuery::instead_of`): for
+    /// UPDATE and DELETE the plan of the view's rows to run them on.
+    pub instead_of: Option<Box<InsteadOfPlan>>,
+}
+
+/// See [`ModifyPlan::instead_of`].
+#[derive(Clone)]
+pub struct InsteadOfPlan {
+    pub rows: Option<Plan>,
 }
 
 impl Access {
@@ -330,6 +339,9 @@ impl ModifyPlan {
     /// look at the newest versions, not the snapshot); such a statement need not wait for the
     /// transaction's pre-committed dependencies to become visible (`Engine::settle`).
     pub fn reads_tables(&self) -> bool {
+        if self.instead_of.is_some() {
+            return true;
+        }
         match &self.kind {
             ModifyKind::Insert {
                 source: Plan::Values { rows },
@@ -349,6 +361,10 @@ impl ModifyPlan {
     /// As [`Plan::is_cheap`]: a point write, or a few VALUES rows, with no subquery and no
     /// foreign key check that must scan a table without an index.
     pub fn is_cheap(&self) -> bool {
+        // A view's write runs trigger functions, which may run any query.
+        if self.instead_of.is_some() {
+            return false;
+        }
         let returning = self.returning.iter().flat_map(|(r, _)| r);
         let scans = self.fks.iter().any(|f| f.ref_index.is_none())
             || self.refs.iter().any(|r| r.child_index.is_none());

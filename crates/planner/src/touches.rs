@@ -76,8 +76,12 @@ impl ModifyPlan {
             ModifyKind::Insert { source, .. } => Some(source),
             _ => None,
         };
+        let view_rows = self.instead_of.as_ref().and_then(|i| i.rows.as_ref());
         reads(
-            source.into_iter().chain(self.subplans.iter().flatten()),
+            source
+                .into_iter()
+                .chain(view_rows)
+                .chain(self.subplans.iter().flatten()),
             &mut out,
         );
         for fk in &self.fks {

@@ -97,6 +97,7 @@ pub fn fire_trigger(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Opti
                 text(match t.timing {
                     TriggerTiming::Before => "BEFORE",
                     TriggerTiming::After => "AFTER",
+                    TriggerTiming::InsteadOf => "INSTEAD OF",
                 }),
             ),
             Var::scalar(
@@ -143,7 +144,7 @@ pub fn fire_trigger(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Opti
     let mut st = PlState::new(format!("{}()", def.proname), vars());
     st.set_options(&c.body.options, cx.settings);
     run_in_statement(cx, txn, &c, &c.body.block, volatile, &mut st)?;
-    if !(t.row && t.timing == TriggerTiming::Before) {
+    if !(t.row && matches!(t.timing, TriggerTiming::Before | TriggerTiming::InsteadOf)) {
         return Ok(None);
     }
     if let Some(rec) = st.ret_record.take() {

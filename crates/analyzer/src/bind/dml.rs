@@ -1,9 +1,10 @@
 //! INSERT / UPDATE / DELETE binding.
 
 use super::query::table_scope;
+use super::view::ViewWrite;
 use super::{Binder, Scope, fold};
 use crate::expr::Expr;
-use crate::query::{FkCheck, ModifyKind, ModifyQuery, OutColumn, Rel};
+use crate::query::{FkCheck, InsteadOf, ModifyKind, ModifyQuery, OutColumn, Rel};
 use keel_catalog::TableDef;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::cast::CastContext;
@@ -102,7 +103,7 @@ impl Binder<'_> {
         Ok(Some((exprs, cols)))
     }
 
-    fn fk_checks(&self, table: &TableDef) -> Vec<FkCheck> {
+    pub(crate) fn fk_checks(&self, table: &TableDef) -> Vec<FkCheck> {
         table
             .foreign_keys
             .iter()
@@ -125,7 +126,7 @@ impl Binder<'_> {
     }
 
     /// Foreign keys of other tables that reference `table`.
-    fn ref_checks(&self, table: &TableDef) -> Vec<crate::query::RefCheck> {
+    pub(crate) fn ref_checks(&self, table: &TableDef) -> Vec<crate::query::RefCheck> {
         let mut out = Vec::new();
         for child in self.catalog.tables.values() {
             for fk in child
@@ -160,7 +161,7 @@ impl Binder<'_> {
             ast::TableObject::TableName(n) => n,
             _ => return Err(PgError::unsupported("INSERT into a table function")),
         };
-        let table = self.table(name)?;
+        let (table, target) = self.write_target(name, ViewWrite::Insert)?;
         // Columns written with subscripts (`INSERT INTO t (a[1:2])`), by list position.
         let subscripted = keel_parser::subscript_target::insert_subscripts(ins);
         let subscript_at = |k: usize| subscripted.iter().find(|(p, _)| *p == k).map(|(_, t)| *t);
@@ -364,7 +365,16 @@ impl Binder<'_> {
             row.push(e);
         }
         let returning = self.returning(&ins.returning, &table)?;
-        Ok(ModifyQuery {
+        // The columns the statement gives values to (a write through a view leaves the others
+        // to the base table's defaults).
+        let given: Vec<bool> = (0..table.columns.len())
+            .map(|col| {
+                targets.iter().position(|&t| t == col).is_some_and(|si| {
+                    si < src_types.len() && !defaults_in_values.get(si).copied().unwrap_or(false)
+                })
+            })
+            .collect();
+        let m = ModifyQuery {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
             refs: vec![],
@@ -372,10 +382,81 @@ impl Binder<'_> {
             table,
             kind: ModifyKind::Insert { source, row },
             returning,
-        })
+            instead_of: match target {
+                Target::Instead(_) => Some(Box::new(InsteadOf { rows: None })),
+                _ => None,
+            },
+        };
+        self.finish_write(m, &target, &given)
     }
 
-    fn target_table(&self, twj: &ast::TableWithJoins) -> PgResult<(Arc<TableDef>, String)> {
+    /// The table a write names, or the view (as a target) when it names one the operation
+    /// can run on: by the view's INSTEAD OF triggers, or through to its base table.
+    fn write_target(
+        &mut self,
+        name: &ast::ObjectName,
+        op: ViewWrite,
+    ) -> PgResult<(Arc<TableDef>, Target)> {
+        if let Some(view) = self.view_named(name) {
+            let by_trigger = self
+                .check_view_write(&view, op)
+                .map_err(|e| self.at(e, name.span()))?;
+            let target = Arc::new(view.as_target());
+            return Ok((
+                target,
+                if by_trigger {
+                    Target::Instead(view)
+                } else {
+                    Target::Through(view)
+                },
+            ));
+        }
+        Ok((self.table(name)?, Target::Table))
+    }
+
+    /// A write bound against a view's columns, as it runs: on the base table when it goes
+    /// through the view, else as bound.
+    fn finish_write(
+        &mut self,
+        m: ModifyQuery,
+        target: &Target,
+        given: &[bool],
+    ) -> PgResult<ModifyQuery> {
+        match target {
+            Target::Through(view) => {
+                let upd = self.updatable(view)?;
+                self.onto_base(m, view, upd, given)
+            }
+            _ => Ok(m),
+        }
+    }
+
+    /// An UPDATE's or DELETE's rows of a view with INSTEAD OF triggers: the view's rows the
+    /// WHERE keeps.
+    fn view_rows_where(
+        &mut self,
+        target: &Target,
+        filter: &mut Option<Expr>,
+    ) -> PgResult<Option<Box<InsteadOf>>> {
+        let Target::Instead(view) = target else {
+            return Ok(None);
+        };
+        let rows = self.view_rows(view)?;
+        let rows = match filter.take() {
+            Some(pred) => Rel::Filter {
+                input: Box::new(rows),
+                pred,
+            },
+            None => rows,
+        };
+        Ok(Some(Box::new(InsteadOf { rows: Some(rows) })))
+    }
+
+    fn target_table(
+        &mut self,
+        twj: &ast::TableWithJoins,
+        op: ViewWrite,
+    ) -> PgResult<(Arc<TableDef>, String, Target)> {
         if !twj.joins.is_empty() {
             return Err(PgError::unsupported("joins in UPDATE/DELETE targets"));
         }
@@ -386,12 +467,12 @@ impl Binder<'_> {
                 args: None,
                 ..
             } => {
-                let t = self.table(name)?;
+                let (t, target) = self.write_target(name, op)?;
                 let q = alias
                     .as_ref()
                     .map(|a| fold(&a.name))
                     .unwrap_or_else(|| t.name.clone());
-                Ok((t, q))
+                Ok((t, q, target))
             }
             _ => Err(PgError::unsupported("this UPDATE/DELETE target")),
         }
@@ -407,7 +488,7 @@ impl Binder<'_> {
         if u.from.is_some() || u.limit.is_some() || !u.order_by.is_empty() {
             return Err(PgError::unsupported("UPDATE ... FROM"));
         }
-        let (table, qual) = self.target_table(&u.table)?;
+        let (table, qual, target) = self.target_table(&u.table, ViewWrite::Update)?;
         let scope = table_scope(&table, &qual);
         let mut set: Vec<(usize, Expr)> = Vec::new();
         // Columns assigned through subscripts: further subscripted assignments to them apply
@@ -487,9 +568,10 @@ impl Binder<'_> {
             };
             set.push((col, e));
         }
-        let filter = self.where_clause(&scope, &u.selection)?;
+        let mut filter = self.where_clause(&scope, &u.selection)?;
+        let instead_of = self.view_rows_where(&target, &mut filter)?;
         let returning = self.returning(&u.returning, &table)?;
-        Ok(ModifyQuery {
+        let m = ModifyQuery {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: self.fk_checks(&table),
             refs: self.ref_checks(&table),
@@ -497,7 +579,9 @@ impl Binder<'_> {
             table,
             kind: ModifyKind::Update { filter, set },
             returning,
-        })
+            instead_of,
+        };
+        self.finish_write(m, &target, &[])
     }
 
     pub fn delete(&mut self, d: &ast::Delete) -> PgResult<ModifyQuery> {
@@ -510,11 +594,12 @@ impl Binder<'_> {
         let [twj] = from.as_slice() else {
             return Err(PgError::unsupported("DELETE from several tables"));
         };
-        let (table, qual) = self.target_table(twj)?;
+        let (table, qual, target) = self.target_table(twj, ViewWrite::Delete)?;
         let scope = table_scope(&table, &qual);
-        let filter = self.where_clause(&scope, &d.selection)?;
+        let mut filter = self.where_clause(&scope, &d.selection)?;
+        let instead_of = self.view_rows_where(&target, &mut filter)?;
         let returning = self.returning(&d.returning, &table)?;
-        Ok(ModifyQuery {
+        let m = ModifyQuery {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: vec![],
             refs: self.ref_checks(&table),
@@ -522,8 +607,19 @@ impl Binder<'_> {
             table,
             kind: ModifyKind::Delete { filter },
             returning,
-        })
+            instead_of,
+        };
+        self.finish_write(m, &target, &[])
     }
+}
+
+/// What a write names.
+enum Target {
+    Table,
+    /// A view whose INSTEAD OF triggers do the write.
+    Instead(Arc<keel_catalog::ViewDef>),
+    /// An automatically updatable view, written through to its base table.
+    Through(Arc<keel_catalog::ViewDef>),
 }
 
 /// 428C9: an explicit value for a GENERATED ALWAYS AS IDENTITY column.

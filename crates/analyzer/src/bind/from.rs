@@ -60,7 +60,12 @@ impl Binder<'_> {
                     self.non_table_rtes.insert(name as *const _ as usize);
                     return Ok((Rel::SystemView(view), Scope { cols }));
                 }
+                if let Some(view) = self.view_named(name) {
+                    self.non_table_rtes.insert(name as *const _ as usize);
+                    return self.view_item(&view, alias.as_ref());
+                }
                 let table = self.table(name)?;
+                self.read_relations.push(table.oid);
                 let qual = alias
                     .as_ref()
                     .map(|a| fold(&a.name))

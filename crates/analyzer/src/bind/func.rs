@@ -397,7 +397,7 @@ impl Binder<'_> {
                         v
                     }
                     Some(Relation::Index(i)) => vec![i.relfile],
-                    Some(Relation::Sequence(_)) => vec![],
+                    Some(Relation::Sequence(_) | Relation::View(_)) => vec![],
                     None => {
                         return Err(PgError::new(
                             sqlstate::UNDEFINED_TABLE,

@@ -392,6 +392,9 @@ impl ModifyExec {
     ) -> PgResult<Step> {
         ev.subplans = plan.subplans.clone();
         self.before_statement(plan, txn, ev)?;
+        if plan.instead_of.is_some() {
+            return self.step_instead_of(plan, engine, txn, ev);
+        }
         if !self.collected {
             self.collect(plan, engine, txn, ev)?;
         }
@@ -471,15 +474,7 @@ impl ModifyExec {
                         let new = match self.triggers.pending_new.take() {
                             Some(n) => n,
                             None => {
-                                let mut new = old.clone();
-                                let mut sev = ev.nested(Some(shared), &[]);
-                                let r: PgResult<()> = set.iter().try_for_each(|(c, e)| {
-                                    new[*c] = e.eval(old, &mut sev)?;
-                                    Ok(())
-                                });
-                                let carried = sev.carried();
-                                ev.restore(carried);
-                                r?;
+                                let new = Self::updated(old, set, shared, ev)?;
                                 if self.triggers.before_row {
                                     match triggers::run_before_row(
                                         plan,
@@ -664,3 +659,5 @@ fn key_share(
 mod refs;
 #[path = "modify_triggers.rs"]
 mod triggers;
+#[path = "modify_view.rs"]
+mod view;

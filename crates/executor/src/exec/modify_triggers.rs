@@ -41,7 +41,9 @@ pub(super) fn any(plan: &ModifyPlan, timing: TriggerTiming, row: bool, ev: &Eval
 }
 
 /// Fires the triggers of `timing`/`row` in name order. For BEFORE ROW: the row to write
-/// (NEW, or OLD for DELETE) after each trigger had its say, None when one skipped it.
+/// (NEW, or OLD for DELETE) after each trigger had its say, None when one skipped it. For
+/// INSTEAD OF ROW: the row the write did (NEW as the trigger answered it, OLD for DELETE),
+/// None when a trigger answered NULL.
 pub(super) fn run(
     plan: &ModifyPlan,
     timing: TriggerTiming,
@@ -70,12 +72,19 @@ pub(super) fn run(
         let carried = inner.carried();
         ev.restore(carried);
         let out = r?;
-        if timing == TriggerTiming::Before && row {
-            match (op, out) {
+        match (timing, row) {
+            (TriggerTiming::Before, true) => match (op, out) {
                 (_, None) => return Ok(None),
                 (TriggerOp::Delete, Some(r)) => cur_old = Some(r),
                 (_, Some(r)) => new = Some(r),
-            }
+            },
+            // The row counts when the trigger answers one; DELETE's is the view's row.
+            (TriggerTiming::InsteadOf, true) => match (op, out) {
+                (_, None) => return Ok(None),
+                (TriggerOp::Delete, Some(_)) => {}
+                (_, Some(r)) => new = Some(r),
+            },
+            _ => {}
         }
     }
     Ok(match op {
