@@ -355,7 +355,15 @@ pub fn explain_modify(
 
 impl Explainer<'_> {
     fn modify(&mut self, plan: &ModifyPlan) -> Display {
+        let view_rows = plan.instead_of.as_ref().and_then(|i| i.rows.as_ref());
         let (verb, child) = match &plan.kind {
+            // A view's UPDATE / DELETE reads the view's rows, not a heap.
+            ModifyKind::Update { .. } if let Some(rows) = view_rows => {
+                ("Update", self.node(rows).0)
+            }
+            ModifyKind::Delete { .. } if let Some(rows) = view_rows => {
+                ("Delete", self.node(rows).0)
+            }
             ModifyKind::Insert { source, .. } => {
                 self.insert_target = Some(plan.table.oid);
                 ("Insert", self.node(source).0)

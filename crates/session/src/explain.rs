@@ -174,8 +174,10 @@ impl Session {
             return Err(PgError::internal("no transaction"));
         };
         self.engine.start_statement(txn);
-        let nodes = match &m.kind {
-            ModifyKind::Insert { source, .. } => 1 + count_nodes(source),
+        let view_rows = m.instead_of.as_ref().and_then(|i| i.rows.as_ref());
+        let nodes = match (&m.kind, view_rows) {
+            (ModifyKind::Insert { source, .. }, _) => 1 + count_nodes(source),
+            (_, Some(rows)) => 1 + count_nodes(rows),
             _ => 2,
         };
         let ins = Instrumentation::new(nodes, timing);

@@ -73,7 +73,14 @@ impl ModifyExec {
         self.work = super::Tuplestore::new(ev.settings.work_mem_bytes());
         let mut inner = ev.nested(Some(txn), &[]);
         let r = (|| {
-            let mut src = build(rows, engine, txn)?;
+            let mut src = match &self.instrument {
+                // EXPLAIN ANALYZE: node 0 is the write, the view's rows from node 1.
+                Some(ins) => {
+                    ins.take_id();
+                    super::super::build_instrumented(rows, engine, txn, ins)?
+                }
+                None => build(rows, engine, txn)?,
+            };
             while let Some(r) = src.next(&mut inner)? {
                 inner.tick()?;
                 self.work.push(&inner, (None, r), || engine.temp_dir())?;
