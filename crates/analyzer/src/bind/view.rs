@@ -243,7 +243,7 @@ fn not_updatable_reason(q: &ast::Query, cat: &keel_catalog::Catalog) -> Option<&
     if text.iter().any(|t| calls_any(t, super::is_aggregate_name)) {
         return Some("Views that return aggregate functions are not automatically updatable.");
     }
-    if text.iter().any(|t| t.to_lowercase().contains(" over ")) {
+    if text.iter().any(|t| has_window(t)) {
         return Some("Views that return window functions are not automatically updatable.");
     }
     if text
@@ -260,8 +260,13 @@ fn not_updatable_reason(q: &ast::Query, cat: &keel_catalog::Catalog) -> Option<&
     None
 }
 
-/// Whether the SQL text calls a function whose name `is` accepts: a word followed by `(`.
-fn calls_any(text: &str, is: impl Fn(&str) -> bool) -> bool {
+/// Whether some unquoted word of the SQL text that `is` accepts is followed by a token `next`
+/// accepts (tokens, so quoted strings and identifiers never match).
+fn word_before(
+    text: &str,
+    is: impl Fn(&str) -> bool,
+    next: impl Fn(&sqlparser::tokenizer::Token) -> bool,
+) -> bool {
     use sqlparser::tokenizer::{Token, Tokenizer};
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let Ok(tokens) = Tokenizer::new(&dialect, text).tokenize() else {
@@ -272,11 +277,28 @@ fn calls_any(text: &str, is: impl Fn(&str) -> bool) -> bool {
         .filter(|t| !matches!(t, Token::Whitespace(_)))
         .collect();
     tokens.windows(2).any(|w| match w {
-        [Token::Word(word), Token::LParen] => {
-            word.quote_style.is_none() && is(&word.value.to_lowercase())
+        [Token::Word(word), t] => {
+            word.quote_style.is_none() && is(&word.value.to_lowercase()) && next(t)
         }
         _ => false,
     })
+}
+
+/// Whether the SQL text calls a function whose name `is` accepts: a word followed by `(`.
+fn calls_any(text: &str, is: impl Fn(&str) -> bool) -> bool {
+    word_before(text, is, |t| {
+        matches!(t, sqlparser::tokenizer::Token::LParen)
+    })
+}
+
+/// Whether the SQL text has a window clause: `OVER (` or `OVER name`.
+fn has_window(text: &str) -> bool {
+    use sqlparser::tokenizer::Token;
+    word_before(
+        text,
+        |w| w == "over",
+        |t| matches!(t, Token::LParen | Token::Word(_)),
+    )
 }
 
 /// The columns a CREATE VIEW's query yields, named by its column list where that gives

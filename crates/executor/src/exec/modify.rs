@@ -152,25 +152,18 @@ impl ModifyExec {
     ) -> PgResult<()> {
         self.work = Tuplestore::new(ev.settings.work_mem_bytes());
         let dir = || engine.temp_dir();
-        match &plan.kind {
-            ModifyKind::Insert { source, row } => {
-                let mut src = match &self.instrument {
-                    Some(ins) => {
-                        ins.take_id();
-                        super::build_instrumented(source, engine, txn, ins)?
-                    }
-                    None => build(source, engine, txn)?,
-                };
-                while let Some(r) = src.next(ev)? {
-                    ev.tick()?;
-                    let mut full = Vec::with_capacity(row.len());
-                    for e in row {
-                        full.push(e.eval(&r, ev)?);
-                    }
-                    self.work.push(ev, (None, full), dir)?;
-                }
+        let view_rows = plan.instead_of.as_ref().and_then(|i| i.rows.as_ref());
+        match (&plan.kind, view_rows) {
+            (ModifyKind::Insert { source, row }, _) => {
+                self.collect_source(source, Some(row), engine, txn, ev)?
             }
-            ModifyKind::Update { access, filter, .. } | ModifyKind::Delete { access, filter } => {
+            // A view's UPDATE / DELETE: the view's rows its WHERE keeps, all read before any
+            // trigger runs, as a table's targets are.
+            (_, Some(rows)) => self.collect_source(rows, None, engine, txn, ev)?,
+            (
+                ModifyKind::Update { access, filter, .. } | ModifyKind::Delete { access, filter },
+                None,
+            ) => {
                 // Instrumented, the filter is tested here so the rows it removes are counted.
                 let ins = self.instrument.clone();
                 let scan_filter = if ins.is_some() { None } else { filter.as_ref() };
@@ -204,6 +197,40 @@ impl ModifyExec {
             }
         }
         self.collected = true;
+        Ok(())
+    }
+
+    /// The rows of `source` (with `row`, the full rows it builds from each) into `work`.
+    /// Under EXPLAIN ANALYZE node 0 is the write, the source's nodes follow.
+    fn collect_source(
+        &mut self,
+        source: &keel_planner::plan::Plan,
+        row: Option<&[keel_analyzer::expr::Expr]>,
+        engine: &Engine,
+        txn: &Transaction,
+        ev: &mut EvalCx<'_>,
+    ) -> PgResult<()> {
+        let mut src = match &self.instrument {
+            Some(ins) => {
+                ins.take_id();
+                super::build_instrumented(source, engine, txn, ins)?
+            }
+            None => build(source, engine, txn)?,
+        };
+        while let Some(r) = src.next(ev)? {
+            ev.tick()?;
+            let full = match row {
+                Some(row) => {
+                    let mut full = Vec::with_capacity(row.len());
+                    for e in row {
+                        full.push(e.eval(&r, ev)?);
+                    }
+                    full
+                }
+                None => r,
+            };
+            self.work.push(ev, (None, full), || engine.temp_dir())?;
+        }
         Ok(())
     }
 

@@ -8,10 +8,10 @@
 use super::triggers;
 use super::{ModifyExec, Step};
 use crate::eval::{Eval, EvalCx};
-use crate::exec::{Row, build};
+use crate::exec::Row;
 use keel_access::{Engine, Transaction};
 use keel_catalog::TriggerTiming;
-use keel_common::{PgError, PgResult};
+use keel_common::PgResult;
 use keel_planner::plan::{ModifyKind, ModifyPlan};
 
 impl ModifyExec {
@@ -24,10 +24,7 @@ impl ModifyExec {
         ev: &mut EvalCx<'_>,
     ) -> PgResult<Step> {
         if !self.collected {
-            match &plan.kind {
-                ModifyKind::Insert { .. } => self.collect(plan, engine, txn, ev)?,
-                _ => self.collect_view_rows(plan, engine, txn, ev)?,
-            }
+            self.collect(plan, engine, txn, ev)?;
         }
         while let Some((_, row)) = self.work.pop()? {
             ev.tick()?;
@@ -54,43 +51,6 @@ impl ModifyExec {
         }
         self.after_statement(plan, txn, ev)?;
         Ok(Step::Done)
-    }
-
-    /// The view's rows an UPDATE or DELETE runs on, read through the statement snapshot
-    /// before any trigger runs (as a table's targets are collected first).
-    fn collect_view_rows(
-        &mut self,
-        plan: &ModifyPlan,
-        engine: &Engine,
-        txn: &Transaction,
-        ev: &mut EvalCx<'_>,
-    ) -> PgResult<()> {
-        let rows = plan
-            .instead_of
-            .as_ref()
-            .and_then(|i| i.rows.as_ref())
-            .ok_or_else(|| PgError::internal("a view's UPDATE or DELETE without its rows"))?;
-        self.work = super::Tuplestore::new(ev.settings.work_mem_bytes());
-        let mut inner = ev.nested(Some(txn), &[]);
-        let r = (|| {
-            let mut src = match &self.instrument {
-                // EXPLAIN ANALYZE: node 0 is the write, the view's rows from node 1.
-                Some(ins) => {
-                    ins.take_id();
-                    super::super::build_instrumented(rows, engine, txn, ins)?
-                }
-                None => build(rows, engine, txn)?,
-            };
-            while let Some(r) = src.next(&mut inner)? {
-                inner.tick()?;
-                self.work.push(&inner, (None, r), || engine.temp_dir())?;
-            }
-            Ok(())
-        })();
-        let carried = inner.carried();
-        ev.restore(carried);
-        self.collected = true;
-        r
     }
 
     /// UPDATE's NEW for a row: the row with the SET expressions (over the old row)
