@@ -66,6 +66,12 @@ pub fn analyze_in_body(
         ast::Statement::Insert(i) => Analyzed::Modify(b.insert(i)?),
         ast::Statement::Update(u) => Analyzed::Modify(b.update(u)?),
         ast::Statement::Delete(d) => Analyzed::Modify(b.delete(d)?),
+        ast::Statement::CreateTable(ct) if ct.query.is_some() => {
+            // Bound here for errors at their place in the statement; the DDL binds it again
+            // against the catalog it changes.
+            bind::view::bind_create_as(catalog, ct, text, char_offset)?;
+            Analyzed::Ddl(Box::new(stmt.clone()))
+        }
         ast::Statement::CreateTable(_)
         | ast::Statement::Drop { .. }
         | ast::Statement::CreateIndex(_)

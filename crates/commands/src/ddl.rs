@@ -206,14 +206,16 @@ fn create_table(
     cat: &mut Catalog,
     notices: &mut Vec<PgError>,
 ) -> PgResult<String> {
-    if ct.query.is_some()
-        || ct.like.is_some()
+    if ct.query.is_some() {
+        return crate::ddl_create_as::create_table_as(ct, engine, txn, cat, notices);
+    }
+    if ct.like.is_some()
         || ct.partition_by.is_some()
         || ct.partition_of.is_some()
         || ct.inherits.is_some()
     {
         return Err(PgError::unsupported(
-            "CREATE TABLE AS / LIKE / PARTITION / INHERITS",
+            "CREATE TABLE LIKE / PARTITION / INHERITS",
         ));
     }
     let name = plain_name(&ct.name)?;
@@ -224,43 +226,10 @@ fn create_table(
             format!("tables can have at most {MAX_TABLE_COLUMNS} columns"),
         ));
     }
-    if cat.name_taken(&name) {
-        if ct.if_not_exists {
-            notices.push(notice(format!(
-                "relation \"{name}\" already exists, skipping"
-            )));
-            return Ok("CREATE TABLE".into());
-        }
-        return Err(PgError::new(
-            sqlstate::DUPLICATE_TABLE,
-            format!("relation \"{name}\" already exists"),
-        ));
+    if !name_free(cat, &name, ct.if_not_exists, notices)? {
+        return Ok("CREATE TABLE".into());
     }
-    let mut fillfactor = 100u8;
-    if let ast::CreateTableOptions::With(opts) = &ct.table_options {
-        for o in opts {
-            match o {
-                ast::SqlOption::KeyValue { key, value } if fold(key) == "fillfactor" => {
-                    let v: i64 = value.to_string().trim_matches('\'').parse().unwrap_or(-1);
-                    if !(10..=100).contains(&v) {
-                        return Err(PgError::new(
-                            sqlstate::INVALID_PARAMETER_VALUE,
-                            format!("value {value} out of bounds for option \"fillfactor\""),
-                        )
-                        .with_detail("Valid values are between \"10\" and \"100\"."));
-                    }
-                    fillfactor = v as u8;
-                }
-                ast::SqlOption::KeyValue { key, .. } => {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_PARAMETER_VALUE,
-                        format!("unrecognized parameter \"{}\"", fold(key)),
-                    ));
-                }
-                _ => return Err(PgError::unsupported("this table option")),
-            }
-        }
-    }
+    let fillfactor = fillfactor(ct)?;
     let oid = cat.new_oid();
     let persistence = if ct.unlogged {
         Persistence::Unlogged
@@ -466,6 +435,60 @@ fn create_table(
     Ok("CREATE TABLE".into())
 }
 
+/// Whether a new relation may take `name`: false (with PostgreSQL's NOTICE) when it is taken
+/// and IF NOT EXISTS was given, 42P07 when it is taken otherwise.
+pub(crate) fn name_free(
+    cat: &Catalog,
+    name: &str,
+    if_not_exists: bool,
+    notices: &mut Vec<PgError>,
+) -> PgResult<bool> {
+    if !cat.name_taken(name) {
+        return Ok(true);
+    }
+    if if_not_exists {
+        notices.push(PgError::notice(
+            Severity::Notice,
+            sqlstate::DUPLICATE_TABLE,
+            format!("relation \"{name}\" already exists, skipping"),
+        ));
+        return Ok(false);
+    }
+    Err(PgError::new(
+        sqlstate::DUPLICATE_TABLE,
+        format!("relation \"{name}\" already exists"),
+    ))
+}
+
+/// The table's fillfactor from `WITH (fillfactor = n)`, 100 without it.
+pub(crate) fn fillfactor(ct: &ast::CreateTable) -> PgResult<u8> {
+    let mut fillfactor = 100u8;
+    if let ast::CreateTableOptions::With(opts) = &ct.table_options {
+        for o in opts {
+            match o {
+                ast::SqlOption::KeyValue { key, value } if fold(key) == "fillfactor" => {
+                    let v: i64 = value.to_string().trim_matches('\'').parse().unwrap_or(-1);
+                    if !(10..=100).contains(&v) {
+                        return Err(PgError::new(
+                            sqlstate::INVALID_PARAMETER_VALUE,
+                            format!("value {value} out of bounds for option \"fillfactor\""),
+                        )
+                        .with_detail("Valid values are between \"10\" and \"100\"."));
+                    }
+                    fillfactor = v as u8;
+                }
+                ast::SqlOption::KeyValue { key, .. } => {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("unrecognized parameter \"{}\"", fold(key)),
+                    ));
+                }
+                _ => return Err(PgError::unsupported("this table option")),
+            }
+        }
+    }
+    Ok(fillfactor)
+}
 /// ALTER TABLE ADD FOREIGN KEY: every existing row's non-null key must be in the referenced
 /// table (checks the newest constraint of `table_oid`).
 fn validate_fk(

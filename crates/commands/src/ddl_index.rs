@@ -2,7 +2,7 @@
 //! primary key implies, and filling the new index from the table's rows (interruptible: the
 //! build checks the statement's cancel flag and statement_timeout per page and per row).
 
-use crate::ddl::{Interrupt, notice, plain_name};
+use crate::ddl::{Interrupt, plain_name};
 use keel_access::{Engine, Transaction};
 use keel_analyzer::bind::fold;
 use keel_catalog::am::{default_opclass, named_opclass};
@@ -174,8 +174,7 @@ pub(crate) fn create_index(
     let name = match &ci.name {
         Some(n) => {
             let n = plain_name(n)?;
-            if cat.name_taken(&n) && ci.if_not_exists {
-                notices.push(notice(format!("relation \"{n}\" already exists, skipping")));
+            if ci.if_not_exists && !crate::ddl::name_free(cat, &n, true, notices)? {
                 return Ok("CREATE INDEX".into());
             }
             Some(n)

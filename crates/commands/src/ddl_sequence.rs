@@ -123,17 +123,8 @@ pub(crate) fn create_sequence(
         return Err(PgError::unsupported("CREATE SEQUENCE ... OWNED BY"));
     }
     let name = super::ddl::plain_name(name)?;
-    if cat.name_taken(&name) {
-        if *if_not_exists {
-            notices.push(super::ddl::notice(format!(
-                "relation \"{name}\" already exists, skipping"
-            )));
-            return Ok("CREATE SEQUENCE".into());
-        }
-        return Err(PgError::new(
-            sqlstate::DUPLICATE_TABLE,
-            format!("relation \"{name}\" already exists"),
-        ));
+    if !super::ddl::name_free(cat, &name, *if_not_exists, notices)? {
+        return Ok("CREATE SEQUENCE".into());
     }
     let seq = sequence_def(cat, name, data_type.as_ref(), sequence_options)?;
     cat.sequences.insert(seq.oid, Arc::new(seq));

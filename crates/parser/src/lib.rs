@@ -11,6 +11,7 @@
 
 pub mod atomic_body;
 mod copy_options;
+pub mod create_as;
 pub mod dialect;
 mod do_stmt;
 pub mod lockwords;
@@ -39,6 +40,8 @@ pub enum Parsed {
         /// The strengths of its locking clauses in text order, when one says KEY (see
         /// lockwords.rs); empty otherwise.
         lock_strengths: Vec<lockwords::LockStrength>,
+        /// False for CREATE TABLE AS ... WITH NO DATA (create_as.rs).
+        with_data: bool,
     },
 }
 
@@ -134,6 +137,8 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     let mut subscripted = None;
     let trigger_args = trigger_args::rewrite(text);
     let text: &str = trigger_args.as_ref().map_or(text, |(t, _)| t.as_str());
+    let create_as = create_as::rewrite(text);
+    let text: &str = create_as.as_ref().map_or(text, |c| c.text.as_str());
     let mut stmts = match reordered.as_deref() {
         Some(seq) => parse::statements(seq)
             .map_err(|f| f.into_error(char_offset, |e| parse_error(e, seq, char_offset)))?,
@@ -170,6 +175,11 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     if let Some((_, args)) = &trigger_args {
         trigger_args::restore(&mut stmt, args.clone());
     }
+    if let Some(c) = &create_as
+        && !c.columns.is_empty()
+    {
+        create_as::restore(&mut stmt, &c.columns);
+    }
     if let Some((found_in, _, targets)) = &subscripted {
         subscript_target::restore(&mut stmt, found_in, targets)
             .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e))?;
@@ -179,6 +189,7 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
             stmt: Box::new(stmt),
             text: text.to_string(),
             lock_strengths,
+            with_data: create_as.as_ref().is_none_or(|c| c.with_data),
         },
         notices,
     })

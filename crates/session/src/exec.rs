@@ -331,53 +331,106 @@ impl Session {
                 let tag = keel_sql::command_tag(&prep.stmt, exec.count);
                 Ok((std::mem::take(&mut exec.returned), tag))
             }
-            Stmt::Ddl(stmt) => {
-                if self.read_only_now() {
-                    return Err(keel_common::PgError::new(
-                        keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION,
-                        format!(
-                            "cannot execute {} in a read-only transaction",
-                            keel_sql::command_tag(&prep.stmt, 0)
-                        ),
-                    ));
-                }
-                if self.in_block() && keel_sql::ddl::restarts_identity(stmt) {
-                    // The sequences restart when the TRUNCATE commits (the engine's
-                    // restart_sequence_at_commit): later statements of the same block would
-                    // still draw old values, which the restart would then hand out again.
-                    return Err(keel_common::PgError::unsupported(
-                        "TRUNCATE ... RESTART IDENTITY inside a transaction block",
-                    ));
-                }
-                let locks = keel_sql::ddl_locks::ddl_locks(stmt, &self.catalog());
-                self.lock_relations(&locks, false).await?;
-                self.settle().await?;
-                self.ensure_txn();
-                let Some(txn) = self.txn.as_mut() else {
-                    return Err(keel_common::PgError::internal("no transaction"));
-                };
-                self.engine.start_statement(txn);
-                keel_common::stack::set_limit(self.settings.max_stack_depth_bytes());
-                let cf = cancel_check(&self.cancel);
-                let interrupt = keel_sql::ddl::Interrupt {
-                    cancel: &cf,
-                    deadline: self.deadline,
-                };
-                // Off the async worker: validating a CHECK scans and evaluates every row.
-                let out = maybe_blocking(false, || {
-                    keel_sql::ddl::execute_ddl(stmt, &self.engine, txn, &interrupt, &self.settings)
-                })
-                .map_err(|mut e| {
-                    keel_sql::body_position::transpose(stmt, &mut e, &prep.text, prep.char_offset);
-                    e
-                })?;
-                for mut n in out.notices {
-                    keel_sql::body_position::transpose(stmt, &mut n, &prep.text, prep.char_offset);
-                    client.notice(&n);
-                }
-                Ok((vec![], out.tag))
+            Stmt::Ddl(stmt) => Ok((vec![], self.run_ddl(stmt, prep, client).await?)),
+            Stmt::CreateTableAs { create, with_data } => {
+                self.create_table_as(create, *with_data, prep, client).await
             }
         }
+    }
+
+    /// CREATE TABLE AS / SELECT INTO: the table made by keel-commands, then the query's rows
+    /// inserted by an INSERT plan against the catalog that has it. The tag is PostgreSQL's:
+    /// `SELECT n`, or `CREATE TABLE AS` for WITH NO DATA and for IF NOT EXISTS that skipped.
+    async fn create_table_as<C: Client>(
+        &mut self,
+        create: &keel_sql::ast::Statement,
+        with_data: bool,
+        prep: &Arc<Prepared>,
+        client: &mut C,
+    ) -> PgResult<(Rows, String)> {
+        let name = keel_sql::create_as::table_name(create)?;
+        let existed = self.catalog().name_taken(&name);
+        let tag = self.run_ddl(create, prep, client).await?;
+        if existed || !with_data {
+            return Ok((vec![], tag));
+        }
+        let insert = keel_sql::create_as::prepare_insert(
+            self.catalog(),
+            &keel_sql::EngineSizes(&self.engine),
+            create,
+            &prep.text,
+            prep.char_offset,
+        )?;
+        let catalog = self.catalog();
+        let locks: Vec<crate::locking::RelLock> = insert
+            .locks()
+            .iter()
+            .map(|&(rel, mode)| {
+                let name = catalog.tables.get(&rel).map(|t| t.name.clone());
+                (rel, name.unwrap_or_default(), mode)
+            })
+            .collect();
+        self.lock_relations(&locks, false).await?;
+        let Stmt::Modify(m) = &insert.stmt else {
+            return Err(keel_common::PgError::internal("not a write"));
+        };
+        self.settle().await?;
+        let mut exec = ModifyExec::new();
+        self.drive_modify(m, &mut exec, &[]).await?;
+        Ok((vec![], format!("SELECT {}", exec.count)))
+    }
+
+    /// Runs a DDL statement (`stmt`, of `prep`) and returns its command tag.
+    async fn run_ddl<C: Client>(
+        &mut self,
+        stmt: &keel_sql::ast::Statement,
+        prep: &Arc<Prepared>,
+        client: &mut C,
+    ) -> PgResult<String> {
+        if self.read_only_now() {
+            return Err(keel_common::PgError::new(
+                keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION,
+                format!(
+                    "cannot execute {} in a read-only transaction",
+                    keel_sql::command_tag(&prep.stmt, 0)
+                ),
+            ));
+        }
+        if self.in_block() && keel_sql::ddl::restarts_identity(stmt) {
+            // The sequences restart when the TRUNCATE commits (the engine's
+            // restart_sequence_at_commit): later statements of the same block would
+            // still draw old values, which the restart would then hand out again.
+            return Err(keel_common::PgError::unsupported(
+                "TRUNCATE ... RESTART IDENTITY inside a transaction block",
+            ));
+        }
+        let locks = keel_sql::ddl_locks::ddl_locks(stmt, &self.catalog());
+        self.lock_relations(&locks, false).await?;
+        self.settle().await?;
+        self.ensure_txn();
+        let Some(txn) = self.txn.as_mut() else {
+            return Err(keel_common::PgError::internal("no transaction"));
+        };
+        self.engine.start_statement(txn);
+        keel_common::stack::set_limit(self.settings.max_stack_depth_bytes());
+        let cf = cancel_check(&self.cancel);
+        let interrupt = keel_sql::ddl::Interrupt {
+            cancel: &cf,
+            deadline: self.deadline,
+        };
+        // Off the async worker: validating a CHECK scans and evaluates every row.
+        let out = maybe_blocking(false, || {
+            keel_sql::ddl::execute_ddl(stmt, &self.engine, txn, &interrupt, &self.settings)
+        })
+        .map_err(|mut e| {
+            keel_sql::body_position::transpose(stmt, &mut e, &prep.text, prep.char_offset);
+            e
+        })?;
+        for mut n in out.notices {
+            keel_sql::body_position::transpose(stmt, &mut n, &prep.text, prep.char_offset);
+            client.notice(&n);
+        }
+        Ok(out.tag)
     }
 
     /// Waits until what the current transaction built on is visible to its next snapshot (see

@@ -367,7 +367,10 @@ impl Session {
         prep: &Arc<Prepared>,
         declared: &[TypeId],
     ) -> PgResult<Option<Arc<Prepared>>> {
-        if matches!(prep.stmt, Stmt::Utility(_) | Stmt::Empty | Stmt::Ddl(_)) {
+        if matches!(
+            prep.stmt,
+            Stmt::Utility(_) | Stmt::Empty | Stmt::Ddl(_) | Stmt::CreateTableAs { .. }
+        ) {
             return Ok(None);
         }
         let current = match &self.txn {

@@ -12,7 +12,9 @@ pub use keel_executor::{eval_array_assign, exec, interrupt, sqlfunc, trigger};
 pub use keel_parser::{names, parse, split, syntax, utility};
 pub use keel_planner::plan;
 pub use keel_planner::touches;
+pub mod create_as;
 pub mod explain;
+pub use sqlparser::ast;
 
 /// Expressions: the analyzer's data and the executor's evaluation.
 pub mod expr {
@@ -26,7 +28,6 @@ use keel_common::{PgError, PgResult};
 use keel_parser::Parsed;
 use keel_types::TypeId;
 use plan::{ModifyPlan, OutColumn, QueryPlan};
-use sqlparser::ast;
 use std::sync::Arc;
 use utility::Utility;
 
@@ -38,6 +39,12 @@ pub enum Stmt {
     /// DDL is bound when executed (it needs the transaction's catalog at that time).
     Ddl(Box<ast::Statement>),
     Utility(Utility),
+    /// CREATE TABLE AS and SELECT INTO: the DDL that makes the table (bound when executed,
+    /// as DDL is), then, unless WITH NO DATA, the query's rows inserted into it.
+    CreateTableAs {
+        create: Box<ast::Statement>,
+        with_data: bool,
+    },
     /// EXPLAIN of a query or a write (`explain.rs`).
     Explain(Box<explain::Explain>),
     Empty,
@@ -184,14 +191,15 @@ pub fn prepare_in_body(
         notices: notices.take().unwrap_or_default(),
         lock_list: std::sync::OnceLock::new(),
     };
-    let (stmt, parsed_text, lock_strengths) = match parsed.parsed {
+    let (stmt, parsed_text, lock_strengths, with_data) = match parsed.parsed {
         Parsed::Empty => return Ok(mk(Stmt::Empty, vec![])),
         Parsed::Utility(u) => return Ok(mk(Stmt::Utility(u), param_types.to_vec())),
         Parsed::Statement {
             stmt,
             text,
             lock_strengths,
-        } => (stmt, text, lock_strengths),
+            with_data,
+        } => (select_into_as_create(stmt), text, lock_strengths, with_data),
     };
     let (analyzed, params) = keel_analyzer::analyze_in_body(
         &catalog,
@@ -205,9 +213,42 @@ pub fn prepare_in_body(
     let s = match analyzed {
         Analyzed::Query(q) => Stmt::Query(keel_planner::plan_query(&catalog, sizes, &q)?),
         Analyzed::Modify(m) => Stmt::Modify(keel_planner::plan_modify(&catalog, sizes, &m)?),
+        Analyzed::Ddl(stmt) if is_create_as(&stmt) => Stmt::CreateTableAs {
+            create: stmt,
+            with_data,
+        },
         Analyzed::Ddl(stmt) => Stmt::Ddl(stmt),
     };
     Ok(mk(s, params))
+}
+
+fn is_create_as(stmt: &ast::Statement) -> bool {
+    matches!(stmt, ast::Statement::CreateTable(c) if c.query.is_some())
+}
+
+/// `SELECT ... INTO [TEMP | UNLOGGED] [TABLE] name ...` is CREATE TABLE name AS the query
+/// without its INTO, as in PostgreSQL's grammar.
+fn select_into_as_create(mut stmt: Box<ast::Statement>) -> Box<ast::Statement> {
+    let ast::Statement::Query(q) = stmt.as_mut() else {
+        return stmt;
+    };
+    let ast::SetExpr::Select(sel) = q.body.as_mut() else {
+        return stmt;
+    };
+    let name = match sel.into.as_ref().map(|i| i.targets.as_slice()) {
+        Some([ast::Expr::Identifier(id)]) => ast::ObjectName::from(vec![id.clone()]),
+        Some([ast::Expr::CompoundIdentifier(ids)]) => ast::ObjectName::from(ids.clone()),
+        _ => return stmt,
+    };
+    let Some(into) = sel.into.take() else {
+        return stmt;
+    };
+    let create = ast::helpers::stmt_create_table::CreateTableBuilder::new(name)
+        .temporary(into.temporary)
+        .unlogged(into.unlogged)
+        .query(Some(q.clone()))
+        .build();
+    Box::new(ast::Statement::CreateTable(create))
 }
 
 /// The CommandComplete tag for a finished statement.
@@ -220,6 +261,10 @@ pub fn command_tag(stmt: &Stmt, rows: u64) -> String {
             plan::ModifyKind::Delete { .. } => format!("DELETE {rows}"),
         },
         Stmt::Ddl(d) => ddl_command_name(d),
+        Stmt::CreateTableAs {
+            with_data: true, ..
+        } => format!("SELECT {rows}"),
+        Stmt::CreateTableAs { .. } => "CREATE TABLE AS".into(),
         _ => String::new(),
     }
 }

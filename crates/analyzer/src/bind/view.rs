@@ -310,21 +310,50 @@ pub fn bind_view(
     text: &str,
     char_offset: usize,
 ) -> PgResult<(Vec<ColumnDef>, Vec<Oid>)> {
+    let names: Vec<String> = cv.columns.iter().map(|c| fold(&c.name)).collect();
+    let too_many = "CREATE VIEW specifies more column names than columns";
+    query_columns(cat, &cv.query, &names, too_many, text, char_offset)
+}
+
+/// The columns of the table a CREATE TABLE AS makes (see [`bind_view`]).
+pub fn bind_create_as(
+    cat: &Catalog,
+    ct: &ast::CreateTable,
+    text: &str,
+    char_offset: usize,
+) -> PgResult<(Vec<ColumnDef>, Vec<Oid>)> {
+    let Some(q) = &ct.query else {
+        return Err(PgError::internal("CREATE TABLE AS without a query"));
+    };
+    let names: Vec<String> = ct.columns.iter().map(|c| fold(&c.name)).collect();
+    query_columns(
+        cat,
+        q,
+        &names,
+        "too many column names were specified",
+        text,
+        char_offset,
+    )
+}
+
+/// The columns `query` yields, the first ones renamed by `names`, and the relations it reads.
+fn query_columns(
+    cat: &Catalog,
+    query: &ast::Query,
+    names: &[String],
+    too_many: &str,
+    text: &str,
+    char_offset: usize,
+) -> PgResult<(Vec<ColumnDef>, Vec<Oid>)> {
     let mut b = Binder::new(cat, &[], text, char_offset);
     b.no_new_params = true;
-    let q = b.query(&cv.query)?;
-    if cv.columns.len() > q.columns.len() {
-        return Err(PgError::new(
-            sqlstate::SYNTAX_ERROR,
-            "CREATE VIEW specifies more column names than columns",
-        ));
+    let q = b.query(query)?;
+    if names.len() > q.columns.len() {
+        return Err(PgError::new(sqlstate::SYNTAX_ERROR, too_many));
     }
     let mut columns: Vec<ColumnDef> = Vec::with_capacity(q.columns.len());
     for (i, c) in q.columns.iter().enumerate() {
-        let name = cv
-            .columns
-            .get(i)
-            .map_or_else(|| c.name.clone(), |v| fold(&v.name));
+        let name = names.get(i).cloned().unwrap_or_else(|| c.name.clone());
         if columns.iter().any(|o| o.name == name) {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_COLUMN,
