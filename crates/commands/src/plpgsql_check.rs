@@ -15,7 +15,8 @@
 
 use keel_common::{PgError, sqlstate};
 use keel_pl::{
-    Block, Body, Decl, FetchDirection, OpenSource, PlSyntaxError, SqlText, Stmt, StmtKind,
+    Block, Body, CursorDecl, Decl, FetchDirection, OpenSource, PlSyntaxError, SqlText, Stmt,
+    StmtKind,
 };
 
 /// Statements of PostgreSQL's whose whole grammar keel's parser does not cover yet: a valid
@@ -124,7 +125,12 @@ impl ResultShape {
 
 /// Checks `body`, parsed from `src`.
 pub fn check_body(body: &Body, src: &str, shape: ResultShape) -> Result<(), Box<PlSyntaxError>> {
-    Checker { src, shape }.block(&body.block)
+    Checker {
+        src,
+        shape,
+        names: Default::default(),
+    }
+    .block(&body.block)
 }
 
 type Checked = Result<(), Box<PlSyntaxError>>;
@@ -132,6 +138,9 @@ type Checked = Result<(), Box<PlSyntaxError>>;
 struct Checker<'a> {
     src: &'a str,
     shape: ResultShape,
+    /// The variables declared in the blocks around the statement being checked, innermost
+    /// last, with a bound cursor's declaration.
+    names: std::cell::RefCell<Vec<(String, Option<CursorDecl>)>>,
 }
 
 impl Checker<'_> {
@@ -197,10 +206,25 @@ impl Checker<'_> {
     }
 
     fn block(&self, b: &Block) -> Checked {
+        let depth = self.names.borrow().len();
+        let r = self.block_in_scope(b);
+        self.names.borrow_mut().truncate(depth);
+        r
+    }
+
+    fn block_in_scope(&self, b: &Block) -> Checked {
         for d in &b.decls {
             match d {
-                Decl::Var(v) => self.opt_expr(&v.default)?,
-                Decl::Cursor(c) => self.statement(&c.query)?,
+                Decl::Var(v) => {
+                    self.opt_expr(&v.default)?;
+                    self.names.borrow_mut().push((v.name.clone(), None));
+                }
+                Decl::Cursor(c) => {
+                    self.statement(&c.query)?;
+                    self.names
+                        .borrow_mut()
+                        .push((c.name.clone(), Some(c.clone())));
+                }
                 Decl::Alias { .. } => {}
             }
         }
@@ -209,6 +233,26 @@ impl Checker<'_> {
             self.stmts(&h.body)?;
         }
         Ok(())
+    }
+
+    /// The declaration of bound cursor `cursor`, None for another variable (or one of the
+    /// function's parameters).
+    fn bound_cursor(&self, cursor: &keel_pl::VarRef) -> Option<CursorDecl> {
+        let name = cursor.names.join(".");
+        let names = self.names.borrow();
+        names.iter().rev().find(|(n, _)| *n == name)?.1.clone()
+    }
+
+    /// A bound cursor's OPEN arguments: PostgreSQL matches them to its parameters when the
+    /// body is compiled.
+    fn cursor_args(&self, cursor: &keel_pl::VarRef, args: &Option<SqlText>) -> Checked {
+        let (Some(decl), Some(a)) = (self.bound_cursor(cursor), args) else {
+            return Ok(());
+        };
+        match keel_pl::cursor_arguments(&a.text, &cursor.names.join("."), &decl) {
+            Ok(_) => Ok(()),
+            Err((e, at)) => Err(self.error_at(a.offset + at, e)),
+        }
     }
 
     fn stmts(&self, body: &[Stmt]) -> Checked {
@@ -292,7 +336,19 @@ impl Checker<'_> {
                 self.exprs(params)?;
                 self.stmts(body)
             }
-            StmtKind::ForCursor { body, .. } => self.stmts(body),
+            StmtKind::ForCursor {
+                cursor, args, body, ..
+            } => {
+                if self.bound_cursor(cursor).is_none() {
+                    let e = PgError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        "cursor FOR loop must use a bound cursor variable",
+                    );
+                    return Err(self.error_at(cursor.offset, e));
+                }
+                self.cursor_args(cursor, args)?;
+                self.stmts(body)
+            }
             StmtKind::Foreach { array, body, .. } => {
                 self.expr(array)?;
                 self.stmts(body)
@@ -341,8 +397,8 @@ impl Checker<'_> {
             }
             StmtKind::Perform { query } => self.expr(query),
             StmtKind::Sql { sql, .. } => self.statement(sql),
-            StmtKind::Open { source, .. } => match source {
-                OpenSource::Bound { .. } => Ok(()),
+            StmtKind::Open { cursor, source } => match source {
+                OpenSource::Bound { args } => self.cursor_args(cursor, args),
                 OpenSource::Query { query, .. } => self.statement(query),
                 OpenSource::Execute { query, params, .. } => {
                     self.expr(query)?;

@@ -583,6 +583,8 @@ pub struct SessionFuncs {
     seq_last: std::collections::HashMap<u32, i64>,
     /// Warnings raised by functions, for the session to send before the statement completes.
     pub warnings: Vec<PgError>,
+    /// Open cursors (DECLARE, PL/pgSQL's OPEN).
+    pub cursors: crate::exec::cursor::Cursors,
 }
 
 impl SessionFuncs {
@@ -593,6 +595,7 @@ impl SessionFuncs {
             rng: seed | 1,
             seq_last: Default::default(),
             warnings: Vec::new(),
+            cursors: Default::default(),
         }
     }
 }
@@ -629,6 +632,9 @@ impl FuncContext for SessionFuncs {
     }
     fn warning(&mut self, w: PgError) {
         self.warnings.push(w);
+    }
+    fn cursors(&mut self) -> Option<&mut (dyn std::any::Any + Send)> {
+        Some(&mut self.cursors)
     }
 }
 

@@ -4,6 +4,7 @@
 //! time, suspending on row locks without losing its place.
 
 mod agg;
+pub mod cursor;
 mod discard;
 mod distinct;
 mod filter;

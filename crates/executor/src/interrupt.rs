@@ -182,6 +182,9 @@ impl FuncContext for Interruptible<'_> {
     fn check_interrupts(&mut self) -> PgResult<()> {
         check(self.cancel, self.deadline, Instant::now())
     }
+    fn cursors(&mut self) -> Option<&mut (dyn std::any::Any + Send)> {
+        self.inner.cursors()
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 pub mod atomic_body;
 mod copy_options;
 pub mod create_as;
+pub mod cursor_stmt;
 pub mod dialect;
 mod do_stmt;
 pub mod lockwords;

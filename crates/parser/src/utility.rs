@@ -64,6 +64,23 @@ pub enum Utility {
         body: String,
         body_position: usize,
     },
+    /// `DECLARE name [[NO] SCROLL] CURSOR [WITH HOLD] FOR query` (cursor_stmt.rs): the query's
+    /// text and its character offset in the statement.
+    DeclareCursor {
+        name: String,
+        scroll: Option<bool>,
+        hold: bool,
+        query: String,
+        query_offset: usize,
+    },
+    /// FETCH (`is_move` false) or MOVE.
+    Fetch {
+        is_move: bool,
+        dir: crate::cursor_stmt::Fetch,
+        name: String,
+    },
+    /// `CLOSE name | ALL` (None = ALL).
+    CloseCursor(Option<String>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -198,6 +215,10 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         "execute",
         "deallocate",
         "do",
+        "declare",
+        "fetch",
+        "move",
+        "close",
     ];
     if !known.contains(&first.as_str()) {
         return Ok(None);
@@ -210,6 +231,11 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         pos: 1,
     };
     let u = match first.as_str() {
+        "declare" => return crate::cursor_stmt::parse_declare(&p.toks, text).map(Some),
+        "fetch" | "move" => {
+            return crate::cursor_stmt::parse_fetch(&p.toks, first == "move").map(Some);
+        }
+        "close" => return crate::cursor_stmt::parse_close(&p.toks).map(Some),
         "begin" | "start" => {
             if first == "start" {
                 p.expect_word("transaction")?;

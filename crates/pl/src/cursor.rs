@@ -1,4 +1,4 @@
-//! OPEN, FETCH and MOVE (cursors are parsed so the interpreter can refuse them precisely).
+//! OPEN, FETCH and MOVE, and the arguments of a bound cursor's OPEN.
 
 use crate::ast::*;
 use crate::parser::{PResult, Parser, Term};
@@ -173,4 +173,117 @@ impl Parser<'_> {
             into,
         })
     }
+}
+
+/// A bound cursor's OPEN arguments in its parameters' order, whether given by position (the
+/// i-th argument is the i-th parameter) or as `name := value` / `name => value`. An error
+/// comes with the byte offset in `text` PostgreSQL points at: the argument at fault, or the
+/// end for too few.
+pub fn cursor_arguments(
+    text: &str,
+    cursor: &str,
+    decl: &CursorDecl,
+) -> Result<Vec<String>, (keel_common::PgError, usize)> {
+    let syntax = |m: String, at: usize| (keel_common::PgError::new(sqlstate::SYNTAX_ERROR, m), at);
+    let mut slots: Vec<Option<String>> = vec![None; decl.args.len()];
+    for (i, (at, item)) in split_arguments(text).into_iter().enumerate() {
+        let (name, value) = named_argument(&item);
+        let slot = match name {
+            Some(n) => decl.args.iter().position(|(a, _)| *a == n).ok_or_else(|| {
+                syntax(
+                    format!("cursor \"{cursor}\" has no argument named \"{n}\""),
+                    at,
+                )
+            })?,
+            None => i,
+        };
+        if slot >= slots.len() {
+            return Err(syntax(
+                format!("too many arguments for cursor \"{cursor}\""),
+                at,
+            ));
+        }
+        if slots[slot].is_some() {
+            return Err(syntax(
+                format!(
+                    "value for parameter \"{}\" of cursor \"{cursor}\" specified more than once",
+                    decl.args[slot].0
+                ),
+                at,
+            ));
+        }
+        slots[slot] = Some(value.trim().to_string());
+    }
+    slots
+        .into_iter()
+        .map(|v| {
+            v.ok_or_else(|| {
+                syntax(
+                    format!("not enough arguments for cursor \"{cursor}\""),
+                    text.len(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `text` cut at the commas outside parentheses, brackets and quotes, without its `--`
+/// comments: each piece with the byte offset of its first non-blank character.
+fn split_arguments(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut start = None;
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if quote.is_none() && c == '-' && chars.peek().is_some_and(|&(_, n)| n == '-') {
+            for (_, c) in chars.by_ref() {
+                if c == '\n' {
+                    break;
+                }
+            }
+            cur.push(' ');
+            continue;
+        }
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.push((start.take().unwrap_or(i), std::mem::take(&mut cur)));
+                    continue;
+                }
+                _ => {}
+            },
+        }
+        if start.is_none() && !c.is_whitespace() {
+            start = Some(i);
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() || !out.is_empty() {
+        out.push((start.unwrap_or(text.len()), cur));
+    }
+    out
+}
+
+/// `name := value` or `name => value` as (Some(name), value); anything else positional.
+fn named_argument(item: &str) -> (Option<String>, &str) {
+    let t = item.trim_start();
+    let end = t
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(t.len());
+    if end > 0 {
+        let rest = t[end..].trim_start();
+        for arrow in [":=", "=>"] {
+            if let Some(v) = rest.strip_prefix(arrow) {
+                return (Some(t[..end].to_lowercase()), v);
+            }
+        }
+    }
+    (None, item)
 }

@@ -13,6 +13,7 @@
 mod ast;
 mod conditions;
 mod cursor;
+pub use cursor::cursor_arguments;
 mod decls;
 mod error;
 mod parser;

@@ -596,6 +596,24 @@ impl Host for ExecHost<'_, '_> {
         self.cx.fctx.warning(n.clone());
     }
 
+    fn cursors(&mut self) -> PgResult<&mut keel_sql::exec::cursor::Cursors> {
+        keel_sql::exec::cursor::of(&mut *self.cx.fctx)
+    }
+
+    fn new_cursor(
+        &self,
+        columns: Vec<keel_sql::plan::OutColumn>,
+        scroll: Option<bool>,
+    ) -> keel_sql::exec::cursor::Cursor {
+        keel_sql::exec::cursor::Cursor::new(
+            columns,
+            scroll,
+            false,
+            self.cx.settings.work_mem_bytes(),
+            self.cx.engine.temp_dir(),
+        )
+    }
+
     fn enter_expr(&mut self, key: usize) -> bool {
         EXPRS_IN_USE.with(|u| {
             let mut u = u.borrow_mut();

@@ -7,7 +7,7 @@ use crate::vars::{Record, Var};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_pl::{Decl, TypeKind};
 use keel_types::cast::{CastContext, cast};
-use keel_types::{Datum, SqlType};
+use keel_types::{Datum, SqlType, TypeId};
 
 /// The table whose row type a declaration names: `t%ROWTYPE`, or a table's name written as a
 /// type (every table is also a composite type in PostgreSQL), when no type has that name.
@@ -78,8 +78,14 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 }
                 return Ok(());
             }
-            Decl::Cursor(_) => {
-                return Err(PgError::unsupported("cursor declarations in PL/pgSQL"));
+            Decl::Cursor(c) => {
+                // PostgreSQL 15 starts a bound cursor variable at its own name: the portal
+                // OPEN makes is named after it unless the body assigns another name first.
+                st.vars.declare(Var {
+                    bound: Some(std::sync::Arc::new(c.clone())),
+                    ..Var::scalar(&c.name, TypeId::Refcursor, Datum::Text(c.name.clone()))
+                });
+                return Ok(());
             }
         };
         let text = v.data_type.text.text.trim();
@@ -137,6 +143,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             not_null: v.not_null,
             record: None,
             is_record: false,
+            bound: None,
         });
         Ok(())
     }

@@ -153,7 +153,7 @@ pub fn run_body<'a, H: Host + ?Sized>(
 
 impl PlState {
     /// FOUND is a variable of the outermost scope, as in PostgreSQL.
-    fn set_found(&mut self, v: bool) {
+    pub(crate) fn set_found(&mut self, v: bool) {
         self.found = v;
         if let Some(f) = self.vars.scopes.first_mut().and_then(|s| s.first_mut()) {
             f.value = Datum::Bool(v);
@@ -230,7 +230,11 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         }
     }
 
-    fn exec_stmts<'a>(&'a mut self, st: &'a mut PlState, stmts: &'a [Stmt]) -> BoxFut<'a, Flow> {
+    pub(crate) fn exec_stmts<'a>(
+        &'a mut self,
+        st: &'a mut PlState,
+        stmts: &'a [Stmt],
+    ) -> BoxFut<'a, Flow> {
         Box::pin(async move {
             for s in stmts {
                 let flow = self.exec_stmt(st, s).await.map_err(|e| {
@@ -439,6 +443,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     not_null: false,
                     record: None,
                     is_record: false,
+                    bound: None,
                 }]);
                 let mut i = lo;
                 let mut result = Ok(Flow::Normal);
@@ -632,6 +637,34 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 }
                 Ok(Flow::Normal)
             }
+            StmtKind::Open { cursor, source } => {
+                self.open_cursor(st, cursor, source).await?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::Fetch {
+                is_move,
+                direction,
+                cursor,
+                into,
+            } => {
+                self.fetch_cursor(st, *is_move, direction, cursor, into.as_ref())
+                    .await?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::Close { cursor } => {
+                self.close_cursor(st, cursor)?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::ForCursor {
+                label,
+                var,
+                cursor,
+                args,
+                body,
+            } => {
+                self.for_cursor(st, label, var, cursor, args.as_ref(), body)
+                    .await
+            }
             _ => Err(PgError::unsupported(format!(
                 "PL/pgSQL statement {}",
                 s.kind_name()
@@ -654,18 +687,27 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         } = ran;
         for row in rows {
             self.assign_row(st, targets, &names, &types, row)?;
-            match self.exec_stmts(st, body).await? {
-                Flow::Normal => {}
-                f => {
-                    if let Some(out) = loop_flow(f, label) {
-                        st.set_found(any);
-                        return Ok(out);
-                    }
-                }
+            if let Some(out) = self.loop_body(st, label, body).await? {
+                st.set_found(any);
+                return Ok(out);
             }
         }
         st.set_found(any);
         Ok(Flow::Normal)
+    }
+
+    /// Runs a loop's body once: Some(flow) when the loop ends with it (EXIT, RETURN, a
+    /// CONTINUE or EXIT of an outer label).
+    pub(crate) async fn loop_body(
+        &mut self,
+        st: &mut PlState,
+        label: &Option<String>,
+        body: &[Stmt],
+    ) -> PgResult<Option<Flow>> {
+        Ok(match self.exec_stmts(st, body).await? {
+            Flow::Normal => None,
+            f => loop_flow(f, label),
+        })
     }
 
     /// INTO targets, FOUND and ROW_COUNT after a statement. EXECUTE (`dynamic`) leaves
@@ -734,7 +776,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         self.assign_row(st, &into.targets, &names, &types, row)
     }
 
-    fn assign_row(
+    pub(crate) fn assign_row(
         &mut self,
         st: &mut PlState,
         targets: &[keel_pl::VarRef],
@@ -875,7 +917,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
 }
 
 /// What a loop does with its body's flow: Some(flow) leaves the loop with it.
-fn loop_flow(f: Flow, label: &Option<String>) -> Option<Flow> {
+pub(crate) fn loop_flow(f: Flow, label: &Option<String>) -> Option<Flow> {
     match f {
         Flow::Exit(None) => Some(Flow::Normal),
         Flow::Exit(Some(l)) if label.as_deref() == Some(l.as_str()) => Some(Flow::Normal),

@@ -21,6 +21,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub mod call;
+mod cursor;
 mod declare;
 mod foreach;
 mod interp;
@@ -78,4 +79,12 @@ pub trait Host: Send {
     }
     /// Ends what `enter_expr` began.
     fn leave_expr(&mut self, _key: usize) {}
+    /// The session's open cursors (OPEN, FETCH, MOVE, CLOSE).
+    fn cursors(&mut self) -> PgResult<&mut keel_sql::exec::cursor::Cursors>;
+    /// An empty cursor holding up to this session's work_mem of rows in memory.
+    fn new_cursor(
+        &self,
+        columns: Vec<keel_sql::plan::OutColumn>,
+        scroll: Option<bool>,
+    ) -> keel_sql::exec::cursor::Cursor;
 }

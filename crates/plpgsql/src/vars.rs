@@ -11,6 +11,7 @@
 //! of the same name: name variables so they do not collide with columns (`v_id`, `p_name`).
 
 use keel_types::{Datum, TypeId};
+use std::sync::Arc;
 
 /// A variable: a scalar of a declared type, or a record (fields known once assigned).
 pub struct Var {
@@ -23,6 +24,8 @@ pub struct Var {
     /// Set for `record` variables: field names, types and values.
     pub record: Option<Record>,
     pub is_record: bool,
+    /// A bound cursor's declaration (`c CURSOR [(args)] FOR query`).
+    pub bound: Option<Arc<keel_pl::CursorDecl>>,
 }
 
 impl Var {
@@ -37,6 +40,7 @@ impl Var {
             not_null: false,
             record: None,
             is_record: false,
+            bound: None,
         }
     }
 }
@@ -54,6 +58,7 @@ impl Var {
             not_null: false,
             record: rec,
             is_record: true,
+            bound: None,
         }
     }
 

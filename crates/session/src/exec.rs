@@ -24,6 +24,8 @@ pub(crate) enum RowSink<'s> {
     Rows,
     /// Into a tuplestore (memory up to work_mem, then a temporary file).
     Store(&'s mut Tuplestore),
+    /// Into a cursor being opened (DECLARE).
+    Cursor(&'s mut keel_sql::exec::cursor::Cursor),
 }
 
 /// The session's fields a statement's evaluation context borrows (field by field, so the
@@ -133,6 +135,11 @@ impl Session {
                 };
                 Some(vec![text_column(&col)])
             }
+            Stmt::Utility(Utility::Fetch {
+                is_move: false,
+                name,
+                ..
+            }) => self.cursor_columns(name),
             Stmt::Utility(Utility::ShowAll) => Some(vec![
                 text_column("name"),
                 text_column("setting"),
@@ -250,6 +257,7 @@ impl Session {
                 while let Some(r) = root.next(&mut ev)? {
                     match &mut sink {
                         RowSink::Store(store) => store.push(&ev, (None, r), dir)?,
+                        RowSink::Cursor(c) => c.push(r)?,
                         _ => w.send(client, &r, cols, formats)?,
                     }
                     n += 1;
@@ -299,6 +307,17 @@ impl Session {
         self.statement_started();
         match &prep.stmt {
             Stmt::Empty => Ok((vec![], String::new())),
+            Stmt::Utility(Utility::DeclareCursor {
+                name,
+                scroll,
+                hold,
+                query,
+                query_offset,
+            }) => {
+                let at = prep.char_offset + query_offset;
+                self.declare_cursor(name, *scroll, *hold, query, at, client)
+                    .await
+            }
             Stmt::Utility(u) => self.utility(u, client).await,
             Stmt::Explain(_) => {
                 let newer = self.lock_plan(prep).await?;

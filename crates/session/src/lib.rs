@@ -4,6 +4,7 @@
 
 mod analyze;
 mod copy;
+mod cursor;
 mod describe;
 mod exec;
 mod explain;

@@ -76,6 +76,18 @@ impl<C: Client + Send> Host for SessionHost<'_, C> {
     fn notice(&mut self, n: &PgError) {
         self.client.notice(n);
     }
+
+    fn cursors(&mut self) -> PgResult<&mut keel_sql::exec::cursor::Cursors> {
+        Ok(&mut self.session.funcs.cursors)
+    }
+
+    fn new_cursor(
+        &self,
+        columns: Vec<keel_sql::plan::OutColumn>,
+        scroll: Option<bool>,
+    ) -> keel_sql::exec::cursor::Cursor {
+        self.session.new_cursor(columns, scroll, false)
+    }
 }
 
 impl Session {

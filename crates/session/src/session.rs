@@ -282,6 +282,7 @@ impl Session {
         // Portals end with their transaction, as PostgreSQL's (none is holdable): what a
         // portal holds is never kept past it.
         self.portals.clear();
+        self.funcs.cursors.end_transaction(true);
         if let Some(t) = self.txn.take() {
             let sync = self.settings.synchronous_commit();
             let r = self.engine.commit(t, sync).await;
@@ -299,6 +300,7 @@ impl Session {
         self.next_read_only = None;
         self.next_deferrable = None;
         self.portals.clear();
+        self.funcs.cursors.end_transaction(false);
         if let Some(t) = self.txn.take() {
             self.engine.rollback(t);
         }

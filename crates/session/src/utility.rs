@@ -417,6 +417,22 @@ impl Session {
                 self.run_do(body, *body_position, client).await?;
                 tag("DO")
             }
+            Utility::Fetch { is_move, dir, name } => {
+                let (rows, n) = self.funcs.cursors.get(name)?.fetch(*dir, !is_move)?;
+                let verb = if *is_move { "MOVE" } else { "FETCH" };
+                Ok((rows, format!("{verb} {n}")))
+            }
+            Utility::CloseCursor(Some(name)) => {
+                self.funcs.cursors.close(name)?;
+                tag("CLOSE CURSOR")
+            }
+            Utility::CloseCursor(None) => {
+                self.funcs.cursors.close_all();
+                tag("CLOSE CURSOR ALL")
+            }
+            Utility::DeclareCursor { .. } => {
+                Err(PgError::internal("DECLARE runs from its statement"))
+            }
             Utility::Deallocate(None) => {
                 self.stmts.clear();
                 tag("DEALLOCATE ALL")

@@ -46,6 +46,11 @@ pub trait FuncContext: Send {
     /// A WARNING for the client (sent before the statement completes); dropped where no
     /// client listens.
     fn warning(&mut self, _w: keel_common::PgError) {}
+    /// The session's open cursors: keel-executor's `exec::cursor::Cursors`, behind `Any`
+    /// because this crate sits below the executor. None where no session holds cursors.
+    fn cursors(&mut self) -> Option<&mut (dyn std::any::Any + Send)> {
+        None
+    }
 }
 
 /// How many bytes a function builds between two [`FuncContext::check_interrupts`] calls

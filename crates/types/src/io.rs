@@ -28,7 +28,7 @@ pub fn parse_text(text: &str, ty: SqlType) -> PgResult<Datum> {
             let n = Numeric::parse(text).ok_or_else(|| syntax("numeric", text))?;
             Datum::Numeric(Box::new(n.apply_typmod(ty.typmod)?))
         }
-        TypeId::Text | TypeId::Unknown => Datum::Text(text.to_owned()),
+        TypeId::Text | TypeId::Unknown | TypeId::Refcursor => Datum::Text(text.to_owned()),
         TypeId::Varchar | TypeId::Bpchar => Datum::Text(apply_char_typmod(text, ty, false)?),
         TypeId::Name => Datum::Text(truncate_name(text).to_owned()),
         TypeId::Bytea => Datum::Bytea(parse_bytea(text)?),
@@ -474,7 +474,12 @@ pub fn recv_binary(bytes: &[u8], ty: SqlType) -> PgResult<(Datum, usize)> {
             let n = Numeric::read_binary(b)?.apply_typmod(ty.typmod)?;
             (Datum::Numeric(Box::new(n)), used)
         }
-        TypeId::Text | TypeId::Unknown | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => {
+        TypeId::Text
+        | TypeId::Unknown
+        | TypeId::Varchar
+        | TypeId::Bpchar
+        | TypeId::Name
+        | TypeId::Refcursor => {
             let s = std::str::from_utf8(bytes).map_err(|e| {
                 let bad = bytes.get(e.valid_up_to()).copied().unwrap_or(0);
                 PgError::new(

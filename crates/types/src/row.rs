@@ -82,7 +82,12 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
         (TypeId::Int4, Datum::Int4(x)) => out.extend_from_slice(&x.to_le_bytes()),
         (TypeId::Int8, Datum::Int8(x)) => out.extend_from_slice(&x.to_le_bytes()),
         (
-            TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown,
+            TypeId::Text
+            | TypeId::Varchar
+            | TypeId::Bpchar
+            | TypeId::Name
+            | TypeId::Unknown
+            | TypeId::Refcursor,
             Datum::Text(s),
         ) => {
             out.extend_from_slice(&(s.len() as u32).to_le_bytes());
@@ -223,7 +228,12 @@ fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
     Ok(match ty {
         TypeId::Int4 => Datum::Int4(i32::from_le_bytes(arr(take(bytes, pos, 4)?))),
         TypeId::Int8 => Datum::Int8(i64::from_le_bytes(arr(take(bytes, pos, 8)?))),
-        TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown => {
+        TypeId::Text
+        | TypeId::Varchar
+        | TypeId::Bpchar
+        | TypeId::Name
+        | TypeId::Unknown
+        | TypeId::Refcursor => {
             let len = u32::from_le_bytes(arr(take(bytes, pos, 4)?)) as usize;
             let s = take(bytes, pos, len)?;
             Datum::Text(std::str::from_utf8(s).map_err(|_| corrupt())?.to_owned())

@@ -59,6 +59,9 @@ pub enum TypeId {
     TimestampTzArray,
     IntervalArray,
     OidArray,
+    /// A cursor's name (PL/pgSQL's cursor variables, functions that return a cursor). Last,
+    /// so the serialized catalogs keep their type numbers.
+    Refcursor,
 }
 
 impl TypeId {
@@ -108,6 +111,7 @@ impl TypeId {
             TypeId::TimestampTzArray => 1185,
             TypeId::IntervalArray => 1187,
             TypeId::OidArray => 1028,
+            TypeId::Refcursor => 1790,
         }
     }
 
@@ -157,6 +161,7 @@ impl TypeId {
             1185 => TypeId::TimestampTzArray,
             1187 => TypeId::IntervalArray,
             1028 => TypeId::OidArray,
+            1790 => TypeId::Refcursor,
             _ => return None,
         })
     }
@@ -208,6 +213,7 @@ impl TypeId {
             TypeId::TimestampTzArray => "timestamp with time zone[]",
             TypeId::IntervalArray => "interval[]",
             TypeId::OidArray => "oid[]",
+            TypeId::Refcursor => "refcursor",
         }
     }
 

@@ -57,6 +57,7 @@ pub fn type_from_name(name: &str) -> PgResult<SqlType> {
         "timestamptz" | "timestamp with time zone" => TypeId::TimestampTz,
         "interval" => TypeId::Interval,
         "oid" | "regclass" => TypeId::Oid,
+        "refcursor" => TypeId::Refcursor,
         // PostgreSQL types keel does not have yet: unsupported, not unknown.
         "time"
         | "time without time zone"
