@@ -80,6 +80,10 @@ impl Binder<'_> {
                 Ok((p, c))
             }
             ast::SetExpr::Values(v) => self.values(v, None),
+            ast::SetExpr::Table(t) => {
+                let select = table_as_select(t)?;
+                self.set_expr(&select, operand)
+            }
             ast::SetExpr::Query(q) => {
                 let p = self.query(q)?;
                 Ok((p.root, p.columns))
@@ -220,4 +224,27 @@ fn nth_item(e: &ast::SetExpr, i: usize) -> sqlparser::tokenizer::Span {
 
 fn first_item(e: &ast::SetExpr) -> sqlparser::tokenizer::Span {
     nth_item(e, 0)
+}
+
+/// `TABLE name` is `SELECT * FROM name`, as PostgreSQL's grammar reads it.
+fn table_as_select(t: &ast::Table) -> PgResult<ast::SetExpr> {
+    let Some(name) = &t.table_name else {
+        return Err(PgError::new(
+            sqlstate::SYNTAX_ERROR,
+            "syntax error at end of input",
+        ));
+    };
+    let name = match &t.schema_name {
+        Some(s) => format!("{s}.{name}"),
+        None => name.clone(),
+    };
+    let parsed = sqlparser::parser::Parser::parse_sql(
+        &sqlparser::dialect::PostgreSqlDialect {},
+        &format!("SELECT * FROM {name}"),
+    )
+    .map_err(|e| PgError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
+    match parsed.into_iter().next() {
+        Some(ast::Statement::Query(q)) => Ok(*q.body),
+        _ => Err(PgError::internal("TABLE did not read as a SELECT")),
+    }
 }
