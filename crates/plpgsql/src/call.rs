@@ -590,6 +590,12 @@ impl Host for ExecHost<'_, '_> {
             engine.undo_to_savepoint(self.txn, depth);
         }
         engine.release_savepoint(self.txn, depth);
+        if let Ok(c) = keel_sql::exec::cursor::of(&mut *self.cx.fctx) {
+            if undo {
+                c.rollback_to(depth);
+            }
+            c.release(depth);
+        }
     }
 
     fn notice(&mut self, n: &PgError) {
@@ -609,6 +615,7 @@ impl Host for ExecHost<'_, '_> {
             columns,
             scroll,
             false,
+            self.cx.engine.savepoint_depth(self.txn),
             self.cx.settings.work_mem_bytes(),
             self.cx.engine.temp_dir(),
         )

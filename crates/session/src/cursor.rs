@@ -78,10 +78,15 @@ impl Session {
         scroll: Option<bool>,
         hold: bool,
     ) -> Cursor {
+        let subxact = self
+            .txn
+            .as_ref()
+            .map_or(0, |t| self.engine.savepoint_depth(t));
         Cursor::new(
             columns,
             scroll,
             hold,
+            subxact,
             self.settings.work_mem_bytes(),
             self.engine.temp_dir(),
         )

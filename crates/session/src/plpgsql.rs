@@ -68,8 +68,10 @@ impl<C: Client + Send> Host for SessionHost<'_, C> {
         if let Some(txn) = self.session.txn.as_mut() {
             if undo {
                 engine.rollback_to_savepoint(txn, depth);
+                self.session.funcs.cursors.rollback_to(depth);
             }
             engine.release_savepoint(txn, depth);
+            self.session.funcs.cursors.release(depth);
         }
     }
 

@@ -53,6 +53,7 @@ impl Session {
                 let depth = self.savepoint_named(name)?;
                 if let Some(txn) = self.txn.as_mut() {
                     self.engine.release_savepoint(txn, depth);
+                    self.funcs.cursors.release(depth);
                     // As PostgreSQL's CommitSubTransaction: the mode before the savepoint.
                     txn.read_only = self.savepoints[depth - 1].read_only;
                 }
@@ -65,6 +66,7 @@ impl Session {
                     return Err(missing(name));
                 };
                 self.engine.rollback_to_savepoint(txn, depth);
+                self.funcs.cursors.rollback_to(depth);
                 self.savepoints.truncate(depth);
                 if let Some(sp) = self.savepoints.last() {
                     txn.read_only = sp.read_only;
@@ -97,6 +99,7 @@ impl Session {
         match self.txn.as_mut() {
             Some(txn) if depth > 0 && self.engine.savepoint_depth(txn) == depth => {
                 self.engine.rollback_to_savepoint(txn, depth);
+                self.funcs.cursors.rollback_to(depth);
                 true
             }
             _ => false,

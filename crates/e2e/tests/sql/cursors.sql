@@ -196,3 +196,52 @@ begin
   return n;
 end $$ language plpgsql;
 select nca_h(3);
+
+-- case: cursors_and_savepoints
+create table cs_t (a int);
+insert into cs_t values (1), (2);
+begin;
+declare outer_c cursor for select a from cs_t;
+savepoint s1;
+declare inner_c cursor for select a from cs_t;
+rollback to savepoint s1;
+fetch outer_c;
+savepoint s2;
+declare rel_c cursor for select a from cs_t;
+release savepoint s2;
+savepoint s3;
+rollback to savepoint s3;
+fetch rel_c;
+fetch inner_c;
+rollback;
+declare h cursor with hold for select a from cs_t order by a;
+begin;
+rollback;
+fetch h;
+begin;
+do $$
+declare c refcursor := 'exc_c';
+begin
+  begin
+    open c for select a from cs_t;
+    raise exception 'boom';
+  exception when others then
+    raise notice 'caught';
+  end;
+end $$;
+fetch exc_c;
+rollback;
+begin;
+do $$
+declare c refcursor := 'kept_c';
+begin
+  begin
+    open c for select a from cs_t order by a;
+  exception when others then
+    raise notice 'not reached';
+  end;
+end $$;
+fetch kept_c;
+commit;
+fetch h;
+close h;

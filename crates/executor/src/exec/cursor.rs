@@ -42,6 +42,12 @@ pub struct Cursor {
     pub scroll: Option<bool>,
     /// WITH HOLD: survives its transaction's commit.
     pub hold: bool,
+    /// The savepoint level (1 = outermost, 0 = none) open when it was opened: rolling back
+    /// that level closes it.
+    subxact: usize,
+    /// Opened by the transaction running now (a WITH HOLD cursor of an earlier, committed
+    /// one survives this one's rollback).
+    this_txn: bool,
 }
 
 impl Cursors {
@@ -93,10 +99,29 @@ impl Cursors {
         self.open.clear();
     }
 
-    /// At the end of a transaction: every cursor closes but a WITH HOLD one its transaction
-    /// committed.
+    /// At the end of a transaction: every cursor it opened closes, but a WITH HOLD one when
+    /// it committed; WITH HOLD cursors of earlier transactions stay.
     pub fn end_transaction(&mut self, committed: bool) {
-        self.open.retain(|_, c| committed && c.hold);
+        self.open
+            .retain(|_, c| c.hold && (committed || !c.this_txn));
+        for c in self.open.values_mut() {
+            c.this_txn = false;
+            c.subxact = 0;
+        }
+    }
+
+    /// RELEASE of savepoint level `depth` (or an exception block that ended without an
+    /// error): its cursors now belong to the enclosing level.
+    pub fn release(&mut self, depth: usize) {
+        for c in self.open.values_mut() {
+            c.subxact = c.subxact.min(depth.saturating_sub(1));
+        }
+    }
+
+    /// ROLLBACK TO savepoint level `depth` (or an exception block's): the cursors opened
+    /// since that level began close, as PostgreSQL's portals of an aborted subtransaction.
+    pub fn rollback_to(&mut self, depth: usize) {
+        self.open.retain(|_, c| !(c.this_txn && c.subxact >= depth));
     }
 }
 
@@ -117,10 +142,12 @@ fn missing(name: &str) -> PgError {
 impl Cursor {
     /// An empty cursor that keeps up to `budget` bytes of rows in memory; rows go in with
     /// [`Cursor::push`].
+    /// `subxact` is the savepoint level open now (see `Cursors::rollback_to`).
     pub fn new(
         columns: Vec<OutColumn>,
         scroll: Option<bool>,
         hold: bool,
+        subxact: usize,
         budget: usize,
         dir: PathBuf,
     ) -> Cursor {
@@ -136,6 +163,8 @@ impl Cursor {
             pos: 0,
             scroll,
             hold,
+            subxact,
+            this_txn: true,
         }
     }
 
@@ -314,7 +343,7 @@ mod tests {
             table_oid: 0,
             attnum: 0,
         };
-        let mut c = Cursor::new(vec![col], scroll, false, budget, dir);
+        let mut c = Cursor::new(vec![col], scroll, false, 0, budget, dir);
         for i in 1..=n {
             c.push(vec![Datum::Int4(i)]).unwrap();
         }
@@ -349,6 +378,30 @@ mod tests {
             assert_eq!(ints(c.fetch(Fetch::Backward(2), true).unwrap().0), [5, 4]);
             assert_eq!(c.fetch(Fetch::Absolute(9), true).unwrap().1, 0);
         }
+    }
+
+    #[test]
+    fn rollbacks_close_the_cursors_opened_since() {
+        let mut set = Cursors::default();
+        let open = |set: &mut Cursors, name: &str, hold: bool, subxact: usize| {
+            let mut c = cursor(1, 1 << 20, None);
+            c.hold = hold;
+            c.subxact = subxact;
+            set.insert(name.into(), c).unwrap();
+        };
+        open(&mut set, "kept", true, 0);
+        set.end_transaction(true);
+        open(&mut set, "outer", false, 0);
+        open(&mut set, "inner", false, 1);
+        open(&mut set, "held", true, 2);
+        set.rollback_to(1);
+        assert!(set.contains("outer") && !set.contains("inner") && !set.contains("held"));
+        open(&mut set, "released", false, 1);
+        set.release(1);
+        set.rollback_to(1);
+        assert!(set.contains("released"));
+        set.end_transaction(false);
+        assert!(set.contains("kept") && !set.contains("outer"));
     }
 
     #[test]
