@@ -8,7 +8,8 @@
 //! text and in binary; node-postgres also sends hand-built binary int4[] parameters, malformed
 //! ones included. It prints each value with its driver-side type and the bytes the server
 //! sent. The transcript from keel must equal PostgreSQL's, line for line; expected values come
-//! only from PostgreSQL. `scripts/test` installs the drivers; a missing one fails the test.
+//! only from PostgreSQL. psycopg also runs server-side cursors (DECLARE / FETCH / CLOSE over
+//! the extended protocol). `scripts/test` installs the drivers; a missing one fails the test.
 
 use keel_e2e::cmd::{self, CmdOutput};
 use keel_e2e::{Server, workspace_root};
@@ -159,6 +160,27 @@ fn psycopg_round_trips_arrays() {
     );
     // Binary really was used: a binary cursor's int4[] comes as array_send bytes.
     assert!(pg.contains("wire b:00000001"), "no binary array in:\n{pg}");
+}
+
+/// psycopg's server-side cursors: DECLARE with a parameter over the extended protocol,
+/// Describe of the cursor's portal, FETCH in batches (text and binary), scrolling, WITH HOLD.
+#[test]
+fn psycopg_server_side_cursors_fetch_in_batches() {
+    require("psycopg 3 (pip install \"psycopg[binary]\")", {
+        let mut c = Command::new("python3");
+        c.args(["-c", "import psycopg"]);
+        c
+    });
+    let script = drivers_dir().join("python/server_cursor.py");
+    compare(
+        "psycopg",
+        |s| {
+            let mut c = Command::new("python3");
+            c.arg(&script).arg(s.conn_str());
+            c
+        },
+        &[("batches of 7", 22), ("scroll", 14)],
+    );
 }
 
 #[test]

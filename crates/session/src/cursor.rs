@@ -9,23 +9,24 @@ use keel_common::{PgError, PgResult, sqlstate};
 use keel_sql::Stmt;
 use keel_sql::exec::cursor::Cursor;
 use keel_sql::plan::OutColumn;
-use keel_types::Datum;
+use keel_types::{Datum, TypeId};
 use keel_wire::Client;
 use std::sync::Arc;
 
 type Rows = Vec<Vec<Datum>>;
 
 impl Session {
-    /// `DECLARE name CURSOR FOR query`: `query` is at character `at` of the query string.
+    /// `DECLARE name CURSOR FOR query`: `query` is (its text, its character offset in the
+    /// query string, its parameters' types, their values).
     pub(crate) async fn declare_cursor<C: Client>(
         &mut self,
         name: &str,
         scroll: Option<bool>,
         hold: bool,
-        query: &str,
-        at: usize,
+        query: (&str, usize, &[TypeId], &[Datum]),
         client: &mut C,
     ) -> PgResult<(Rows, String)> {
+        let (query, at, types, values) = query;
         if !hold && !self.in_block() {
             return Err(PgError::new(
                 sqlstate::NO_ACTIVE_SQL_TRANSACTION,
@@ -44,7 +45,7 @@ impl Session {
             &keel_sql::EngineSizes(&self.engine),
             query,
             at,
-            &[],
+            types,
         )?);
         let columns = match &prep.stmt {
             Stmt::Query(q) => q.columns.clone(),
@@ -65,7 +66,7 @@ impl Session {
             }
         };
         let mut cursor = self.new_cursor(columns, scroll, hold);
-        self.stream_query(&prep, &[], &[], client, RowSink::Cursor(&mut cursor))
+        self.stream_query(&prep, values, &[], client, RowSink::Cursor(&mut cursor))
             .await?;
         self.funcs.cursors.insert(name.to_string(), cursor)?;
         Ok((vec![], "DECLARE CURSOR".into()))

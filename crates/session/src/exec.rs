@@ -315,7 +315,8 @@ impl Session {
                 query_offset,
             }) => {
                 let at = prep.char_offset + query_offset;
-                self.declare_cursor(name, *scroll, *hold, query, at, client)
+                let query = (query.as_str(), at, prep.params.as_slice(), params);
+                self.declare_cursor(name, *scroll, *hold, query, client)
                     .await
             }
             Stmt::Utility(u) => self.utility(u, client).await,

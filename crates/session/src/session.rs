@@ -622,12 +622,16 @@ impl keel_wire::Backend for Session {
     }
 
     fn describe_portal(&mut self, name: &str) -> PgResult<Option<Vec<FieldDescription>>> {
-        let p = self.portals.get(name).ok_or_else(|| {
-            PgError::new(
-                sqlstate::INVALID_CURSOR_NAME,
-                format!("portal \"{name}\" does not exist"),
-            )
-        })?;
+        let Some(p) = self.portals.get(name) else {
+            // A cursor is a portal too (DECLARE's): its rows' shape, in text.
+            return match self.cursor_columns(name) {
+                Some(c) => Ok(Some(fields(&c, &[]))),
+                None => Err(PgError::new(
+                    sqlstate::INVALID_CURSOR_NAME,
+                    format!("portal \"{name}\" does not exist"),
+                )),
+            };
+        };
         let (prep, formats) = (p.prep.clone(), p.formats.clone());
         Ok(self.columns_of(&prep).map(|c| fields(&c, &formats)))
     }

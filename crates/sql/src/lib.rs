@@ -193,7 +193,22 @@ pub fn prepare_in_body(
     };
     let (stmt, parsed_text, lock_strengths, with_data) = match parsed.parsed {
         Parsed::Empty => return Ok(mk(Stmt::Empty, vec![])),
-        Parsed::Utility(u) => return Ok(mk(Stmt::Utility(u), param_types.to_vec())),
+        Parsed::Utility(u) => {
+            // DECLARE's query is analyzed now, as PostgreSQL's is: its errors come at Parse
+            // and its parameters are the statement's.
+            let params = match &u {
+                Utility::DeclareCursor {
+                    query,
+                    query_offset,
+                    ..
+                } => {
+                    let at = char_offset + query_offset;
+                    prepare_in_body(catalog.clone(), sizes, query, at, param_types, pl_vars)?.params
+                }
+                _ => param_types.to_vec(),
+            };
+            return Ok(mk(Stmt::Utility(u), params));
+        }
         Parsed::Statement {
             stmt,
             text,
