@@ -130,17 +130,21 @@ fn compare(driver: &str, make: impl Fn(&Server) -> Command, expect: &[(&str, usi
     want
 }
 
+fn require_psycopg() {
+    require("psycopg 3 (pip install \"psycopg[binary]\")", {
+        let mut c = Command::new("python3");
+        c.args(["-c", "import psycopg"]);
+        c
+    });
+}
+
 fn libpq_url(s: &Server) -> String {
     format!("postgres://postgres@127.0.0.1:{}/postgres", s.port())
 }
 
 #[test]
 fn psycopg_round_trips_arrays() {
-    require("psycopg 3 (pip install \"psycopg[binary]\")", {
-        let mut c = Command::new("python3");
-        c.args(["-c", "import psycopg"]);
-        c
-    });
+    require_psycopg();
     let script = drivers_dir().join("python/arrays.py");
     let pg = compare(
         "psycopg",
@@ -166,11 +170,7 @@ fn psycopg_round_trips_arrays() {
 /// Describe of the cursor's portal, FETCH in batches (text and binary), scrolling, WITH HOLD.
 #[test]
 fn psycopg_server_side_cursors_fetch_in_batches() {
-    require("psycopg 3 (pip install \"psycopg[binary]\")", {
-        let mut c = Command::new("python3");
-        c.args(["-c", "import psycopg"]);
-        c
-    });
+    require_psycopg();
     let script = drivers_dir().join("python/server_cursor.py");
     compare(
         "psycopg",

@@ -22,7 +22,7 @@ impl Fetch {
     pub const ALL: i64 = i64::MAX;
 }
 
-/// `DECLARE`: `text` is the whole statement; `query_at` the byte offset of the query in it.
+/// `DECLARE`: `toks` are the statement's tokens, `text` the statement.
 pub(crate) fn parse_declare(toks: &[Tok], text: &str) -> PgResult<Utility> {
     let mut i = 1;
     let name = match toks.get(i) {
@@ -61,7 +61,7 @@ pub(crate) fn parse_declare(toks: &[Tok], text: &str) -> PgResult<Utility> {
     if !word(i, "for") {
         return Err(syntax_near(toks.get(i)));
     }
-    let query = query_after_for(text, &name)?;
+    let query = query_after_for(text)?;
     if binary {
         return Err(PgError::unsupported("DECLARE ... BINARY CURSOR"));
     }
@@ -75,7 +75,7 @@ pub(crate) fn parse_declare(toks: &[Tok], text: &str) -> PgResult<Utility> {
 }
 
 /// The query after DECLARE's `CURSOR ... FOR`, and its character offset in `text`.
-fn query_after_for(text: &str, _name: &str) -> PgResult<(String, usize)> {
+fn query_after_for(text: &str) -> PgResult<(String, usize)> {
     use sqlparser::dialect::PostgreSqlDialect;
     use sqlparser::tokenizer::{Token, Tokenizer};
     let toks = Tokenizer::new(&PostgreSqlDialect {}, text)
