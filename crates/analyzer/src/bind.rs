@@ -109,10 +109,21 @@ pub struct Binder<'a> {
 /// (`keel_plpgsql::vars::bind_vars`): `names[k]` is the variable `$k+1` stands for (None for
 /// a record field or a `$n` reference). An unqualified variable that is also a column in
 /// scope is resolved as `#variable_conflict` says, as PostgreSQL's parser hooks do.
+/// `relations`: the transition tables of the trigger firing whose function runs, which the
+/// statement reads by name before any table (PostgreSQL's ephemeral named relations).
 #[derive(Clone, Debug, Default)]
 pub struct PlVars {
     pub names: Vec<Option<String>>,
     pub conflict: VarConflict,
+    pub relations: Vec<NamedRel>,
+}
+
+/// A relation a statement reads by name that is not in the catalog: a trigger's transition
+/// table, with the columns of the table the trigger is on.
+#[derive(Clone, Debug)]
+pub struct NamedRel {
+    pub name: String,
+    pub table: std::sync::Arc<keel_catalog::TableDef>,
 }
 
 /// `#variable_conflict` (PostgreSQL's `plpgsql.variable_conflict`, default `error`).

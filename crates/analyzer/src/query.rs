@@ -76,6 +76,13 @@ pub enum Rel {
     /// The rows of a system view, made when the statement runs (from the catalog and the
     /// engine's state of that moment).
     SystemView(SystemView),
+    /// The rows of a transition table (a [`crate::bind::NamedRel`]), found by name in the
+    /// running trigger's when the statement runs; `table` gives their columns.
+    NamedRows {
+        name: String,
+        table: Arc<TableDef>,
+        alias: Option<String>,
+    },
     Filter {
         input: Box<Rel>,
         pred: Expr,

@@ -124,6 +124,9 @@ pub struct TriggerDef {
     pub on_insert: bool,
     pub on_update: bool,
     pub on_delete: bool,
+    /// TRUNCATE (statement-level only).
+    #[serde(default)]
+    pub on_truncate: bool,
     /// `UPDATE OF columns`: 0-based positions; empty = any UPDATE.
     pub update_columns: Vec<usize>,
     /// FOR EACH ROW (else FOR EACH STATEMENT).
@@ -138,6 +141,13 @@ pub struct TriggerDef {
     /// REPLICA, ENABLE ALWAYS: pg_trigger.tgenabled 'O', 'R', 'A').
     #[serde(default)]
     pub fires_on: TriggerFires,
+    /// `REFERENCING OLD TABLE AS name` / `NEW TABLE AS name` (AFTER triggers of one event):
+    /// the names under which the function's statements read the rows the firing statement
+    /// replaced or deleted / inserted or updated to (pg_trigger.tgoldtable, tgnewtable).
+    #[serde(default)]
+    pub old_table: Option<String>,
+    #[serde(default)]
+    pub new_table: Option<String>,
 }
 
 /// When an enabled trigger fires, by the session's `session_replication_role`.

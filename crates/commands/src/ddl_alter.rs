@@ -140,6 +140,7 @@ pub(crate) fn add_checks(
             blocking: keel_executor::eval::run_inline,
             // A CHECK is evaluated row by row; nothing accumulates.
             mem: keel_executor::exec::mem::StatementMem::unlimited(),
+            transition: &[],
         };
         for item in engine.scan(txn, &table) {
             let (_, row) = item?;

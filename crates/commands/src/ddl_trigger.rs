@@ -34,9 +34,6 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
     if ct.is_constraint || ct.temporary || ct.or_alter || ct.statements.is_some() {
         return Err(PgError::unsupported("this form of CREATE TRIGGER"));
     }
-    if !ct.referencing.is_empty() {
-        return Err(PgError::unsupported("transition tables (REFERENCING)"));
-    }
     let (table, view) = trigger_target(cat, &ct.table_name)?;
     let name = plain_name(&ct.name)?;
     let timing = match ct.period {
@@ -108,6 +105,15 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
     if view.is_some() {
         view_trigger_allowed(&table.name, timing, row, truncate, &when, &update_columns)?;
     }
+    if truncate && row {
+        return Err(PgError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            "TRUNCATE FOR EACH ROW triggers are not supported",
+        ));
+    }
+    let events = [on_insert, on_update, on_delete];
+    let (old_table, new_table) =
+        transition_names(ct, &table.name, view.is_some(), timing, truncate, events)?;
     if let Some(w) = &when {
         let (uses_old, uses_new) = row_references(w);
         let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m));
@@ -136,9 +142,6 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
             ),
         ));
     }
-    if truncate {
-        return Err(PgError::unsupported("TRUNCATE triggers"));
-    }
     let oid = match existing {
         Some(i) => table.triggers[i].oid,
         None => cat.new_oid(),
@@ -152,12 +155,15 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
         on_insert,
         on_update,
         on_delete,
+        on_truncate: truncate,
         update_columns,
         row,
         when,
         args: keel_parser::trigger_args::args_of(&body.func_desc),
         enabled: true,
         fires_on: Default::default(),
+        old_table,
+        new_table,
     };
     let mut triggers = table.triggers.clone();
     triggers.retain(|t| t.name != def.name);
@@ -165,6 +171,90 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
     triggers.sort_by(|a, b| a.name.cmp(&b.name));
     store_triggers(cat, &table, view.as_deref(), triggers);
     Ok("CREATE TRIGGER".into())
+}
+
+/// The names REFERENCING gives the transition tables (OLD, NEW), checked as PostgreSQL
+/// does: only AFTER triggers of one INSERT, UPDATE or DELETE event on a table, without a
+/// column list, may have them; OLD for UPDATE and DELETE, NEW for INSERT and UPDATE, each
+/// once, under different names.
+fn transition_names(
+    ct: &ast::CreateTrigger,
+    table: &str,
+    view: bool,
+    timing: TriggerTiming,
+    truncate: bool,
+    [on_insert, on_update, on_delete]: [bool; 3],
+) -> PgResult<(Option<String>, Option<String>)> {
+    let (mut old, mut new) = (None, None);
+    let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m));
+    for r in &ct.referencing {
+        if view {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("\"{table}\" is a view"),
+            )
+            .with_detail("Triggers on views cannot have transition tables."));
+        }
+        if timing != TriggerTiming::After {
+            return invalid("transition table name can only be specified for an AFTER trigger");
+        }
+        if truncate {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "TRUNCATE triggers with transition tables are not supported",
+            ));
+        }
+        if [on_insert, on_update, on_delete]
+            .iter()
+            .filter(|e| **e)
+            .count()
+            != 1
+        {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "transition tables cannot be specified for triggers with more than one event",
+            ));
+        }
+        if ct
+            .events
+            .iter()
+            .any(|e| matches!(e, ast::TriggerEvent::Update(c) if !c.is_empty()))
+        {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "transition tables cannot be specified for triggers with column lists",
+            ));
+        }
+        let name = plain_name(&r.transition_relation_name)?;
+        match r.refer_type {
+            ast::TriggerReferencingType::NewTable => {
+                if !(on_insert || on_update) {
+                    return invalid(
+                        "NEW TABLE can only be specified for an INSERT or UPDATE trigger",
+                    );
+                }
+                if new.is_some() {
+                    return invalid("NEW TABLE cannot be specified multiple times");
+                }
+                new = Some(name);
+            }
+            ast::TriggerReferencingType::OldTable => {
+                if !(on_delete || on_update) {
+                    return invalid(
+                        "OLD TABLE can only be specified for a DELETE or UPDATE trigger",
+                    );
+                }
+                if old.is_some() {
+                    return invalid("OLD TABLE cannot be specified multiple times");
+                }
+                old = Some(name);
+            }
+        }
+    }
+    if old.is_some() && old == new {
+        return invalid("OLD TABLE name and NEW TABLE name cannot be the same");
+    }
+    Ok((old, new))
 }
 
 /// The relation CREATE / DROP TRIGGER names: a table, or a view (as a target, with its

@@ -62,6 +62,9 @@ pub struct EvalCx<'a> {
     pub blocking: fn(&mut dyn FnMut()),
     /// The statement's memory account (see `exec::mem`): operators that hold rows charge it.
     pub mem: &'a Arc<crate::exec::mem::StatementMem>,
+    /// The transition tables of the trigger firing whose function runs (empty elsewhere):
+    /// what a `Plan::NamedRows` scan reads.
+    pub transition: &'a [crate::trigger::TransitionTable],
 }
 
 /// [`EvalCx::blocking`] for contexts already off the async workers (DDL validation, tests).
@@ -93,6 +96,7 @@ impl EvalCx<'_> {
             ticker: self.ticker,
             blocking: self.blocking,
             mem: self.mem,
+            transition: self.transition,
         }
     }
 

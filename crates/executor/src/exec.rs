@@ -16,6 +16,7 @@ pub mod mem;
 mod modify;
 mod nestloop;
 mod project;
+pub mod rowstore;
 mod runs;
 mod scan;
 mod semijoin;
@@ -26,6 +27,7 @@ pub mod subplan;
 mod sysview;
 pub mod table_func;
 mod tempfile;
+mod transition;
 pub mod tuplestore;
 mod values;
 
@@ -169,6 +171,7 @@ fn build_node<'a>(
         ),
         Plan::Values { rows } => Box::new(values::Values::new(rows)),
         Plan::SystemView(view) => Box::new(sysview::SystemViewScan::new(*view, engine, txn)),
+        Plan::NamedRows { name, .. } => Box::new(transition::TransitionScan::new(name)),
         Plan::Function { funcs, ordinality } => {
             Box::new(table_func::FunctionScan::new(funcs, *ordinality))
         }

@@ -451,6 +451,7 @@ fn run_body(
         ticker: cx.ticker,
         blocking: cx.blocking,
         mem: cx.mem,
+        transition: &[],
     };
     let rows = (|| {
         let mut node = build(&plan.root, engine, txn)?;

@@ -3,9 +3,11 @@
 //! pg_language's handler with TriggerData).
 
 use crate::eval::EvalCx;
+use crate::exec::rowstore::RowStore;
 use keel_catalog::{TableDef, TriggerDef, TriggerTiming};
 use keel_common::{PgError, PgResult};
 use keel_types::Datum;
+use std::sync::Arc;
 
 /// The operation that fires a trigger (TG_OP).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +15,7 @@ pub enum TriggerOp {
     Insert,
     Update,
     Delete,
+    Truncate,
 }
 
 impl TriggerOp {
@@ -21,18 +24,32 @@ impl TriggerOp {
             TriggerOp::Insert => "INSERT",
             TriggerOp::Update => "UPDATE",
             TriggerOp::Delete => "DELETE",
+            TriggerOp::Truncate => "TRUNCATE",
         }
     }
 }
 
 /// One firing of a trigger: for a row trigger its OLD and NEW rows (as the operation has
-/// them), for a statement trigger neither.
+/// them), for a statement trigger neither; and the transition tables its REFERENCING clause
+/// names.
 pub struct TriggerFiring<'a> {
     pub trigger: &'a TriggerDef,
     pub table: &'a TableDef,
     pub op: TriggerOp,
     pub old: Option<&'a [Datum]>,
     pub new: Option<&'a [Datum]>,
+    pub transition: &'a [TransitionTable],
+}
+
+/// A transition table as the statements of a trigger function read it (PostgreSQL's
+/// ephemeral named relation): the rows the firing statement wrote (OLD TABLE: the rows it
+/// replaced or deleted; NEW TABLE: the rows it inserted or updated to, as written), under
+/// the name REFERENCING gave them, with the columns of the trigger's table.
+#[derive(Clone)]
+pub struct TransitionTable {
+    pub name: String,
+    pub table: Arc<TableDef>,
+    pub rows: Arc<RowStore>,
 }
 
 /// Runs a trigger function. For a BEFORE ROW trigger the answer is the row to write instead
@@ -74,6 +91,37 @@ pub(crate) fn fire(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Optio
     h(f, cx)
 }
 
+/// Fires `table`'s TRUNCATE triggers of `timing` (statement-level, in name order): BEFORE
+/// ones before any of the statement's tables is emptied, AFTER ones once all are.
+pub fn fire_truncate(
+    table: &TableDef,
+    timing: TriggerTiming,
+    txn: &keel_access::Transaction,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<()> {
+    let replica = replica(ev);
+    for t in &table.triggers {
+        if !fires(t, TriggerOp::Truncate, timing, false, &[], replica) {
+            continue;
+        }
+        let mut inner = ev.nested(Some(txn), &[]);
+        inner.transition = &[];
+        let f = TriggerFiring {
+            trigger: t,
+            table,
+            op: TriggerOp::Truncate,
+            old: None,
+            new: None,
+            transition: &[],
+        };
+        let r = fire(&f, &mut inner);
+        let carried = inner.carried();
+        ev.restore(carried);
+        r?;
+    }
+    Ok(())
+}
+
 /// Whether the session runs as a replica (`session_replication_role = replica`): triggers
 /// set to fire on origin, foreign key checks among them, do not fire, as in PostgreSQL.
 pub(crate) fn replica(ev: &EvalCx<'_>) -> bool {
@@ -98,6 +146,7 @@ pub(crate) fn fires(
         && match op {
             TriggerOp::Insert => t.on_insert,
             TriggerOp::Delete => t.on_delete,
+            TriggerOp::Truncate => t.on_truncate,
             TriggerOp::Update => {
                 t.on_update
                     && (t.update_columns.is_empty()

@@ -5,11 +5,10 @@
 //! character keeps its offset) and given back: the names become column definitions of type
 //! [`ast::DataType::Unspecified`] ([`restore`]), and WITH NO DATA a flag of the parse.
 
-use crate::symmetric::{keyword, offset};
+use crate::symmetric::{blank_ranges, keyword, offset, significant_tokens};
 use sqlparser::ast;
-use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 /// What [`rewrite`] took out of a CREATE TABLE AS.
 pub struct CreateAs {
@@ -23,13 +22,7 @@ pub struct CreateAs {
 
 /// None when `text` is not a CREATE TABLE AS with a column list or WITH [NO] DATA.
 pub fn rewrite(text: &str) -> Option<CreateAs> {
-    let tokens = Tokenizer::new(&PostgreSqlDialect {}, text)
-        .tokenize_with_location()
-        .ok()?;
-    let sig: Vec<&TokenWithSpan> = tokens
-        .iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
-        .collect();
+    let sig = significant_tokens(text)?;
     let kw = |i: usize| sig.get(i).and_then(|t| keyword(&t.token));
     if kw(0) != Some(Keyword::CREATE) {
         return None;
@@ -109,18 +102,7 @@ pub fn rewrite(text: &str) -> Option<CreateAs> {
     if blank.is_empty() {
         return None;
     }
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for (from, to) in blank {
-        out.push_str(&text[at..from]);
-        out.extend(
-            text[from..to]
-                .chars()
-                .map(|c| if c == '\n' { '\n' } else { ' ' }),
-        );
-        at = to;
-    }
-    out.push_str(&text[at..]);
+    let out = blank_ranges(text, &blank);
     Some(CreateAs {
         text: out,
         columns,

@@ -41,6 +41,38 @@ pub fn marker_arg(e: &ast::Expr) -> Option<&ast::Expr> {
     }
 }
 
+/// The tokens of `text` other than whitespace and semicolons, with their spans; None when it
+/// does not tokenize (the parse then reports the error).
+pub(crate) fn significant_tokens(text: &str) -> Option<Vec<TokenWithSpan>> {
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, text)
+        .tokenize_with_location()
+        .ok()?;
+    Some(
+        tokens
+            .into_iter()
+            .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
+            .collect(),
+    )
+}
+
+/// `text` with the byte ranges `blank` (in order, not overlapping) turned into spaces, line
+/// breaks kept: every other character keeps its offset, so positions stay true.
+pub(crate) fn blank_ranges(text: &str, blank: &[(usize, usize)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for &(from, to) in blank {
+        out.push_str(&text[at..from]);
+        out.extend(
+            text[from..to]
+                .chars()
+                .map(|c| if c == '\n' { '\n' } else { ' ' }),
+        );
+        at = to;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 pub(crate) fn keyword(t: &Token) -> Option<Keyword> {
     match t {
         Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),

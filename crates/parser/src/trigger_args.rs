@@ -86,14 +86,7 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<String>)> {
     }
     let from = offset(text, sig[open].span.end);
     let to = offset(text, sig[close].span.start);
-    let mut blanked = String::with_capacity(text.len());
-    blanked.push_str(&text[..from]);
-    blanked.extend(
-        text[from..to]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' }),
-    );
-    blanked.push_str(&text[to..]);
+    let blanked = crate::symmetric::blank_ranges(text, &[(from, to)]);
     Some((blanked, args))
 }
 

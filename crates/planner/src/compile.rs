@@ -55,7 +55,7 @@ fn node(plan: &mut Plan) {
         Plan::Function { funcs, .. } => funcs
             .iter_mut()
             .for_each(|f| f.args.iter_mut().for_each(expr)),
-        Plan::SystemView(_) => {}
+        Plan::SystemView(_) | Plan::NamedRows { .. } => {}
         Plan::Filter { input, pred } => {
             node(input);
             expr(pred);

@@ -98,7 +98,11 @@ pub fn count_nodes(plan: &Plan) -> usize {
 /// A node's inputs in the order the executor builds them.
 fn children(plan: &Plan) -> Vec<&Plan> {
     match plan {
-        Plan::Scan { .. } | Plan::Values { .. } | Plan::Function { .. } | Plan::SystemView(_) => {
+        Plan::Scan { .. }
+        | Plan::Values { .. }
+        | Plan::Function { .. }
+        | Plan::SystemView(_)
+        | Plan::NamedRows { .. } => {
             vec![]
         }
         Plan::Filter { input, .. }
@@ -246,6 +250,9 @@ struct Explainer<'a> {
     /// an InitPlan reading the same table) is named `<name>_N`, as PostgreSQL makes its
     /// range-table names unique.
     refnames: Vec<String>,
+    /// The select list a projection merged into its input node computes, as that node
+    /// prints it (bare; nodes above see them in parentheses).
+    project_own: Option<Vec<String>>,
 }
 
 /// What EXPLAIN prints after the plan, each part when its option asks for it.
@@ -289,6 +296,7 @@ pub fn explain_query(
             last_agg: None,
             insert_target: None,
             refnames: Vec::new(),
+            project_own: None,
         };
         ex.node(&plan.root).0
     };
@@ -343,6 +351,7 @@ pub fn explain_modify(
             last_agg: None,
             insert_target: None,
             refnames: Vec::new(),
+            project_own: None,
         };
         ex.modify(plan)
     };

@@ -133,7 +133,10 @@ impl Pass<'_> {
                 };
                 *run = scanrun::scan_run(table, access, filter.as_ref(), &cols);
             }
-            Plan::Values { .. } | Plan::Function { .. } | Plan::SystemView(_) => {}
+            Plan::Values { .. }
+            | Plan::Function { .. }
+            | Plan::SystemView(_)
+            | Plan::NamedRows { .. } => {}
             Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
             Plan::LockRows { input, .. } => self.walk(input, Need::All),
             Plan::Project { input, exprs, srf } => {

@@ -348,6 +348,11 @@ impl<'a> Planner<'a> {
                 Plan::Values { rows: rows.clone() }
             }
             Rel::SystemView(v) => Plan::SystemView(*v),
+            Rel::NamedRows { name, table, alias } => Plan::NamedRows {
+                name: name.clone(),
+                table: table.clone(),
+                alias: alias.clone(),
+            },
             Rel::Function { funcs, ordinality } => {
                 self.exprs(funcs.iter().flat_map(|f| &f.args));
                 Plan::Function {

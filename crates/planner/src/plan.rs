@@ -92,6 +92,12 @@ pub enum Plan {
     },
     /// A system view's rows, made when the node first runs.
     SystemView(SystemView),
+    /// A transition table's rows (see `Rel::NamedRows`).
+    NamedRows {
+        name: String,
+        table: Arc<TableDef>,
+        alias: Option<String>,
+    },
     Filter {
         input: Box<Plan>,
         pred: Expr,
@@ -273,7 +279,7 @@ impl Plan {
         match self {
             Plan::Scan { access, filter, .. } => access.is_point() && no_subplan(filter),
             Plan::Values { rows } => rows.len() <= 16 && no_subplan(rows.iter().flatten()),
-            Plan::Function { .. } | Plan::SystemView(_) => false,
+            Plan::Function { .. } | Plan::SystemView(_) | Plan::NamedRows { .. } => false,
             Plan::Filter { input, pred } => no_subplan([pred]) && input.is_cheap(),
             Plan::Project {
                 input,

@@ -33,7 +33,10 @@ fn reads<'a>(plans: impl IntoIterator<Item = &'a Plan>, out: &mut Touches) {
                 add(out, table, Touch::Read);
                 todo.push(outer);
             }
-            Plan::Values { .. } | Plan::Function { .. } | Plan::SystemView(_) => {}
+            Plan::Values { .. }
+            | Plan::Function { .. }
+            | Plan::SystemView(_)
+            | Plan::NamedRows { .. } => {}
             Plan::LockRows { input, table, .. } => {
                 // SELECT ... FOR UPDATE / SHARE takes ROW SHARE on its table.
                 add(out, table, Touch::KeyShare);

@@ -49,10 +49,11 @@ pub(crate) struct Compiled {
     plans: Mutex<StatementPlans>,
 }
 
-/// Plans by parameterized text, parameter types and the variables the parameters stand for
-/// (the same text binds differently when a variable is also a column).
-type StatementPlans =
-    rustc_hash::FxHashMap<(String, Vec<TypeId>, Vec<Option<String>>), Arc<Prepared>>;
+/// Plans by parameterized text, parameter types, the variables the parameters stand for
+/// (the same text binds differently when a variable is also a column), and the transition
+/// tables in scope, by name and table (a trigger function may serve several triggers).
+type StatementPlans = rustc_hash::FxHashMap<PlanKey, Arc<Prepared>>;
+type PlanKey = (String, Vec<TypeId>, Vec<Option<String>>, Vec<(String, u32)>);
 
 /// Compiled functions by oid and the types of their parameters and result (a polymorphic
 /// function compiles once per set of types its calls bind, as PostgreSQL's plpgsql does); an
@@ -204,8 +205,12 @@ fn run_call(
         st.ret_rows = Some(Vec::new());
     }
     let volatile = def.volatility == FuncVolatility::Volatile;
-    let flow = run_in_statement(cx, txn, &c, &c.body.block, volatile, &mut st)?;
-    Ok((flow, st))
+    // A trigger's transition tables are its own function's: a function it calls does not
+    // see them (PostgreSQL registers them with the trigger function's SPI connection).
+    let transition = std::mem::take(&mut cx.transition);
+    let flow = run_in_statement(cx, txn, &c, &c.body.block, volatile, &mut st);
+    cx.transition = transition;
+    Ok((flow?, st))
 }
 
 /// The value a call returns: RETURN's expression converted to the result type.
@@ -384,6 +389,17 @@ impl<'c, 'e> ExecHost<'c, 'e> {
         let plan = match &prep.stmt {
             Stmt::Query(q) => PlanRef::Query(q),
             Stmt::Modify(m) => PlanRef::Modify(m),
+            Stmt::Explain(e) if !e.opts.analyze => {
+                let sizes = keel_sql::EngineSizes(self.cx.engine);
+                let lines = e.plan_lines(&self.catalog, &sizes, Vec::new())?;
+                return Ok(Ran {
+                    names,
+                    types,
+                    count: lines.len() as u64,
+                    rows: lines.into_iter().map(|l| vec![Datum::Text(l)]).collect(),
+                    writes: false,
+                });
+            }
             _ => {
                 return Err(PgError::unsupported(format!(
                     "{} inside a PL/pgSQL function",
@@ -508,6 +524,7 @@ impl<'c, 'e> ExecHost<'c, 'e> {
             ticker: cx.ticker,
             blocking: cx.blocking,
             mem: cx.mem,
+            transition: cx.transition,
         }
     }
 }
@@ -550,12 +567,29 @@ impl Host for ExecHost<'_, '_> {
         let compiled = self
             .compiled
             .ok_or_else(|| PgError::internal("no statement plans in this call"))?;
-        let key = (text.to_string(), types.to_vec(), vars.names.clone());
+        let transition = self.cx.transition;
+        let key = (
+            text.to_string(),
+            types.to_vec(),
+            vars.names.clone(),
+            transition
+                .iter()
+                .map(|t| (t.name.clone(), t.table.oid))
+                .collect(),
+        );
         if let Some(p) = lock(&compiled.plans).get(&key)
             && Arc::ptr_eq(&p.catalog, &self.catalog)
         {
             return Ok(p.clone());
         }
+        let mut vars = vars.clone();
+        vars.relations = transition
+            .iter()
+            .map(|t| keel_sql::bind::NamedRel {
+                name: t.name.clone(),
+                table: t.table.clone(),
+            })
+            .collect();
         // Planned outside the lock: planning may call this function again (recursion).
         let p = Arc::new(keel_sql::prepare_in_body(
             self.catalog.clone(),
@@ -563,7 +597,7 @@ impl Host for ExecHost<'_, '_> {
             text,
             0,
             types,
-            Some(vars),
+            Some(&vars),
         )?);
         let mut plans = lock(&compiled.plans);
         if plans.len() >= PLANS_PER_FUNCTION {

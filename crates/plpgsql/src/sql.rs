@@ -105,6 +105,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 let vars = keel_sql::bind::PlVars {
                     names: key.2.clone(),
                     conflict: st.conflict,
+                    relations: Vec::new(),
                 };
                 let subs = &bound.subs;
                 // An expression's error shows the expression, not the SELECT it ran as.
@@ -113,6 +114,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     None => (sql.text.as_str(), 0),
                 };
                 let p = self.h.prepare(&key.0, &key.1, &vars).map_err(|e| {
+                    if e.position.is_none() {
+                        return unplaced(e, shown, expr.is_some());
+                    }
                     internal(e, shown, |p| {
                         let p = subs.original_position(&key.0, &sql.text, p) as usize;
                         p.checked_sub(prefix).filter(|&p| p >= 1).map(|p| p as u32)
@@ -161,7 +165,10 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         let prep = self
             .h
             .prepare(&text, &types, &keel_sql::bind::PlVars::default())
-            .map_err(|e| internal(e, &text, Some))?;
+            .map_err(|e| match e.position {
+                None => unplaced(e, &text, false),
+                Some(_) => internal(e, &text, Some),
+            })?;
         if st.print_strict_params {
             st.last_params = strict_params(&vec![None; values.len()], &values);
         }
@@ -206,6 +213,23 @@ fn is_simple(prep: &keel_sql::Prepared) -> bool {
         other => other,
     };
     q.subplans.is_empty() && matches!(root, Plan::Values { rows } if rows.len() == 1)
+}
+
+/// An error without a position from parsing or binding a statement (or expression) of the
+/// body names it in a CONTEXT line, as PostgreSQL's SPI error callback does.
+fn unplaced(e: PgError, text: &str, expression: bool) -> PgError {
+    if e.objects
+        .as_ref()
+        .is_some_and(|o| o.internal_query.is_some() || o.context.is_some())
+    {
+        return e;
+    }
+    let what = if expression {
+        "expression"
+    } else {
+        "statement"
+    };
+    e.with_context_line(format!("SQL {what} \"{text}\""))
 }
 
 /// An error of a statement inside the body: its cursor position points into that statement,

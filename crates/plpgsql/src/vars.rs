@@ -340,8 +340,8 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
             && !qualified
             && !called
             && !scopes.find(&word).is_some_and(|v| v.is_record)
-            && let Some((fs, fe)) = word_after_dot(b, next.map_or(end, |p| p + 1))
-            && let Some(v) = scopes.find_labelled(&word, &sql[fs..fe].to_ascii_lowercase())
+            && let Some((_, fe, field)) = word_after_dot(sql, next.map_or(end, |p| p + 1))
+            && let Some(v) = scopes.find_labelled(&word, &field)
             && !v.is_record
         {
             // `label.var` (the function's name for a parameter): one parameter for the whole.
@@ -358,8 +358,7 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
         {
             // `rec.field`: the whole reference becomes one parameter.
             if v.is_record && next_c == Some(b'.') {
-                if let Some((fs, fe)) = word_after_dot(b, next.map_or(end, |p| p + 1))
-                    && let field = sql[fs..fe].to_ascii_lowercase()
+                if let Some((_, fe, field)) = word_after_dot(sql, next.map_or(end, |p| p + 1))
                     && let Some(r) = &v.record
                     && let Some(k) = r.names.iter().position(|n| *n == field)
                 {
@@ -409,17 +408,24 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
     }
 }
 
-/// The identifier after a `.` at `from` (whitespace skipped): its byte range.
-fn word_after_dot(b: &[u8], from: usize) -> Option<(usize, usize)> {
+/// The identifier after a `.` at `from` (whitespace skipped): its byte range and its name
+/// (folded, or as written between double quotes).
+fn word_after_dot(sql: &str, from: usize) -> Option<(usize, usize, String)> {
+    let b = sql.as_bytes();
     let fs = b[from.min(b.len())..]
         .iter()
         .position(|x| !x.is_ascii_whitespace())
         .map_or(b.len(), |p| from + p);
+    if b.get(fs) == Some(&b'"') {
+        let fe = skip_quoted(b, fs, b'"');
+        let name = sql[fs + 1..fe.saturating_sub(1).max(fs + 1)].replace("\"\"", "\"");
+        return (fe > fs + 1 && b[fe - 1] == b'"').then_some((fs, fe, name));
+    }
     let mut fe = fs;
     while fe < b.len() && is_ident(b[fe]) {
         fe += 1;
     }
-    (fe > fs && is_ident_start(b[fs])).then_some((fs, fe))
+    (fe > fs && is_ident_start(b[fs])).then(|| (fs, fe, sql[fs..fe].to_ascii_lowercase()))
 }
 
 fn param_index(

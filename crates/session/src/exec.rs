@@ -89,6 +89,7 @@ pub(crate) fn eval_cx<'a>(
         ticker: Default::default(),
         blocking: run_blocking,
         mem,
+        transition: &[],
     }
 }
 
@@ -432,6 +433,12 @@ impl Session {
             return Err(keel_common::PgError::internal("no transaction"));
         };
         self.engine.start_statement(txn);
+        // Read under the locks just taken: the tables as TRUNCATE will find them.
+        let truncated = truncate_triggered(stmt, &self.catalog());
+        self.fire_truncate(&truncated, keel_catalog::TriggerTiming::Before)?;
+        let Some(txn) = self.txn.as_mut() else {
+            return Err(keel_common::PgError::internal("no transaction"));
+        };
         keel_common::stack::set_limit(self.settings.max_stack_depth_bytes());
         let cf = cancel_check(&self.cancel);
         let interrupt = keel_sql::ddl::Interrupt {
@@ -450,7 +457,29 @@ impl Session {
             keel_sql::body_position::transpose(stmt, &mut n, &prep.text, prep.char_offset);
             client.notice(&n);
         }
+        self.fire_truncate(&truncated, keel_catalog::TriggerTiming::After)?;
         Ok(out.tag)
+    }
+
+    /// Fires the TRUNCATE triggers of `timing` of each table in turn.
+    fn fire_truncate(
+        &mut self,
+        tables: &[Arc<keel_catalog::TableDef>],
+        timing: keel_catalog::TriggerTiming,
+    ) -> PgResult<()> {
+        if tables.is_empty() {
+            return Ok(());
+        }
+        let cf = cancel_check(&self.cancel);
+        let Some(txn) = self.txn.as_ref() else {
+            return Err(keel_common::PgError::internal("no transaction"));
+        };
+        let mut ev = eval_cx(stmt_env!(self), &[], &cf, Some(txn));
+        maybe_blocking(false, || {
+            tables
+                .iter()
+                .try_for_each(|t| keel_sql::trigger::fire_truncate(t, timing, txn, &mut ev))
+        })
     }
 
     /// Waits until what the current transaction built on is visible to its next snapshot (see
@@ -550,4 +579,23 @@ pub(crate) async fn await_row(
         },
         None => waited.await,
     }
+}
+
+/// The tables a TRUNCATE empties that have TRUNCATE triggers, in the order named (others,
+/// and other statements: none).
+fn truncate_triggered(
+    stmt: &keel_sql::ast::Statement,
+    cat: &keel_catalog::Catalog,
+) -> Vec<Arc<keel_catalog::TableDef>> {
+    let keel_sql::ast::Statement::Truncate(t) = stmt else {
+        return Vec::new();
+    };
+    t.table_names
+        .iter()
+        .filter_map(|n| {
+            let name = keel_sql::bind::fold(n.name.0.last()?.as_ident()?);
+            cat.table(&name).ok().cloned()
+        })
+        .filter(|t| t.triggers.iter().any(|tr| tr.on_truncate))
+        .collect()
 }

@@ -35,27 +35,22 @@ impl Session {
         params: &[Datum],
         _client: &mut C,
     ) -> PgResult<(Rows, String)> {
-        let mut summary = Summary {
-            settings: if e.opts.settings {
-                self.changed_planner_settings()
-            } else {
-                Vec::new()
-            },
-            planning_buffers: e.opts.buffers.then_some(e.planning_buffers),
-            planning_ms: e.opts.summary.then_some(e.planning_ms),
-            triggers: None,
-            execution_ms: None,
+        let settings = if e.opts.settings {
+            self.changed_planner_settings()
+        } else {
+            Vec::new()
         };
         let mut lines = if e.opts.analyze {
+            let mut summary = Summary {
+                settings,
+                planning_buffers: e.opts.buffers.then_some(e.planning_buffers),
+                planning_ms: e.opts.summary.then_some(e.planning_ms),
+                triggers: None,
+                execution_ms: None,
+            };
             self.explain_analyze(e, params, &mut summary).await?
         } else {
-            let sizes = EngineSizes(&self.engine);
-            let cat = self.catalog();
-            match &e.stmt {
-                Stmt::Query(q) => explain_query(q, &cat, &sizes, &e.opts, None, &summary),
-                Stmt::Modify(m) => explain_modify(m, &cat, &sizes, &e.opts, None, &summary),
-                _ => return Err(PgError::internal("EXPLAIN of a statement without a plan")),
-            }
+            e.plan_lines(&self.catalog(), &EngineSizes(&self.engine), settings)?
         };
         let rows = lines
             .drain(..)

@@ -76,6 +76,7 @@ impl Db {
             ticker: Default::default(),
             blocking: keel_sql::expr::run_inline,
             mem: keel_sql::exec::mem::StatementMem::unlimited(),
+            transition: &[],
         };
         match &prep.stmt {
             Stmt::Query(q) => {

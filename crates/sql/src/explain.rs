@@ -25,6 +25,30 @@ pub struct Explain {
     pub columns: Vec<OutColumn>,
 }
 
+impl Explain {
+    /// The lines of an EXPLAIN without ANALYZE, whose plan is all it shows; `settings` are
+    /// the changed planner settings `EXPLAIN (SETTINGS)` lists.
+    pub fn plan_lines(
+        &self,
+        catalog: &Catalog,
+        sizes: &dyn RelSizes,
+        settings: Vec<(String, String)>,
+    ) -> PgResult<Vec<String>> {
+        let summary = Summary {
+            settings,
+            planning_buffers: self.opts.buffers.then_some(self.planning_buffers),
+            planning_ms: self.opts.summary.then_some(self.planning_ms),
+            triggers: None,
+            execution_ms: None,
+        };
+        Ok(match &self.stmt {
+            Stmt::Query(q) => explain_query(q, catalog, sizes, &self.opts, None, &summary),
+            Stmt::Modify(m) => explain_modify(m, catalog, sizes, &self.opts, None, &summary),
+            _ => return Err(PgError::internal("EXPLAIN of a statement without a plan")),
+        })
+    }
+}
+
 /// One word or symbol of the prefix, and the byte offset after it.
 fn next_token(text: &str, mut at: usize) -> Option<(String, usize)> {
     let b = text.as_bytes();
@@ -185,18 +209,20 @@ pub(crate) fn prepare_explain(
     text: &str,
     char_offset: usize,
     param_types: &[TypeId],
+    pl_vars: Option<&crate::bind::PlVars>,
 ) -> PgResult<Prepared> {
     let (opts, at) = parse_prefix(text)?;
     let inner_text = &text[at..];
     let inner_offset = char_offset + text[..at].chars().count();
     let started = std::time::Instant::now();
     let pages = keel_storage::usage::current();
-    let inner = crate::prepare(
+    let inner = crate::prepare_in_body(
         catalog.clone(),
         sizes,
         inner_text,
         inner_offset,
         param_types,
+        pl_vars,
     )?;
     let planning_ms = started.elapsed().as_secs_f64() * 1e3;
     // Planning runs on this thread from start to end: the counters' difference is its own.

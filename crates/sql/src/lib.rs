@@ -175,7 +175,7 @@ pub fn prepare_in_body(
     pl_vars: Option<&bind::PlVars>,
 ) -> PgResult<Prepared> {
     if explain::is_explain(text) {
-        return explain::prepare_explain(catalog, sizes, text, char_offset, param_types);
+        return explain::prepare_explain(catalog, sizes, text, char_offset, param_types, pl_vars);
     }
     // Read before planning: statistics that change while it plans make it plan again.
     let stats_generation = sizes.stats_generation();

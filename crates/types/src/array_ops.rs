@@ -444,6 +444,7 @@ fn f(
     func: fn(&[Datum], &mut dyn FuncContext) -> PgResult<Datum>,
 ) -> Option<Function> {
     Some(Function {
+        name: "",
         args: intern_types(args),
         result,
         volatility: Volatility::Immutable,

@@ -60,6 +60,8 @@ pub const CHECK_BYTES: usize = 1 << 20;
 /// A resolved scalar function.
 #[derive(Clone, Copy)]
 pub struct Function {
+    /// The name it was resolved by, lower case (EXPLAIN shows it).
+    pub name: &'static str,
     /// Types to coerce the arguments to (for variadic functions, one entry per actual argument).
     pub args: &'static [TypeId],
     pub result: TypeId,
@@ -90,6 +92,7 @@ pub(crate) fn intern_types(types: &[TypeId]) -> &'static [TypeId] {
 
 fn f(args: &'static [TypeId], result: TypeId, func: F) -> Option<Function> {
     Some(Function {
+        name: "",
         args,
         result,
         volatility: Volatility::Immutable,
@@ -105,6 +108,7 @@ fn fv(
     func: F,
 ) -> Option<Function> {
     Some(Function {
+        name: "",
         args,
         result,
         volatility,
@@ -170,6 +174,27 @@ fn math1(t: TypeId, num: F, flt: F) -> Option<Function> {
 /// ([`crate::regex`]); greatest/least are handled by the binder. `args` are the actual argument types (Unknown for untyped literals).
 /// None = 42883 `function f(integer) does not exist`.
 pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
+    let mut f = resolve_builtin(name, args)?;
+    f.name = intern_name(&name.to_ascii_lowercase());
+    Some(f)
+}
+
+/// Interns a function name (one allocation per distinct name resolved).
+fn intern_name(name: &str) -> &'static str {
+    static NAMES: OnceLock<Mutex<std::collections::HashSet<&'static str>>> = OnceLock::new();
+    let mut t = match NAMES.get_or_init(Default::default).lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    if let Some(s) = t.get(name) {
+        return s;
+    }
+    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+    t.insert(leaked);
+    leaked
+}
+
+fn resolve_builtin(name: &str, args: &[TypeId]) -> Option<Function> {
     use TypeId::*;
     use Volatility::*;
     let lname = name.to_ascii_lowercase();
@@ -315,6 +340,7 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
                 .map(|t| if *t == Unknown { Text } else { *t })
                 .collect();
             Some(Function {
+                name: "",
                 args: intern_types(&types),
                 result: Text,
                 volatility: Stable,
@@ -329,6 +355,7 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
                 .collect();
             types[0] = Text;
             Some(Function {
+                name: "",
                 args: intern_types(&types),
                 result: Text,
                 volatility: Stable,

@@ -22,6 +22,7 @@ pub(crate) fn resolve(name: &str, args: &[TypeId]) -> Option<Function> {
     let a0 = *args.first()?;
     let func = |args: &'static [TypeId], volatility, strict, func| {
         Some(Function {
+            name: "",
             args,
             result: TypeId::Text,
             volatility,

@@ -397,6 +397,15 @@ impl Binder<'_> {
         name: &ast::ObjectName,
         op: ViewWrite,
     ) -> PgResult<(Arc<TableDef>, Target)> {
+        if name.0.len() == 1 && self.named_rel(&super::object_name(name).1).is_some() {
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                format!(
+                    "relation \"{}\" cannot be the target of a modifying statement",
+                    super::object_name(name).1
+                ),
+            ));
+        }
         if let Some(view) = self.view_named(name) {
             let by_trigger = self
                 .check_view_write(&view, op)

@@ -7,6 +7,13 @@ use keel_common::{PgError, PgResult, sqlstate};
 use sqlparser::ast::{self, Spanned};
 
 impl Binder<'_> {
+    /// The transition table named `name` of the trigger whose function this statement is in
+    /// (looked for after WITH queries and before tables, as PostgreSQL does).
+    pub(crate) fn named_rel(&self, name: &str) -> Option<crate::bind::NamedRel> {
+        let vars = self.pl_vars.as_ref()?;
+        vars.relations.iter().find(|r| r.name == name).cloned()
+    }
+
     pub(crate) fn bind_from_item(&mut self, t: &ast::TableFactor) -> PgResult<(Rel, Scope)> {
         match t {
             ast::TableFactor::Table {
@@ -35,6 +42,22 @@ impl Binder<'_> {
                             }
                         }
                         return Ok((plan, scope));
+                    }
+                    if let Some(r) = self.named_rel(&n) {
+                        self.non_table_rtes.insert(name as *const _ as usize);
+                        let mut scope = table_scope(&r.table, &qual);
+                        for (i, c) in scope.cols.iter_mut().enumerate() {
+                            (c.table_oid, c.attnum) = (0, 0);
+                            if let Some(an) = alias.as_ref().and_then(|a| a.columns.get(i)) {
+                                c.name = fold(&an.name);
+                            }
+                        }
+                        let rel = Rel::NamedRows {
+                            name: r.name,
+                            table: r.table,
+                            alias: alias.as_ref().map(|a| fold(&a.name)),
+                        };
+                        return Ok((rel, scope));
                     }
                 }
                 let (schema, n) = super::object_name(name);

@@ -3,7 +3,7 @@
 //!
 //! A cursor's query runs to completion when the cursor opens, under the snapshot of that
 //! moment, and its rows are kept: in memory up to `work_mem`, the rest in a temporary file
-//! with an index of row offsets, so any row can be read again (SCROLL, FETCH PRIOR, ABSOLUTE)
+//! with an index of row offsets ([`RowStore`]), so any row can be read again (SCROLL, FETCH PRIOR, ABSOLUTE)
 //! in bounded memory. That is what PostgreSQL does for a WITH HOLD cursor at commit; doing it
 //! at open costs the whole query up front where PostgreSQL would produce rows on demand, and
 //! means a cursor sees none of its transaction's later writes (PostgreSQL's does not either:
@@ -16,14 +16,11 @@
 //! both SQL statements and PL/pgSQL bodies reach it.
 
 use super::Row;
-use super::tempfile::{self, Cursor as Bytes, file_error};
+use super::rowstore::RowStore;
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_parser::cursor_stmt::Fetch;
 use keel_planner::plan::OutColumn;
-use keel_types::datum::row_heap_bytes;
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 /// The session's open cursors, by name.
@@ -36,7 +33,7 @@ pub struct Cursors {
 
 pub struct Cursor {
     pub columns: Vec<OutColumn>,
-    rows: CursorRows,
+    rows: RowStore,
     pos: usize,
     /// SCROLL (`Some(true)`), NO SCROLL (`Some(false)`), or neither.
     pub scroll: Option<bool>,
@@ -153,13 +150,7 @@ impl Cursor {
     ) -> Cursor {
         Cursor {
             columns,
-            rows: CursorRows {
-                mem: Vec::new(),
-                mem_bytes: 0,
-                budget,
-                dir,
-                spill: None,
-            },
+            rows: RowStore::new(budget, dir),
             pos: 0,
             scroll,
             hold,
@@ -248,84 +239,6 @@ impl Cursor {
             .with_hint("Declare it with SCROLL option to enable backward scan."));
         }
         Ok(())
-    }
-}
-
-/// A cursor's rows: the first ones in memory, the rest in a temporary file whose row
-/// offsets are kept, so each row can be read by its number.
-struct CursorRows {
-    mem: Vec<Row>,
-    mem_bytes: usize,
-    budget: usize,
-    dir: PathBuf,
-    spill: Option<Spill>,
-}
-
-struct Spill {
-    file: File,
-    path: PathBuf,
-    /// Where each spilled row starts; the file's length ends the last.
-    offsets: Vec<u64>,
-    end: u64,
-    buf: Vec<u8>,
-}
-
-impl CursorRows {
-    fn len(&self) -> usize {
-        self.mem.len() + self.spill.as_ref().map_or(0, |s| s.offsets.len())
-    }
-
-    fn push(&mut self, row: Row) -> PgResult<()> {
-        if self.spill.is_none() {
-            let bytes = row_heap_bytes(&row) + std::mem::size_of::<Row>();
-            if self.mem_bytes + bytes <= self.budget {
-                self.mem_bytes += bytes;
-                self.mem.push(row);
-                return Ok(());
-            }
-            let (file, path) = tempfile::create(&self.dir)?;
-            self.spill = Some(Spill {
-                file,
-                path,
-                offsets: Vec::new(),
-                end: 0,
-                buf: Vec::new(),
-            });
-        }
-        let Some(s) = &mut self.spill else {
-            return Err(PgError::internal("cursor rows without their file"));
-        };
-        s.buf.clear();
-        tempfile::encode_row(&row, &mut s.buf);
-        s.file
-            .seek(SeekFrom::Start(s.end))
-            .and_then(|_| s.file.write_all(&s.buf))
-            .map_err(|e| file_error("write to", &s.path, e))?;
-        s.offsets.push(s.end);
-        s.end += s.buf.len() as u64;
-        Ok(())
-    }
-
-    /// Row `i` (0-based).
-    fn get(&mut self, i: usize) -> PgResult<Row> {
-        if let Some(r) = self.mem.get(i) {
-            return Ok(r.clone());
-        }
-        let Some(s) = &mut self.spill else {
-            return Err(PgError::internal("cursor row out of range"));
-        };
-        let k = i - self.mem.len();
-        let start = *s
-            .offsets
-            .get(k)
-            .ok_or_else(|| PgError::internal("cursor row out of range"))?;
-        let end = s.offsets.get(k + 1).copied().unwrap_or(s.end);
-        s.buf.resize((end - start) as usize, 0);
-        s.file
-            .seek(SeekFrom::Start(start))
-            .and_then(|_| s.file.read_exact(&mut s.buf))
-            .map_err(|e| file_error("read from", &s.path, e))?;
-        Bytes::new(&s.buf).row()
     }
 }
 

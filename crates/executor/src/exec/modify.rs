@@ -64,6 +64,9 @@ struct TriggerState {
     pending_new: Option<Row>,
     /// AFTER ROW events (OLD, NEW), run once every row is written.
     queued: Vec<(Option<Row>, Option<Row>)>,
+    /// The rows written so far for the transition tables, when a trigger names them.
+    old_rows: Option<super::rowstore::RowStore>,
+    new_rows: Option<super::rowstore::RowStore>,
 }
 
 impl Default for ModifyExec {
@@ -479,7 +482,7 @@ impl ModifyExec {
                     {
                         Write::Done(_) => {
                             let row = self.cur.take().map(|c| c.1).unwrap_or_default();
-                            self.queue_after_row(None, Some(&row));
+                            self.queue_after_row(None, Some(&row))?;
                             self.emit(plan, &row, ev)?;
                             self.advance();
                         }
@@ -543,7 +546,7 @@ impl ModifyExec {
                                 engine.refresh_snapshot(txn);
                                 Self::check_refs(plan, &old, Some(&new), engine, txn, ev)?;
                             }
-                            self.queue_after_row(Some(&old), Some(&new));
+                            self.queue_after_row(Some(&old), Some(&new))?;
                             self.emit(plan, &new, ev)?;
                             self.advance();
                         }
@@ -571,7 +574,7 @@ impl ModifyExec {
                                 engine.refresh_snapshot(txn);
                                 Self::check_refs(plan, &old, None, engine, txn, ev)?;
                             }
-                            self.queue_after_row(Some(&old), None);
+                            self.queue_after_row(Some(&old), None)?;
                             self.emit(plan, &old, ev)?;
                             self.advance();
                         }

@@ -4,16 +4,57 @@
 //! STATEMENT, as PostgreSQL's after-trigger queue runs them at the end of the statement.
 //! Each firing runs in the statement's transaction (the evaluation context gets it), once:
 //! a row whose write waits for a lock does not fire again when the write resumes.
+//!
+//! When an AFTER trigger of the statement's event has transition tables (REFERENCING OLD /
+//! NEW TABLE), every row written is also kept, as written (after BEFORE ROW triggers), in a
+//! [`RowStore`] per side: in memory up to work_mem, the rest in a temporary file. Once the
+//! last row is written the stores are shared, read-only, with every AFTER firing (row and
+//! statement level alike see the whole statement's rows, as in PostgreSQL), under the names
+//! each trigger gave them.
 
 use super::ModifyExec;
 use crate::eval::EvalCx;
 use crate::exec::Row;
-use crate::trigger::{TriggerFiring, TriggerOp, fire, fires, replica};
+use crate::exec::rowstore::RowStore;
+use crate::trigger::{TransitionTable, TriggerFiring, TriggerOp, fire, fires, replica};
 use keel_access::Transaction;
 use keel_catalog::TriggerTiming;
 use keel_common::PgResult;
 use keel_planner::plan::{ModifyKind, ModifyPlan};
 use keel_types::Datum;
+use std::sync::Arc;
+
+/// The statement's transition rows once all are written: OLD (rows replaced or deleted) and
+/// NEW (rows inserted or updated to), each kept when some trigger names it.
+#[derive(Default)]
+pub(super) struct Transition {
+    old: Option<Arc<RowStore>>,
+    new: Option<Arc<RowStore>>,
+}
+
+impl Transition {
+    /// Trigger `t`'s transition tables, under its names.
+    fn tables_of(
+        &self,
+        t: &keel_catalog::TriggerDef,
+        table: &Arc<keel_catalog::TableDef>,
+    ) -> Vec<TransitionTable> {
+        let named = |name: &Option<String>, rows: &Option<Arc<RowStore>>| {
+            Some(TransitionTable {
+                name: name.clone()?,
+                table: table.clone(),
+                rows: rows.clone()?,
+            })
+        };
+        [
+            named(&t.old_table, &self.old),
+            named(&t.new_table, &self.new),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
 
 pub(super) fn op_of(plan: &ModifyPlan) -> TriggerOp {
     match plan.kind {
@@ -40,16 +81,33 @@ pub(super) fn any(plan: &ModifyPlan, timing: TriggerTiming, row: bool, ev: &Eval
         .any(|t| fires(t, op, timing, row, &cols, replica))
 }
 
+/// Whether the statement keeps its OLD / NEW rows: an AFTER trigger (of either level) that
+/// fires for it names that transition table.
+fn captures(plan: &ModifyPlan, ev: &EvalCx<'_>) -> (bool, bool) {
+    let (op, cols, replica) = (op_of(plan), set_columns(plan), replica(ev));
+    let (mut old, mut new) = (false, false);
+    for t in plan.table.triggers.iter() {
+        if [true, false]
+            .into_iter()
+            .any(|row| fires(t, op, TriggerTiming::After, row, &cols, replica))
+        {
+            old |= t.old_table.is_some();
+            new |= t.new_table.is_some();
+        }
+    }
+    (old, new)
+}
+
 /// Fires the triggers of `timing`/`row` in name order. For BEFORE ROW: the row to write
 /// (NEW, or OLD for DELETE) after each trigger had its say, None when one skipped it. For
 /// INSTEAD OF ROW: the row the write did (NEW as the trigger answered it, OLD for DELETE),
 /// None when a trigger answered NULL.
 pub(super) fn run(
     plan: &ModifyPlan,
-    timing: TriggerTiming,
-    row: bool,
+    (timing, row): (TriggerTiming, bool),
     old: Option<&[Datum]>,
     mut new: Option<Row>,
+    transition: &Transition,
     txn: &Transaction,
     ev: &mut EvalCx<'_>,
 ) -> PgResult<Option<Row>> {
@@ -60,13 +118,17 @@ pub(super) fn run(
         if !fires(t, op, timing, row, &cols, replica) {
             continue;
         }
+        let tables = transition.tables_of(t, &plan.table);
         let mut inner = ev.nested(Some(txn), &[]);
+        // A trigger fired from another's function sees its own transition tables only.
+        inner.transition = &tables;
         let f = TriggerFiring {
             trigger: t,
             table: &plan.table,
             op,
             old: cur_old.as_deref(),
             new: new.as_deref(),
+            transition: &tables,
         };
         let r = fire(&f, &mut inner);
         let carried = inner.carried();
@@ -102,7 +164,16 @@ pub(super) fn run_before_row(
     txn: &Transaction,
     ev: &mut EvalCx<'_>,
 ) -> PgResult<Option<Row>> {
-    run(plan, TriggerTiming::Before, true, old, new, txn, ev)
+    let none = Transition::default();
+    run(
+        plan,
+        (TriggerTiming::Before, true),
+        old,
+        new,
+        &none,
+        txn,
+        ev,
+    )
 }
 
 impl ModifyExec {
@@ -117,20 +188,47 @@ impl ModifyExec {
             self.triggers.statement_started = true;
             self.triggers.before_row = any(plan, TriggerTiming::Before, true, ev);
             self.triggers.after_row = any(plan, TriggerTiming::After, true, ev);
+            let (old, new) = captures(plan, ev);
+            let store = || RowStore::new(ev.settings.work_mem_bytes(), ev.engine.temp_dir());
+            self.triggers.old_rows = old.then(store);
+            self.triggers.new_rows = new.then(store);
             if any(plan, TriggerTiming::Before, false, ev) {
-                run(plan, TriggerTiming::Before, false, None, None, txn, ev)?;
+                let none = Transition::default();
+                run(
+                    plan,
+                    (TriggerTiming::Before, false),
+                    None,
+                    None,
+                    &none,
+                    txn,
+                    ev,
+                )?;
             }
         }
         Ok(())
     }
 
-    /// Queues the AFTER ROW triggers of a written row.
-    pub(super) fn queue_after_row(&mut self, old: Option<&[Datum]>, new: Option<&[Datum]>) {
+    /// Queues the AFTER ROW triggers of a written row, and keeps it for the transition
+    /// tables.
+    pub(super) fn queue_after_row(
+        &mut self,
+        old: Option<&[Datum]>,
+        new: Option<&[Datum]>,
+    ) -> PgResult<()> {
         if self.triggers.after_row {
             self.triggers
                 .queued
                 .push((old.map(<[Datum]>::to_vec), new.map(<[Datum]>::to_vec)));
         }
+        for (store, row) in [
+            (&mut self.triggers.old_rows, old),
+            (&mut self.triggers.new_rows, new),
+        ] {
+            if let (Some(store), Some(row)) = (store, row) {
+                store.push(row.to_vec())?;
+            }
+        }
+        Ok(())
     }
 
     /// Once every row is written: the queued AFTER ROW triggers, then AFTER STATEMENT.
@@ -144,19 +242,31 @@ impl ModifyExec {
             return Ok(());
         }
         self.triggers.statement_done = true;
+        let transition = Transition {
+            old: self.triggers.old_rows.take().map(Arc::new),
+            new: self.triggers.new_rows.take().map(Arc::new),
+        };
         for (old, new) in std::mem::take(&mut self.triggers.queued) {
             run(
                 plan,
-                TriggerTiming::After,
-                true,
+                (TriggerTiming::After, true),
                 old.as_deref(),
                 new,
+                &transition,
                 txn,
                 ev,
             )?;
         }
         if any(plan, TriggerTiming::After, false, ev) {
-            run(plan, TriggerTiming::After, false, None, None, txn, ev)?;
+            run(
+                plan,
+                (TriggerTiming::After, false),
+                None,
+                None,
+                &transition,
+                txn,
+                ev,
+            )?;
         }
         Ok(())
     }

@@ -38,10 +38,10 @@ impl ModifyExec {
             };
             let answer = triggers::run(
                 plan,
-                TriggerTiming::InsteadOf,
-                true,
+                (TriggerTiming::InsteadOf, true),
                 old.as_deref(),
                 new,
+                &Default::default(),
                 txn,
                 ev,
             )?;

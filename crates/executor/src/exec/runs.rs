@@ -129,6 +129,7 @@ pub(super) mod tests {
             ticker: Default::default(),
             blocking: crate::eval::run_inline,
             mem: crate::exec::mem::StatementMem::unlimited(),
+            transition: &[],
         });
         drop(engine);
         let _ = std::fs::remove_dir_all(&dir);

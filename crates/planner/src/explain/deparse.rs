@@ -166,9 +166,13 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             out.push_str(")::");
             out.push_str(to.id.name());
         }
-        Expr::Func { args, .. } => {
-            // Functions carry no name in the bound tree; EXPLAIN shows the call's arguments.
-            out.push_str("function(");
+        Expr::Func { f, args } => {
+            out.push_str(if f.name.is_empty() {
+                "function"
+            } else {
+                f.name
+            });
+            out.push('(');
             write_list(args, names, ", ", out);
             out.push(')');
         }

@@ -125,9 +125,13 @@ impl Explainer<'_> {
     /// `Output:`; a projection folded into a node replaces the node's).
     pub(super) fn node(&mut self, plan: &Plan) -> (Display, Vec<String>) {
         let (mut d, names) = self.node1(plan);
-        // An aggregate node prints its own aggregates bare; nodes above reference them in
-        // parentheses (the names returned).
-        let own = bare_aggregates(&d, &names, self.last_agg.as_deref());
+        // An aggregate node prints its own aggregates bare, and a node a projection merged
+        // into the expressions it computes; nodes above reference them in parentheses (the
+        // names returned).
+        let own = match self.project_own.take() {
+            Some(own) => own,
+            None => bare_aggregates(&d, &names, self.last_agg.as_deref()),
+        };
         d.output = Some(own);
         (d, names)
     }
@@ -215,6 +219,20 @@ impl Explainer<'_> {
                 let names = cols.iter().map(|(c, _)| c.to_string()).collect();
                 (d, names)
             }
+            // PostgreSQL sizes a transition table it does not know as 1000 rows, and names
+            // neither it nor its alias in the node's title.
+            Plan::NamedRows { name, table, alias } => {
+                let est = Est {
+                    startup: 0.0,
+                    total: 1000.0 * CPU_TUPLE_COST,
+                    rows: 1000.0,
+                    width: table.columns.iter().map(|c| width_of(c.ty.id)).sum(),
+                };
+                let mut d = Display::new("Named Tuplestore Scan", est, src);
+                d.node_type = "Named Tuplestore Scan".to_string();
+                let names = self.table_names(table, Some(alias.as_deref().unwrap_or(name)));
+                (d, names)
+            }
             Plan::Filter { input, pred } => {
                 self.agg_raw = None;
                 let (mut d, names) = self.node(input);
@@ -253,6 +271,18 @@ impl Explainer<'_> {
                 }
                 let (mut d, in_names) = self.node(input);
                 let names: Vec<String> = exprs.iter().map(|e| output_name(e, &in_names)).collect();
+                if srf.is_none() && !matches!(input.as_ref(), Plan::Agg { .. }) {
+                    // A column passed through keeps the name its node printed it under.
+                    let own = exprs.iter().map(|e| match e {
+                        Expr::Col(i, _)
+                            if let Some(o) = d.output.as_ref().and_then(|o| o.get(*i)) =>
+                        {
+                            o.clone()
+                        }
+                        _ => deparse(e, &in_names),
+                    });
+                    self.project_own = Some(own.collect());
+                }
                 d.est.width = exprs.iter().map(|e| width_of(e.ty())).sum();
                 if srf.is_some() {
                     let mut p = Display::new("ProjectSet", d.est, src);

@@ -501,6 +501,7 @@ impl Explainer<'_> {
             | Plan::Values { .. }
             | Plan::Function { .. }
             | Plan::SystemView(_)
+            | Plan::NamedRows { .. }
             | Plan::Filter { .. }
             | Plan::Project { .. } => self.node(plan),
         }

@@ -132,6 +132,7 @@ pub(crate) fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> 
     };
     let (sig, result, func) = sigs.iter().find(|(sig, _, _)| fits(args, sig))?;
     Some(Function {
+        name: "",
         args: types_of(sig),
         result: *result,
         volatility: Volatility::Immutable,
