@@ -134,9 +134,26 @@ pub(crate) fn create_function(
                 "input parameters after one with a default value must also have defaults",
             ));
         }
+        let ty = sql_type(&a.data_type)?;
+        if mode == ArgMode::Variadic && !(ty.id.is_array() || ty.id == TypeId::AnyArray) {
+            return Err(PgError::new(
+                sqlstate::INVALID_FUNCTION_DEFINITION,
+                "VARIADIC parameter must be an array",
+            ));
+        }
+        if mode != ArgMode::Out
+            && args
+                .iter()
+                .any(|a: &FunctionArg| a.mode == ArgMode::Variadic)
+        {
+            return Err(PgError::new(
+                sqlstate::INVALID_FUNCTION_DEFINITION,
+                "VARIADIC parameter must be the last input parameter",
+            ));
+        }
         args.push(FunctionArg {
             name: a.name.as_ref().map(|n| n.value.to_lowercase()),
-            ty: sql_type(&a.data_type)?,
+            ty,
             mode,
             default,
         });

@@ -24,6 +24,7 @@ pub mod symmetric;
 pub mod syntax;
 pub mod trigger_args;
 pub mod utility;
+pub mod variadic_arg;
 mod without_oids;
 
 use keel_common::{PgError, PgResult, sqlstate};
@@ -143,6 +144,8 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     let text: &str = create_as.as_ref().map_or(text, |c| c.text.as_str());
     let no_oids = without_oids::rewrite(text);
     let text: &str = no_oids.as_deref().unwrap_or(text);
+    let variadic = variadic_arg::rewrite(text);
+    let text: &str = variadic.as_deref().unwrap_or(text);
     let mut stmts = match reordered.as_deref() {
         Some(seq) => parse::statements(seq)
             .map_err(|f| f.into_error(char_offset, |e| parse_error(e, seq, char_offset)))?,

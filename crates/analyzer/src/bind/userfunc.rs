@@ -8,7 +8,7 @@
 
 use super::{Binder, Scope};
 use crate::expr::{Expr, Special, UserCall};
-use keel_catalog::{Catalog, FunctionDef};
+use keel_catalog::{ArgMode, Catalog, FunctionDef};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::TypeId;
 use keel_types::cast::{CastContext, can_cast};
@@ -24,8 +24,10 @@ use keel_types::SqlType;
 pub(crate) type Slots = Vec<Option<usize>>;
 
 /// How well a candidate fits: exactly matching argument types, then unknown literals
-/// landing on text (the preferred type of the string category PostgreSQL resolves them to).
-type Score = (usize, usize);
+/// landing on text (the preferred type of the string category PostgreSQL resolves them to),
+/// then (1) not being a VARIADIC function's expanded form, which PostgreSQL prefers a plain
+/// function of the same argument types to.
+type Score = (usize, usize, usize);
 
 fn fit(
     f: &FunctionDef,
@@ -75,7 +77,88 @@ fn fit(
         true => None,
         false => Some(polymorphic::bind(&polymorphic)?),
     };
-    Some(((exact, unknown_text), slots, binding))
+    Some(((exact, unknown_text, 1), slots, binding))
+}
+
+/// How many input parameters come before `f`'s VARIADIC one (its number of inputs when it
+/// has none).
+fn variadic_at(f: &FunctionDef) -> usize {
+    let ins: Vec<_> = f.input_args().collect();
+    ins.iter()
+        .position(|a| a.mode == ArgMode::Variadic)
+        .unwrap_or(ins.len())
+}
+
+/// A VARIADIC function as a call of `positional` arguments sees it, as PostgreSQL expands
+/// it: the variadic array parameter becomes one parameter of its element type per extra
+/// argument (at least one; anyarray's element is anyelement). None when `f` has no VARIADIC
+/// parameter or the call cannot take that form (too few positional arguments, or named
+/// ones).
+fn variadic_form(f: &FunctionDef, positional: usize, named: &[String]) -> Option<FunctionDef> {
+    let ins: Vec<_> = f.input_args().cloned().collect();
+    let at = ins.iter().position(|a| a.mode == ArgMode::Variadic)?;
+    if !named.is_empty() || positional < ins.len() {
+        return None;
+    }
+    let elem = match ins[at].ty.id {
+        TypeId::AnyArray => TypeId::AnyElement,
+        TypeId::AnyCompatibleArray => TypeId::AnyCompatible,
+        t => t.elem()?,
+    };
+    let mut expanded = f.clone();
+    expanded.args = ins[..at].to_vec();
+    expanded
+        .args
+        .extend((at..positional).map(|_| keel_catalog::FunctionArg {
+            name: None,
+            ty: SqlType::new(elem),
+            mode: ArgMode::In,
+            default: None,
+        }));
+    Some(expanded)
+}
+
+/// The arguments of a call that `choose` matched to a VARIADIC function's expanded form:
+/// those from the variadic parameter's position on become one `ARRAY[...]` of its element
+/// type (`def` is the chosen, specialized definition).
+pub(crate) fn pack_variadic(
+    def: &FunctionDef,
+    given: &mut Vec<Expr>,
+    params: &mut [TypeId],
+) -> PgResult<()> {
+    let Some(a) = def.input_args().find(|a| a.mode == ArgMode::Variadic) else {
+        return Ok(());
+    };
+    let at = variadic_at(def);
+    let ty = a.ty.id;
+    let elem = ty
+        .elem()
+        .ok_or_else(|| PgError::internal("VARIADIC parameter of a non-array type"))?;
+    let elems = given
+        .split_off(at.min(given.len()))
+        .into_iter()
+        .map(|e| coerce(e, SqlType::new(elem), CastContext::Implicit, params))
+        .collect::<PgResult<Vec<_>>>()?;
+    given.push(Expr::Array(Box::new(crate::expr::ArrayExpr::Ctor {
+        elems,
+        ty,
+        nested: false,
+    })));
+    Ok(())
+}
+
+/// Takes the `VARIADIC arr` argument of a call (the parser's `"?var" => arr`, see
+/// keel_parser::variadic_arg) out of the named ones and makes it the last positional one.
+pub(crate) fn explicit_variadic<T>(args: &mut Vec<T>, named: &mut Vec<(String, T)>) -> bool {
+    match named.last() {
+        Some((n, _)) if n == keel_parser::variadic_arg::MARKER => {
+            if let Some((_, e)) = named.pop() {
+                args.push(e);
+            }
+            true
+        }
+        _ => false,
+    }
 }
 
 /// `f` with its polymorphic parameter and result types replaced by what `b` binds them to:
@@ -104,18 +187,37 @@ fn shown_args(tys: &[TypeId], positional: usize, named: &[String]) -> String {
 
 /// The overload of `name` that the given arguments (`positional` of them, then the
 /// `named` ones) choose, with where each of its input parameters takes its value from.
+/// `explicit`: the last positional argument was written `VARIADIC arr`, so only VARIADIC
+/// functions fit, taking it as their variadic array.
 pub(crate) fn choose(
     catalog: &Catalog,
     name: &str,
     given: &[Expr],
     positional: usize,
     named: &[String],
+    explicit: bool,
 ) -> PgResult<(Arc<FunctionDef>, Slots)> {
     let tys: Vec<TypeId> = given.iter().map(Expr::ty).collect();
     let mut best: Option<(Score, Arc<FunctionDef>, Slots, Option<Binding>)> = None;
     let mut tied = false;
     for f in catalog.functions_named(name) {
-        let Some((score, slots, binding)) = fit(f, &tys, positional, named) else {
+        let is_variadic = f.args.iter().any(|a| a.mode == ArgMode::Variadic);
+        let fitted = match variadic_form(f, positional, named) {
+            _ if explicit && !is_variadic => None,
+            _ if explicit => fit(f, &tys, positional, named),
+            Some(expanded) => {
+                fit(&expanded, &tys, positional, named).map(|((e, u, _), mut slots, b)| {
+                    let score = (e, u, 0);
+                    // The variadic parameter takes the packed array, at the first extra argument.
+                    slots.truncate(expanded.args.len() - (positional - variadic_at(f)));
+                    slots.push(Some(variadic_at(f)));
+                    (score, slots, b)
+                })
+            }
+            None if is_variadic => None,
+            None => fit(f, &tys, positional, named),
+        };
+        let Some((score, slots, binding)) = fitted else {
             continue;
         };
         match &best {
@@ -200,11 +302,21 @@ impl Binder<'_> {
         span: Span,
         spans: &[Span],
     ) -> PgResult<Expr> {
+        let (mut args, mut named) = (args, named);
+        let explicit = explicit_variadic(&mut args, &mut named);
+        if explicit && !self.has_user_function(name) {
+            return Err(PgError::unsupported(
+                "VARIADIC arguments of built-in functions",
+            ));
+        }
         let positional = args.len();
         let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
         let mut given: Vec<Expr> = args;
         given.extend(named.into_iter().map(|(_, e)| e));
-        let (def, slots) = choose(self.catalog, name, &given, positional, &names)?;
+        let (def, slots) = choose(self.catalog, name, &given, positional, &names, explicit)?;
+        if !explicit {
+            pack_variadic(&def, &mut given, &mut self.params)?;
+        }
         if def.set_returning {
             return self.user_set_function(def, &slots, given, span, spans);
         }

@@ -83,14 +83,21 @@ impl Binder<'_> {
                 _ => return Err(PgError::unsupported("this function argument in FROM")),
             }
         }
+        let explicit = super::userfunc::explicit_variadic(&mut positional, &mut named);
         let mut bound = Vec::new();
         for e in positional.iter().chain(named.iter().map(|(_, e)| e)) {
             bound.push(self.expr(e, &Scope::default(), &mut None)?);
         }
         let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
-        let (def, slots) =
-            super::userfunc::choose(self.catalog, name, &bound, positional.len(), &names)
-                .map_err(|e| self.at(e, ast::Spanned::span(written)))?;
+        let (def, slots) = super::userfunc::choose(
+            self.catalog,
+            name,
+            &bound,
+            positional.len(),
+            &names,
+            explicit,
+        )
+        .map_err(|e| self.at(e, ast::Spanned::span(written)))?;
         // The declared result: named columns (OUT, INOUT, RETURNS TABLE, a table's row type),
         // or one column of
         // the result type named after the function (or its alias).
@@ -106,7 +113,12 @@ impl Binder<'_> {
             }
             None => vec![(None, def.ret)],
         };
-        let inlined = if def.language == FuncLanguage::Sql {
+        let variadic = def
+            .args
+            .iter()
+            .any(|a| a.mode == keel_catalog::ArgMode::Variadic);
+        // A VARIADIC call's packed array has no text of its own to inline.
+        let inlined = if def.language == FuncLanguage::Sql && !variadic {
             let texts: Vec<String> = positional
                 .iter()
                 .map(|e| e.to_string())
@@ -146,6 +158,10 @@ impl Binder<'_> {
                 .chain(named.iter().map(|(_, e)| e))
                 .map(|e| ast::Spanned::span(*e))
                 .collect();
+            let mut bound = bound;
+            if !explicit {
+                super::userfunc::pack_variadic(&def, &mut bound, &mut self.params)?;
+            }
             let args = self.call_args(&def, &slots, bound, &spans)?;
             let call = crate::expr::UserCall {
                 def: def.clone(),
