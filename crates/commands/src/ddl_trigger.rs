@@ -226,30 +226,29 @@ fn transition_names(
             ));
         }
         let name = plain_name(&r.transition_relation_name)?;
-        match r.refer_type {
-            ast::TriggerReferencingType::NewTable => {
-                if !(on_insert || on_update) {
-                    return invalid(
-                        "NEW TABLE can only be specified for an INSERT or UPDATE trigger",
-                    );
-                }
-                if new.is_some() {
-                    return invalid("NEW TABLE cannot be specified multiple times");
-                }
-                new = Some(name);
-            }
-            ast::TriggerReferencingType::OldTable => {
-                if !(on_delete || on_update) {
-                    return invalid(
-                        "OLD TABLE can only be specified for a DELETE or UPDATE trigger",
-                    );
-                }
-                if old.is_some() {
-                    return invalid("OLD TABLE cannot be specified multiple times");
-                }
-                old = Some(name);
-            }
+        let (side, slot, allowed, events) = match r.refer_type {
+            ast::TriggerReferencingType::NewTable => (
+                "NEW",
+                &mut new,
+                on_insert || on_update,
+                "an INSERT or UPDATE",
+            ),
+            ast::TriggerReferencingType::OldTable => (
+                "OLD",
+                &mut old,
+                on_delete || on_update,
+                "a DELETE or UPDATE",
+            ),
+        };
+        if !allowed {
+            return invalid(&format!(
+                "{side} TABLE can only be specified for {events} trigger"
+            ));
         }
+        if slot.is_some() {
+            return invalid(&format!("{side} TABLE cannot be specified multiple times"));
+        }
+        *slot = Some(name);
     }
     if old.is_some() && old == new {
         return invalid("OLD TABLE name and NEW TABLE name cannot be the same");

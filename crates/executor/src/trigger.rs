@@ -104,8 +104,6 @@ pub fn fire_truncate(
         if !fires(t, TriggerOp::Truncate, timing, false, &[], replica) {
             continue;
         }
-        let mut inner = ev.nested(Some(txn), &[]);
-        inner.transition = &[];
         let f = TriggerFiring {
             trigger: t,
             table,
@@ -114,12 +112,24 @@ pub fn fire_truncate(
             new: None,
             transition: &[],
         };
-        let r = fire(&f, &mut inner);
-        let carried = inner.carried();
-        ev.restore(carried);
-        r?;
+        fire_nested(&f, txn, ev)?;
     }
     Ok(())
+}
+
+/// Runs one firing in a context nested in `ev`'s (in `txn`), whose transition tables are
+/// the firing's own: a trigger fired from another's function does not see the other's.
+pub(crate) fn fire_nested(
+    f: &TriggerFiring<'_>,
+    txn: &keel_access::Transaction,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Option<Vec<Datum>>> {
+    let mut inner = ev.nested(Some(txn), &[]);
+    inner.transition = f.transition;
+    let r = fire(f, &mut inner);
+    let carried = inner.carried();
+    ev.restore(carried);
+    r
 }
 
 /// Whether the session runs as a replica (`session_replication_role = replica`): triggers

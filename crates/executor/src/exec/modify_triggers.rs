@@ -16,7 +16,7 @@ use super::ModifyExec;
 use crate::eval::EvalCx;
 use crate::exec::Row;
 use crate::exec::rowstore::RowStore;
-use crate::trigger::{TransitionTable, TriggerFiring, TriggerOp, fire, fires, replica};
+use crate::trigger::{TransitionTable, TriggerFiring, TriggerOp, fire_nested, fires, replica};
 use keel_access::Transaction;
 use keel_catalog::TriggerTiming;
 use keel_common::PgResult;
@@ -119,9 +119,6 @@ pub(super) fn run(
             continue;
         }
         let tables = transition.tables_of(t, &plan.table);
-        let mut inner = ev.nested(Some(txn), &[]);
-        // A trigger fired from another's function sees its own transition tables only.
-        inner.transition = &tables;
         let f = TriggerFiring {
             trigger: t,
             table: &plan.table,
@@ -130,10 +127,7 @@ pub(super) fn run(
             new: new.as_deref(),
             transition: &tables,
         };
-        let r = fire(&f, &mut inner);
-        let carried = inner.carried();
-        ev.restore(carried);
-        let out = r?;
+        let out = fire_nested(&f, txn, ev)?;
         match (timing, row) {
             (TriggerTiming::Before, true) => match (op, out) {
                 (_, None) => return Ok(None),
