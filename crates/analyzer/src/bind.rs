@@ -2,6 +2,7 @@
 //! PostgreSQL's rules (unknown literals and parameters take their type from context).
 
 mod array;
+mod composite;
 pub mod dml;
 mod fold;
 mod from;
@@ -29,7 +30,6 @@ use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::cast::CastContext;
 use keel_types::{Datum, SqlType, TypeId};
 use sqlparser::ast::{self, Spanned};
-use types::coerce;
 
 /// A column visible in a FROM scope.
 #[derive(Clone, Debug)]
@@ -420,7 +420,8 @@ impl<'a> Binder<'a> {
         ctx: CastContext,
     ) -> PgResult<Expr> {
         let b = self.expr(e, scope, &mut None)?;
-        coerce(b, to, ctx, &mut self.params).map_err(|err| self.at(err, e.span()))
+        self.coerce_in(b, to, ctx)
+            .map_err(|err| self.at(err, e.span()))
     }
 
     pub fn bool_expr(
@@ -436,13 +437,9 @@ impl<'a> Binder<'a> {
     /// The boolean-context check of [`Binder::bool_expr`], out of the recursive path.
     #[inline(never)]
     fn as_bool(&mut self, b: Expr, e: &ast::Expr) -> PgResult<Expr> {
-        let b = coerce(
-            b,
-            SqlType::new(TypeId::Bool),
-            CastContext::Implicit,
-            &mut self.params,
-        )
-        .map_err(|err| self.at(err, e.span()))?;
+        let b = self
+            .coerce_in(b, SqlType::new(TypeId::Bool), CastContext::Implicit)
+            .map_err(|err| self.at(err, e.span()))?;
         if b.ty() != TypeId::Bool {
             return Err(self.at(
                 PgError::new(
@@ -508,7 +505,25 @@ impl<'a> Binder<'a> {
             return Ok(Expr::Col(i, a.group[i].ty()));
         }
         match e {
-            E::Identifier(id) => self.column_ref(None, &fold(id), scope, agg),
+            E::Identifier(id) => {
+                let name = fold(id);
+                match self.column_ref(None, &name, scope, agg) {
+                    Err(err) if subquery::is_undefined(&err) && agg.is_none() => {
+                        self.whole_row(&name, scope).ok_or(err)
+                    }
+                    r => r,
+                }
+            }
+            E::Tuple(items) => {
+                let items: Vec<&ast::Expr> = items.iter().collect();
+                self.row_ctor(&items, scope, agg)
+            }
+            E::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => {
+                match row::row_fields(e) {
+                    Some(items) => self.row_ctor(&items, scope, agg),
+                    None => self.function(f, scope, agg),
+                }
+            }
             E::CompoundIdentifier(ids) => {
                 let parts: Vec<String> = ids.iter().map(fold).collect();
                 let (q, n) = match parts.as_slice() {
@@ -583,7 +598,20 @@ impl<'a> Binder<'a> {
                 .array_ctor(a, scope, agg)
                 .map_err(|err| self.at(err, e.span())),
             E::CompoundFieldAccess { root, access_chain } => {
-                self.array_subscript(root, access_chain, scope, agg)
+                let names: Option<Vec<&ast::Ident>> = (access_chain.iter())
+                    .map(|a| match a {
+                        ast::AccessExpr::Dot(E::Identifier(i)) => Some(i),
+                        _ => None,
+                    })
+                    .collect();
+                match names {
+                    Some(names)
+                        if !matches!(**root, E::Identifier(_) | E::CompoundIdentifier(_)) =>
+                    {
+                        self.field_select(root, &names, scope, agg)
+                    }
+                    _ => self.array_subscript(root, access_chain, scope, agg),
+                }
             }
             E::AnyOp {
                 left,
@@ -788,6 +816,13 @@ impl<'a> Binder<'a> {
         // String operators resolve untyped literals themselves ('l' || 1 is text || anynonarray).
         let string_op = matches!(op, "||" | "~~" | "!~~" | "~~*" | "!~~*");
         // PostgreSQL: an unknown literal against a known type is taken as that type.
+        // A composite against an untyped literal is record op record, and the literal is
+        // read as an anonymous record (which PostgreSQL cannot do either).
+        if !string_op && matches!(lt, TypeId::Composite(_)) && rt == TypeId::Unknown {
+            rt = TypeId::Record;
+        } else if !string_op && matches!(rt, TypeId::Composite(_)) && lt == TypeId::Unknown {
+            lt = TypeId::Record;
+        }
         if string_op {
         } else if lt == TypeId::Unknown && rt != TypeId::Unknown {
             lt = rt;
@@ -800,7 +835,11 @@ impl<'a> Binder<'a> {
         let o = keel_types::ops::resolve_binary(op, lt, rt).ok_or_else(|| {
             PgError::new(
                 sqlstate::UNDEFINED_FUNCTION,
-                format!("operator does not exist: {} {op} {}", l.ty().name(), r.ty().name()),
+                format!(
+                    "operator does not exist: {} {op} {}",
+                    self.catalog.type_name(l.ty()),
+                    self.catalog.type_name(r.ty())
+                ),
             )
             .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
         });
@@ -814,24 +853,7 @@ impl<'a> Binder<'a> {
             }
             (Err(err), None) => return Err(err),
         };
-        let at = |b: &Self, err: PgError, operand: Option<&ast::Expr>| match operand {
-            Some(e) => b.at(err, e.span()),
-            None => err,
-        };
-        let l = coerce(
-            l,
-            SqlType::new(o.left),
-            CastContext::Implicit,
-            &mut self.params,
-        )
-        .map_err(|err| at(self, err, src.map(|s| s.0)))?;
-        let r = coerce(
-            r,
-            SqlType::new(o.right),
-            CastContext::Implicit,
-            &mut self.params,
-        )
-        .map_err(|err| at(self, err, src.map(|s| s.1)))?;
+        let (l, r) = self.coerce_operands(l, r, (o.left, o.right), src)?;
         // Folded only as a whole: a cast of a constant under an operator that does not fold
         // stays as written (PostgreSQL's cross-type operators take such constants uncast).
         // Only operators written in the query fold: callers that build an operator to take
@@ -848,6 +870,36 @@ impl<'a> Binder<'a> {
             r: Box::new(r),
             ty: o.result,
         })
+    }
+
+    /// Converts an operator's operands to its argument types `to`; an operand written in
+    /// the query (`src`) that does not convert is reported at that operand.
+    pub(super) fn coerce_operands(
+        &mut self,
+        l: Expr,
+        r: Expr,
+        to: (TypeId, TypeId),
+        src: Option<(&ast::Expr, &ast::Expr)>,
+    ) -> PgResult<(Expr, Expr)> {
+        let record = to.0 == TypeId::Record || to.1 == TypeId::Record;
+        let at = |b: &Self, err: PgError, operand: Option<&ast::Expr>| match operand {
+            // record_in refusing an untyped literal is placed at it, as PostgreSQL does.
+            Some(e) if record && err.code == sqlstate::FEATURE_NOT_SUPPORTED => {
+                match b.position(e.span()) {
+                    Some(p) => err.or_position(p),
+                    None => err,
+                }
+            }
+            Some(e) => b.at(err, e.span()),
+            None => err,
+        };
+        let l = self
+            .coerce_in(l, SqlType::new(to.0), CastContext::Implicit)
+            .map_err(|err| at(self, err, src.map(|s| s.0)))?;
+        let r = self
+            .coerce_in(r, SqlType::new(to.1), CastContext::Implicit)
+            .map_err(|err| at(self, err, src.map(|s| s.1)))?;
+        Ok((l, r))
     }
 
     #[inline(never)]
@@ -873,12 +925,7 @@ impl<'a> Binder<'a> {
             )
             .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
         })?;
-        let a = coerce(
-            a,
-            SqlType::new(arg_ty),
-            CastContext::Implicit,
-            &mut self.params,
-        )?;
+        let a = self.coerce_in(a, SqlType::new(arg_ty), CastContext::Implicit)?;
         Ok(Expr::Un {
             f,
             arg: Box::new(a),
@@ -893,12 +940,7 @@ impl<'a> Binder<'a> {
         let ty = keel_types::common_type::common_type_of(what, items.iter().map(Expr::ty))?;
         let mut out = Vec::with_capacity(items.len());
         for e in items {
-            out.push(coerce(
-                e,
-                SqlType::new(ty),
-                CastContext::Implicit,
-                &mut self.params,
-            )?);
+            out.push(self.coerce_in(e, SqlType::new(ty), CastContext::Implicit)?);
         }
         Ok((ty, out))
     }

@@ -166,6 +166,8 @@ pub enum Expr {
     SubPlan(Arc<SubPlan>),
     /// Array constructors, subscripts and `op ANY/ALL (array)`.
     Array(Box<ArrayExpr>),
+    /// Composite values: row constructors, whole-row references and field selection.
+    Row(Box<RowExpr>),
     /// Integer and float8 arithmetic compiled into a program (`native`): made by the
     /// planner's last pass over a finished plan, so nothing that rewrites expressions sees it.
     Native(Arc<crate::native::Native>),
@@ -208,6 +210,83 @@ pub enum ArrayExpr {
         cmp: Expr,
         all: bool,
     },
+}
+
+/// An expression over composite values.
+#[derive(Clone)]
+pub enum RowExpr {
+    /// `ROW(a, b, ...)`, `(a, b, ...)` and a whole-row reference `t`: a composite of type
+    /// `ty` (`Composite(oid)` or anonymous `Record`) whose fields have `types`.
+    Ctor {
+        fields: Vec<Expr>,
+        ty: TypeId,
+        types: Arc<[TypeId]>,
+    },
+    /// `(arg).field`: the `index`-th field (of type `ty`, named `name`); NULL when `arg`
+    /// is NULL.
+    Field {
+        arg: Expr,
+        index: usize,
+        ty: TypeId,
+        name: Arc<str>,
+    },
+    /// A string read as composite type `ty` (`record_in`) with these field types.
+    FromText {
+        arg: Expr,
+        ty: TypeId,
+        fields: Arc<[SqlType]>,
+    },
+}
+
+impl RowExpr {
+    pub fn ty(&self) -> TypeId {
+        match self {
+            RowExpr::Ctor { ty, .. } | RowExpr::Field { ty, .. } | RowExpr::FromText { ty, .. } => {
+                *ty
+            }
+        }
+    }
+
+    pub fn for_each_child<'e>(&'e self, f: &mut dyn FnMut(&'e Expr)) {
+        match self {
+            RowExpr::Ctor { fields, .. } => fields.iter().for_each(f),
+            RowExpr::Field { arg, .. } | RowExpr::FromText { arg, .. } => f(arg),
+        }
+    }
+
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            RowExpr::Ctor { fields, .. } => fields.iter_mut().collect(),
+            RowExpr::Field { arg, .. } | RowExpr::FromText { arg, .. } => vec![arg],
+        }
+    }
+
+    /// Rebuilds the expression with each child mapped by `f`.
+    pub fn map_children(&self, f: &mut dyn FnMut(&Expr) -> PgResult<Expr>) -> PgResult<RowExpr> {
+        Ok(match self {
+            RowExpr::Ctor { fields, ty, types } => RowExpr::Ctor {
+                fields: fields.iter().map(&mut *f).collect::<PgResult<_>>()?,
+                ty: *ty,
+                types: types.clone(),
+            },
+            RowExpr::Field {
+                arg,
+                index,
+                ty,
+                name,
+            } => RowExpr::Field {
+                arg: f(arg)?,
+                index: *index,
+                ty: *ty,
+                name: name.clone(),
+            },
+            RowExpr::FromText { arg, ty, fields } => RowExpr::FromText {
+                arg: f(arg)?,
+                ty: *ty,
+                fields: fields.clone(),
+            },
+        })
+    }
 }
 
 /// One subscript: `[upper]` or `[lower:upper]` with either bound omitted.
@@ -377,6 +456,7 @@ impl Expr {
             Expr::Outer(_, t) => *t,
             Expr::SubPlan(sp) => sp.ty,
             Expr::Array(a) => a.ty(),
+            Expr::Row(r) => r.ty(),
             Expr::Native(n) => n.ty,
         }
     }
@@ -423,6 +503,11 @@ impl Expr {
             Expr::Array(a) => {
                 let mut any = false;
                 a.for_each_child(&mut |c| any |= c.has_subplan());
+                any
+            }
+            Expr::Row(r) => {
+                let mut any = false;
+                r.for_each_child(&mut |c| any |= c.has_subplan());
                 any
             }
             Expr::Case { whens, default, .. } => {
@@ -474,6 +559,11 @@ impl Expr {
             Expr::Array(a) => {
                 let mut all = true;
                 a.for_each_child(&mut |c| all &= c.is_row_independent());
+                all
+            }
+            Expr::Row(r) => {
+                let mut all = true;
+                r.for_each_child(&mut |c| all &= c.is_row_independent());
                 all
             }
         }
@@ -545,6 +635,7 @@ impl Expr {
                 f(default);
             }
             Expr::Array(a) => a.for_each_child(f),
+            Expr::Row(r) => r.for_each_child(f),
             Expr::Native(n) => f(&n.source),
             Expr::SubPlan(sp) => {
                 sp.outer_args.iter().for_each(&mut *f);

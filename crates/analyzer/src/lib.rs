@@ -82,6 +82,7 @@ pub fn analyze_in_body(
         | ast::Statement::AlterFunction(_)
         | ast::Statement::DropFunction(_)
         | ast::Statement::CreateTrigger(_)
+        | ast::Statement::CreateType { .. }
         | ast::Statement::DropTrigger(_) => Analyzed::Ddl(Box::new(stmt.clone())),
         ast::Statement::CreateView(cv) => {
             // Bound here for errors at their place in the statement; the DDL binds it again

@@ -97,6 +97,7 @@ macro_rules! families {
 
 families! {
     397, "array_ops";
+    2994, "record_ops";
     424, "bool_ops";
     426, "bpchar_ops";
     428, "bytea_ops";
@@ -140,6 +141,7 @@ opclasses! {
     10028, "name_ops", 1994, Name, true;
     10044, "varchar_ops", 1994, Text, false;
     397, "array_ops", 397, AnyArray, true;
+    10034, "record_ops", 2994, Record, true;
 }
 
 macro_rules! amops {
@@ -155,6 +157,7 @@ macro_rules! amops {
 
 amops! {
     397, AnyArray, AnyArray, [1072, 1074, 1070, 1075, 1073];
+    2994, Record, Record, [2990, 2992, 2988, 2993, 2991];
     424, Bool, Bool, [58, 1694, 91, 1695, 59];
     426, Bpchar, Bpchar, [1058, 1059, 1054, 1061, 1060];
     428, Bytea, Bytea, [1957, 1958, 1955, 1960, 1959];
@@ -214,6 +217,7 @@ fn class_input_of(ty: TypeId) -> TypeId {
     match ty {
         TypeId::Varchar => TypeId::Text,
         t if t.is_array() => TypeId::AnyArray,
+        TypeId::Composite(_) => TypeId::Record,
         other => other,
     }
 }

@@ -316,7 +316,13 @@ impl FunctionDef {
 
     /// The signature key of `name` with these input argument types.
     pub fn signature_of(name: &str, types: &[SqlType]) -> String {
-        let list: Vec<String> = types.iter().map(|t| t.id.name().to_string()).collect();
+        // A composite is named by its oid: two row types must not share a signature.
+        let list: Vec<String> = (types.iter())
+            .map(|t| match t.id {
+                keel_types::TypeId::Composite(oid) => format!("composite {oid}"),
+                id => id.name().to_string(),
+            })
+            .collect();
         format!("{name}({})", list.join(", "))
     }
 }

@@ -6,7 +6,7 @@
 //! contains it therefore changes nothing; recovery skips such deltas by version anyway (the
 //! checkpointed catalog may be newer than the redo point), and refuses a gap in versions.
 
-use crate::{Catalog, FunctionDef, IndexDef, SequenceDef, TableDef, ViewDef};
+use crate::{Catalog, FunctionDef, IndexDef, SequenceDef, TableDef, TypeDef, ViewDef};
 use keel_common::{Oid, PgError, PgResult, sqlstate};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -30,6 +30,10 @@ pub struct CatalogDelta {
     pub views: Vec<Arc<ViewDef>>,
     #[serde(default)]
     pub dropped_views: Vec<Oid>,
+    #[serde(default)]
+    pub types: Vec<Arc<TypeDef>>,
+    #[serde(default)]
+    pub dropped_types: Vec<Oid>,
 }
 
 impl CatalogDelta {
@@ -56,6 +60,7 @@ impl Catalog {
         let (sequences, dropped_sequences) = self.sequences.changes();
         let (functions, dropped_functions) = self.functions.changes();
         let (views, dropped_views) = self.views.changes();
+        let (types, dropped_types) = self.types.changes();
         CatalogDelta {
             version: self.version,
             next_oid: self.next_oid,
@@ -69,6 +74,8 @@ impl Catalog {
             dropped_functions,
             views,
             dropped_views,
+            types,
+            dropped_types,
         }
     }
 
@@ -78,6 +85,7 @@ impl Catalog {
             || self.sequences.has_changes()
             || self.functions.has_changes()
             || self.views.has_changes()
+            || self.types.has_changes()
     }
 
     /// Forgets the change sets: done when the catalog is installed, so the next DDL's
@@ -88,6 +96,7 @@ impl Catalog {
         self.sequences.clear_changes();
         self.functions.clear_changes();
         self.views.clear_changes();
+        self.types.clear_changes();
     }
 
     /// Replays `d` (recovery). Returns false when this catalog already contains it (its
@@ -111,6 +120,7 @@ impl Catalog {
         self.sequences.apply(&d.sequences, &d.dropped_sequences);
         self.functions.apply(&d.functions, &d.dropped_functions);
         self.views.apply(&d.views, &d.dropped_views);
+        self.types.apply(&d.types, &d.dropped_types);
         self.next_oid = self.next_oid.max(d.next_oid);
         self.version = d.version;
         Ok(true)
@@ -139,6 +149,9 @@ impl Catalog {
         }
         for oid in &d.dropped_views {
             next.views.remove(oid);
+        }
+        for oid in &d.dropped_types {
+            next.types.remove(oid);
         }
         let taken = |next: &Catalog, name: &str, oid: Oid| match next.relation(name) {
             Some(crate::Relation::Table(t)) => t.oid != oid,
@@ -176,6 +189,15 @@ impl Catalog {
                 return Err(exists(&v.name));
             }
             next.views.insert(v.oid, v.clone());
+        }
+        for t in &d.types {
+            if next.type_name_taken(&t.name, t.oid) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_OBJECT,
+                    format!("type \"{}\" already exists", t.name),
+                ));
+            }
+            next.types.insert(t.oid, t.clone());
         }
         for f in &d.functions {
             if next

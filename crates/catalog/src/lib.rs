@@ -18,10 +18,12 @@ pub mod am;
 mod defs;
 mod delta;
 mod relmap;
+mod types;
 mod view;
 pub use defs::*;
 pub use delta::CatalogDelta;
 pub use relmap::{CatalogEntry, RelMap};
+pub use types::{Composite, FieldDef, TypeDef};
 pub use view::ViewDef;
 
 use keel_common::{Oid, PgError, PgResult, RelFileId, sqlstate};
@@ -53,6 +55,9 @@ pub struct Catalog {
     /// Views. Absent in catalogs written before views existed.
     #[serde(default)]
     pub views: RelMap<ViewDef>,
+    /// User-defined types. Absent in catalogs written before they existed.
+    #[serde(default)]
+    pub types: RelMap<TypeDef>,
 }
 
 impl Default for Catalog {
@@ -66,6 +71,7 @@ impl Default for Catalog {
             sequences: RelMap::default(),
             functions: RelMap::default(),
             views: RelMap::default(),
+            types: RelMap::default(),
         }
     }
 }
@@ -121,6 +127,7 @@ impl Catalog {
             || self.indexes.by_name(name).is_some()
             || self.sequences.by_name(name).is_some()
             || self.views.by_name(name).is_some()
+            || self.types.by_name(name).is_some()
     }
 
     /// The views that read relation (table or view) `oid`, directly.
@@ -148,11 +155,9 @@ impl Catalog {
     /// row type it returns, else its OUT, INOUT and RETURNS TABLE parameters; empty when the
     /// result is the one unnamed `ret`.
     pub fn result_columns(&self, f: &FunctionDef) -> Vec<(Option<String>, SqlType)> {
-        if let Some(t) = f.row_type.and_then(|oid| self.tables.get(&oid)) {
-            return t
-                .columns
-                .iter()
-                .map(|c| (Some(c.name.clone()), c.ty))
+        if let Some(c) = f.row_type.and_then(|oid| self.composite(oid)) {
+            return (c.fields.into_iter())
+                .map(|f| (Some(f.name), f.ty))
                 .collect();
         }
         // Unnamed OUT parameters of a several-column result are `columnN`, as PostgreSQL

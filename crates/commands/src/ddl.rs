@@ -83,6 +83,17 @@ pub fn execute_ddl(
             ..
         } => crate::ddl_view::drop_views(names, *if_exists, *cascade, &mut cat, &mut notices)?,
         ast::Statement::Drop {
+            object_type: ast::ObjectType::Type,
+            if_exists,
+            names,
+            cascade,
+            ..
+        } => crate::ddl_type::drop_types(names, *if_exists, *cascade, &mut cat, &mut notices)?,
+        ast::Statement::CreateType {
+            name,
+            representation,
+        } => crate::ddl_type::create_type(name, representation, &mut cat)?,
+        ast::Statement::Drop {
             object_type,
             if_exists,
             names,
@@ -276,7 +287,7 @@ fn create_table(
                     Some(format!("nextval('{seq_name}'::regclass)")),
                 )
             }
-            None => (types::type_from_name(&tname)?, None),
+            None => (types::type_from_name_in(&tname, cat)?, None),
         };
         let mut not_null = default.is_some();
         for opt in &c.options {
@@ -680,7 +691,10 @@ fn drop_objects(
     }
     match kind {
         ast::ObjectType::Table => {
-            crate::ddl_function::drop_row_type_users(cat, &targets, cascade, notices)?;
+            if let Some(first) = targets.first() {
+                let what = format!("table {}", cat.tables.get(first).map_or("", |t| &t.name));
+                crate::ddl_type::drop_type_users(cat, &targets, &what, cascade, notices)?;
+            }
             // Views reading the tables and foreign keys from tables that stay.
             if let Some(first) = targets.first() {
                 let what = format!("table {}", cat.tables.get(first).map_or("", |t| &t.name));
@@ -848,7 +862,7 @@ fn alter_table(
                 let mut nt = (*t).clone();
                 nt.columns.push(ColumnDef {
                     name: cname,
-                    ty: types::type_from_name(&column_def.data_type.to_string())?,
+                    ty: types::type_from_name_in(&column_def.data_type.to_string(), cat)?,
                     not_null,
                     default: None,
                 });

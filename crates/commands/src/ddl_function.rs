@@ -22,7 +22,7 @@ fn arg_mode(m: Option<&ast::ArgMode>) -> ArgMode {
 }
 
 /// A parameter or result type: a column type, or a polymorphic pseudo-type.
-fn sql_type(t: &ast::DataType) -> PgResult<SqlType> {
+fn sql_type(t: &ast::DataType, cat: &Catalog) -> PgResult<SqlType> {
     let name = t.to_string().to_ascii_lowercase();
     let id = match name.trim_start_matches("pg_catalog.") {
         "anyelement" => TypeId::AnyElement,
@@ -35,7 +35,7 @@ fn sql_type(t: &ast::DataType) -> PgResult<SqlType> {
             return Err(PgError::unsupported("range types"));
         }
         "anyenum" => return Err(PgError::unsupported("enum types")),
-        _ => return types::type_from_name(&t.to_string()),
+        _ => return types::type_from_name_in(&t.to_string(), cat),
     };
     Ok(SqlType::new(id))
 }
@@ -53,21 +53,18 @@ fn return_type(
         "record" => Ok(SqlType::new(TypeId::Record)),
         "trigger" => Ok(SqlType::new(TypeId::Trigger)),
         "event_trigger" => Err(PgError::unsupported("event trigger functions")),
-        _ => sql_type(t).or_else(|e| {
-            let table = match t {
-                ast::DataType::Custom(n, mods) if mods.is_empty() => super::ddl::plain_name(n)
-                    .ok()
-                    .and_then(|n| cat.table_by_name(&n)),
-                _ => None,
-            };
-            match table {
-                Some(table) => {
-                    *row_type = Some(table.oid);
-                    Ok(SqlType::new(TypeId::Record))
-                }
-                None => Err(e),
+        // A composite type's name (a table's row type or a CREATE TYPE type): a result of
+        // several columns, whose shape is the type's (`row_type`).
+        _ => match sql_type(t, cat)? {
+            SqlType {
+                id: TypeId::Composite(oid),
+                ..
+            } => {
+                *row_type = Some(oid);
+                Ok(SqlType::new(TypeId::Record))
             }
-        }),
+            other => Ok(other),
+        },
     }
 }
 
@@ -104,11 +101,11 @@ fn body_text(b: &ast::CreateFunctionBody) -> PgResult<String> {
 }
 
 /// The input argument types of a parsed argument list (OUT arguments are not part of it).
-fn input_types(args: &[ast::OperateFunctionArg]) -> PgResult<Vec<SqlType>> {
+fn input_types(args: &[ast::OperateFunctionArg], cat: &Catalog) -> PgResult<Vec<SqlType>> {
     let mut out = Vec::new();
     for a in args {
         if !matches!(arg_mode(a.mode.as_ref()), ArgMode::Out) {
-            out.push(sql_type(&a.data_type)?);
+            out.push(sql_type(&a.data_type, cat)?);
         }
     }
     Ok(out)
@@ -134,7 +131,7 @@ pub(crate) fn create_function(
                 "input parameters after one with a default value must also have defaults",
             ));
         }
-        let ty = sql_type(&a.data_type)?;
+        let ty = sql_type(&a.data_type, cat)?;
         if mode == ArgMode::Variadic && !(ty.id.is_array() || ty.id == TypeId::AnyArray) {
             return Err(PgError::new(
                 sqlstate::INVALID_FUNCTION_DEFINITION,
@@ -173,7 +170,7 @@ pub(crate) fn create_function(
             for c in cols {
                 args.push(FunctionArg {
                     name: Some(c.name.value.to_lowercase()),
-                    ty: sql_type(&c.data_type)?,
+                    ty: sql_type(&c.data_type, cat)?,
                     mode: ArgMode::Table,
                     default: None,
                 });
@@ -322,7 +319,7 @@ pub(crate) fn create_function(
         .as_ref()
         .map_or(FuncVolatility::Volatile, volatility);
     let strict = cf.called_on_null.as_ref().is_some_and(strict);
-    let inputs = input_types(cf.args.as_deref().unwrap_or(&[]))?;
+    let inputs = input_types(cf.args.as_deref().unwrap_or(&[]), cat)?;
     let signature = FunctionDef::signature_of(&name, &inputs);
     let existing = cat.functions.by_name(&signature).cloned();
     let oid = match &existing {
@@ -444,55 +441,10 @@ pub(crate) fn drop_function(
 
 /// `f(integer, text)`: a function as PostgreSQL's dependency messages name it.
 fn shown_signature(f: &FunctionDef) -> String {
-    let args: Vec<String> = f.input_args().map(|a| types::type_display(a.ty)).collect();
-    format!("{}({})", f.proname, args.join(", "))
-}
-
-/// DROP TABLE of `tables`: the functions returning one's row type depend on it. Without
-/// CASCADE that is PostgreSQL's 2BP01; with it they are dropped too, with a notice.
-pub(crate) fn drop_row_type_users(
-    cat: &mut Catalog,
-    tables: &[keel_common::Oid],
-    cascade: bool,
-    notices: &mut Vec<PgError>,
-) -> PgResult<()> {
-    let mut users: Vec<Arc<FunctionDef>> = (cat.functions.values())
-        .filter(|f| f.row_type.is_some_and(|t| tables.contains(&t)))
-        .cloned()
+    let args: Vec<String> = (f.input_args())
+        .map(|a| types::type_display(a.ty))
         .collect();
-    if users.is_empty() {
-        return Ok(());
-    }
-    users.sort_by_key(|f| f.oid);
-    let type_name = |f: &FunctionDef| {
-        let t = f.row_type.and_then(|oid| cat.tables.get(&oid));
-        t.map_or_else(String::new, |t| t.name.clone())
-    };
-    if !cascade {
-        let table = type_name(&users[0]);
-        let detail: Vec<String> = (users.iter())
-            .map(|f| {
-                format!(
-                    "function {} depends on type {}",
-                    shown_signature(f),
-                    type_name(f)
-                )
-            })
-            .collect();
-        return Err(crate::ddl_view::still_depended_on(
-            &format!("table {table}"),
-            detail,
-        ));
-    }
-    notices.push(crate::ddl_view::cascade_notice(
-        (users.iter())
-            .map(|f| format!("function {}", shown_signature(f)))
-            .collect(),
-    ));
-    for f in users {
-        cat.functions.remove(&f.oid);
-    }
-    Ok(())
+    format!("{}({})", f.proname, args.join(", "))
 }
 
 /// A function a statement names that does not exist, as PostgreSQL shows it.
@@ -521,7 +473,7 @@ fn find(desc: &ast::FunctionDesc, cat: &Catalog) -> PgResult<Result<Arc<Function
     let name = super::ddl::plain_name(&desc.name)?;
     let found: Vec<Arc<FunctionDef>> = match &desc.args {
         Some(args) => {
-            let sig = FunctionDef::signature_of(&name, &input_types(args)?);
+            let sig = FunctionDef::signature_of(&name, &input_types(args, cat)?);
             cat.functions.by_name(&sig).cloned().into_iter().collect()
         }
         None => cat.functions_named(&name).cloned().collect(),
@@ -538,9 +490,9 @@ fn find(desc: &ast::FunctionDesc, cat: &Catalog) -> PgResult<Result<Arc<Function
     }
     let shown = match &desc.args {
         Some(args) => {
-            let tys: Vec<String> = input_types(args)?
+            let tys: Vec<String> = input_types(args, cat)?
                 .into_iter()
-                .map(types::type_display)
+                .map(|t| types::type_display_in(t, cat))
                 .collect();
             format!("{name}({})", tys.join(", "))
         }

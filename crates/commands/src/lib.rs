@@ -12,6 +12,7 @@ mod ddl_index;
 pub mod ddl_locks;
 mod ddl_sequence;
 mod ddl_trigger;
+mod ddl_type;
 mod ddl_view;
 pub mod plpgsql_check;
 pub mod plpgsql_shadow;

@@ -137,6 +137,7 @@ impl Eval for Expr {
             Expr::Outer(i, _) => cx.outer.get(*i).cloned().unwrap_or(Datum::Null),
             Expr::SubPlan(sp) => crate::exec::subplan::eval(sp, row, cx)?,
             Expr::Array(a) => crate::eval_array::eval(a, row, cx)?,
+            Expr::Row(r) => crate::eval_row::eval(r, row, cx)?,
             Expr::Bin { f, l, r, .. } => {
                 // Columns, constants and parameters are compared in place, not cloned (a text
                 // filter on every row of a scan was an allocation and a free per row).
@@ -189,7 +190,12 @@ impl Eval for Expr {
             // ExecEvalAnd/Or); NULL when none decides and one was NULL.
             Expr::And(args) => bool_chain(args, false, row, cx)?,
             Expr::Or(args) => bool_chain(args, true, row, cx)?,
-            Expr::IsNull(a, negated) => Datum::Bool(a.eval(row, cx)?.is_null() != *negated),
+            Expr::IsNull(a, negated) => Datum::Bool(match a.eval(row, cx)? {
+                // A composite IS NULL when every field is, IS NOT NULL when none is.
+                Datum::Record(r) if *negated => r.values.iter().all(|v| !v.is_null()),
+                Datum::Record(r) => r.values.iter().all(Datum::is_null),
+                v => v.is_null() != *negated,
+            }),
             Expr::Distinct { l, r, eq, negated } => {
                 let (a, b) = (l.eval(row, cx)?, r.eval(row, cx)?);
                 let distinct = match (a.is_null(), b.is_null()) {

@@ -9,6 +9,7 @@
 pub mod eval;
 mod eval_array;
 pub mod eval_array_assign;
+mod eval_row;
 pub mod exec;
 pub mod internal_sql;
 pub mod interrupt;

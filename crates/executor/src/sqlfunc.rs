@@ -175,6 +175,12 @@ pub fn check_body(def: Arc<FunctionDef>, catalog: Arc<keel_catalog::Catalog>) ->
         return Err(final_must());
     }
     let columns = last.columns();
+    // One column that is already a value of the row type returned.
+    if let (Some(oid), [c]) = (call.def.row_type, columns)
+        && c.ty == TypeId::Composite(oid)
+    {
+        return Ok(());
+    }
     if declared.len() > 1 || call.def.row_type.is_some() {
         let n = columns.len();
         if n != declared.len() {
@@ -307,6 +313,10 @@ pub fn eval_call(
     let Some((first, last)) = run_statements(call, &plans, &values, cx, Some(1))? else {
         return Ok(Datum::Null);
     };
+    if call.def.ret.id == TypeId::Record {
+        let row = first.into_iter().next();
+        return composite_result(call, row, last.columns());
+    }
     let value = first
         .into_iter()
         .next()
@@ -412,6 +422,50 @@ fn sql_rows(call: &UserCall, args: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Ve
                 .collect()
         })
         .collect()
+}
+
+/// A result of several columns (a row type, OUT parameters, `record`) as one composite value:
+/// the body's first row, each column converted to the declared field type; NULL for no row.
+/// A body whose one column is already a value of the row type returns that value.
+fn composite_result(
+    call: &UserCall,
+    row: Option<Vec<Datum>>,
+    columns: &[OutColumn],
+) -> PgResult<Datum> {
+    let Some(row) = row else {
+        return Ok(Datum::Null);
+    };
+    let ty = call.def.row_type.map_or(TypeId::Record, TypeId::Composite);
+    if let ([value], [c]) = (row.as_slice(), columns)
+        && (c.ty == ty || value.is_null() && matches!(c.ty, TypeId::Composite(_)))
+    {
+        return Ok(value.clone());
+    }
+    let declared: Vec<keel_types::SqlType> = (call.catalog.result_columns(&call.def))
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    let mut values = Vec::with_capacity(row.len());
+    let mut types = Vec::with_capacity(row.len());
+    for (i, (v, c)) in row.into_iter().zip(columns).enumerate() {
+        match declared.get(i) {
+            Some(t) if t.id != c.ty && !v.is_null() => {
+                values.push(cast(v, c.ty, *t, CastContext::Assignment)?);
+                types.push(t.id);
+            }
+            Some(t) => {
+                values.push(v);
+                types.push(t.id);
+            }
+            None => {
+                values.push(v);
+                types.push(c.ty);
+            }
+        }
+    }
+    Ok(Datum::Record(std::sync::Arc::new(
+        keel_types::record::Record::new(ty, types.into(), values),
+    )))
 }
 
 /// The body's first column converted to the declared result type.

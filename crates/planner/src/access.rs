@@ -41,6 +41,7 @@ pub(crate) fn col_range(e: &Expr, lo: &mut usize, hi: &mut usize) {
             col_range(default, lo, hi);
         }
         Expr::Array(a) => a.for_each_child(&mut |c| col_range(c, lo, hi)),
+        Expr::Row(r) => r.for_each_child(&mut |c| col_range(c, lo, hi)),
         Expr::Special(..) | Expr::SubPlan(_) => {
             *lo = 0;
             *hi = usize::MAX;
@@ -156,6 +157,10 @@ pub(crate) fn remap(e: Expr, to: &dyn Fn(usize) -> usize) -> Expr {
         Expr::Array(a) => match a.map_children(&mut |c| Ok(remap(c.clone(), to))) {
             Ok(m) => Expr::Array(Box::new(m)),
             Err(_) => Expr::Array(a),
+        },
+        Expr::Row(r) => match r.map_children(&mut |c| Ok(remap(c.clone(), to))) {
+            Ok(m) => Expr::Row(Box::new(m)),
+            Err(_) => Expr::Row(r),
         },
         other @ (Expr::Const(..)
         | Expr::Param(..)

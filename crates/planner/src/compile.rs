@@ -139,6 +139,7 @@ pub(crate) fn expr(root: &mut Expr) {
                 }
                 todo.push(default);
             }
+            Expr::Row(r) => todo.extend(r.children_mut()),
             Expr::Array(a) => match &mut **a {
                 ArrayExpr::Ctor { elems, .. } => todo.extend(elems.iter_mut()),
                 ArrayExpr::Subscript { arr, subs, .. } => {

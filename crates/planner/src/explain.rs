@@ -281,6 +281,7 @@ pub fn explain_query(
     summary: &Summary,
 ) -> Vec<String> {
     deparse::reset_init_params();
+    deparse::set_type_names(catalog);
     // explain.c: `useprefix = list_length(es->rtable) > 1`.
     let multi = relations(&plan.root, &plan.subplans) + plan.non_table_rtes > 1;
     let build = |prefix: bool| {
@@ -334,6 +335,7 @@ pub fn explain_modify(
     summary: &Summary,
 ) -> Vec<String> {
     deparse::reset_init_params();
+    deparse::set_type_names(catalog);
     let multi = match &plan.kind {
         ModifyKind::Insert { source, .. } => relations(source, &plan.subplans) > 0,
         _ => false,

@@ -27,8 +27,13 @@ fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
     if from == to || from == Unknown {
         return Some(Implicit);
     }
-    if to == Unknown || to == Void || from == Void || to == Record || from == Record {
+    if to == Unknown || to == Void || from == Void || to == Record {
         return None;
+    }
+    // A composite's text is an I/O conversion cast, allowed on assignment; the reverse
+    // needs the type's fields and is bound as a read of the text (`record_in`).
+    if matches!(from, Record | Composite(_)) {
+        return matches!(to, Text | Varchar | Bpchar | Name).then_some(Assignment);
     }
     Some(match (from, to) {
         // String types among themselves.

@@ -26,6 +26,8 @@ pub enum Datum {
     /// constant read per row, a joined row, a sort key) is a reference count, and a writer
     /// takes its own copy first (`Arc::make_mut`).
     Array(std::sync::Arc<crate::array::Array>),
+    /// A composite value (a row type's or an anonymous `ROW(...)`), shared as arrays are.
+    Record(std::sync::Arc<crate::record::Record>),
 }
 
 impl Clone for Datum {
@@ -39,6 +41,7 @@ impl Clone for Datum {
             Datum::Text(s) => Datum::Text(s.clone()),
             Datum::Bytea(b) => Datum::Bytea(b.clone()),
             Datum::Array(a) => Datum::Array(a.clone()),
+            Datum::Record(r) => Datum::Record(r.clone()),
             // SAFETY: these variants hold only `Copy` fields (integers, floats, bool,
             // `Interval`), so a bitwise copy is a valid, independent value with nothing to
             // drop twice. The list is exhaustive: a new variant must be placed here or above.
@@ -95,6 +98,7 @@ impl Datum {
             Datum::Interval(_) => TypeId::Interval,
             Datum::Oid(_) => TypeId::Oid,
             Datum::Array(a) => a.elem.array_of()?,
+            Datum::Record(r) => r.ty,
         })
     }
 }
@@ -121,6 +125,7 @@ impl Datum {
             // The box, the big integer's header and a few digits.
             Datum::Numeric(_) => 64,
             Datum::Array(a) => a.heap_bytes(),
+            Datum::Record(r) => r.heap_bytes(),
             _ => 0,
         }
     }

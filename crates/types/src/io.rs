@@ -43,6 +43,14 @@ pub fn parse_text(text: &str, ty: SqlType) -> PgResult<Datum> {
                 text,
                 SqlType::with_typmod(elem, ty.typmod),
             )?)),
+            // A composite's input needs its fields' types: the binder reads it with
+            // `record::parse_text`, never through here.
+            None if matches!(t, TypeId::Composite(_) | TypeId::Record) => {
+                return Err(PgError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "input of anonymous composite types is not implemented",
+                ));
+            }
             None => Datum::Null,
         },
     })
@@ -336,6 +344,7 @@ pub fn format_text(value: &Datum, ty: TypeId, out: &mut String) {
         Datum::TimestampTz(t) => datetime::format_timestamp(*t, true, out),
         Datum::Interval(iv) => iv.write_text(out),
         Datum::Array(a) => crate::array::write_text(a, out),
+        Datum::Record(r) => crate::record::write_text(r, out),
     }
     let _ = ty;
 }
@@ -551,6 +560,7 @@ pub fn format_binary(value: &Datum, ty: TypeId, out: &mut Vec<u8>) {
             out.extend_from_slice(&iv.months.to_be_bytes());
         }
         Datum::Array(a) => crate::array::write_binary(a, ty.elem().unwrap_or(a.elem), out),
+        Datum::Record(r) => crate::record::write_binary(r, out),
     }
     let _ = ty;
 }

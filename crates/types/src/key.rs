@@ -153,11 +153,11 @@ pub fn encode_key_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) {
             out.extend_from_slice(&((k as u128) ^ (1 << 127)).to_be_bytes());
         }
         TypeId::Void => {}
-        _ => {
-            if let Datum::Array(a) = v {
-                crate::array::encode_key(a, out)
-            }
-        }
+        _ => match v {
+            Datum::Array(a) => crate::array::encode_key(a, out),
+            Datum::Record(r) => crate::record::encode_key(r, out),
+            _ => {}
+        },
     }
 }
 

@@ -29,6 +29,7 @@ mod numeric_digits;
 mod numeric_io;
 mod numeric_small;
 pub mod ops;
+pub mod record;
 pub mod regex;
 pub mod row;
 pub mod scalar;

@@ -136,6 +136,11 @@ pub fn resolve_binary(op_name: &str, left: TypeId, right: TypeId) -> Option<Oper
         if l == Bpchar && r == Bpchar {
             return op(Bpchar, Bpchar, Bool, bpchar_comparison(opn)?);
         }
+        // record op record: each side keeps its composite type, compared field by field.
+        let composite = |t: TypeId| matches!(t, Record | Composite(_));
+        if composite(l) && composite(r) {
+            return op(l, r, Bool, cmp);
+        }
         let common = if l == r {
             l
         } else if is_numberish(l) && is_numberish(r) {
@@ -349,6 +354,7 @@ pub fn compare(a: &Datum, b: &Datum) -> Ordering {
         (Interval(x), Interval(y)) => x.cmp_key().cmp(&y.cmp_key()),
         (Oid(x), Oid(y)) => x.cmp(y),
         (Array(x), Array(y)) => crate::array::compare(x, y),
+        (Record(x), Record(y)) => crate::record::compare(x, y),
         (Null, Null) => Ordering::Equal,
         (Null, _) => Ordering::Greater,
         (_, Null) => Ordering::Less,

@@ -156,6 +156,13 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
             let len = (out.len() - len_at - 4) as u32;
             out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
         }
+        (TypeId::Composite(_) | TypeId::Record, Datum::Record(r)) => {
+            let len_at = out.len();
+            out.extend_from_slice(&[0, 0, 0, 0]);
+            crate::record::encode_stored(r, out);
+            let len = (out.len() - len_at - 4) as u32;
+            out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+        }
         _ => {
             debug_assert!(false, "datum {v:?} does not match column type {ty:?}");
             return false;
@@ -283,6 +290,9 @@ fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
             match t.elem() {
                 Some(elem) => {
                     Datum::Array(std::sync::Arc::new(crate::array::decode_stored(b, elem)?))
+                }
+                None if matches!(t, TypeId::Composite(_) | TypeId::Record) => {
+                    Datum::Record(std::sync::Arc::new(crate::record::decode_stored(b)?))
                 }
                 None => return Err(corrupt()),
             }

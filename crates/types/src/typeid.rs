@@ -62,6 +62,10 @@ pub enum TypeId {
     /// A cursor's name (PL/pgSQL's cursor variables, functions that return a cursor). Last,
     /// so the serialized catalogs keep their type numbers.
     Refcursor,
+    /// A named composite (row) type: a table's row type, whose oid is the table's, or a
+    /// `CREATE TYPE ... AS (...)` type. Its fields are in the catalog; its values carry their
+    /// field types (`record::Record`).
+    Composite(Oid),
 }
 
 impl TypeId {
@@ -112,6 +116,7 @@ impl TypeId {
             TypeId::IntervalArray => 1187,
             TypeId::OidArray => 1028,
             TypeId::Refcursor => 1790,
+            TypeId::Composite(oid) => oid,
         }
     }
 
@@ -214,6 +219,8 @@ impl TypeId {
             TypeId::IntervalArray => "interval[]",
             TypeId::OidArray => "oid[]",
             TypeId::Refcursor => "refcursor",
+            // The name is the catalog's; code that shows one to a user asks the catalog.
+            TypeId::Composite(_) => "record",
         }
     }
 

@@ -1,7 +1,6 @@
 //! Binding of array syntax: `ARRAY[...]`, `ARRAY(subquery)`, subscripts and slices, and
 //! `op ANY/ALL (array)`.
 
-use super::types::coerce;
 use super::{AggCtx, Binder, Scope};
 use crate::expr::{ArrayExpr, ArraySub, Expr, SubKind};
 use keel_common::{PgError, PgResult, sqlstate};
@@ -40,7 +39,7 @@ impl Binder<'_> {
             let ty = ty.array_of().unwrap_or(TypeId::TextArray);
             let elems = elems
                 .into_iter()
-                .map(|e| coerce(e, SqlType::new(ty), CastContext::Implicit, &mut self.params))
+                .map(|e| self.coerce_in(e, SqlType::new(ty), CastContext::Implicit))
                 .collect::<PgResult<Vec<_>>>()?;
             return Ok(Expr::Array(Box::new(ArrayExpr::Ctor {
                 elems,
@@ -64,14 +63,7 @@ impl Binder<'_> {
         };
         let elems = elems
             .into_iter()
-            .map(|e| {
-                coerce(
-                    e,
-                    SqlType::new(elem_ty),
-                    CastContext::Implicit,
-                    &mut self.params,
-                )
-            })
+            .map(|e| self.coerce_in(e, SqlType::new(elem_ty), CastContext::Implicit))
             .collect::<PgResult<Vec<_>>>()?;
         // An array of constants is a constant, as PostgreSQL's planner folds it: built once,
         // and each row that reads it shares it.
@@ -251,27 +243,18 @@ impl Binder<'_> {
         let from = x.ty();
         if from == TypeId::Unknown {
             // A literal goes through int4's input function ('x' is 22P02).
-            return coerce(
-                x,
-                SqlType::new(TypeId::Int4),
-                CastContext::Implicit,
-                &mut self.params,
-            )
-            .map_err(|err| self.at(err, e.span()));
+            return self
+                .coerce_in(x, SqlType::new(TypeId::Int4), CastContext::Implicit)
+                .map_err(|err| self.at(err, e.span()));
         }
-        coerce(
-            x,
-            SqlType::new(TypeId::Int4),
-            CastContext::Assignment,
-            &mut self.params,
-        )
-        .map_err(|_| {
-            PgError::new(
-                sqlstate::DATATYPE_MISMATCH,
-                "array subscript must have type integer",
-            )
-            .with_datatype(from.name())
-        })
+        self.coerce_in(x, SqlType::new(TypeId::Int4), CastContext::Assignment)
+            .map_err(|_| {
+                PgError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    "array subscript must have type integer",
+                )
+                .with_datatype(from.name())
+            })
     }
 
     /// `lhs op ANY (array)` / `lhs op ALL (array)`, also with an array parameter
@@ -300,7 +283,7 @@ impl Binder<'_> {
                     lt.name()
                 )));
             };
-            r = coerce(r, SqlType::new(at), CastContext::Implicit, &mut self.params)?;
+            r = self.coerce_in(r, SqlType::new(at), CastContext::Implicit)?;
         }
         let Some(elem) = r.ty().elem() else {
             return Err(PgError::new(
@@ -309,12 +292,7 @@ impl Binder<'_> {
             ));
         };
         if l.ty() == TypeId::Unknown {
-            l = coerce(
-                l,
-                SqlType::new(elem),
-                CastContext::Implicit,
-                &mut self.params,
-            )?;
+            l = self.coerce_in(l, SqlType::new(elem), CastContext::Implicit)?;
         }
         let cmp = self.binary(op, Expr::Col(0, l.ty()), Expr::Col(1, elem))?;
         if cmp.ty() != TypeId::Bool {
@@ -353,24 +331,7 @@ impl Binder<'_> {
             (true, false) => "array_append",
             _ => "array_prepend",
         };
-        let at = |b: &Self, err: PgError, operand: Option<&ast::Expr>| match operand {
-            Some(e) => b.at(err, e.span()),
-            None => err,
-        };
-        let l = coerce(
-            l,
-            SqlType::new(o.left),
-            CastContext::Implicit,
-            &mut self.params,
-        )
-        .map_err(|err| at(self, err, src.map(|s| s.0)))?;
-        let r = coerce(
-            r,
-            SqlType::new(o.right),
-            CastContext::Implicit,
-            &mut self.params,
-        )
-        .map_err(|err| at(self, err, src.map(|s| s.1)))?;
+        let (l, r) = self.coerce_operands(l, r, (o.left, o.right), src)?;
         let f = keel_types::array_ops::resolve_function(name, &[o.left, o.right])
             .ok_or_else(no_operator)?;
         Ok(Expr::Func {
@@ -452,7 +413,7 @@ impl Binder<'_> {
         let want = t.value_type();
         let SubscriptTarget { ty, subs, slice } = t;
         let got = v.ty();
-        let v = coerce(v, SqlType::new(want), CastContext::Assignment, &mut self.params).map_err(
+        let v = self.coerce_in(v, SqlType::new(want), CastContext::Assignment).map_err(
             |e| {
                 if e.code != sqlstate::DATATYPE_MISMATCH {
                     return self.at(e, value_span);

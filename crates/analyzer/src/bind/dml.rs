@@ -314,12 +314,7 @@ impl Binder<'_> {
                             let span = ins.columns[si].span();
                             self.assign_into(e, target, t, value, span, &c.name)?
                         }
-                        None => super::types::coerce(
-                            value,
-                            c.ty,
-                            CastContext::Assignment,
-                            &mut self.params,
-                        )?,
+                        None => self.coerce_in(value, c.ty, CastContext::Assignment)?,
                     };
                 }
                 row.push(e);
@@ -342,7 +337,7 @@ impl Binder<'_> {
                         .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
                     }
                     let src = Expr::Col(si, src_types[si]);
-                    super::types::coerce(src, c.ty, CastContext::Assignment, &mut self.params)
+                    self.coerce_in(src, c.ty, CastContext::Assignment)
                         .map_err(|e| {
                             if e.code == sqlstate::DATATYPE_MISMATCH {
                                 PgError::new(
@@ -555,8 +550,8 @@ impl Binder<'_> {
             } else {
                 let b = self.expr(&a.value, &scope, &mut None)?;
                 let src_ty = b.ty();
-                super::types::coerce(b, c.ty, CastContext::Assignment, &mut self.params).map_err(
-                    |e| {
+                self.coerce_in(b, c.ty, CastContext::Assignment)
+                    .map_err(|e| {
                         let e = if e.code == sqlstate::DATATYPE_MISMATCH {
                             PgError::new(
                                 sqlstate::DATATYPE_MISMATCH,
@@ -572,8 +567,7 @@ impl Binder<'_> {
                             e
                         };
                         self.at(e, a.value.span())
-                    },
-                )?
+                    })?
             };
             set.push((col, e));
         }

@@ -11,8 +11,6 @@ use keel_types::cast::CastContext;
 use keel_types::{Datum, SqlType, TypeId};
 use sqlparser::ast;
 
-use super::types::coerce;
-
 impl Binder<'_> {
     pub(crate) fn function(
         &mut self,
@@ -176,15 +174,10 @@ impl Binder<'_> {
             if name == "every" { "bool_and" } else { name },
             &tys,
         )
-        .ok_or_else(|| no_function(name, &tys))?;
+        .ok_or_else(|| no_function(self.catalog, name, &tys))?;
         let mut coerced = Vec::new();
         for (e, t) in args.into_iter().zip(resolved.args.iter()) {
-            coerced.push(coerce(
-                e,
-                SqlType::new(*t),
-                CastContext::Implicit,
-                &mut self.params,
-            )?);
+            coerced.push(self.coerce_in(e, SqlType::new(*t), CastContext::Implicit)?);
         }
         let mut order = Vec::new();
         for o in order_asts {
@@ -239,7 +232,7 @@ impl Binder<'_> {
                     &[],
                 )
                 .or_else(|| keel_types::func::resolve_function("now", &[]))
-                .ok_or_else(|| no_function(name, &[]))?;
+                .ok_or_else(|| no_function(self.catalog, name, &[]))?;
                 return Ok(Expr::Func { f, args });
             }
             // The argument's bound type, not its runtime value: pg_typeof(NULL::int) is
@@ -247,7 +240,7 @@ impl Binder<'_> {
             ("pg_typeof", 1) => {
                 let ty = args[0].ty();
                 return Ok(Expr::Const(
-                    Datum::Text(ty.name().to_string()),
+                    Datum::Text(self.catalog.type_name(ty)),
                     TypeId::Text,
                 ));
             }
@@ -257,14 +250,10 @@ impl Binder<'_> {
                 use TypeId::*;
                 let ty = arg.ty();
                 if !matches!(ty, Int2 | Int4 | Int8 | Float4 | Float8 | Numeric | Unknown) {
-                    return Err(no_function(name, &[ty]));
+                    return Err(no_function(self.catalog, name, &[ty]));
                 }
-                let secs = super::types::coerce(
-                    arg,
-                    SqlType::new(TypeId::Float8),
-                    CastContext::Implicit,
-                    &mut self.params,
-                )?;
+                let secs =
+                    self.coerce_in(arg, SqlType::new(TypeId::Float8), CastContext::Implicit)?;
                 return Ok(Expr::Special(Special::Sleep(Box::new(secs)), TypeId::Void));
             }
             (n, k) if let Some(call) = crate::expr::AdvisoryCall::from_name(n) => {
@@ -277,7 +266,7 @@ impl Binder<'_> {
                 };
                 let tys: Vec<TypeId> = args.iter().map(Expr::ty).collect();
                 if want.len() != args.len() || want.contains(&TypeId::Void) {
-                    return Err(no_function(name, &tys));
+                    return Err(no_function(self.catalog, name, &tys));
                 }
                 let mut coerced = Vec::with_capacity(args.len());
                 for (a, &t) in args.into_iter().zip(want) {
@@ -289,14 +278,9 @@ impl Binder<'_> {
                             | (TypeId::Int4, TypeId::Int2 | TypeId::Int4)
                     );
                     if !ok {
-                        return Err(no_function(name, &tys));
+                        return Err(no_function(self.catalog, name, &tys));
                     }
-                    coerced.push(super::types::coerce(
-                        a,
-                        SqlType::new(t),
-                        CastContext::Implicit,
-                        &mut self.params,
-                    )?);
+                    coerced.push(self.coerce_in(a, SqlType::new(t), CastContext::Implicit)?);
                 }
                 let ty = match call.op {
                     crate::expr::AdvisoryOp::Lock | crate::expr::AdvisoryOp::UnlockAll => {
@@ -355,21 +339,15 @@ impl Binder<'_> {
                     _ => {
                         let mut it = args.into_iter().skip(1);
                         let value = it.next().unwrap_or(Expr::Const(Datum::Null, TypeId::Int8));
-                        let value = super::types::coerce(
+                        let value = self.coerce_in(
                             value,
                             SqlType::new(TypeId::Int8),
                             CastContext::Implicit,
-                            &mut self.params,
                         )?;
                         let called = it
                             .next()
                             .map(|e| {
-                                super::types::coerce(
-                                    e,
-                                    SqlType::new(TypeId::Bool),
-                                    CastContext::Implicit,
-                                    &mut self.params,
-                                )
+                                self.coerce_in(e, SqlType::new(TypeId::Bool), CastContext::Implicit)
                             })
                             .transpose()?;
                         Special::Setval(seq, Box::new(value), called.map(Box::new))
@@ -446,7 +424,7 @@ impl Binder<'_> {
         }
         let tys: Vec<TypeId> = args.iter().map(Expr::ty).collect();
         let f = keel_types::func::resolve_function(name, &tys)
-            .ok_or_else(|| no_function(name, &tys))?;
+            .ok_or_else(|| no_function(self.catalog, name, &tys))?;
         let mut coerced = Vec::with_capacity(args.len());
         for (i, e) in args.into_iter().enumerate() {
             let t = f
@@ -458,15 +436,15 @@ impl Binder<'_> {
             coerced.push(if t == TypeId::Unknown {
                 e
             } else {
-                coerce(e, SqlType::new(t), CastContext::Implicit, &mut self.params)?
+                self.coerce_in(e, SqlType::new(t), CastContext::Implicit)?
             });
         }
         Ok(Expr::Func { f, args: coerced })
     }
 }
 
-pub(super) fn no_function(name: &str, tys: &[TypeId]) -> PgError {
-    let list: Vec<&str> = tys.iter().map(|t| t.name()).collect();
+pub(super) fn no_function(cat: &keel_catalog::Catalog, name: &str, tys: &[TypeId]) -> PgError {
+    let list: Vec<String> = tys.iter().map(|t| cat.type_name(*t)).collect();
     PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", list.join(", ")))
         .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
 }

@@ -4,7 +4,7 @@
 //! parentheses, subqueries) leaves on the stack stays small: `max_stack_depth` then admits
 //! deeper nesting (crate README, "Stack depth").
 
-use super::types::{self, coerce};
+use super::types;
 use super::{AggCtx, Binder, Scope, row};
 use crate::expr::Expr;
 use keel_common::{PgError, PgResult, sqlstate};
@@ -97,7 +97,7 @@ impl Binder<'_> {
                 {
                     return Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown));
                 }
-                let to = types::type_from_name(&data_type.to_string())?;
+                let to = types::type_from_name_in(&data_type.to_string(), self.catalog)?;
                 // ARRAY[]::int[]: an empty constructor takes its type from the cast.
                 if let E::Array(arr) = expr.as_ref()
                     && arr.elem.is_empty()
@@ -107,10 +107,19 @@ impl Binder<'_> {
                     return Ok(Expr::Const(Datum::Array(std::sync::Arc::new(empty)), to.id));
                 }
                 let a = self.expr(expr, scope, agg)?;
-                coerce(a, to, CastContext::Explicit, &mut self.params)
+                self.coerce_in(a, to, CastContext::Explicit)
+                    .map_err(|err| self.at_cast(err, expr))
             }
             E::TypedString(ts) => {
-                let to = types::type_from_name(&ts.data_type.to_string())?;
+                let to = types::type_from_name_in(&ts.data_type.to_string(), self.catalog)?;
+                if let TypeId::Composite(_) = to.id {
+                    let s = match &ts.value.value {
+                        ast::Value::SingleQuotedString(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    let lit = Expr::Const(Datum::Text(s), TypeId::Unknown);
+                    return self.coerce_in(lit, to, CastContext::Explicit);
+                }
                 let s = match &ts.value.value {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     other => other.to_string(),
@@ -158,7 +167,14 @@ impl Binder<'_> {
                 let a = self.expr(expr, scope, agg)?;
                 let mut acc: Option<Expr> = None;
                 for item in list {
-                    let b = self.expr(item, scope, agg)?;
+                    let mut b = self.expr(item, scope, agg)?;
+                    // The list shares one type (PostgreSQL's common type): an untyped
+                    // literal against a composite is read as that composite.
+                    if let TypeId::Composite(_) = a.ty()
+                        && b.ty() == TypeId::Unknown
+                    {
+                        b = self.coerce_in(b, SqlType::new(a.ty()), CastContext::Implicit)?;
+                    }
                     let eq = self.binary("=", a.clone(), b)?;
                     acc = Some(match acc {
                         None => eq,

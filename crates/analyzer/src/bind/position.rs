@@ -92,6 +92,38 @@ impl Binder<'_> {
 }
 
 impl Binder<'_> {
+    /// A cast that does not exist (42846) placed at its `::`, as PostgreSQL's TypeCast node
+    /// is: the first `::` after the operand's start outside the operand's parentheses.
+    pub(super) fn at_cast(&self, err: PgError, operand: &ast::Expr) -> PgError {
+        if err.code != keel_common::sqlstate::CANNOT_COERCE || err.position.is_some() {
+            return err;
+        }
+        self.at(err, self.cast_span(operand))
+    }
+
+    /// Where PostgreSQL's TypeCast node for `operand::type` is: its `::`, the first one after
+    /// the operand's start outside the operand's parentheses.
+    pub(super) fn cast_span(&self, operand: &ast::Expr) -> Span {
+        let from = operand.span().start;
+        let toks = Tokenizer::new(&PostgreSqlDialect {}, self.text)
+            .tokenize_with_location()
+            .ok();
+        let mut depth = 0i32;
+        let found = toks
+            .iter()
+            .flatten()
+            .filter(|t| !precedes(t.span.start, from))
+            .find(|t| {
+                match t.token {
+                    Token::LParen | Token::LBracket => depth += 1,
+                    Token::RParen | Token::RBracket => depth = (depth - 1).max(0),
+                    _ => {}
+                }
+                depth == 0 && t.token == Token::DoubleColon
+            });
+        found.map_or_else(|| operand.span(), |t| t.span)
+    }
+
     /// `err` of `left [NOT] LIKE ANY (...)` placed at the LIKE (or its NOT), where
     /// PostgreSQL's grammar puts the operator, unless it has a position already.
     pub(super) fn like_position(

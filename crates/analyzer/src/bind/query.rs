@@ -156,12 +156,7 @@ impl Binder<'_> {
                 keel_types::common_type::common_type_of("VALUES", rows.iter().map(|r| r[c].ty()))?;
             for r in rows.iter_mut() {
                 let e = std::mem::replace(&mut r[c], Expr::Const(Datum::Null, ty));
-                r[c] = super::types::coerce(
-                    e,
-                    SqlType::new(ty),
-                    CastContext::Implicit,
-                    &mut self.params,
-                )?;
+                r[c] = self.coerce_in(e, SqlType::new(ty), CastContext::Implicit)?;
             }
             columns.push(OutColumn {
                 name: format!("column{}", c + 1),
@@ -398,12 +393,8 @@ impl Binder<'_> {
         for e in exprs.iter_mut() {
             // Set-operation operands keep unknown literals until the column types are unified.
             if e.ty() == TypeId::Unknown && !(keep_unknown && matches!(e, Expr::Const(..))) {
-                *e = super::types::coerce(
-                    e.clone(),
-                    SqlType::new(TypeId::Text),
-                    CastContext::Implicit,
-                    &mut self.params,
-                )?;
+                *e =
+                    self.coerce_in(e.clone(), SqlType::new(TypeId::Text), CastContext::Implicit)?;
             }
         }
         for (c, e) in columns.iter_mut().zip(&exprs) {
@@ -687,18 +678,8 @@ fn output_name(e: &ast::Expr) -> String {
         ast::Expr::Cast {
             expr, data_type, ..
         } => {
-            let mut inner = expr.as_ref();
-            while let ast::Expr::Nested(e) = inner {
-                inner = e;
-            }
-            let name = output_name(inner);
-            let weak = match inner {
-                ast::Expr::Cast { .. } | ast::Expr::Case { .. } => true,
-                ast::Expr::Subquery(_) => false,
-                _ => name == "?column?",
-            };
-            if !weak {
-                return name;
+            if strong_name(expr) {
+                return output_name(expr);
             }
             let t = data_type.to_string().to_lowercase();
             // An array type is named after its element type (`'{1}'::int[]` is int4).
@@ -727,6 +708,7 @@ fn output_name(e: &ast::Expr) -> String {
         },
         ast::Expr::Exists { .. } => "exists".into(),
         ast::Expr::Array(_) => "array".into(),
+        ast::Expr::Tuple(_) => "row".into(),
         // `t.a[1]` names its column after the last name before the subscripts.
         ast::Expr::CompoundFieldAccess { root, access_chain } => {
             match access_chain
@@ -757,6 +739,17 @@ fn output_name(e: &ast::Expr) -> String {
         } => "rtrim".into(),
         ast::Expr::Trim { .. } => "btrim".into(),
         _ => "?column?".into(),
+    }
+}
+
+/// Whether `e`'s output name is a strong one that a cast over it keeps: a cast passes on its
+/// operand's strength, CASE's name is weak, and `?column?` is no name.
+fn strong_name(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Nested(inner) | ast::Expr::Cast { expr: inner, .. } => strong_name(inner),
+        ast::Expr::Case { .. } => false,
+        ast::Expr::Subquery(_) => true,
+        _ => output_name(e) != "?column?",
     }
 }
 

@@ -175,13 +175,9 @@ impl Binder<'_> {
             for (i, (e, t)) in exprs.iter_mut().zip(types).enumerate() {
                 if e.ty() == TypeId::Unknown {
                     let x = std::mem::replace(e, Expr::Const(keel_types::Datum::Null, *t));
-                    *e = super::types::coerce(
-                        x,
-                        SqlType::new(*t),
-                        CastContext::Implicit,
-                        &mut self.params,
-                    )
-                    .map_err(|err| self.at(err, nth_item(operand, i)))?;
+                    *e = self
+                        .coerce_in(x, SqlType::new(*t), CastContext::Implicit)
+                        .map_err(|err| self.at(err, nth_item(operand, i)))?;
                 }
             }
         }
@@ -198,11 +194,10 @@ impl Binder<'_> {
         }
         let mut exprs = Vec::with_capacity(types.len());
         for (i, (c, t)) in cols.iter().zip(types).enumerate() {
-            exprs.push(super::types::coerce(
+            exprs.push(self.coerce_in(
                 Expr::Col(i, c.ty),
                 SqlType::new(*t),
                 CastContext::Implicit,
-                &mut self.params,
             )?);
         }
         Ok(Rel::Project {

@@ -96,18 +96,11 @@ impl Binder<'_> {
     /// Types a set-returning call: its arguments coerced to the parameter types.
     pub(crate) fn table_func(&mut self, func: SetFunc, args: Vec<Expr>) -> PgResult<TableFunc> {
         let tys: Vec<TypeId> = args.iter().map(Expr::ty).collect();
-        let nf = || no_function(func.name(), &tys);
+        let nf = || no_function(self.catalog, func.name(), &tys);
         let mut coerce_to = |args: Vec<Expr>, types: &[TypeId]| -> PgResult<Vec<Expr>> {
             args.into_iter()
                 .zip(types)
-                .map(|(e, t)| {
-                    super::types::coerce(
-                        e,
-                        SqlType::new(*t),
-                        CastContext::Implicit,
-                        &mut self.params,
-                    )
-                })
+                .map(|(e, t)| self.coerce_in(e, SqlType::new(*t), CastContext::Implicit))
                 .collect::<PgResult<Vec<_>>>()
                 .map_err(|_| nf())
         };
@@ -244,7 +237,7 @@ impl Binder<'_> {
         Ok(if known {
             unsupported
         } else {
-            super::func::no_function(n, &tys)
+            super::func::no_function(self.catalog, n, &tys)
         })
     }
 
@@ -383,7 +376,7 @@ impl Binder<'_> {
     ) -> PgResult<(Expr, Expr, Option<Expr>, TypeId)> {
         let no_function = |a: &[Expr]| {
             let tys: Vec<TypeId> = a.iter().map(Expr::ty).collect();
-            super::func::no_function("generate_series", &tys)
+            super::func::no_function(self.catalog, "generate_series", &tys)
         };
         if a.len() < 2 || a.len() > 3 {
             return Err(no_function(&a));
@@ -420,12 +413,7 @@ impl Binder<'_> {
             } else {
                 ty
             };
-            out.push(super::types::coerce(
-                e,
-                SqlType::new(target),
-                CastContext::Implicit,
-                &mut self.params,
-            )?);
+            out.push(self.coerce_in(e, SqlType::new(target), CastContext::Implicit)?);
         }
         let step = if out.len() == 3 { out.pop() } else { None };
         let stop = out.pop().ok_or_else(|| PgError::internal("series"))?;

@@ -7,7 +7,7 @@
 //! sees `Expr::Outer(k)`. A reference two levels up goes through the middle level's frame the
 //! same way, so every level only ever passes values one level down.
 
-use super::{AggCtx, Binder, Scope, binary_op_name, types::coerce};
+use super::{AggCtx, Binder, Scope, binary_op_name};
 use crate::expr::{Expr, SubKind, SubPlan};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_types::cast::CastContext;
@@ -216,12 +216,7 @@ impl Binder<'_> {
         }
         let sub_ty = types[0];
         if l.ty() == TypeId::Unknown && sub_ty != TypeId::Unknown {
-            l = coerce(
-                l,
-                SqlType::new(sub_ty),
-                CastContext::Implicit,
-                &mut self.params,
-            )?;
+            l = self.coerce_in(l, SqlType::new(sub_ty), CastContext::Implicit)?;
         }
         let cmp = self
             .binary(op, Expr::Col(0, l.ty()), Expr::Col(1, sub_ty))

@@ -146,6 +146,40 @@ pub fn is_serial(name: &str) -> Option<TypeId> {
     }
 }
 
+/// [`type_from_name`], and a name no built-in type has may name a composite type of
+/// `cat`: a `CREATE TYPE ... AS` type or a table's row type.
+pub fn type_from_name_in(name: &str, cat: &keel_catalog::Catalog) -> PgResult<SqlType> {
+    type_from_name(name).or_else(|e| {
+        if e.code != sqlstate::UNDEFINED_OBJECT {
+            return Err(e);
+        }
+        let trimmed = name.trim();
+        if let Some(elem) = array_element_name(trimmed)
+            && composite_of(elem, cat).is_some()
+        {
+            return Err(PgError::unsupported("arrays of composite types"));
+        }
+        composite_of(trimmed, cat).map(SqlType::new).ok_or(e)
+    })
+}
+
+fn composite_of(name: &str, cat: &keel_catalog::Catalog) -> Option<TypeId> {
+    let unquoted = name.trim_start_matches("public.");
+    let folded = match unquoted.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(q) => q.replace("\"\"", "\""),
+        None => unquoted.to_lowercase(),
+    };
+    cat.composite_named(&folded).map(|c| c.ty)
+}
+
+/// [`type_display`], with a composite type's name from `cat`.
+pub fn type_display_in(t: SqlType, cat: &keel_catalog::Catalog) -> String {
+    match t.id {
+        TypeId::Composite(_) => cat.type_name(t.id),
+        _ => type_display(t),
+    }
+}
+
 /// How PostgreSQL prints a type with its typmod in messages (`character varying(10)`).
 pub fn type_display(t: SqlType) -> String {
     match (t.id, t.typmod) {

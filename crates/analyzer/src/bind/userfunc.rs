@@ -281,13 +281,12 @@ impl Binder<'_> {
                     .ok_or_else(|| PgError::internal("argument used twice"))?,
                 None => self.default_arg(a.default.as_deref().unwrap_or("NULL"))?,
             };
-            let e =
-                coerce(e, a.ty, CastContext::Implicit, &mut self.params).map_err(
-                    |err| match slot.and_then(|k| spans.get(k)) {
-                        Some(span) => self.at(err, *span),
-                        None => err,
-                    },
-                )?;
+            let e = self
+                .coerce_in(e, a.ty, CastContext::Implicit)
+                .map_err(|err| match slot.and_then(|k| spans.get(k)) {
+                    Some(span) => self.at(err, *span),
+                    None => err,
+                })?;
             call_args.push(e);
         }
         Ok(call_args)
@@ -320,13 +319,13 @@ impl Binder<'_> {
         if def.set_returning {
             return self.user_set_function(def, &slots, given, span, spans);
         }
-        if def.ret.id == TypeId::Record {
-            return Err(PgError::unsupported(
-                "calls of functions returning record outside FROM",
-            ));
-        }
         let call_args = self.call_args(&def, &slots, given, spans)?;
-        let ty = def.ret.id;
+        // A result of several columns is one composite value here: of the row type the
+        // function returns, else an anonymous record.
+        let ty = match (def.ret.id, def.row_type) {
+            (TypeId::Record, Some(oid)) => TypeId::Composite(oid),
+            (t, _) => t,
+        };
         let call = UserCall {
             def,
             catalog: Arc::new(self.catalog.clone()),

@@ -240,20 +240,16 @@ impl Binder<'_> {
         }
         let mut exprs = Vec::with_capacity(declared.len());
         for (i, (c, (_, t))) in sub.columns.iter().zip(declared).enumerate() {
-            let e = super::types::coerce(
-                Expr::Col(i, c.ty),
-                *t,
-                CastContext::Assignment,
-                &mut self.params,
-            )
-            .map_err(|_| {
-                mismatch(format!(
-                    "Final statement returns {} instead of {} at column {}.",
-                    c.ty.name(),
-                    t.id.name(),
-                    i + 1
-                ))
-            })?;
+            let e = self
+                .coerce_in(Expr::Col(i, c.ty), *t, CastContext::Assignment)
+                .map_err(|_| {
+                    mismatch(format!(
+                        "Final statement returns {} instead of {} at column {}.",
+                        c.ty.name(),
+                        t.id.name(),
+                        i + 1
+                    ))
+                })?;
             exprs.push(e);
         }
         Ok(Rel::Project {

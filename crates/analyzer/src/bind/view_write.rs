@@ -160,6 +160,7 @@ pub(crate) fn substituted(e: &Expr, with: &[Expr]) -> PgResult<Expr> {
             ty: *ty,
         },
         Expr::Array(a) => Expr::Array(Box::new(a.map_children(&mut |c| s(c))?)),
+        Expr::Row(r) => Expr::Row(Box::new(r.map_children(&mut |c| s(c))?)),
         // The subquery's own query reads its own rows; its outer arguments and left operand
         // are evaluated on this row. `cmp` reads [lhs, subquery value], not this row.
         Expr::SubPlan(sp) => Expr::SubPlan(Arc::new(SubPlan {

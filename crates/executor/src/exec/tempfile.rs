@@ -63,9 +63,13 @@ pub(crate) fn file_error(what: &str, path: &Path, e: std::io::Error) -> PgError 
 
 /// Appends `row` to `out` in the format above.
 pub(crate) fn encode_row(row: &[keel_types::Datum], out: &mut Vec<u8>) {
+    // A composite is written as `record`: its stored form names its own type.
     let types: Vec<TypeId> = row
         .iter()
-        .map(|d| d.natural_type().unwrap_or(TypeId::Text))
+        .map(|d| match d.natural_type() {
+            Some(TypeId::Composite(_)) => TypeId::Record,
+            t => t.unwrap_or(TypeId::Text),
+        })
         .collect();
     out.extend_from_slice(&(row.len() as u16).to_le_bytes());
     for (d, t) in row.iter().zip(&types) {

@@ -6,6 +6,7 @@
 use keel_analyzer::expr::{Expr, SubKind, SubPlan};
 use keel_types::{Datum, TypeId};
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 thread_local! {
     /// While a correlated subquery's plan is printed: the texts of its outer arguments
@@ -15,6 +16,26 @@ thread_local! {
     /// The InitPlans met so far by the EXPLAIN being printed, by subquery id, in the order
     /// of their `$n`.
     static INIT_PLANS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    /// The names of the composite types (by oid) of the catalog the EXPLAIN reads.
+    static TYPE_NAMES: RefCell<HashMap<u32, String>> = RefCell::new(HashMap::new());
+}
+
+/// Takes the composite types' names from `catalog` for the EXPLAIN about to be printed.
+pub fn set_type_names(catalog: &keel_catalog::Catalog) {
+    let names = (catalog.types.values().map(|t| (t.oid, t.name.clone())))
+        .chain(catalog.tables.values().map(|t| (t.oid, t.name.clone())))
+        .collect();
+    TYPE_NAMES.with(|n| *n.borrow_mut() = names);
+}
+
+/// A type's name as the user sees it: a composite's from the catalog.
+fn type_name(ty: TypeId) -> String {
+    match ty {
+        TypeId::Composite(oid) => TYPE_NAMES
+            .with(|n| n.borrow().get(&oid).cloned())
+            .unwrap_or_else(|| ty.name().to_string()),
+        t => t.name().to_string(),
+    }
 }
 
 /// Whether `sp` runs as an InitPlan: an uncorrelated scalar subquery, which keel (as
@@ -206,6 +227,7 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             out.push(')');
         }
         Expr::Array(a) => write_array(a, names, out),
+        Expr::Row(r) => write_row(r, names, out),
         Expr::SubPlan(sp) if is_init_plan(sp) => out.push_str(&format!("${}", init_param(sp.id))),
         Expr::SubPlan(sp) => {
             let n = sp.id + 1;
@@ -227,7 +249,7 @@ fn write_const(d: &Datum, ty: TypeId, out: &mut String) {
         out.push_str("NULL");
         if ty != TypeId::Unknown {
             out.push_str("::");
-            out.push_str(ty.name());
+            out.push_str(&type_name(ty));
         }
         return;
     }
@@ -267,7 +289,7 @@ fn write_const(d: &Datum, ty: TypeId, out: &mut String) {
     out.push('\'');
     if ty != TypeId::Unknown {
         out.push_str("::");
-        out.push_str(ty.name());
+        out.push_str(&type_name(ty));
     }
 }
 
@@ -291,6 +313,31 @@ fn write_subscripts(
             write_expr(u, names, out);
         }
         out.push(']');
+    }
+}
+
+fn write_row(r: &keel_analyzer::expr::RowExpr, names: &Names, out: &mut String) {
+    use keel_analyzer::expr::RowExpr;
+    match r {
+        RowExpr::Ctor { fields, ty, .. } => {
+            out.push_str("ROW(");
+            write_list(fields, names, ", ", out);
+            out.push(')');
+            if let TypeId::Composite(_) = ty {
+                out.push_str("::");
+                out.push_str(&type_name(*ty));
+            }
+        }
+        RowExpr::Field { arg, name, .. } => {
+            out.push('(');
+            write_expr(arg, names, out);
+            out.push_str(").");
+            out.push_str(name);
+        }
+        RowExpr::FromText { arg, .. } => {
+            write_expr(arg, names, out);
+            out.push_str("::record");
+        }
     }
 }
 

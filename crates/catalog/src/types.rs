@@ -1,0 +1,106 @@
+//! User-defined types (pg_type rows of `CREATE TYPE`), and the composite types every table
+//! has: a table's row type is `TypeId::Composite(table oid)`, a standalone composite type's
+//! is `TypeId::Composite(type oid)`. Both kinds share the oid counter, so one oid names one
+//! type.
+
+use crate::Catalog;
+use keel_common::Oid;
+use keel_types::{SqlType, TypeId};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// One field of a composite type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldDef {
+    pub name: String,
+    pub ty: SqlType,
+}
+
+/// `CREATE TYPE name AS (field type, ...)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TypeDef {
+    pub oid: Oid,
+    pub name: String,
+    pub fields: Vec<FieldDef>,
+}
+
+impl crate::CatalogEntry for TypeDef {
+    fn oid(&self) -> Oid {
+        self.oid
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A composite type's name and fields, whichever kind defines it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composite {
+    pub ty: TypeId,
+    pub name: String,
+    pub fields: Vec<FieldDef>,
+}
+
+impl Composite {
+    pub fn field(&self, name: &str) -> Option<(usize, &FieldDef)> {
+        self.fields.iter().enumerate().find(|(_, f)| f.name == name)
+    }
+
+    /// The fields' types, as a value of this type carries them.
+    pub fn field_types(&self) -> Arc<[TypeId]> {
+        self.fields.iter().map(|f| f.ty.id).collect()
+    }
+}
+
+impl Catalog {
+    /// The composite type `oid` (a table's row type or a `CREATE TYPE ... AS` type).
+    pub fn composite(&self, oid: Oid) -> Option<Composite> {
+        if let Some(t) = self.types.get(&oid) {
+            return Some(Composite {
+                ty: TypeId::Composite(oid),
+                name: t.name.clone(),
+                fields: t.fields.clone(),
+            });
+        }
+        let t = self.tables.get(&oid)?;
+        Some(Composite {
+            ty: TypeId::Composite(oid),
+            name: t.name.clone(),
+            fields: t
+                .columns
+                .iter()
+                .map(|c| FieldDef {
+                    name: c.name.clone(),
+                    ty: c.ty,
+                })
+                .collect(),
+        })
+    }
+
+    /// The composite type a (lower-cased) type name names: a `CREATE TYPE`, else a table.
+    pub fn composite_named(&self, name: &str) -> Option<Composite> {
+        let oid = match self.types.by_name(name) {
+            Some(t) => t.oid,
+            None => self.tables.by_name(name)?.oid,
+        };
+        self.composite(oid)
+    }
+
+    /// Whether `name` names a type other than `oid`: a user-defined type or a table's or
+    /// view's row type (they share pg_type's namespace).
+    pub fn type_name_taken(&self, name: &str, oid: Oid) -> bool {
+        self.types.by_name(name).is_some_and(|t| t.oid != oid)
+            || self.tables.by_name(name).is_some_and(|t| t.oid != oid)
+            || self.views.by_name(name).is_some_and(|v| v.oid != oid)
+    }
+
+    /// How a user sees a type's name: a composite's from the catalog, a built-in's its own.
+    pub fn type_name(&self, ty: TypeId) -> String {
+        match ty {
+            TypeId::Composite(oid) => self
+                .composite(oid)
+                .map_or_else(|| oid.to_string(), |c| c.name),
+            t => t.name().to_string(),
+        }
+    }
+}
