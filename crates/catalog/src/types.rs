@@ -77,6 +77,14 @@ impl Catalog {
         })
     }
 
+    /// The fields of `ty` when it is a named composite type.
+    pub fn composite_of(&self, ty: TypeId) -> Option<Composite> {
+        match ty {
+            TypeId::Composite(oid) => self.composite(oid),
+            _ => None,
+        }
+    }
+
     /// The composite type a (lower-cased) type name names: a `CREATE TYPE`, else a table.
     pub fn composite_named(&self, name: &str) -> Option<Composite> {
         let oid = match self.types.by_name(name) {

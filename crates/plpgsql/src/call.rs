@@ -124,7 +124,7 @@ pub fn call_function(call: &UserCall, args: Vec<Datum>, cx: &mut EvalCx<'_>) -> 
         ));
     }
     let (flow, mut st) = run_call(call, args, cx, false)?;
-    scalar_result(&call.def, flow, &mut st)
+    scalar_result(call, flow, &mut st)
 }
 
 /// Runs one call of a LANGUAGE plpgsql function in FROM: its rows (a set-returning
@@ -143,7 +143,15 @@ pub fn call_function_rows(
     if !st.out_names.is_empty() && st.ret.is_none() {
         return Ok(vec![st.out_values_cast()?]);
     }
-    Ok(vec![vec![scalar_result(def, flow, &mut st)?]])
+    let v = scalar_result(call, flow, &mut st)?;
+    // A composite result in FROM is a row of its fields (all NULL for a NULL row).
+    if st.result_composite() && st.result_types.len() > 1 || def.row_type.is_some() {
+        return Ok(vec![match v {
+            Datum::Record(r) => r.values.clone(),
+            _ => vec![Datum::Null; st.result_types.len()],
+        }]);
+    }
+    Ok(vec![vec![v]])
 }
 
 /// The checks and variables of a call, then its body run: parameters by name and as `$n`,
@@ -194,6 +202,7 @@ fn run_call(
         }
     }
     let mut st = PlState::new(display_name(call), params);
+    st.ret_type = def.row_type.map_or(def.ret.id, TypeId::Composite);
     st.set_options(&c.body.options, cx.settings);
     let columns = call.catalog.result_columns(def);
     st.result_types = match columns.is_empty() {
@@ -214,22 +223,40 @@ fn run_call(
 }
 
 /// The value a call returns: RETURN's expression converted to the result type.
-fn scalar_result(def: &keel_catalog::FunctionDef, flow: Flow, st: &mut PlState) -> PgResult<Datum> {
+fn scalar_result(call: &UserCall, flow: Flow, st: &mut PlState) -> PgResult<Datum> {
+    let def = &call.def;
     if def.ret.id == TypeId::Void {
         // void's output is the empty string, not NULL.
         return Ok(Datum::Text(String::new()));
     }
+    let casting = |e: PgError| {
+        e.with_context_line(format!(
+            "PL/pgSQL function {} while casting return value to function's return type",
+            st.fname
+        ))
+    };
     match (flow, st.ret.take()) {
+        (_, Some((v, _))) if crate::composite::is_composite(st.ret_type) => {
+            crate::composite::returned(v, st.ret_type, &call.catalog).map_err(casting)
+        }
+        // A composite returned as a scalar is converted through its text, as PostgreSQL's
+        // I/O conversion does.
+        (_, Some((Datum::Record(r), _))) => {
+            let mut text = String::new();
+            keel_types::record::write_text(&r, &mut text);
+            cast(
+                Datum::Text(text),
+                TypeId::Text,
+                def.ret,
+                CastContext::Explicit,
+            )
+            .map_err(casting)
+        }
         (_, Some((v, from))) => {
             if from == def.ret.id || v.is_null() {
                 Ok(v)
             } else {
-                cast(v, from, def.ret, CastContext::Assignment).map_err(|e| {
-                    e.with_context_line(format!(
-                        "PL/pgSQL function {} while casting return value to function's return type",
-                        st.fname
-                    ))
-                })
+                cast(v, from, def.ret, CastContext::Assignment).map_err(casting)
             }
         }
         // One OUT parameter: its value.

@@ -9,16 +9,20 @@ use keel_pl::{Decl, TypeKind};
 use keel_types::cast::{CastContext, cast};
 use keel_types::{Datum, SqlType, TypeId};
 
-/// The table whose row type a declaration names: `t%ROWTYPE`, or a table's name written as a
-/// type (every table is also a composite type in PostgreSQL), when no type has that name.
-fn row_type_table(
+/// The composite type a declaration names: `t%ROWTYPE`, or a composite type's or table's
+/// name written as a type (every table is also a composite type in PostgreSQL), when no
+/// built-in type has that name.
+fn row_type(
     text: &str,
     kind: &TypeKind,
     cat: &keel_catalog::Catalog,
-) -> PgResult<Option<String>> {
+) -> PgResult<Option<keel_catalog::Composite>> {
     match kind {
         TypeKind::RowTypeOf(names) => match names.as_slice() {
-            [table] => Ok(Some(table.clone())),
+            [table] => {
+                let t = cat.table(table)?;
+                Ok(cat.composite(t.oid))
+            }
             _ => Err(PgError::unsupported(format!(
                 "PL/pgSQL variable type {text}"
             ))),
@@ -31,8 +35,7 @@ fn row_type_table(
             if !plain || keel_sql::bind::types::type_from_name(text).is_ok() {
                 return Ok(None);
             }
-            let name = text.to_lowercase();
-            Ok(cat.table(&name).is_ok().then_some(name))
+            Ok(cat.composite_named(&text.to_lowercase()))
         }
         TypeKind::TypeOf(_) => Ok(None),
     }
@@ -93,21 +96,14 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             st.vars.declare(Var::record(&v.name, v.constant, None));
             return Ok(());
         }
-        if let Some(table) = row_type_table(text, &v.data_type.kind, &self.h.catalog())? {
-            // A table's row type: a record of its columns, each NULL to begin with.
-            let t = self.h.catalog().table(&table)?.clone();
-            st.vars.declare(Var::record(
-                &v.name,
-                v.constant,
-                Some(Record {
-                    names: t.columns.iter().map(|c| c.name.clone()).collect(),
-                    types: t.columns.iter().map(|c| c.ty.id).collect(),
-                    typmods: t.columns.iter().map(|c| c.ty.typmod).collect(),
-                    values: vec![Datum::Null; t.columns.len()],
-                    is_null: false,
-                    declared: true,
-                }),
-            ));
+        if let Some(c) = row_type(text, &v.data_type.kind, &self.h.catalog())? {
+            // A composite: a record of its fields, each NULL to begin with.
+            let mut rec = Record::of_composite(&c, false);
+            if let Some(e) = &v.default {
+                let (d, from) = self.eval(st, e).await?;
+                rec = crate::composite::record_from(d, from, Some(&rec), &self.h.catalog())?;
+            }
+            st.vars.declare(Var::record(&v.name, v.constant, Some(rec)));
             return Ok(());
         }
         let ty = match &v.data_type.kind {

@@ -38,6 +38,9 @@ pub struct PlState {
     pub(crate) fname: String,
     /// The value of `RETURN expr` and its type, once run.
     pub ret: Option<(Datum, TypeId)>,
+    /// What the function returns: `Composite(oid)` for a named composite type, `Trigger` for
+    /// a trigger function, `Void` for a DO block.
+    pub ret_type: TypeId,
     /// `RETURN rec` of a record variable (a trigger's `RETURN NEW`): its values, None when
     /// it was not assigned.
     pub ret_record: Option<Option<Vec<Datum>>>,
@@ -126,6 +129,7 @@ impl PlState {
             fname,
             ret: None,
             ret_record: None,
+            ret_type: TypeId::Void,
             ret_rows: None,
             result_types: Vec::new(),
             out_names: Vec::new(),
@@ -517,8 +521,10 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             StmtKind::Return { expr } => {
                 if let Some(e) = expr {
                     let name = e.text.trim().to_ascii_lowercase();
+                    let composite = crate::composite::is_composite(st.ret_type);
                     match st.vars.find(&name) {
-                        Some(v) if v.is_record => {
+                        // A trigger's RETURN NEW: the row's values.
+                        Some(v) if v.is_record && st.ret_type == TypeId::Trigger => {
                             st.ret_record = Some(
                                 v.record
                                     .as_ref()
@@ -526,7 +532,23 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                                     .map(|r| r.values.clone()),
                             );
                         }
-                        _ => st.ret = Some(self.eval(st, e).await?),
+                        Some(v) if v.is_record => {
+                            let r = v
+                                .record
+                                .as_ref()
+                                .ok_or_else(|| crate::composite::unassigned(&v.name))?;
+                            st.ret = Some((r.to_datum(), r.ty));
+                        }
+                        _ => {
+                            let (d, t) = self.eval(st, e).await?;
+                            if composite && !d.is_null() && !crate::composite::is_composite(t) {
+                                return Err(PgError::new(
+                                    sqlstate::DATATYPE_MISMATCH,
+                                    "cannot return non-composite value from function returning composite type",
+                                ));
+                            }
+                            st.ret = Some((d, t));
+                        }
                     }
                 }
                 Ok(Flow::Return)
@@ -604,10 +626,23 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                                 let vals = r.map(|r| r.values.clone()).unwrap_or_default();
                                 st.result_row(vals, &types)?
                             }
-                            _ => {
-                                let (v, t) = self.eval(st, e).await?;
-                                st.result_row(vec![v], &[t])?
-                            }
+                            _ => match self.eval(st, e).await? {
+                                // A composite for a row result: its fields, NULL for each
+                                // when it is NULL.
+                                (Datum::Record(r), _) if st.result_composite() => {
+                                    st.result_row(r.values.clone(), &r.types)?
+                                }
+                                (Datum::Null, t)
+                                    if st.result_composite()
+                                        && crate::composite::is_composite(t) =>
+                                {
+                                    let n = st.result_types.len();
+                                    let types: Vec<TypeId> =
+                                        st.result_types.iter().map(|t| t.id).collect();
+                                    st.result_row(vec![Datum::Null; n], &types)?
+                                }
+                                (v, t) => st.result_row(vec![v], &[t])?,
+                            },
                         }
                     }
                 };
@@ -801,7 +836,12 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                 Some(r) if r.declared && r.types.as_slice() == types => (r.typmods.clone(), true),
                 _ => (vec![-1; types.len()], false),
             };
+            let ty = match &v.record {
+                Some(r) if declared => r.ty,
+                _ => TypeId::Record,
+            };
             v.record = Some(Record {
+                ty,
                 names: names.to_vec(),
                 types: types.to_vec(),
                 typmods,
@@ -895,9 +935,10 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             ));
         }
         if var.is_record {
-            return Err(PgError::unsupported(
-                "assigning a scalar to a record variable",
-            ));
+            let shape = var.record.as_ref().filter(|r| r.declared);
+            let rec = crate::composite::record_from(v, from, shape, &self.h.catalog())?;
+            var.record = Some(rec);
+            return Ok(());
         }
         let v = cast(
             v,

@@ -21,6 +21,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub mod call;
+mod composite;
 mod cursor;
 mod declare;
 mod foreach;

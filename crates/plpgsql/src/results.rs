@@ -32,11 +32,7 @@ pub(crate) fn assign_field(
         ));
     }
     let Some(rec) = var.record.as_mut() else {
-        return Err(PgError::new(
-            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("record \"{name}\" is not assigned yet"),
-        )
-        .with_detail("The tuple structure of a not-yet-assigned record is indeterminate."));
+        return Err(crate::composite::unassigned(name));
     };
     let Some(i) = rec.names.iter().position(|n| n == field) else {
         return Err(PgError::new(
@@ -101,6 +97,11 @@ pub(crate) fn query_matches(got: &[TypeId], want: &[SqlType]) -> PgResult<()> {
 }
 
 impl PlState {
+    /// Whether the function's result is a row of a composite type's fields.
+    pub(crate) fn result_composite(&self) -> bool {
+        crate::composite::is_composite(self.ret_type) && self.out_names.is_empty()
+    }
+
     /// The OUT parameters' values as the result columns' types.
     pub(crate) fn out_values_cast(&self) -> PgResult<Row> {
         let types: Vec<TypeId> = self

@@ -65,6 +65,7 @@ pub fn fire_trigger(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Opti
     // OLD on INSERT and NEW on DELETE are null rows of the table's shape, as in PostgreSQL.
     let record = |row: Option<&[Datum]>| {
         Some(Record {
+            ty: TypeId::Composite(table.oid),
             names: table.columns.iter().map(|c| c.name.clone()).collect(),
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             typmods: table.columns.iter().map(|c| c.ty.typmod).collect(),
@@ -142,6 +143,7 @@ pub fn fire_trigger(f: &TriggerFiring<'_>, cx: &mut EvalCx<'_>) -> PgResult<Opti
         }
     }
     let mut st = PlState::new(format!("{}()", def.proname), vars());
+    st.ret_type = TypeId::Trigger;
     st.set_options(&c.body.options, cx.settings);
     run_in_statement(cx, txn, &c, &c.body.block, volatile, &mut st)?;
     if !(t.row && matches!(t.timing, TriggerTiming::Before | TriggerTiming::InsteadOf)) {

@@ -71,8 +71,11 @@ impl Var {
     }
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Record {
+    /// The composite type: a named one's `Composite(oid)` (`v compostype`, `t%ROWTYPE`, or
+    /// what was assigned), else `Record`.
+    pub ty: TypeId,
     pub names: Vec<String>,
     pub types: Vec<TypeId>,
     /// Type modifiers by field, where known (a table's row: `varchar(10)`); -1 otherwise.
@@ -84,6 +87,33 @@ pub struct Record {
     /// Declared with its shape (`t%ROWTYPE`): PostgreSQL converts a value assigned to a field
     /// inside the assignment's expression, so its errors name the assignment.
     pub declared: bool,
+}
+
+impl Record {
+    /// The variable's value as one composite datum (NULL for a null row).
+    pub fn to_datum(&self) -> Datum {
+        if self.is_null {
+            return Datum::Null;
+        }
+        Datum::Record(Arc::new(keel_types::record::Record::new(
+            self.ty,
+            self.types.as_slice().into(),
+            self.values.clone(),
+        )))
+    }
+
+    /// A record of the fields of composite `c`, each NULL (`is_null`: the row itself is).
+    pub fn of_composite(c: &keel_catalog::Composite, is_null: bool) -> Record {
+        Record {
+            ty: c.ty,
+            names: c.fields.iter().map(|f| f.name.clone()).collect(),
+            types: c.fields.iter().map(|f| f.ty.id).collect(),
+            typmods: c.fields.iter().map(|f| f.ty.typmod).collect(),
+            values: vec![Datum::Null; c.fields.len()],
+            is_null,
+            declared: true,
+        }
+    }
 }
 
 /// Variables by block, innermost last, and the block-scoped `ALIAS FOR` names.
@@ -375,6 +405,22 @@ pub fn bind_vars(sql: &str, scopes: &Scopes) -> Bound {
                     i = fe;
                     replaced = true;
                 }
+            } else if v.is_record
+                && next_c != Some(b'.')
+                && let Some(r) = &v.record
+            {
+                // A record variable as a whole: one composite parameter.
+                let n = param_index(
+                    &mut keys,
+                    &mut types,
+                    &mut values,
+                    word.clone(),
+                    r.ty,
+                    &r.to_datum(),
+                );
+                copied = subs.replace(&mut out, sql, copied, (start, end), n);
+                i = end;
+                replaced = true;
             } else if !v.is_record && next_c != Some(b'.') {
                 let n = param_index(
                     &mut keys,
