@@ -551,6 +551,22 @@ fn minmax(max: bool, ty: TypeId) -> Option<Aggregate> {
         TimestampTz => mm!(TimestampTz),
         Interval => mm!(Interval),
         Oid => mm!(Oid),
+        // max(anyarray) / min(anyarray): array_cmp order.
+        BoolArray => mm!(BoolArray),
+        Int2Array => mm!(Int2Array),
+        Int4Array => mm!(Int4Array),
+        Int8Array => mm!(Int8Array),
+        Float4Array => mm!(Float4Array),
+        Float8Array => mm!(Float8Array),
+        NumericArray => mm!(NumericArray),
+        TextArray | VarcharArray | NameArray => mm!(TextArray),
+        BpcharArray => mm!(BpcharArray),
+        ByteaArray => mm!(ByteaArray),
+        DateArray => mm!(DateArray),
+        TimestampArray => mm!(TimestampArray),
+        TimestampTzArray => mm!(TimestampTzArray),
+        IntervalArray => mm!(IntervalArray),
+        OidArray => mm!(OidArray),
         _ => None,
     }
 }

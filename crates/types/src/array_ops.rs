@@ -305,6 +305,36 @@ fn array_position(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     Ok(Datum::Null)
 }
 
+/// width_bucket(operand, thresholds): how many of the (ascending) thresholds are at most
+/// the operand, found by binary search as PostgreSQL's width_bucket_array does.
+fn width_bucket(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    let Some(x) = arr(&a[1]) else {
+        return Ok(Datum::Null);
+    };
+    if x.dims.len() > 1 {
+        return Err(PgError::new(
+            sqlstate::ARRAY_SUBSCRIPT_ERROR,
+            "thresholds must be one-dimensional array",
+        ));
+    }
+    if x.items.iter().any(Datum::is_null) {
+        return Err(PgError::new(
+            sqlstate::NULL_VALUE_NOT_ALLOWED,
+            "thresholds array must not contain NULLs",
+        ));
+    }
+    let (mut left, mut right) = (0, x.items.len());
+    while left < right {
+        let mid = (left + right) / 2;
+        if crate::ops::compare_typed(&a[0], &x.items[mid], x.elem) == std::cmp::Ordering::Less {
+            right = mid;
+        } else {
+            left = mid + 1;
+        }
+    }
+    Ok(Datum::Int4(left as i32))
+}
+
 fn array_positions(a: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
     let Some(x) = arr(&a[0]) else {
         return Ok(Datum::Null);
@@ -544,6 +574,16 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
             } else {
                 f(&[t, t.elem()?], Int4, false, array_position)
             }
+        }
+        ("width_bucket", 2) => {
+            // width_bucket(anycompatible, anycompatiblearray): the array's type, or the
+            // operand's for an untyped one.
+            let t = array_arg(args, 1).or_else(|| match args {
+                [e, Unknown] if *e != Unknown && !e.is_array() => e.array_of(),
+                _ => None,
+            })?;
+            can_elem(args[0], t.elem()?).then_some(())?;
+            f(&[t.elem()?, t], Int4, true, width_bucket)
         }
         ("array_positions", 2) => {
             let t = array_arg(args, 0)?;

@@ -174,3 +174,14 @@ select 'foo' ilike any (array['%A', '%O']), 'foo' ilike all (array['F%', '%O']);
 select 'foo' like any (array['f%', null]), 'foo' like all (array['x%', null]), 'foo' like some (array['%o']);
 select 'foo' like any (null::text[]);
 select 1 like any (array[1]);
+
+-- case: width_bucket_and_array_min_max
+SELECT width_bucket(5, ARRAY[3, 4, NULL]);
+SELECT width_bucket(5, ARRAY[ARRAY[1, 2], ARRAY[3, 4]]);
+select width_bucket(5, '{}'), width_bucket(5, array[3.5, 6]), width_bucket(10, array[1,3,9,'NaN'::float8]);
+select width_bucket(5.0, null::numeric[]), width_bucket(null, array[1]);
+SELECT width_bucket('5'::text, ARRAY[3, 4]::integer[]);
+select op, width_bucket(op, ARRAY[1, 3, 5, 10]) AS wb_1 from generate_series(-2, 11) op;
+create table at (a int[], b text[]);
+insert into at values ('{1,2}', '{b}'), ('{1,3}', '{a,z}'), (null, null), ('{}', '{}');
+select max(a), min(a), max(b), min(b) from at;
