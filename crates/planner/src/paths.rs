@@ -52,8 +52,14 @@ pub(crate) fn quals(parts: &[Expr]) -> Vec<Qual<'_>> {
     parts
         .iter()
         .filter_map(|p| {
+            // A composite's IS NOT NULL looks at its fields (`(,)` is not NOT NULL), which
+            // no index range can answer.
             if let Expr::IsNull(arg, true) = p
-                && let Expr::Col(col, _) = arg.as_ref()
+                && let Expr::Col(col, ty) = arg.as_ref()
+                && !matches!(
+                    ty,
+                    keel_types::TypeId::Composite(_) | keel_types::TypeId::Record
+                )
             {
                 return Some(Qual {
                     col: *col,

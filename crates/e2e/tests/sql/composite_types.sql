@@ -95,3 +95,12 @@ set work_mem = '64kB';
 insert into src select g, row(g % 7, 'v' || g)::pair from generate_series(1, 30000) g;
 select count(*), count(v), sum((v).a) from src;
 select v from src order by v desc, id limit 3;
+
+-- case: composite_null_tests_with_an_index
+create type pair as (a int, b text);
+create table pn (id int, v pair);
+insert into pn select g, case when g % 3 = 0 then '(,)'::pair when g % 3 = 1 then row(g, 'x')::pair end from generate_series(1, 3000) g;
+create index pn_v on pn (v);
+analyze pn;
+select count(*) from pn where v is not null;
+select count(*) from pn where v is null;
