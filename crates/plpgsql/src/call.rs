@@ -256,7 +256,7 @@ fn scalar_result(call: &UserCall, flow: Flow, st: &mut PlState) -> PgResult<Datu
             if from == def.ret.id || v.is_null() {
                 Ok(v)
             } else {
-                cast(v, from, def.ret, CastContext::Assignment).map_err(casting)
+                crate::composite::assign_cast(v, from, def.ret).map_err(casting)
             }
         }
         // One OUT parameter: its value.

@@ -17,6 +17,20 @@ pub(crate) fn unassigned(name: &str) -> PgError {
     .with_detail("The tuple structure of a not-yet-assigned record is indeterminate.")
 }
 
+/// A value converted to a variable's or result's type `to` as PL/pgSQL converts: the
+/// assignment cast, else (no cast between the types: 42846) through the value's text, as
+/// PostgreSQL's exec_cast_value falls back to I/O conversion (`d date := 20150717`).
+pub(crate) fn assign_cast(v: Datum, from: TypeId, to: SqlType) -> PgResult<Datum> {
+    match cast(v.clone(), from, to, CastContext::Assignment) {
+        Err(e) if e.code == sqlstate::CANNOT_COERCE && !v.is_null() => {
+            let mut text = String::new();
+            keel_types::io::format_text(&v, from, &mut text);
+            cast(Datum::Text(text), TypeId::Text, to, CastContext::Explicit)
+        }
+        r => r,
+    }
+}
+
 /// Whether `t` is a composite type (named or anonymous).
 pub(crate) fn is_composite(t: TypeId) -> bool {
     matches!(t, TypeId::Record | TypeId::Composite(_))

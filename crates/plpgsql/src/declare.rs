@@ -6,7 +6,6 @@ use crate::interp::{Interp, PlState};
 use crate::vars::{Record, Var};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_pl::{Decl, TypeKind};
-use keel_types::cast::{CastContext, cast};
 use keel_types::{Datum, SqlType, TypeId};
 
 /// The composite type a declaration names: `t%ROWTYPE`, or a composite type's or table's
@@ -117,7 +116,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         let value = match &v.default {
             Some(e) => {
                 let (d, from) = self.eval(st, e).await?;
-                cast(d, from, ty, CastContext::Assignment)?
+                crate::composite::assign_cast(d, from, ty)?
             }
             None => Datum::Null,
         };

@@ -940,12 +940,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             var.record = Some(rec);
             return Ok(());
         }
-        let v = cast(
-            v,
-            from,
-            SqlType::with_typmod(var.ty, var.typmod),
-            CastContext::Assignment,
-        )?;
+        let v = crate::composite::assign_cast(v, from, SqlType::with_typmod(var.ty, var.typmod))?;
         if var.not_null && v.is_null() {
             return Err(PgError::new(
                 sqlstate::NULL_VALUE_NOT_ALLOWED,

@@ -142,7 +142,7 @@ impl PlState {
                 if v.is_null() || *from == to.id {
                     Ok(v)
                 } else {
-                    cast(v, *from, *to, CastContext::Assignment)
+                    crate::composite::assign_cast(v, *from, *to)
                 }
             })
             .collect()

@@ -1,7 +1,8 @@
--- PL/pgSQL with composite values: variables of a composite type or a table's row type,
+-- PL/pgSQL conversions: composite values: variables of a composite type or a table's row type,
 -- record variables assigned whole rows, RETURN and RETURN NEXT of composites (and the
 -- errors PostgreSQL gives for a mismatched or non-composite result), and composites as
--- parameters of the body's SQL. Each "-- case:" block runs in its own psql session on keel
+-- parameters of the body's SQL; and values converted through their text where no cast
+-- exists (`d date := 20150717`), as PL/pgSQL does. Each "-- case:" block runs in its own psql session on keel
 -- and on PostgreSQL 15 and the outputs must be identical.
 
 -- case: composite_results
@@ -191,3 +192,19 @@ begin
   insert into item values (9, v.b, v.a);
 end $$;
 select * from item order by id;
+
+-- case: io_conversion_where_no_cast_exists
+create function cast_invoker(integer) returns date as $$
+begin
+  return $1;
+end$$ language plpgsql;
+select cast_invoker(20150717);
+select cast_invoker(20150718);
+do $$ declare d date; b bool; begin d := 20150717; b := 1; raise notice '% %', d, b; end $$;
+do $$ declare d date; begin d := 20151317; end $$;
+do $$ declare d date := 20240229; begin raise notice '%', d; end $$;
+create function dates() returns setof date language plpgsql as $$
+begin
+  return next 20240101;
+end $$;
+select * from dates();
