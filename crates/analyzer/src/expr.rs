@@ -230,7 +230,8 @@ pub enum RowExpr {
         ty: TypeId,
         name: Arc<str>,
     },
-    /// A string read as composite type `ty` (`record_in`) with these field types.
+    /// A string read as composite type `ty` (`record_in`) with these field types, or as an
+    /// array of one when `ty` is a `CompositeArray`.
     FromText {
         arg: Expr,
         ty: TypeId,
@@ -401,8 +402,9 @@ pub enum SubKind {
     /// `EXISTS (...)`.
     Exists,
     /// `ARRAY(SELECT x ...)`: the rows' single column as a one-dimensional array (an
-    /// empty array for no rows).
-    Array,
+    /// empty array for no rows). When the column is itself an array (`stacked`), the rows'
+    /// arrays are the slices of a result with one more dimension.
+    Array { stacked: bool },
     /// `lhs op ANY (...)` / `lhs IN (...)` (`all` = false) and `lhs op ALL (...)`. `cmp` is
     /// bound over the two-column row `[lhs value, subquery value]`.
     Quantified {

@@ -53,6 +53,31 @@ impl Composite {
 }
 
 impl Catalog {
+    /// An oid for a new composite type (a table's, a view's or `CREATE TYPE`'s), with the
+    /// next one reserved for its array type (`TypeId::CompositeArray`), so that no other
+    /// object is ever given it.
+    pub fn new_type_oid(&mut self) -> Oid {
+        use std::sync::atomic::Ordering::SeqCst;
+        // One atomic step: another session's DDL shares the counter.
+        self.oids.0.fetch_max(self.next_oid, SeqCst);
+        let oid = self.oids.0.fetch_add(2, SeqCst);
+        self.next_oid = self.next_oid.max(oid + 2);
+        oid
+    }
+
+    /// The type whose pg_type oid is `oid`: a built-in type, a composite type, or the array
+    /// type of one.
+    pub fn type_of_oid(&self, oid: Oid) -> Option<TypeId> {
+        if let Some(t) = TypeId::from_oid(oid) {
+            return Some(t);
+        }
+        if self.composite(oid).is_some() {
+            return Some(TypeId::Composite(oid));
+        }
+        let elem = oid.checked_sub(1)?;
+        self.composite(elem).map(|_| TypeId::CompositeArray(elem))
+    }
+
     /// The composite type `oid` (a table's row type or a `CREATE TYPE ... AS` type).
     pub fn composite(&self, oid: Oid) -> Option<Composite> {
         if let Some(t) = self.types.get(&oid) {
@@ -108,6 +133,7 @@ impl Catalog {
             TypeId::Composite(oid) => self
                 .composite(oid)
                 .map_or_else(|| oid.to_string(), |c| c.name),
+            TypeId::CompositeArray(oid) => format!("{}[]", self.type_name(TypeId::Composite(oid))),
             t => t.name().to_string(),
         }
     }

@@ -88,7 +88,17 @@ pub fn execute_ddl(
             names,
             cascade,
             ..
-        } => crate::ddl_type::drop_types(names, *if_exists, *cascade, &mut cat, &mut notices)?,
+        } => {
+            let storage = crate::ddl_type::Storage { engine, txn };
+            crate::ddl_type::drop_types(
+                names,
+                *if_exists,
+                *cascade,
+                &mut cat,
+                &storage,
+                &mut notices,
+            )?
+        }
         ast::Statement::CreateType {
             name,
             representation,
@@ -241,7 +251,7 @@ fn create_table(
         return Ok("CREATE TABLE".into());
     }
     let fillfactor = fillfactor(ct)?;
-    let oid = cat.new_oid();
+    let oid = cat.new_type_oid();
     let persistence = if ct.unlogged {
         Persistence::Unlogged
     } else {
@@ -693,7 +703,8 @@ fn drop_objects(
         ast::ObjectType::Table => {
             if let Some(first) = targets.first() {
                 let what = format!("table {}", cat.tables.get(first).map_or("", |t| &t.name));
-                crate::ddl_type::drop_type_users(cat, &targets, &what, cascade, notices)?;
+                let storage = crate::ddl_type::Storage { engine, txn };
+                crate::ddl_type::drop_type_users(cat, &targets, &what, cascade, &storage, notices)?;
             }
             // Views reading the tables and foreign keys from tables that stay.
             if let Some(first) = targets.first() {

@@ -1,7 +1,7 @@
 //! CHECK constraints (CREATE TABLE and ALTER TABLE ADD CONSTRAINT) and the ALTER TABLE
 //! operations that only change the catalog: RENAME, RENAME COLUMN, ALTER COLUMN SET/DROP
-//! DEFAULT and SET/DROP NOT NULL. DROP COLUMN and ALTER COLUMN TYPE would rewrite the table
-//! and are not supported (0A000) except for their error cases.
+//! DEFAULT and SET/DROP NOT NULL. DROP COLUMN rewrites the table (`ddl_drop_column`);
+//! ALTER COLUMN TYPE would too and is not supported (0A000) except for its error cases.
 
 use crate::ddl::{notice, plain_name};
 use keel_access::{Engine, Transaction};
@@ -42,7 +42,7 @@ fn undefined_column(table: &TableDef, name: &str) -> PgError {
 }
 
 /// Identifiers (folded) in an SQL expression text.
-fn identifiers(expr: &str) -> Vec<String> {
+pub(crate) fn identifiers(expr: &str) -> Vec<String> {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     sqlparser::tokenizer::Tokenizer::new(&dialect, expr)
         .tokenize()
@@ -195,11 +195,18 @@ pub(crate) fn alter_op(
         ast::AlterTableOperation::DropColumn {
             column_names,
             if_exists,
+            drop_behavior,
             ..
         } => {
+            let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
             for c in column_names {
                 let n = fold(c);
-                if nt.column_index(&n).is_none() {
+                let current = cat
+                    .tables
+                    .get(&oid)
+                    .cloned()
+                    .unwrap_or_else(|| table.clone());
+                let Some(i) = current.column_index(&n) else {
                     if *if_exists {
                         notices.push(notice(format!(
                             "column \"{n}\" of relation \"{}\" does not exist, skipping",
@@ -208,8 +215,9 @@ pub(crate) fn alter_op(
                         continue;
                     }
                     return Err(undefined_column(&nt, &n));
-                }
-                return Err(PgError::unsupported("ALTER TABLE DROP COLUMN"));
+                };
+                let how = crate::ddl_drop_column::How { cascade, notices };
+                crate::ddl_drop_column::drop_column(cat, oid, i, how, engine, txn, interrupt)?;
             }
             return Ok(());
         }

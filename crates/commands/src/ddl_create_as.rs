@@ -39,7 +39,7 @@ pub(crate) fn create_table_as(
         ));
     }
     let fillfactor = fillfactor(ct)?;
-    let oid = cat.new_oid();
+    let oid = cat.new_type_oid();
     let relfile = cat.new_oid();
     engine.create_relfile(txn, relfile, ct.unlogged)?;
     let table = TableDef {

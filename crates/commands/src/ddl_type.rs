@@ -6,6 +6,7 @@
 
 use crate::ddl::{notice, plain_name};
 use crate::ddl_view::{cascade_notice, still_depended_on};
+use keel_access::{Engine, Transaction};
 use keel_analyzer::bind::{fold, types};
 use keel_catalog::{Catalog, FieldDef, FunctionDef, TypeDef};
 use keel_common::{Oid, PgError, PgResult, sqlstate};
@@ -59,7 +60,7 @@ pub(crate) fn create_type(
             ),
         ));
     }
-    let oid = cat.new_oid();
+    let oid = cat.new_type_oid();
     cat.types
         .insert(oid, Arc::new(TypeDef { oid, name, fields }));
     Ok("CREATE TYPE".into())
@@ -72,6 +73,7 @@ pub(crate) fn drop_types(
     if_exists: bool,
     cascade: bool,
     cat: &mut Catalog,
+    storage: &Storage<'_>,
     notices: &mut Vec<PgError>,
 ) -> PgResult<String> {
     let mut targets = Vec::new();
@@ -102,6 +104,7 @@ pub(crate) fn drop_types(
         &targets,
         &format!("type {}", cat.type_name(TypeId::Composite(first))),
         cascade,
+        storage,
         notices,
     )?;
     for oid in targets {
@@ -113,90 +116,133 @@ pub(crate) fn drop_types(
 /// Whether function `f` mentions one of the composite types `oids` (a table's row type or
 /// a `CREATE TYPE` type) in its arguments or result.
 fn uses_type(f: &FunctionDef, oids: &[Oid]) -> bool {
-    let named = |t: TypeId| matches!(t, TypeId::Composite(o) if oids.contains(&o));
+    let named = |t: TypeId| mentions(t, oids);
     f.row_type.is_some_and(|t| oids.contains(&t))
         || named(f.ret.id)
         || f.args.iter().any(|a| named(a.ty.id))
 }
 
+/// Whether `t` is one of the composite types `oids` or the array type of one.
+fn mentions(t: TypeId, oids: &[Oid]) -> bool {
+    matches!(t, TypeId::Composite(o) | TypeId::CompositeArray(o) if oids.contains(&o))
+}
+
+/// Where a DROP ... CASCADE that drops columns rewrites their tables.
+pub(crate) struct Storage<'a> {
+    pub engine: &'a Engine,
+    pub txn: &'a Transaction,
+}
+
+/// One object that uses a type being dropped.
+enum TypeUser {
+    /// Column `name` of table `table`.
+    Column {
+        table: Oid,
+        name: String,
+    },
+    /// A field of another composite type.
+    Field,
+    Function(Oid),
+}
+
 /// DROP of the composite types `oids` (tables' row types or `CREATE TYPE` types): the
-/// columns of other tables and the functions that use one depend on it. Without CASCADE
-/// that is PostgreSQL's 2BP01 naming each; with it the functions are dropped too, with a
-/// notice. Dropping a column is not built, so a column user with CASCADE is 0A000.
+/// columns of other tables, the fields of other composite types and the functions that use
+/// one (or its array type) depend on it. Without CASCADE that is PostgreSQL's 2BP01 naming
+/// each; with it the columns (their tables rewritten) and functions are dropped too, with a
+/// notice. Dropping a field of another composite type is not built (0A000).
 pub(crate) fn drop_type_users(
     cat: &mut Catalog,
     oids: &[Oid],
     what: &str,
     cascade: bool,
+    storage: &Storage<'_>,
     notices: &mut Vec<PgError>,
 ) -> PgResult<()> {
-    // (dependent's oid, what it is, the type it uses): PostgreSQL lists them in the order
-    // they were made.
-    let mut columns = Vec::new();
-    let uses =
-        |c: &keel_catalog::ColumnDef| matches!(c.ty.id, TypeId::Composite(o) if oids.contains(&o));
+    // (order, what it is, the type it uses, the user). PostgreSQL lists the users of the
+    // array type first (it depends on the type), then the rest in the order they were made.
+    let mut users: Vec<((bool, Oid), String, String, TypeUser)> = Vec::new();
+    let order = |t: TypeId, oid: Oid| (!matches!(t, TypeId::CompositeArray(_)), oid);
     for t in cat.tables.values().filter(|t| !oids.contains(&t.oid)) {
-        for c in t.columns.iter().filter(|c| uses(c)) {
+        for c in t.columns.iter().filter(|c| mentions(c.ty.id, oids)) {
             let what = format!("column {} of table {}", c.name, t.name);
-            columns.push((t.oid, what, cat.type_name(c.ty.id)));
+            let user = TypeUser::Column {
+                table: t.oid,
+                name: c.name.clone(),
+            };
+            users.push((order(c.ty.id, t.oid), what, cat.type_name(c.ty.id), user));
         }
     }
     for t in cat.types.values().filter(|t| !oids.contains(&t.oid)) {
-        for f in t
-            .fields
-            .iter()
-            .filter(|f| matches!(f.ty.id, TypeId::Composite(o) if oids.contains(&o)))
-        {
+        for f in t.fields.iter().filter(|f| mentions(f.ty.id, oids)) {
             let what = format!("column {} of composite type {}", f.name, t.name);
-            columns.push((t.oid, what, cat.type_name(f.ty.id)));
+            let ty = cat.type_name(f.ty.id);
+            users.push((order(f.ty.id, t.oid), what, ty, TypeUser::Field));
         }
-    }
-    let mut functions: Vec<Arc<FunctionDef>> = (cat.functions.values())
-        .filter(|f| uses_type(f, oids))
-        .cloned()
-        .collect();
-    functions.sort_by_key(|f| f.oid);
-    if columns.is_empty() && functions.is_empty() {
-        return Ok(());
     }
     let function_type = |f: &FunctionDef| {
         let named = f.row_type.map(TypeId::Composite).into_iter();
         let mut all = named
             .chain(std::iter::once(f.ret.id))
             .chain(f.args.iter().map(|a| a.ty.id));
-        all.find(|t| matches!(t, TypeId::Composite(o) if oids.contains(o)))
-            .map_or_else(String::new, |t| cat.type_name(t))
+        all.find(|t| mentions(*t, oids))
+            .unwrap_or(TypeId::Composite(0))
     };
-    let shown = |f: &FunctionDef| {
+    for f in cat.functions.values().filter(|f| uses_type(f, oids)) {
         let args: Vec<String> = (f.input_args())
             .map(|a| types::type_display_in(a.ty, cat))
             .collect();
-        format!("function {}({})", f.proname, args.join(","))
-    };
-    if !cascade {
-        let mut detail: Vec<(Oid, String)> = (columns.iter())
-            .map(|(oid, c, t)| (*oid, format!("{c} depends on type {t}")))
-            .collect();
-        detail.extend((functions.iter()).map(|f| {
-            (
-                f.oid,
-                format!("{} depends on type {}", shown(f), function_type(f)),
-            )
-        }));
-        detail.sort_by_key(|(oid, _)| *oid);
-        return Err(still_depended_on(
+        let what = format!("function {}({})", f.proname, args.join(","));
+        let ty = function_type(f);
+        users.push((
+            order(ty, f.oid),
             what,
-            detail.into_iter().map(|(_, d)| d).collect(),
+            cat.type_name(ty),
+            TypeUser::Function(f.oid),
         ));
     }
-    if !columns.is_empty() {
+    if users.is_empty() {
+        return Ok(());
+    }
+    users.sort_by_key(|u| u.0);
+    if !cascade {
+        let detail = (users.iter())
+            .map(|(_, what, ty, _)| format!("{what} depends on type {ty}"))
+            .collect();
+        return Err(still_depended_on(what, detail));
+    }
+    if users.iter().any(|u| matches!(u.3, TypeUser::Field)) {
         return Err(PgError::unsupported(
-            "DROP ... CASCADE of a type that a column uses (dropping columns)",
+            "DROP ... CASCADE of a type that another composite type's field uses",
         ));
     }
-    notices.push(cascade_notice(functions.iter().map(|f| shown(f)).collect()));
-    for f in functions {
-        cat.functions.remove(&f.oid);
+    notices.push(cascade_notice(users.iter().map(|u| u.1.clone()).collect()));
+    for (_, _, _, user) in users {
+        match user {
+            TypeUser::Column { table, name } => {
+                let Some(col) = cat.tables.get(&table).and_then(|t| t.column_index(&name)) else {
+                    continue;
+                };
+                let mut quiet = Vec::new();
+                let how = crate::ddl_drop_column::How {
+                    cascade: true,
+                    notices: &mut quiet,
+                };
+                let none = &crate::ddl::Interrupt::NONE;
+                crate::ddl_drop_column::drop_column(
+                    cat,
+                    table,
+                    col,
+                    how,
+                    storage.engine,
+                    storage.txn,
+                    none,
+                )?;
+            }
+            TypeUser::Function(oid) => {
+                cat.functions.remove(&oid);
+            }
+            TypeUser::Field => {}
+        }
     }
     Ok(())
 }

@@ -58,7 +58,7 @@ pub(crate) fn create_view(cv: &ast::CreateView, cat: &mut Catalog) -> PgResult<S
             replaceable(old, &columns)?;
             (old.oid, old.triggers.clone())
         }
-        None => (cat.new_oid(), Vec::new()),
+        None => (cat.new_type_oid(), Vec::new()),
     };
     if depends_on.contains(&oid) {
         return Err(PgError::new(

@@ -7,6 +7,7 @@ pub mod body_position;
 pub mod ddl;
 mod ddl_alter;
 mod ddl_create_as;
+mod ddl_drop_column;
 mod ddl_function;
 mod ddl_index;
 pub mod ddl_locks;

@@ -29,9 +29,7 @@ pub(crate) fn eval(r: &RowExpr, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<
             _ => Datum::Null,
         }),
         RowExpr::FromText { arg, ty, fields } => match arg.eval(row, cx)? {
-            Datum::Text(s) => Ok(Datum::Record(Arc::new(keel_types::record::parse_text(
-                &s, *ty, fields,
-            )?))),
+            Datum::Text(s) => keel_types::record::parse_text_as(&s, *ty, fields),
             _ => Ok(Datum::Null),
         },
     }

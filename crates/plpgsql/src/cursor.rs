@@ -212,6 +212,10 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         let source = OpenSource::Bound {
             args: args.cloned(),
         };
+        // A variable that was NULL gets a generated portal name for the loop and is NULL
+        // again after it, as in PostgreSQL.
+        let var_name = cursor.names.join(".");
+        let was_null = st.vars.find(&var_name).is_none_or(|v| v.value.is_null());
         let portal = self.open_cursor(st, cursor, &source).await?;
         st.vars.push_scope(vec![Var::record(var, false, None)]);
         let target = [VarRef {
@@ -221,6 +225,9 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         let r = self.cursor_rows(st, label, &portal, &target, body).await;
         st.vars.pop_scope();
         let closed = self.h.cursors().and_then(|c| c.close(&portal));
+        if was_null && let Some(v) = st.vars.find_mut(&var_name) {
+            v.value = Datum::Null;
+        }
         let flow = r?;
         closed?;
         Ok(flow)

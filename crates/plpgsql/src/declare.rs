@@ -42,7 +42,7 @@ fn row_type(
 
 fn type_of_decl(text: &str, kind: &TypeKind, cat: &keel_catalog::Catalog) -> PgResult<SqlType> {
     match kind {
-        TypeKind::Named => keel_sql::bind::types::type_from_name(text),
+        TypeKind::Named => keel_sql::bind::types::type_from_name_in(text, cat),
         TypeKind::TypeOf(names) if names.len() == 2 => {
             let t = cat.table(&names[0])?;
             let c = t

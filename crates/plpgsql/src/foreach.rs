@@ -69,12 +69,33 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             ),
         };
         // Each element (or slice) a one-column row: the FOR-over-rows loop, FOUND included.
-        let ran = Ran {
-            names: vec![String::new()],
-            types: vec![ty],
-            count: values.len() as u64,
-            rows: values.into_iter().map(|v| vec![v]).collect(),
-            writes: false,
+        // An element of a composite type is a row of its fields, so that it fills a row or
+        // record variable, or a list of scalars, as PostgreSQL assigns a composite datum.
+        let composite = match ty {
+            TypeId::Composite(oid) => self.h.catalog().composite(oid),
+            _ => None,
+        };
+        let ran = match composite {
+            Some(c) => Ran {
+                names: c.fields.iter().map(|f| f.name.clone()).collect(),
+                types: c.fields.iter().map(|f| f.ty.id).collect(),
+                count: values.len() as u64,
+                rows: values
+                    .into_iter()
+                    .map(|v| match v {
+                        Datum::Record(r) => Arc::unwrap_or_clone(r).values,
+                        _ => vec![Datum::Null; c.fields.len()],
+                    })
+                    .collect(),
+                writes: false,
+            },
+            None => Ran {
+                names: vec![String::new()],
+                types: vec![ty],
+                count: values.len() as u64,
+                rows: values.into_iter().map(|v| vec![v]).collect(),
+                writes: false,
+            },
         };
         self.for_rows(st, label, targets, ran, body).await
     }

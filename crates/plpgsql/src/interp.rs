@@ -151,7 +151,23 @@ pub fn run_body<'a, H: Host + ?Sized>(
 ) -> BoxFut<'a, Flow> {
     Box::pin(async move {
         let mut it = Interp { h: host };
-        it.exec_block(st, block).await
+        // The function's frame in the session's call stack, for PG_CONTEXT.
+        let depth = match it.h.cursors() {
+            Ok(c) => {
+                c.calls.push(keel_sql::exec::cursor::PlFrame {
+                    function: st.fname.as_str().into(),
+                    line: 0,
+                    stmt: "",
+                });
+                Some(c.calls.len() - 1)
+            }
+            Err(_) => None,
+        };
+        let r = it.exec_block(st, block).await;
+        if let (Some(d), Ok(c)) = (depth, it.h.cursors()) {
+            c.calls.truncate(d);
+        }
+        r
     })
 }
 
@@ -241,6 +257,12 @@ impl<H: Host + ?Sized> Interp<'_, H> {
     ) -> BoxFut<'a, Flow> {
         Box::pin(async move {
             for s in stmts {
+                if let Ok(c) = self.h.cursors()
+                    && let Some(f) = c.calls.last_mut()
+                {
+                    f.line = s.line;
+                    f.stmt = s.kind_name();
+                }
                 let flow = self.exec_stmt(st, s).await.map_err(|e| {
                     let line = format!(
                         "PL/pgSQL function {} line {} at {}",
@@ -603,6 +625,10 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     let (v, ty) = match item {
                         keel_pl::DiagItem::RowCount => {
                             (Datum::Int8(st.row_count as i64), TypeId::Int8)
+                        }
+                        keel_pl::DiagItem::PgContext => {
+                            let text = crate::targets::pg_context(&self.h.cursors()?.calls);
+                            (Datum::Text(text), TypeId::Text)
                         }
                         item => (
                             Datum::Text(crate::targets::diagnostic(st, *item)?),

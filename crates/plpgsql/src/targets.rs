@@ -162,3 +162,17 @@ pub(crate) fn diagnostic(st: &PlState, item: keel_pl::DiagItem) -> PgResult<Stri
         }
     })
 }
+
+/// `GET DIAGNOSTICS ... = PG_CONTEXT`: a line per running function, innermost first, as
+/// PostgreSQL's error context stack prints them.
+pub(crate) fn pg_context(calls: &[keel_sql::exec::cursor::PlFrame]) -> String {
+    let lines: Vec<String> = (calls.iter().rev())
+        .map(|f| {
+            format!(
+                "PL/pgSQL function {} line {} at {}",
+                f.function, f.line, f.stmt
+            )
+        })
+        .collect();
+    lines.join("\n")
+}

@@ -53,7 +53,13 @@ impl<C: Client + Send> Host for SessionHost<'_, C> {
     }
 
     fn run<'a>(&'a mut self, prep: &'a Arc<Prepared>, values: &'a [Datum]) -> BoxFut<'a, Ran> {
-        Box::pin(self.session.run_for_pl(prep, values, self.client))
+        Box::pin(async move {
+            let r = self.session.run_for_pl(prep, values, self.client).await;
+            // What functions the statement called raised goes out now, before the block's
+            // next notices, in the order PostgreSQL sends them.
+            self.session.send_warnings(self.client);
+            r
+        })
     }
 
     fn savepoint(&mut self) -> PgResult<usize> {

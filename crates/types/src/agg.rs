@@ -404,6 +404,22 @@ impl Accumulator for ArrayAggArrays {
     }
 }
 
+/// The arrays `subs` stacked into one array with one more dimension, as `ARRAY(subquery)`
+/// of an array column builds it (array_agg over arrays' rules and errors); no inputs make
+/// an empty array of `elem`.
+pub fn stack_arrays(elem: TypeId, subs: Vec<Datum>) -> PgResult<Datum> {
+    if subs.is_empty() {
+        return Ok(Datum::Array(std::sync::Arc::new(
+            crate::array::Array::empty(elem),
+        )));
+    }
+    let mut acc = ArrayAggArrays::default();
+    for s in subs {
+        acc.update(std::slice::from_ref(&s))?;
+    }
+    acc.finish()
+}
+
 /// string_agg's buffer grows as PostgreSQL's StringInfo does: each delimiter and value is an
 /// append that fails with 54000 past 1 GB (the first value has no delimiter before it).
 #[derive(Default)]

@@ -396,6 +396,18 @@ impl Reader<'_> {
 /// `array_in`: parses the text form of an array whose elements have type `elem` (its
 /// typmod applies to each element).
 pub fn parse_text(input: &str, elem: SqlType) -> PgResult<Array> {
+    parse_text_with(input, elem.id, &mut |text| {
+        crate::io::parse_text(text, elem)
+    })
+}
+
+/// `array_in` with the elements read by `read`: an array of a composite type reads each
+/// element with the type's fields (`record::parse_text`).
+pub fn parse_text_with(
+    input: &str,
+    elem: TypeId,
+    read: &mut dyn FnMut(&str) -> PgResult<Datum>,
+) -> PgResult<Array> {
     let mut r = Reader {
         input,
         b: input.as_bytes(),
@@ -437,17 +449,9 @@ pub fn parse_text(input: &str, elem: SqlType) -> PgResult<Array> {
     Array::check_size(scanned.len())?;
     let mut items = Vec::with_capacity(scanned.len());
     for s in scanned {
-        items.push(if s.null {
-            Datum::Null
-        } else {
-            crate::io::parse_text(&s.text, elem)?
-        });
+        items.push(if s.null { Datum::Null } else { read(&s.text)? });
     }
-    Ok(Array {
-        elem: elem.id,
-        dims,
-        items,
-    })
+    Ok(Array { elem, dims, items })
 }
 
 // ---------------------------------------------------------------- binary I/O

@@ -37,10 +37,29 @@ pub fn resolve_binary(opn: &str, left: TypeId, right: TypeId) -> Option<Operator
         lr => lr,
     };
     if opn == "||" {
+        // anycompatiblearray: the elements' common type (`ARRAY[1.1] || ARRAY[2]` is
+        // numeric[]).
+        let common = |a: TypeId, b: TypeId| {
+            crate::common_type::common_type_of("||", [a, b])
+                .ok()
+                .and_then(|c| Some((c, c.array_of()?)))
+        };
         return match (l.elem(), r.elem()) {
             (Some(a), Some(b)) if a == b => op(l, r, l, array_cat_op),
+            (Some(a), Some(b)) => {
+                let (_, arr) = common(a, b)?;
+                op(arr, arr, arr, array_cat_op)
+            }
             (Some(a), None) if a == r || can_elem(r, a) => op(l, a, l, append_op),
             (None, Some(b)) if b == l || can_elem(l, b) => op(b, r, r, prepend_op),
+            (Some(a), None) if !r.is_array() => {
+                let (c, arr) = common(a, r)?;
+                op(arr, c, arr, append_op)
+            }
+            (None, Some(b)) if !l.is_array() => {
+                let (c, arr) = common(l, b)?;
+                op(c, arr, arr, prepend_op)
+            }
             _ => None,
         };
     }
@@ -489,6 +508,18 @@ fn array_arg(args: &[TypeId], i: usize) -> Option<TypeId> {
     args.get(i).copied().filter(|t| t.is_array())
 }
 
+/// The array argument `i` of an `(anyarray, anyelement)` pair, or for an untyped one the
+/// array type of the element argument `j` (`array_positions(NULL, 10)` is over int4[]).
+fn array_for_elem(args: &[TypeId], i: usize, j: usize) -> Option<TypeId> {
+    array_arg(args, i).or_else(|| {
+        let e = *args.get(j)?;
+        if args.get(i) != Some(&TypeId::Unknown) || e == TypeId::Unknown || e.is_array() {
+            return None;
+        }
+        e.array_of()
+    })
+}
+
 /// Resolves the array functions; None when `name` is not one or the arguments do not fit.
 pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
     use TypeId::*;
@@ -566,7 +597,7 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
             })
         }
         ("array_position", 2 | 3) => {
-            let t = array_arg(args, 0)?;
+            let t = array_for_elem(args, 0, 1)?;
             can_elem(args[1], t.elem()?).then_some(())?;
             if args.len() == 3 {
                 int(args[2]).then_some(())?;
@@ -586,17 +617,17 @@ pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
             f(&[t.elem()?, t], Int4, true, width_bucket)
         }
         ("array_positions", 2) => {
-            let t = array_arg(args, 0)?;
+            let t = array_for_elem(args, 0, 1)?;
             can_elem(args[1], t.elem()?).then_some(())?;
             f(&[t, t.elem()?], Int4Array, false, array_positions)
         }
         ("array_remove", 2) => {
-            let t = array_arg(args, 0)?;
+            let t = array_for_elem(args, 0, 1)?;
             can_elem(args[1], t.elem()?).then_some(())?;
             f(&[t, t.elem()?], t, false, array_remove)
         }
         ("array_replace", 3) => {
-            let t = array_arg(args, 0)?;
+            let t = array_for_elem(args, 0, 1)?;
             let e = t.elem()?;
             (can_elem(args[1], e) && can_elem(args[2], e)).then_some(())?;
             f(&[t, e, e], t, false, array_replace)

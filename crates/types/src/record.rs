@@ -79,6 +79,21 @@ fn malformed(input: &str, detail: &str) -> PgError {
     .with_detail(detail)
 }
 
+/// The text of a value of composite type `ty`, or of an array of one
+/// (`TypeId::CompositeArray`), whose elements are each read by `record_in`.
+pub fn parse_text_as(input: &str, ty: TypeId, fields: &[SqlType]) -> PgResult<Datum> {
+    match ty {
+        TypeId::CompositeArray(oid) => {
+            let elem = TypeId::Composite(oid);
+            let a = crate::array::parse_text_with(input, elem, &mut |text| {
+                Ok(Datum::Record(Arc::new(parse_text(text, elem, fields)?)))
+            })?;
+            Ok(Datum::Array(Arc::new(a)))
+        }
+        _ => Ok(Datum::Record(Arc::new(parse_text(input, ty, fields)?))),
+    }
+}
+
 /// `record_in`: reads `(f1,f2,...)` for fields of the given types. An unquoted empty field
 /// is NULL; inside a field `"` starts and ends quoting (`""` within quotes is one quote) and
 /// `\` takes the next character literally. White space around the parentheses is allowed.

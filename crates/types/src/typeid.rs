@@ -66,6 +66,12 @@ pub enum TypeId {
     /// `CREATE TYPE ... AS (...)` type. Its fields are in the catalog; its values carry their
     /// field types (`record::Record`).
     Composite(Oid),
+    /// The array type of the composite type `Composite(oid)`. Its oid is the element's plus
+    /// one: the catalog reserves that oid when it creates a composite type
+    /// (`Catalog::new_type_oid`).
+    CompositeArray(Oid),
+    /// `record[]`: arrays of anonymous rows (`ARRAY[ROW(1, 2)]`, `array_agg` of rows).
+    RecordArray,
 }
 
 impl TypeId {
@@ -117,6 +123,8 @@ impl TypeId {
             TypeId::OidArray => 1028,
             TypeId::Refcursor => 1790,
             TypeId::Composite(oid) => oid,
+            TypeId::CompositeArray(oid) => oid + 1,
+            TypeId::RecordArray => 2287,
         }
     }
 
@@ -167,6 +175,7 @@ impl TypeId {
             1187 => TypeId::IntervalArray,
             1028 => TypeId::OidArray,
             1790 => TypeId::Refcursor,
+            2287 => TypeId::RecordArray,
             _ => return None,
         })
     }
@@ -221,6 +230,7 @@ impl TypeId {
             TypeId::Refcursor => "refcursor",
             // The name is the catalog's; code that shows one to a user asks the catalog.
             TypeId::Composite(_) => "record",
+            TypeId::CompositeArray(_) | TypeId::RecordArray => "record[]",
         }
     }
 
@@ -244,6 +254,8 @@ impl TypeId {
             TypeId::TimestampTzArray => TypeId::TimestampTz,
             TypeId::IntervalArray => TypeId::Interval,
             TypeId::OidArray => TypeId::Oid,
+            TypeId::CompositeArray(oid) => TypeId::Composite(oid),
+            TypeId::RecordArray => TypeId::Record,
             _ => return None,
         })
     }
@@ -270,6 +282,8 @@ impl TypeId {
             TypeId::TimestampTz => TypeId::TimestampTzArray,
             TypeId::Interval => TypeId::IntervalArray,
             TypeId::Oid => TypeId::OidArray,
+            TypeId::Composite(oid) => TypeId::CompositeArray(oid),
+            TypeId::Record => TypeId::RecordArray,
             _ => return None,
         })
     }

@@ -24,12 +24,36 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut AggCtx>,
     ) -> PgResult<Expr> {
+        self.array_ctor_as(arr, None, scope, agg)
+    }
+
+    /// `ARRAY[...]`, with the array type `to` when the constructor is the operand of a cast
+    /// to it: each element is then cast to the element type, as PostgreSQL passes a cast's
+    /// type down into the constructor (`ARRAY[1, 'NaN']::float8[]` reads `'NaN'` as a
+    /// float8).
+    pub(super) fn array_ctor_as(
+        &mut self,
+        arr: &ast::Array,
+        to: Option<SqlType>,
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
         let mut elems = Vec::with_capacity(arr.elem.len());
         for e in &arr.elem {
             // Inner brackets without the ARRAY keyword are sub-array constructors.
-            let bound = match e {
-                ast::Expr::Array(inner) => self.array_ctor(inner, scope, agg)?,
-                e => self.expr(e, scope, agg)?,
+            let bound = match (e, to) {
+                (ast::Expr::Array(inner), _) => self.array_ctor_as(inner, to, scope, agg)?,
+                (e, Some(to)) if to.id.elem().is_some() => {
+                    let elem = SqlType::with_typmod(to.id.elem().unwrap_or(to.id), to.typmod);
+                    let b = self.expr(e, scope, agg)?;
+                    if b.ty().is_array() && b.ty() == to.id {
+                        b
+                    } else {
+                        self.coerce_in(b, elem, CastContext::Explicit)
+                            .map_err(|err| self.at_cast(err, e))?
+                    }
+                }
+                (e, _) => self.expr(e, scope, agg)?,
             };
             elems.push(bound);
         }
@@ -109,13 +133,19 @@ impl Binder<'_> {
         } else {
             types[0]
         };
-        let Some(ty) = elem.array_of() else {
-            return Err(PgError::new(
-                sqlstate::UNDEFINED_OBJECT,
-                format!("could not find array type for data type {}", elem.name()),
-            ));
+        // Of an array column, the result has one more dimension and the same type.
+        let stacked = elem.is_array();
+        let ty = match elem.array_of() {
+            Some(ty) => ty,
+            None if stacked => elem,
+            None => {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("could not find array type for data type {}", elem.name()),
+                ));
+            }
         };
-        Ok(self.subplan(SubKind::Array, plan, refs, ty))
+        Ok(self.subplan(SubKind::Array { stacked }, plan, refs, ty))
     }
 
     /// `expr[i]`, `expr[i][j]`, `expr[lo:hi]`.
@@ -153,7 +183,36 @@ impl Binder<'_> {
         if chain.is_empty() {
             return self.expr(root, scope, agg);
         }
-        let mut arr = self.expr(root, scope, agg)?;
+        let arr = self.expr(root, scope, agg)?;
+        self.access_chain(arr, chain, scope, agg)
+    }
+
+    /// Applies `[...]` subscripts and `.field` selections to `arr`, left to right: the
+    /// subscripts in a row make one subscript expression (`a[1][2]`), and a field
+    /// selection applies to what they select (`c2[2].f2`).
+    fn access_chain(
+        &mut self,
+        mut arr: Expr,
+        chain: &[ast::AccessExpr],
+        scope: &Scope,
+        agg: &mut Option<&mut AggCtx>,
+    ) -> PgResult<Expr> {
+        let run = chain
+            .iter()
+            .take_while(|a| matches!(a, ast::AccessExpr::Subscript(_)))
+            .count();
+        if run == 0 {
+            let Some((first, rest)) = chain.split_first() else {
+                return Ok(arr);
+            };
+            let ast::AccessExpr::Dot(ast::Expr::Identifier(field)) = first else {
+                return Err(PgError::unsupported("this form of field selection"));
+            };
+            let name = super::fold(field);
+            let selected = self.field_of(arr, &name)?;
+            return self.access_chain(selected, rest, scope, agg);
+        }
+        let (subscripts, rest) = chain.split_at(run);
         if arr.ty() == TypeId::Unknown {
             return Err(PgError::new(
                 sqlstate::DATATYPE_MISMATCH,
@@ -171,11 +230,9 @@ impl Binder<'_> {
         };
         let mut subs = Vec::new();
         let mut slice = false;
-        for a in chain {
+        for a in subscripts {
             let ast::AccessExpr::Subscript(s) = a else {
-                return Err(PgError::unsupported(
-                    "field selection from a non-composite value",
-                ));
+                unreachable!("the run holds only subscripts")
             };
             match s {
                 ast::Subscript::Index { index } => subs.push(ArraySub {
@@ -228,7 +285,7 @@ impl Binder<'_> {
             slice,
             ty,
         }));
-        Ok(arr)
+        self.access_chain(arr, rest, scope, agg)
     }
 
     /// A subscript coerced to int4 the way an assignment cast does (`a[random()*6+1]`

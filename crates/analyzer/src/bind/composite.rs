@@ -88,7 +88,7 @@ impl Binder<'_> {
         Ok(e)
     }
 
-    fn field_of(&self, e: Expr, name: &str) -> PgResult<Expr> {
+    pub(super) fn field_of(&self, e: Expr, name: &str) -> PgResult<Expr> {
         let (index, ty) = match e.ty() {
             TypeId::Composite(oid) => {
                 let c = self.catalog.composite(oid).ok_or_else(|| {
@@ -153,10 +153,42 @@ impl Binder<'_> {
         })))
     }
 
+    /// A value becoming an array of composite type `oid`: a string is read by `array_in`
+    /// with each element read by `record_in`.
+    fn coerce_to_composite_array(
+        &mut self,
+        e: Expr,
+        oid: keel_common::Oid,
+        to: SqlType,
+        ctx: CastContext,
+    ) -> PgResult<Expr> {
+        if e.ty() == to.id {
+            return Ok(e);
+        }
+        let Some(c) = self.catalog.composite(oid) else {
+            return super::types::coerce(e, to, ctx, &mut self.params);
+        };
+        let fields: Arc<[SqlType]> = c.fields.iter().map(|f| f.ty).collect();
+        let e = match from_text(e, to, fields, ctx) {
+            Ok(read) => return read,
+            Err(e) => e,
+        };
+        match e {
+            e if e.ty() == TypeId::RecordArray => Err(PgError::unsupported(format!(
+                "conversion of type record[] to {}",
+                self.catalog.type_name(to.id)
+            ))),
+            e => super::types::coerce(e, to, ctx, &mut self.params),
+        }
+    }
+
     /// [`super::types::coerce`], and a value becoming a named composite type: a string is
     /// read with the type's fields (`record_in`), and a row constructor's fields are coerced
     /// one by one to the type's fields, as PostgreSQL casts a RowExpr.
     pub(crate) fn coerce_in(&mut self, e: Expr, to: SqlType, ctx: CastContext) -> PgResult<Expr> {
+        if let TypeId::CompositeArray(oid) = to.id {
+            return self.coerce_to_composite_array(e, oid, to, ctx);
+        }
         let TypeId::Composite(oid) = to.id else {
             return super::types::coerce(e, to, ctx, &mut self.params);
         };
@@ -167,25 +199,11 @@ impl Binder<'_> {
             return super::types::coerce(e, to, ctx, &mut self.params);
         };
         let fields: Arc<[SqlType]> = c.fields.iter().map(|f| f.ty).collect();
+        let e = match from_text(e, to, fields.clone(), ctx) {
+            Ok(read) => return read,
+            Err(e) => e,
+        };
         match e {
-            Expr::Const(Datum::Null, _) => Ok(Expr::Const(Datum::Null, to.id)),
-            Expr::Const(Datum::Text(s), TypeId::Unknown) => Ok(Expr::Const(
-                Datum::Record(Arc::new(keel_types::record::parse_text(
-                    &s, to.id, &fields,
-                )?)),
-                to.id,
-            )),
-            e if matches!(
-                e.ty(),
-                TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name
-            ) && ctx == CastContext::Explicit =>
-            {
-                Ok(Expr::Row(Box::new(RowExpr::FromText {
-                    arg: e,
-                    ty: to.id,
-                    fields,
-                })))
-            }
             Expr::Row(r)
                 if matches!(
                     &*r,
@@ -256,5 +274,35 @@ impl Binder<'_> {
                 })
             }
         }
+    }
+}
+
+/// NULL or a string becoming composite type `to` (or an array of one, `record_in` reading
+/// each element): a literal is read now, a string value at run time by an explicit cast.
+/// Anything else is handed back.
+fn from_text(
+    e: Expr,
+    to: SqlType,
+    fields: Arc<[SqlType]>,
+    ctx: CastContext,
+) -> Result<PgResult<Expr>, Expr> {
+    match e {
+        Expr::Const(Datum::Null, _) => Ok(Ok(Expr::Const(Datum::Null, to.id))),
+        Expr::Const(Datum::Text(s), TypeId::Unknown) => Ok(keel_types::record::parse_text_as(
+            &s, to.id, &fields,
+        )
+        .map(|d| Expr::Const(d, to.id))),
+        e if matches!(
+            e.ty(),
+            TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name
+        ) && ctx == CastContext::Explicit =>
+        {
+            Ok(Ok(Expr::Row(Box::new(RowExpr::FromText {
+                arg: e,
+                ty: to.id,
+                fields,
+            }))))
+        }
+        e => Err(e),
     }
 }

@@ -106,13 +106,18 @@ impl Binder<'_> {
                     let empty = keel_types::array::Array::empty(elem);
                     return Ok(Expr::Const(Datum::Array(std::sync::Arc::new(empty)), to.id));
                 }
-                let a = self.expr(expr, scope, agg)?;
+                let a = match expr.as_ref() {
+                    E::Array(arr) if to.id.is_array() => {
+                        self.array_ctor_as(arr, Some(to), scope, agg)?
+                    }
+                    _ => self.expr(expr, scope, agg)?,
+                };
                 self.coerce_in(a, to, CastContext::Explicit)
                     .map_err(|err| self.at_cast(err, expr))
             }
             E::TypedString(ts) => {
                 let to = types::type_from_name_in(&ts.data_type.to_string(), self.catalog)?;
-                if let TypeId::Composite(_) = to.id {
+                if let TypeId::Composite(_) | TypeId::CompositeArray(_) = to.id {
                     let s = match &ts.value.value {
                         ast::Value::SingleQuotedString(s) => s.clone(),
                         other => other.to_string(),

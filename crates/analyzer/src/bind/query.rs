@@ -709,12 +709,11 @@ fn output_name(e: &ast::Expr) -> String {
         ast::Expr::Exists { .. } => "exists".into(),
         ast::Expr::Array(_) => "array".into(),
         ast::Expr::Tuple(_) => "row".into(),
-        // `t.a[1]` names its column after the last name before the subscripts.
+        // `t.a[1]` and `c[2].f` are named after the last field name in the chain.
         ast::Expr::CompoundFieldAccess { root, access_chain } => {
             match access_chain
                 .iter()
-                .take_while(|a| matches!(a, ast::AccessExpr::Dot(_)))
-                .last()
+                .rfind(|a| matches!(a, ast::AccessExpr::Dot(_)))
             {
                 Some(ast::AccessExpr::Dot(last)) => output_name(last),
                 _ => output_name(root),

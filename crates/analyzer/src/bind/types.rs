@@ -155,9 +155,9 @@ pub fn type_from_name_in(name: &str, cat: &keel_catalog::Catalog) -> PgResult<Sq
         }
         let trimmed = name.trim();
         if let Some(elem) = array_element_name(trimmed)
-            && composite_of(elem, cat).is_some()
+            && let Some(TypeId::Composite(oid)) = composite_of(elem, cat)
         {
-            return Err(PgError::unsupported("arrays of composite types"));
+            return Ok(SqlType::new(TypeId::CompositeArray(oid)));
         }
         composite_of(trimmed, cat).map(SqlType::new).ok_or(e)
     })
@@ -175,7 +175,7 @@ fn composite_of(name: &str, cat: &keel_catalog::Catalog) -> Option<TypeId> {
 /// [`type_display`], with a composite type's name from `cat`.
 pub fn type_display_in(t: SqlType, cat: &keel_catalog::Catalog) -> String {
     match t.id {
-        TypeId::Composite(_) => cat.type_name(t.id),
+        TypeId::Composite(_) | TypeId::CompositeArray(_) => cat.type_name(t.id),
         _ => type_display(t),
     }
 }

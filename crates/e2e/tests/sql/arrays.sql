@@ -185,3 +185,8 @@ select op, width_bucket(op, ARRAY[1, 3, 5, 10]) AS wb_1 from generate_series(-2,
 create table at (a int[], b text[]);
 insert into at values ('{1,2}', '{b}'), ('{1,3}', '{a,z}'), (null, null), ('{}', '{}');
 select max(a), min(a), max(b), min(b) from at;
+
+-- case: untyped_array_of_polymorphic_pair
+select array_positions(NULL, 10), array_position(NULL, 10);
+select array_positions('{1,10,10}', 10), array_remove('{1,2,2}', 2), array_replace('{1,2}', 2, 9);
+select array_remove('{{1,2,2},{1,4,3}}', 2);

@@ -104,3 +104,27 @@ create index pn_v on pn (v);
 analyze pn;
 select count(*) from pn where v is not null;
 select count(*) from pn where v is null;
+
+-- case: arrays_of_composites
+create type comptype as (f1 int, f2 text);
+create table comptable (c1 comptype, c2 comptype[]);
+insert into comptable values (row(1,'foo'), array[row(2,'bar')::comptype, row(3,'baz')::comptype]);
+insert into comptable values (row(4,'q'), '{"(5,\"x y\")",NULL}');
+select * from comptable order by c1;
+select c2[2].f2, c2[1].f1 + 1 from comptable order by c1;
+select pg_typeof(c2), pg_typeof(c2[1]) from comptable limit 1;
+select array_agg(c1 order by c1) from comptable;
+select c2 = c2, c2 < '{"(9,z)"}'::comptype[] from comptable order by c1;
+select ARRAY[(10,20),(40,69)]::comptype[], pg_typeof(ARRAY[(1,2)]);
+select '{"(1,2,3)"}'::comptype[];
+drop type comptype;
+drop type comptype cascade;
+
+-- case: array_casts_and_subqueries
+select width_bucket(5, ARRAY[1, 3, 9, 'NaN', 'NaN']::float8[]);
+select ARRAY[1.1] || ARRAY[2,3,4], ARRAY[1] || 2.5, 1.5 || ARRAY[2];
+select array(select array[i, i/2] from generate_series(1,4) i);
+select array(select array['Hello', i::text] from generate_series(9,11) i);
+select array(select null::int[] from generate_series(1,2));
+select array(select '{}'::int[] from generate_series(1,2));
+select array(select x from (select '{1}'::int[] union all select '{1,2}') s(x));

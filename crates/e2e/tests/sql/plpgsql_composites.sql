@@ -208,3 +208,23 @@ begin
   return next 20240101;
 end $$;
 select * from dates();
+
+-- case: foreach_over_composite_arrays
+create type xy_tuple as (x int, y int);
+create function foreach_xy(anyarray) returns void as $$
+declare x int; y int;
+begin
+  foreach x, y in array $1 loop
+    raise notice 'x = %, y = %', x, y;
+  end loop;
+end;
+$$ language plpgsql;
+select foreach_xy(ARRAY[(10,20),(40,69),(35,78)]::xy_tuple[]);
+create function foreach_rec(anyarray) returns void as $$
+declare r xy_tuple; s xy_tuple[];
+begin
+  foreach r in array $1 loop raise notice '%', r; end loop;
+  foreach s slice 1 in array $1 loop raise notice '%', s; end loop;
+end;
+$$ language plpgsql;
+select foreach_rec(ARRAY[[(10,20),(40,69)],[(35,78),(88,76)]]::xy_tuple[]);

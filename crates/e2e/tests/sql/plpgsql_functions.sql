@@ -799,3 +799,27 @@ end$$ language plpgsql;
 
 select psp_stricttest();
 reset plpgsql.print_strict_params;
+
+-- case: get_diagnostics_pg_context
+create function ctx_inner(int) returns int language plpgsql as $$
+declare s text;
+begin
+  get diagnostics s = pg_context;
+  raise notice 'stack: %', s;
+  begin
+    perform 1 / 0;
+  exception when division_by_zero then
+    get diagnostics s = pg_context;
+    raise notice 'in handler: %', s;
+  end;
+  return $1 * 2;
+end $$;
+create function ctx_outer(int) returns int language plpgsql as $$
+declare r int;
+begin
+  r := ctx_inner($1);
+  return r;
+end $$;
+select ctx_outer(5);
+do $$ declare s text; begin get diagnostics s = pg_context; raise notice '%', s; end $$;
+do $$ declare r int; begin r := ctx_outer(1); raise notice 'back: %', r; end $$;

@@ -23,12 +23,25 @@ use keel_planner::plan::OutColumn;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// The session's open cursors, by name.
+/// The session's open cursors, by name, and the PL/pgSQL functions running in it: the
+/// session state a function reaches through `FuncContext::cursors` at any depth of calls.
 #[derive(Default)]
 pub struct Cursors {
     open: HashMap<String, Cursor>,
     /// The number of the next `<unnamed portal N>`.
     unnamed: u64,
+    /// The running PL/pgSQL functions, outermost first, each at its current statement:
+    /// what `GET DIAGNOSTICS ... = PG_CONTEXT` reports.
+    pub calls: Vec<PlFrame>,
+}
+
+/// One running PL/pgSQL function (a DO block's is `inline_code_block`) and the statement it
+/// is at.
+#[derive(Clone, Debug)]
+pub struct PlFrame {
+    pub function: std::sync::Arc<str>,
+    pub line: u32,
+    pub stmt: &'static str,
 }
 
 pub struct Cursor {

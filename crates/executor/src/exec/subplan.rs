@@ -110,7 +110,7 @@ pub fn eval(sp: &SubPlan, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>
             }
             Ok(v)
         }
-        SubKind::Array => {
+        SubKind::Array { stacked } => {
             if !correlated && let Some(SubResult::Value(v)) = cx.subq.get(&sp.id) {
                 return Ok(v.clone());
             }
@@ -118,10 +118,14 @@ pub fn eval(sp: &SubPlan, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Datum>
             let rows = run(sp, &outer, cx, usize::MAX, &mut mem)?;
             let elem = sp.ty.elem().unwrap_or(keel_types::TypeId::Text);
             let items = first_column(rows);
-            keel_types::array::Array::check_size(items.len())?;
-            let v = Datum::Array(std::sync::Arc::new(keel_types::array::Array::from_items(
-                elem, items,
-            )));
+            let v = if *stacked {
+                keel_types::agg::stack_arrays(elem, items)?
+            } else {
+                keel_types::array::Array::check_size(items.len())?;
+                Datum::Array(std::sync::Arc::new(keel_types::array::Array::from_items(
+                    elem, items,
+                )))
+            };
             if !correlated {
                 cx.subq.insert(sp.id, SubResult::Value(v.clone()));
             }

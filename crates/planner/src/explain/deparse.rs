@@ -233,7 +233,7 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             let n = sp.id + 1;
             match &sp.kind {
                 SubKind::Exists | SubKind::Scalar => out.push_str(&format!("(SubPlan {n})")),
-                SubKind::Array => out.push_str(&format!("ARRAY(SubPlan {n})")),
+                SubKind::Array { .. } => out.push_str(&format!("ARRAY(SubPlan {n})")),
                 SubKind::Quantified { .. } if crate::hashed_subplan(sp).is_some() => {
                     out.push_str(&format!("(hashed SubPlan {n})"))
                 }
