@@ -142,6 +142,11 @@ impl Catalog {
     }
 
     /// The table `name`, or 42P01 `relation "name" does not exist`.
+    /// Table `oid`, which the caller found in this catalog (XX000 if it is gone).
+    pub fn table_of(&self, oid: Oid) -> PgResult<Arc<TableDef>> {
+        (self.tables.get(&oid).cloned()).ok_or_else(|| PgError::internal("table vanished"))
+    }
+
     pub fn table(&self, name: &str) -> PgResult<&Arc<TableDef>> {
         self.table_by_name(name).ok_or_else(|| {
             PgError::new(

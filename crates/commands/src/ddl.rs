@@ -519,11 +519,7 @@ fn validate_fk(
     txn: &Transaction,
     interrupt: &Interrupt<'_>,
 ) -> PgResult<()> {
-    let table = cat
-        .tables
-        .get(&table_oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
+    let table = cat.table_of(table_oid)?;
     let Some(fk) = table.foreign_keys.last() else {
         return Ok(());
     };
@@ -585,11 +581,7 @@ fn add_fk(
     ref_cols: Vec<String>,
     (on_delete, on_update): (FkAction, FkAction),
 ) -> PgResult<()> {
-    let table = cat
-        .tables
-        .get(&table_oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
+    let table = cat.table_of(table_oid)?;
     let rname = plain_name(ref_table)?;
     let rt = cat.table(&rname)?.clone();
     let ref_columns: Vec<usize> = if ref_cols.is_empty() {
@@ -839,11 +831,7 @@ fn alter_table(
                 if_not_exists,
                 ..
             } => {
-                let t = cat
-                    .tables
-                    .get(&table.oid)
-                    .cloned()
-                    .ok_or_else(|| PgError::internal("table vanished"))?;
+                let t = cat.table_of(table.oid)?;
                 let cname = fold(&column_def.name);
                 if t.column_index(&cname).is_some() {
                     if *if_not_exists {

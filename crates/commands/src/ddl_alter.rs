@@ -71,11 +71,7 @@ pub(crate) fn add_checks(
     if pending.is_empty() {
         return Ok(());
     }
-    let table = cat
-        .tables
-        .get(&oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
+    let table = cat.table_of(oid)?;
     let mut nt = (*table).clone();
     let first = nt.checks.len();
     for p in pending {
@@ -174,11 +170,7 @@ pub(crate) fn alter_op(
     notices: &mut Vec<PgError>,
     interrupt: &crate::ddl::Interrupt<'_>,
 ) -> PgResult<()> {
-    let table = cat
-        .tables
-        .get(&oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
+    let table = cat.table_of(oid)?;
     let mut nt = (*table).clone();
     match op {
         ast::AlterTableOperation::AddConstraint {

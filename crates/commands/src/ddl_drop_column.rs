@@ -38,11 +38,7 @@ pub(crate) fn drop_column(
     txn: &Transaction,
     interrupt: &Interrupt<'_>,
 ) -> PgResult<()> {
-    let table = cat
-        .tables
-        .get(&oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
+    let table = cat.table_of(oid)?;
     let name = table.columns[col].name.clone();
     refuse_dependents(cat, &table, col, &name)?;
 

@@ -32,11 +32,7 @@ pub(crate) fn add_index(
     primary: bool,
     interrupt: &Interrupt<'_>,
 ) -> PgResult<Arc<IndexDef>> {
-    let table = cat
-        .tables
-        .get(&table_oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
+    let table = cat.table_of(table_oid)?;
     if primary && cat.indexes_of(table_oid).any(|i| i.primary) {
         return Err(PgError::new(
             sqlstate::INVALID_TABLE_DEFINITION,
@@ -97,11 +93,7 @@ pub(crate) fn add_index(
         relfile: cat.new_oid(),
         opclasses,
     };
-    let table = cat
-        .tables
-        .get(&table_oid)
-        .cloned()
-        .ok_or_else(|| PgError::internal("table vanished"))?;
+    let table = cat.table_of(table_oid)?;
     engine.create_relfile(
         txn,
         index.relfile,
