@@ -810,7 +810,7 @@ impl<'a> Binder<'a> {
         src: Option<(&ast::Expr, &ast::Expr)>,
     ) -> PgResult<Expr> {
         let (mut lt, mut rt) = (l.ty(), r.ty());
-        if op == "||" && (lt.is_array() || rt.is_array()) {
+        if op == "||" && (lt.is_array() || rt.is_array() || lt.is_vector() || rt.is_vector()) {
             return self.array_concat(l, r, src);
         }
         // String operators resolve untyped literals themselves ('l' || 1 is text || anynonarray).

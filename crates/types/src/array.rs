@@ -393,6 +393,41 @@ impl Reader<'_> {
     }
 }
 
+/// `int2vectorin` / `oidvectorin`: elements separated by white space, each read by the
+/// element type's input function; the result is one-dimensional with lower bound 0.
+pub fn parse_vector(input: &str, vector: TypeId) -> PgResult<Array> {
+    let elem = vector.elem().unwrap_or(TypeId::Int2);
+    let items = input
+        .split(|c: char| c.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(|w| crate::io::parse_text(w, SqlType::new(elem)))
+        .collect::<PgResult<Vec<_>>>()?;
+    Ok(vector_of(elem, items))
+}
+
+/// A vector's value: its items at subscripts 0.., one dimension even when empty (PostgreSQL
+/// shows `''::int2vector` as `[0:-1]`).
+pub fn vector_of(elem: TypeId, items: Vec<Datum>) -> Array {
+    Array {
+        elem,
+        dims: vec![Dim {
+            len: items.len() as i32,
+            lower: 0,
+        }],
+        items,
+    }
+}
+
+/// `int2vectorout` / `oidvectorout`: the elements separated by single spaces.
+pub fn write_vector(a: &Array, out: &mut String) {
+    for (i, v) in a.items.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        crate::io::format_text(v, a.elem, out);
+    }
+}
+
 /// `array_in`: parses the text form of an array whose elements have type `elem` (its
 /// typmod applies to each element).
 pub fn parse_text(input: &str, elem: SqlType) -> PgResult<Array> {

@@ -522,6 +522,11 @@ fn array_for_elem(args: &[TypeId], i: usize, j: usize) -> Option<TypeId> {
 
 /// Resolves the array functions; None when `name` is not one or the arguments do not fit.
 pub fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> {
+    if args.iter().any(|t| t.is_vector()) {
+        // A vector argument is its plain array (the implicit int2vector -> int2[] cast).
+        let plain: Vec<TypeId> = args.iter().map(|t| t.devector()).collect();
+        return resolve_function(name, &plain);
+    }
     use TypeId::*;
     let int = |t: TypeId| matches!(t, Int2 | Int4 | Unknown);
     let text = |t: TypeId| matches!(t, Text | Varchar | Bpchar | Name | Unknown);

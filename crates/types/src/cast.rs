@@ -59,6 +59,9 @@ fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Timestamp, TimestampTz) => Implicit,
         (TimestampTz, Timestamp) => Assignment,
         (Timestamp | TimestampTz, Date) => Assignment,
+        // pg_cast's binary-coercible int2vector -> int2[] and oidvector -> oid[]; the
+        // reverse has no cast (only `ARRAY[...]::int2vector` builds one).
+        (Int2Vector, Int2Array) | (OidVector, OidArray) => Implicit,
         // An array converts element by element, in the element cast's context.
         (f, t) if f.is_array() && t.is_array() => return cast_context(f.elem()?, t.elem()?),
         _ => return None,
@@ -145,6 +148,21 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
     if from == Unknown || is_string(from) {
         let s = text_of(value, from)?;
         return parse_text(&s, to);
+    }
+    if from.is_vector() && to.id == from.devector() {
+        return Ok(value);
+    }
+    if to.id.is_vector() && from == to.id.devector() {
+        // Only `ARRAY[...]::int2vector` gets here (no cast exists otherwise): a vector is one
+        // dimension without NULLs, as PostgreSQL's check_valid_int2vector.
+        let valid = matches!(&value, Datum::Array(a) if a.dims.len() == 1 && !a.has_nulls());
+        if !valid {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("array is not a valid {}", to.id.name()),
+            ));
+        }
+        return Ok(value);
     }
     if let (Some(fe), Some(te)) = (from.elem(), to.id.elem())
         && fe != te

@@ -38,6 +38,9 @@ pub fn parse_text(text: &str, ty: SqlType) -> PgResult<Datum> {
         TypeId::Interval => Datum::Interval(Interval::parse(text)?),
         TypeId::Oid => Datum::Oid(parse_oid(text)?),
         TypeId::Void => Datum::Null,
+        TypeId::Int2Vector | TypeId::OidVector => Datum::Array(std::sync::Arc::new(
+            crate::array::parse_vector(text, ty.id)?,
+        )),
         t => match t.elem() {
             Some(elem) => Datum::Array(std::sync::Arc::new(crate::array::parse_text(
                 text,
@@ -343,10 +346,10 @@ pub fn format_text(value: &Datum, ty: TypeId, out: &mut String) {
         Datum::Timestamp(t) => datetime::format_timestamp(*t, false, out),
         Datum::TimestampTz(t) => datetime::format_timestamp(*t, true, out),
         Datum::Interval(iv) => iv.write_text(out),
+        Datum::Array(a) if ty.is_vector() => crate::array::write_vector(a, out),
         Datum::Array(a) => crate::array::write_text(a, out),
         Datum::Record(r) => crate::record::write_text(r, out),
     }
-    let _ = ty;
 }
 
 /// Convenience: the text form as a new String.

@@ -116,6 +116,10 @@ fn bpchar_comparison(op: &str) -> Option<fn(&Datum, &Datum) -> PgResult<Datum>> 
 pub fn resolve_binary(op_name: &str, left: TypeId, right: TypeId) -> Option<Operator> {
     use TypeId::*;
     let opn = if op_name == "!=" { "<>" } else { op_name };
+    if left.is_vector() || right.is_vector() {
+        // A vector's operators are its plain array's (`int2vector = int2vector`, `||`).
+        return crate::array_ops::resolve_binary(opn, left.devector(), right.devector());
+    }
     if left.is_array() || right.is_array() {
         return crate::array_ops::resolve_binary(opn, left, right);
     }

@@ -149,7 +149,7 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
             let len = (out.len() - len_at - 4) as u32;
             out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
         }
-        (t, Datum::Array(a)) if t.is_array() => {
+        (t, Datum::Array(a)) if t.elem().is_some() => {
             let len_at = out.len();
             out.extend_from_slice(&[0, 0, 0, 0]);
             crate::array::encode_stored(a, out);

@@ -72,6 +72,16 @@ pub enum TypeId {
     CompositeArray(Oid),
     /// `record[]`: arrays of anonymous rows (`ARRAY[ROW(1, 2)]`, `array_agg` of rows).
     RecordArray,
+    /// `int2vector` and `oidvector`, the catalogs' one-dimensional arrays (pg_index.indkey,
+    /// pg_proc.proargtypes): values are arrays with lower bound 0, written space-separated
+    /// (`'1 2 3'`). They subscript and unnest as arrays, cast implicitly to `int2[]` /
+    /// `oid[]` for the array functions, and are scalars to `ARRAY[...]`, whose result is
+    /// `int2vector[]` (PostgreSQL's `IsTrueArrayType` vectors are true arrays; its
+    /// polymorphic and ARRAY rules then treat them as elements).
+    Int2Vector,
+    OidVector,
+    Int2VectorArray,
+    OidVectorArray,
 }
 
 impl TypeId {
@@ -125,6 +135,10 @@ impl TypeId {
             TypeId::Composite(oid) => oid,
             TypeId::CompositeArray(oid) => oid + 1,
             TypeId::RecordArray => 2287,
+            TypeId::Int2Vector => 22,
+            TypeId::OidVector => 30,
+            TypeId::Int2VectorArray => 1006,
+            TypeId::OidVectorArray => 1013,
         }
     }
 
@@ -176,6 +190,10 @@ impl TypeId {
             1028 => TypeId::OidArray,
             1790 => TypeId::Refcursor,
             2287 => TypeId::RecordArray,
+            22 => TypeId::Int2Vector,
+            30 => TypeId::OidVector,
+            1006 => TypeId::Int2VectorArray,
+            1013 => TypeId::OidVectorArray,
             _ => return None,
         })
     }
@@ -231,6 +249,10 @@ impl TypeId {
             // The name is the catalog's; code that shows one to a user asks the catalog.
             TypeId::Composite(_) => "record",
             TypeId::CompositeArray(_) | TypeId::RecordArray => "record[]",
+            TypeId::Int2Vector => "int2vector",
+            TypeId::OidVector => "oidvector",
+            TypeId::Int2VectorArray => "int2vector[]",
+            TypeId::OidVectorArray => "oidvector[]",
         }
     }
 
@@ -256,6 +278,10 @@ impl TypeId {
             TypeId::OidArray => TypeId::Oid,
             TypeId::CompositeArray(oid) => TypeId::Composite(oid),
             TypeId::RecordArray => TypeId::Record,
+            TypeId::Int2Vector => TypeId::Int2,
+            TypeId::OidVector => TypeId::Oid,
+            TypeId::Int2VectorArray => TypeId::Int2Vector,
+            TypeId::OidVectorArray => TypeId::OidVector,
             _ => return None,
         })
     }
@@ -284,12 +310,31 @@ impl TypeId {
             TypeId::Oid => TypeId::OidArray,
             TypeId::Composite(oid) => TypeId::CompositeArray(oid),
             TypeId::Record => TypeId::RecordArray,
+            TypeId::Int2Vector => TypeId::Int2VectorArray,
+            TypeId::OidVector => TypeId::OidVectorArray,
             _ => return None,
         })
     }
 
+    /// An array type in the sense of `ARRAY[...]`, polymorphism and the array operators:
+    /// `int2vector` and `oidvector` have an element type but are not (see `devector`).
     pub fn is_array(self) -> bool {
-        self.elem().is_some()
+        self.elem().is_some() && !self.is_vector()
+    }
+
+    /// `int2vector` or `oidvector`.
+    pub fn is_vector(self) -> bool {
+        matches!(self, TypeId::Int2Vector | TypeId::OidVector)
+    }
+
+    /// The plain array type a vector casts to implicitly (`int2vector` -> `int2[]`); any
+    /// other type is itself.
+    pub fn devector(self) -> TypeId {
+        match self {
+            TypeId::Int2Vector => TypeId::Int2Array,
+            TypeId::OidVector => TypeId::OidArray,
+            t => t,
+        }
     }
 
     /// A polymorphic pseudo-type (`anyelement`, `anyarray`, `anycompatible`, ...).

@@ -278,7 +278,8 @@ impl Binder<'_> {
                 ),
             ));
         }
-        let ty = if slice { arr.ty() } else { elem };
+        // A vector's slice is its plain array (`('1 2'::int2vector)[0:0]` is int2[]).
+        let ty = if slice { arr.ty().devector() } else { elem };
         arr = Expr::Array(Box::new(ArrayExpr::Subscript {
             arr,
             subs,

@@ -100,6 +100,25 @@ impl Binder<'_> {
                 let to = types::type_from_name_in(&data_type.to_string(), self.catalog)?;
                 // ARRAY[]::int[]: an empty constructor takes its type from the cast.
                 if let E::Array(arr) = expr.as_ref()
+                    && to.id.is_vector()
+                {
+                    // ARRAY[...]::int2vector builds the int2[] and checks it is a vector.
+                    if arr.elem.is_empty() {
+                        return Err(PgError::new(
+                            sqlstate::DATATYPE_MISMATCH,
+                            format!("array is not a valid {}", to.id.name()),
+                        ));
+                    }
+                    let plain = SqlType::with_typmod(to.id.devector(), to.typmod);
+                    let a = self.array_ctor_as(arr, Some(plain), scope, agg)?;
+                    return Ok(Expr::Cast {
+                        arg: Box::new(a),
+                        from: plain.id,
+                        to,
+                        ctx: CastContext::Explicit,
+                    });
+                }
+                if let E::Array(arr) = expr.as_ref()
                     && arr.elem.is_empty()
                     && let Some(elem) = to.id.elem()
                 {

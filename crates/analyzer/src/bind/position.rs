@@ -102,9 +102,21 @@ impl Binder<'_> {
     }
 
     /// Where PostgreSQL's TypeCast node for `operand::type` is: its `::`, the first one after
-    /// the operand's start outside the operand's parentheses.
+    /// the operand's start outside the operand's parentheses, past those of the operand's
+    /// own chained casts (`'{1}'::int2[]::int2vector` points at the second).
     pub(super) fn cast_span(&self, operand: &ast::Expr) -> Span {
         let from = operand.span().start;
+        let mut skip = 0;
+        let mut inner = operand;
+        while let ast::Expr::Cast {
+            kind: ast::CastKind::DoubleColon,
+            expr,
+            ..
+        } = inner
+        {
+            skip += 1;
+            inner = expr;
+        }
         let toks = Tokenizer::new(&PostgreSqlDialect {}, self.text)
             .tokenize_with_location()
             .ok();
@@ -119,7 +131,13 @@ impl Binder<'_> {
                     Token::RParen | Token::RBracket => depth = (depth - 1).max(0),
                     _ => {}
                 }
-                depth == 0 && t.token == Token::DoubleColon
+                if depth == 0 && t.token == Token::DoubleColon {
+                    if skip == 0 {
+                        return true;
+                    }
+                    skip -= 1;
+                }
+                false
             });
         found.map_or_else(|| operand.span(), |t| t.span)
     }

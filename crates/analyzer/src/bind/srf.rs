@@ -118,7 +118,7 @@ impl Binder<'_> {
                 Ok(TableFunc::builtin(func, args, ty))
             }
             SetFunc::Unnest => match tys.as_slice() {
-                [t] if t.is_array() => Ok(TableFunc::builtin(
+                [t] if t.is_array() || t.is_vector() => Ok(TableFunc::builtin(
                     func,
                     args,
                     t.elem().unwrap_or(TypeId::Text),
@@ -133,7 +133,7 @@ impl Binder<'_> {
                 _ => Err(nf()),
             },
             SetFunc::Subscripts => match tys.as_slice() {
-                [a, _] | [a, _, _] if a.is_array() => {
+                [a, _] | [a, _, _] if a.is_array() || a.is_vector() => {
                     let types = [*a, TypeId::Int4, TypeId::Bool];
                     Ok(TableFunc::builtin(
                         func,

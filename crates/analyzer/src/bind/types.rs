@@ -58,6 +58,8 @@ pub fn type_from_name(name: &str) -> PgResult<SqlType> {
         "interval" => TypeId::Interval,
         "oid" | "regclass" => TypeId::Oid,
         "refcursor" => TypeId::Refcursor,
+        "int2vector" => TypeId::Int2Vector,
+        "oidvector" => TypeId::OidVector,
         // PostgreSQL types keel does not have yet: unsupported, not unknown.
         "time"
         | "time without time zone"

@@ -190,3 +190,22 @@ select max(a), min(a), max(b), min(b) from at;
 select array_positions(NULL, 10), array_position(NULL, 10);
 select array_positions('{1,10,10}', 10), array_remove('{1,2,2}', 2), array_replace('{1,2}', 2, 9);
 select array_remove('{{1,2,2},{1,4,3}}', 2);
+
+-- case: int2vector_and_oidvector
+select '11 22 33'::int2vector, ' 1   2 '::oidvector, ''::int2vector, array_dims(''::int2vector);
+select ('1 2 3'::int2vector)[1], ('1 2 3'::int2vector)[0:1], array_dims('1 2'::int2vector);
+select '1 2'::int2vector = '1 2'::int2vector, '1 2'::int2vector || 3::int2, '1 2'::int2vector::int2[];
+select array[1,2]::int2vector, array_dims(array[1,2]::int2vector), array[3,4]::oidvector;
+select array[]::int2vector;
+select array[1,null]::int2vector;
+select '{1,2}'::int2[]::int2vector;
+select 1::int4::int2[];
+select '1,2'::int2vector;
+select '99999'::int2vector;
+select pg_typeof(array(select '11 22 33'::int2vector from generate_series(1,2))), array(select '11 22 33'::oidvector from generate_series(1,2));
+select pg_typeof(unnest(array['11 22 33'::int2vector])), unnest(array['11 22 33'::int2vector]);
+select pg_typeof(unnest('11 22 33'::oidvector)), unnest('11 22 33'::oidvector);
+select array_length('1 2'::int2vector, 1), cardinality('1 2'::int2vector), array_to_string('1 2'::int2vector, ','), array_append('1 2'::int2vector, 3::int2);
+create table vec_col (a int2vector, b oidvector);
+insert into vec_col values ('1 2', '3 4'), ('', '5');
+select a, b, a[0], b[1] from vec_col order by b[0];
