@@ -282,6 +282,11 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         }
         "reset" => {
             let name = p.ident()?;
+            if name == "session" || name == "role" {
+                return Err(PgError::unsupported(
+                    "roles (RESET ROLE / SESSION AUTHORIZATION)",
+                ));
+            }
             if name == "all" {
                 Utility::ResetAll
             } else {
@@ -513,6 +518,11 @@ fn parse_set(p: &mut P) -> PgResult<Utility> {
         return Ok(Utility::SetSessionCharacteristics(txn_modes(p)?));
     }
     let name = p.ident()?;
+    if name == "role" || name == "authorization" {
+        return Err(PgError::unsupported(
+            "roles (SET ROLE / SESSION AUTHORIZATION)",
+        ));
+    }
     if name == "time" && p.eat_word("zone") {
         let v = p
             .next()

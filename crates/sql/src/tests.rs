@@ -372,11 +372,20 @@ fn trim_side_without_characters_trims_spaces() {
 }
 
 #[test]
-fn alter_index_storage_parameters_are_unsupported_not_a_syntax_error() {
+fn unbuilt_statement_forms_are_unsupported_not_a_syntax_error() {
     use crate::syntax::unsupported_statement;
     for sql in [
         "alter index idx_test_info set (gin_pending_list_limit = 4096)",
         "ALTER INDEX IF EXISTS i RESET (fillfactor)",
+        "alter trigger a on t rename to b",
+        "comment on trigger x on t is 'a'",
+        "create or replace rule r as on insert to t do instead nothing",
+        "alter table t inherit p",
+        "alter table only t attach partition p for values in (1)",
+        "alter table t detach partition p",
+        "create procedure p() language sql as 'select 1'",
+        "create function f(int) returns bool language sql leakproof as 'select true'",
+        "table x",
     ] {
         let e = unsupported_statement(sql).expect(sql);
         assert_eq!(
@@ -386,5 +395,6 @@ fn alter_index_storage_parameters_are_unsupported_not_a_syntax_error() {
         );
     }
     assert!(unsupported_statement("alter index i blah").is_none());
+    assert!(unsupported_statement("alter table t attach column").is_none());
     assert!(unsupported_statement("alter table t set (fillfactor = 50)").is_none());
 }
