@@ -267,7 +267,9 @@ fn unbuilt_statement(w: &[&str]) -> Option<&'static str> {
     let replaced: Vec<&str>;
     let w = match w {
         ["create", "or", "replace", rest @ ..] => {
-            replaced = std::iter::once("create").chain(rest.iter().copied()).collect();
+            replaced = std::iter::once("create")
+                .chain(rest.iter().copied())
+                .collect();
             &replaced[..]
         }
         w => w,
