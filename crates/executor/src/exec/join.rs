@@ -150,6 +150,8 @@ impl<'a> Join<'a> {
                 break;
             }
             ev.tick()?;
+            // Each stored value is cloned once per matching outer row.
+            self.right_rows[start..].iter_mut().for_each(Datum::unshare);
             let r = &self.right_rows[start..];
             if r.len() != self.right_width {
                 return Err(keel_common::PgError::internal(

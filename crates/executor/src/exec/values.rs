@@ -27,7 +27,9 @@ impl<'a> Node<'a> for Values<'a> {
         ev.tick()?;
         let mut out = Vec::with_capacity(r.len());
         for e in r {
-            out.push(e.eval(&[], ev)?);
+            let mut v = e.eval(&[], ev)?;
+            v.unshare();
+            out.push(v);
         }
         Ok(Some(out))
     }
