@@ -336,7 +336,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
                     }
                     Some(f) => {
                         let shown = format!("{} := {}", target.text.text, expr.text);
-                        assign_field(st, &target.name, &f, v, from, &shown)?
+                        assign_field(st, &target.name, &f, v, from, Some(&shown))?
                     }
                 }
                 Ok(Flow::Normal)
@@ -883,7 +883,18 @@ impl<H: Host + ?Sized> Interp<'_, H> {
         for (i, t) in targets.iter().enumerate() {
             let v = row.get(i).cloned().unwrap_or(Datum::Null);
             let ty = types.get(i).copied().unwrap_or(TypeId::Unknown);
-            self.assign(st, &t.names.join("."), v, ty)?;
+            let name = t.names.join(".");
+            // `INTO ..., new.col`: a field of a record variable, unless a block label
+            // qualifies a variable of that name.
+            if let [rec, field] = t.names.as_slice()
+                && st.vars.find(&name).is_none()
+                && st.vars.find_labelled_mut(rec, field).is_none()
+                && st.vars.find(rec).is_some_and(|v| v.is_record)
+            {
+                crate::results::assign_field(st, rec, field, v, ty, None)?;
+                continue;
+            }
+            self.assign(st, &name, v, ty)?;
         }
         Ok(())
     }

@@ -11,15 +11,20 @@ type Row = Vec<Datum>;
 
 /// `rec.field := value` of a record variable (a trigger's `NEW.col := ...`): the value is
 /// converted to the field's type as an assignment converts it. `shown` is the assignment as
-/// written, which PostgreSQL names when the field does not exist.
+/// written, which PostgreSQL names when the field does not exist; None for an INTO target,
+/// whose errors name only the statement.
 pub(crate) fn assign_field(
     st: &mut PlState,
     name: &str,
     field: &str,
     v: Datum,
     from: TypeId,
-    shown: &str,
+    shown: Option<&str>,
 ) -> PgResult<()> {
+    let context = |e: PgError| match shown {
+        Some(shown) => e.with_context_line(format!("PL/pgSQL assignment \"{shown}\"")),
+        None => e,
+    };
     let Some(var) = st.vars.find_mut(name) else {
         return Err(PgError::new(
             sqlstate::SYNTAX_ERROR,
@@ -35,11 +40,10 @@ pub(crate) fn assign_field(
         return Err(crate::composite::unassigned(name));
     };
     let Some(i) = rec.names.iter().position(|n| n == field) else {
-        return Err(PgError::new(
+        return Err(context(PgError::new(
             sqlstate::UNDEFINED_COLUMN,
             format!("record \"{name}\" has no field \"{field}\""),
-        )
-        .with_context_line(format!("PL/pgSQL assignment \"{shown}\"")));
+        )));
     };
     let to = rec.typmods.get(i).copied().unwrap_or(-1);
     rec.is_null = false;
@@ -50,13 +54,7 @@ pub(crate) fn assign_field(
         SqlType::with_typmod(rec.types[i], to),
         CastContext::Assignment,
     )
-    .map_err(|e| {
-        if declared {
-            e.with_context_line(format!("PL/pgSQL assignment \"{shown}\""))
-        } else {
-            e
-        }
-    })?;
+    .map_err(|e| if declared { context(e) } else { e })?;
     Ok(())
 }
 

@@ -195,3 +195,28 @@ end $$;
 create trigger td_tr before insert on td_t for each row execute procedure td_f();
 insert into td_t values (1);
 select pg_trigger_depth(), count(*) from td_t;
+
+-- case: into_record_field
+-- SELECT ... INTO a field of NEW, in an INSTEAD OF trigger of a view; a record without the
+-- field, and a field of a record that is not yet assigned, fail as PostgreSQL's do.
+create table trg_country (id serial primary key, name text unique, continent text);
+insert into trg_country (name, continent) values ('UK', 'Europe'), ('USA', 'North America');
+create table trg_city (id serial primary key, name text, country_id int);
+create view trg_city_view as
+  select c.id, c.name, k.name as country, k.continent
+  from trg_city c left join trg_country k on k.id = c.country_id;
+create function trg_city_ins() returns trigger language plpgsql as $$
+declare cid int;
+begin
+  select id, continent into cid, new.continent from trg_country where name = new.country;
+  insert into trg_city (name, country_id) values (new.name, cid) returning id into new.id;
+  return new;
+end $$;
+create trigger trg_city_ins instead of insert on trg_city_view
+  for each row execute function trg_city_ins();
+insert into trg_city_view (name, country) values ('London', 'UK') returning *;
+insert into trg_city_view (name, country) values ('Nowhere', 'Atlantis') returning *;
+select * from trg_city_view order by id;
+do $$ declare r record; begin select 1 as a into r; select 2 into r.b; end $$;
+do $$ declare r record; begin select 2 into r.a; end $$;
+do $$ declare r record; x int; begin select 1 as a into r; select 5, 6 into x, r.a; raise notice '% %', x, r.a; end $$;
