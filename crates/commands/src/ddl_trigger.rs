@@ -126,6 +126,20 @@ pub(crate) fn create_trigger(ct: &ast::CreateTrigger, cat: &mut Catalog) -> PgRe
         if on_delete && uses_new {
             return invalid("DELETE trigger's WHEN condition cannot reference NEW values");
         }
+        let (old_system, new_system) = system_column_references(w);
+        if new_system && timing == TriggerTiming::Before {
+            // PostgreSQL's SQLSTATE for this one is 0A000, not 42P17.
+            return Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "BEFORE trigger's WHEN condition cannot reference NEW system columns",
+            ));
+        }
+        if old_system || new_system {
+            // The WHEN condition is evaluated over the row's values alone.
+            return Err(PgError::unsupported(
+                "system columns in a trigger's WHEN condition",
+            ));
+        }
     }
     let body = ct
         .exec_body
@@ -337,18 +351,38 @@ fn view_trigger_allowed(
 
 /// Whether a WHEN condition refers to `OLD.x` and to `NEW.x` (whole words, any case).
 fn row_references(when: &str) -> (bool, bool) {
+    references(when, |_| true)
+}
+
+/// Whether the WHEN condition reads a system column (`new.tableoid`, `old.xmin`) of OLD, of
+/// NEW. A user column cannot have such a name.
+fn system_column_references(when: &str) -> (bool, bool) {
+    const SYSTEM: [&str; 6] = ["tableoid", "ctid", "xmin", "xmax", "cmin", "cmax"];
+    references(when, |column| SYSTEM.contains(&column))
+}
+
+/// Whether the condition has `old.x`, `new.x` (unquoted OLD / NEW) with `column(x)` true;
+/// `x` is case-folded unless quoted.
+fn references(when: &str, column: impl Fn(&str) -> bool) -> (bool, bool) {
     use sqlparser::tokenizer::{Token, Tokenizer};
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let Ok(tokens) = Tokenizer::new(&dialect, when).tokenize() else {
         return (false, false);
     };
     let (mut old, mut new) = (false, false);
-    for pair in tokens.windows(2) {
-        if let [Token::Word(w), Token::Period] = pair
+    for triple in tokens.windows(3) {
+        if let [Token::Word(w), Token::Period, next] = triple
             && w.quote_style.is_none()
         {
-            old |= w.value.eq_ignore_ascii_case("old");
-            new |= w.value.eq_ignore_ascii_case("new");
+            let field = match next {
+                Token::Word(f) if f.quote_style.is_none() => f.value.to_ascii_lowercase(),
+                Token::Word(f) => f.value.clone(),
+                _ => String::new(),
+            };
+            if column(&field) {
+                old |= w.value.eq_ignore_ascii_case("old");
+                new |= w.value.eq_ignore_ascii_case("new");
+            }
         }
     }
     (old, new)
@@ -451,5 +485,27 @@ pub(crate) fn update_triggers(
         let mut nv = (*v).clone();
         change(&mut nv.triggers);
         cat.views.insert(oid, Arc::new(nv));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn when_conditions_name_their_row_and_system_columns() {
+        use super::{row_references, system_column_references};
+        assert_eq!(row_references("old.* is distinct from new.*"), (true, true));
+        assert_eq!(row_references("new.a = 1"), (false, true));
+        assert_eq!(row_references("\"new\".a = 1"), (false, false));
+        assert_eq!(system_column_references("NEW.tableoid <> 0"), (false, true));
+        assert_eq!(system_column_references("old.xmin = new.a"), (true, false));
+        assert_eq!(
+            system_column_references("new.\"tableoid\" <> 0"),
+            (false, true)
+        );
+        assert_eq!(
+            system_column_references("new.\"TABLEOID\" <> 0"),
+            (false, false)
+        );
+        assert_eq!(system_column_references("new.a = old.b"), (false, false));
     }
 }
