@@ -888,7 +888,7 @@ impl<H: Host + ?Sized> Interp<'_, H> {
             // qualifies a variable of that name.
             if let [rec, field] = t.names.as_slice()
                 && st.vars.find(&name).is_none()
-                && st.vars.find_labelled_mut(rec, field).is_none()
+                && st.vars.find_labelled(rec, field).is_none()
                 && st.vars.find(rec).is_some_and(|v| v.is_record)
             {
                 crate::results::assign_field(st, rec, field, v, ty, None)?;

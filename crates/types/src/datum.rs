@@ -129,22 +129,20 @@ impl Datum {
             _ => 0,
         }
     }
-}
 
-impl Datum {
     /// Gives a shared array or record a reference count of its own (a copy of the value).
     /// Plans are shared by all sessions, so a constant's `Arc` is too: a node that keeps such
-    /// a value for many rows (a join's inner row, a VALUES row) copies it once, and its
-    /// per-row clones then count on a cache line of its own core instead of contending with
-    /// every other session running the same plan.
+    /// a value for many rows (a join's inner row) copies it once, and its per-row clones then
+    /// count on a cache line of its own core instead of contending with every other session
+    /// running the same plan.
     #[inline]
     pub fn unshare(&mut self) {
         match self {
-            Datum::Array(a) if std::sync::Arc::strong_count(a) > 1 => {
-                *a = std::sync::Arc::new((**a).clone());
+            Datum::Array(a) => {
+                std::sync::Arc::make_mut(a);
             }
-            Datum::Record(r) if std::sync::Arc::strong_count(r) > 1 => {
-                *r = std::sync::Arc::new((**r).clone());
+            Datum::Record(r) => {
+                std::sync::Arc::make_mut(r);
             }
             _ => {}
         }

@@ -150,8 +150,6 @@ impl<'a> Join<'a> {
                 break;
             }
             ev.tick()?;
-            // Each stored value is cloned once per matching outer row.
-            self.right_rows[start..].iter_mut().for_each(Datum::unshare);
             let r = &self.right_rows[start..];
             if r.len() != self.right_width {
                 return Err(keel_common::PgError::internal(
@@ -199,6 +197,8 @@ impl<'a> Join<'a> {
                 }
                 self.right_rows.truncate(start + kept.len());
             }
+            // Each stored value is cloned once per matching outer row.
+            self.right_rows[start..].iter_mut().for_each(Datum::unshare);
             self.right_count += 1;
         }
         if self.right_join {

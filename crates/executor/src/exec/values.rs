@@ -27,9 +27,7 @@ impl<'a> Node<'a> for Values<'a> {
         ev.tick()?;
         let mut out = Vec::with_capacity(r.len());
         for e in r {
-            let mut v = e.eval(&[], ev)?;
-            v.unshare();
-            out.push(v);
+            out.push(e.eval(&[], ev)?);
         }
         Ok(Some(out))
     }
