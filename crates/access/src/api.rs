@@ -239,7 +239,7 @@ impl Transaction {
     /// for its row. `Wait` and `Updated` keep the place in line: a retry on the same row (its
     /// newer version, under READ COMMITTED) follows, and giving the lock up there would send
     /// this writer to the back of the queue and wake the next waiter for nothing.
-    fn after_write<T>(&self, r: &PgResult<Write<T>>) {
+    pub(crate) fn after_write<T>(&self, r: &PgResult<Write<T>>) {
         if !matches!(r, Ok(Write::Wait(_) | Write::Updated(_))) {
             self.inner.release_tuple_lock();
         }

@@ -29,12 +29,14 @@ mod ssi;
 mod stale;
 mod stats;
 mod txnstate;
+mod upsert;
 mod vismap;
 
 pub use api::*;
 pub use keel_txn::advisory;
 pub use keel_txn::{DATABASE_OID, LockLimits, LockMode, Locked, Strength};
 pub use stats::{AUTOVACUUM_ANALYZE_SCALE_FACTOR, AUTOVACUUM_ANALYZE_THRESHOLD};
+pub use upsert::Conflict;
 
 // Tests written against the public API: `keel_access::` resolves to this crate in them.
 #[cfg(test)]

@@ -11,12 +11,21 @@ use keel_storage::page::{LinePointer, PageRead};
 use keel_txn::Snapshot;
 use keel_types::Datum;
 use keel_types::row::decode_row as decode;
+use std::sync::Arc;
 
 pub(crate) use crate::decoder::{Decoder, column_types};
 
 /// Bytes a page must keep free for later updates of its rows (fillfactor).
 fn reserve(table: &TableDef) -> usize {
     keel_storage::PAGE_SIZE * (100 - table.fillfactor.clamp(10, 100) as usize) / 100
+}
+
+/// What adding one index entry came to.
+pub(crate) enum Indexed {
+    Done,
+    Wait(RowWait),
+    /// The key is taken in an arbiter index.
+    Conflict,
 }
 
 impl EngineInner {
@@ -146,6 +155,28 @@ impl EngineInner {
         row: &[Datum],
         state: &mut WriteState,
     ) -> PgResult<Write<RowRef>> {
+        Ok(match self.insert_arbitrated(txn, table, row, state, &[])? {
+            Write::Done(Some(r)) => Write::Done(r),
+            Write::Done(None) => {
+                return Err(PgError::internal("an insert without arbiters conflicted"));
+            }
+            Write::Wait(w) => Write::Wait(w),
+            Write::Updated(r) => Write::Updated(r),
+            Write::Deleted => Write::Deleted,
+        })
+    }
+
+    /// Inserts a row and its index entries. A duplicate key in one of `arbiters` (ON
+    /// CONFLICT's arbiter indexes, whose entries go in first) takes the row back
+    /// (`super_delete`) and gives `Done(None)`; in any other unique index it is 23505.
+    pub(crate) fn insert_arbitrated(
+        &self,
+        txn: &Transaction,
+        table: &TableDef,
+        row: &[Datum],
+        state: &mut WriteState,
+        arbiters: &[Arc<IndexDef>],
+    ) -> PgResult<Write<Option<RowRef>>> {
         let xid = self.xid(txn)?;
         let cid = txn.inner.command_id();
         let types = column_types(table);
@@ -173,23 +204,35 @@ impl EngineInner {
             .pending_catalog
             .clone()
             .unwrap_or_else(|| self.catalog());
-        for (i, idx) in catalog
+        let others = catalog
             .indexes_of(table.oid)
+            .filter(|i| !arbiters.iter().any(|a| a.oid == i.oid));
+        for (i, idx) in arbiters
+            .iter()
+            .chain(others)
+            .map(|a| &**a)
             .enumerate()
             .skip(state.indexes_done)
         {
-            if let Some(w) = self.index_insert(txn, &rel, table, idx, row, tid, xid)? {
-                return Ok(Write::Wait(w));
+            let arbiter = i < arbiters.len();
+            match self.index_insert(txn, &rel, table, idx, row, tid, xid, arbiter)? {
+                Indexed::Done => {}
+                Indexed::Wait(w) => return Ok(Write::Wait(w)),
+                Indexed::Conflict => {
+                    Heap::new(&self.pool, &self.txns, &rel).super_delete(tid, xid)?;
+                    return Ok(Write::Done(None));
+                }
             }
             state.indexes_done = i + 1;
         }
-        Ok(Write::Done(RowRef {
+        Ok(Write::Done(Some(RowRef {
             root: tid,
             version: tid,
-        }))
+        })))
     }
 
-    /// Adds (key of `row`, `root`) to `idx`, enforcing uniqueness.
+    /// Adds (key of `row`, `root`) to `idx`, enforcing uniqueness: a duplicate is 23505,
+    /// or `Conflict` when `idx` is an arbiter.
     #[allow(clippy::too_many_arguments)]
     fn index_insert(
         &self,
@@ -200,7 +243,8 @@ impl EngineInner {
         row: &[Datum],
         root: Tid,
         xid: u64,
-    ) -> PgResult<Option<RowWait>> {
+        arbiter: bool,
+    ) -> PgResult<Indexed> {
         let keys = IndexKeys::new(table, idx);
         let key = keys.key_of(row);
         let irel = self.rel(idx.relfile)?;
@@ -213,7 +257,7 @@ impl EngineInner {
         if !idx.unique || keys.has_null(row) {
             am.insert(&key, root, xid, None)?;
             ssi_key(&*am)?;
-            return Ok(None);
+            return Ok(Indexed::Done);
         }
         let heap = Heap::new(&self.pool, &self.txns, rel);
         let types = column_types(table);
@@ -226,12 +270,13 @@ impl EngineInner {
             ssi_key(&*am)?;
         }
         match inserted {
-            InsertResult::Inserted => Ok(None),
-            InsertResult::Wait(x) => Ok(Some(RowWait {
+            InsertResult::Inserted => Ok(Indexed::Done),
+            InsertResult::Wait(x) => Ok(Indexed::Wait(RowWait {
                 xid: Xid(x),
                 tuple: None,
                 visible: false,
             })),
+            InsertResult::Duplicate(_) if arbiter => Ok(Indexed::Conflict),
             InsertResult::Duplicate(_) => Err(PgError::new(
                 sqlstate::UNIQUE_VIOLATION,
                 format!(
@@ -316,8 +361,8 @@ impl EngineInner {
                 let keys = IndexKeys::new(table, idx);
                 // The heart of the design: an index whose key did not change is not touched.
                 if keys.changed(&keys.key_of(&old_row), &keys.key_of(new_row))
-                    && let Some(w) =
-                        self.index_insert(txn, &rel, table, idx, new_row, target.root, xid)?
+                    && let Indexed::Wait(w) =
+                        self.index_insert(txn, &rel, table, idx, new_row, target.root, xid, false)?
                 {
                     return Ok(Write::Wait(w));
                 }

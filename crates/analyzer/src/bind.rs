@@ -10,6 +10,7 @@ pub mod func;
 pub mod join;
 mod keyword_expr;
 mod locking;
+mod on_conflict;
 pub mod polymorphic;
 mod position;
 pub mod query;
@@ -476,10 +477,28 @@ impl<'a> Binder<'a> {
             Some((i, ty)) => Ok(Expr::Col(i, ty)),
             None => match qual {
                 Some(q) if !scope.cols.iter().any(|c| c.qualifier.as_deref() == Some(q)) => {
-                    Err(PgError::new(
-                        sqlstate::UNDEFINED_TABLE,
-                        format!("missing FROM-clause entry for table \"{q}\""),
-                    ))
+                    // A table in scope under an alias, named by its own name.
+                    let aliased = scope.cols.iter().find(|c| {
+                        c.table_oid != 0
+                            && self
+                                .catalog
+                                .tables
+                                .get(&c.table_oid)
+                                .is_some_and(|t| t.name == q)
+                    });
+                    Err(match aliased.and_then(|c| c.qualifier.as_deref()) {
+                        Some(alias) => PgError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("invalid reference to FROM-clause entry for table \"{q}\""),
+                        )
+                        .with_hint(format!(
+                            "Perhaps you meant to reference the table alias \"{alias}\"."
+                        )),
+                        None => PgError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("missing FROM-clause entry for table \"{q}\""),
+                        ),
+                    })
                 }
                 // PostgreSQL's errorMissingColumn quotes only an unqualified name.
                 Some(q) => Err(PgError::new(

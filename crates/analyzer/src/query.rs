@@ -211,6 +211,33 @@ pub struct ModifyQuery {
     /// A write to a view (`table` is then the view as a target, `ViewDef::as_target`), done
     /// by its INSTEAD OF triggers.
     pub instead_of: Option<Box<InsteadOf>>,
+    /// INSERT ... ON CONFLICT.
+    pub on_conflict: Option<Arc<OnConflict>>,
+}
+
+/// INSERT ... ON CONFLICT: what the statement does with a proposed row whose key one of the
+/// arbiter indexes already holds.
+#[derive(Clone)]
+pub struct OnConflict {
+    /// The unique indexes whose conflicts are handled (PostgreSQL's arbiter indexes): those
+    /// the conflict target infers, the one ON CONSTRAINT names, or, without a target (DO
+    /// NOTHING only), every unique index of the table. A conflict in any other unique index
+    /// is still 23505.
+    pub arbiters: Vec<Arc<IndexDef>>,
+    /// No conflict target was written (EXPLAIN then lists no arbiter indexes).
+    pub any_unique: bool,
+    /// The name the target table goes by in the DO UPDATE expressions (its alias).
+    pub target_name: String,
+    /// DO UPDATE; None for DO NOTHING.
+    pub update: Option<ConflictUpdate>,
+}
+
+/// ON CONFLICT DO UPDATE SET ... [WHERE ...]. Its expressions read the existing row (the
+/// table's columns, 0..n) followed by the proposed row, EXCLUDED (n..2n).
+#[derive(Clone)]
+pub struct ConflictUpdate {
+    pub set: Vec<(usize, Expr)>,
+    pub filter: Option<Expr>,
 }
 
 /// What a write to a view runs its INSTEAD OF triggers on. For UPDATE and DELETE `rows` are

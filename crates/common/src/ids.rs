@@ -10,6 +10,9 @@ pub struct Xid(pub u64);
 impl Xid {
     pub const INVALID: Xid = Xid(0);
     pub const FROZEN: Xid = Xid(1);
+    /// The xmin of a version taken back by ON CONFLICT's speculative insertion: aborted to
+    /// every reader, whatever its transaction does.
+    pub const ABORTED: Xid = Xid(2);
     pub const FIRST_NORMAL: Xid = Xid(3);
     pub fn is_valid(self) -> bool {
         self.0 != 0

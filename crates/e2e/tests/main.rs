@@ -49,3 +49,4 @@ mod statistics;
 mod storage_layout;
 mod survival;
 mod table_locks;
+mod upsert_race;

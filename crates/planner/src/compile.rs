@@ -33,6 +33,14 @@ pub(crate) fn modify(m: &mut ModifyPlan, subplans: &mut [Option<Plan>]) {
         r.iter_mut().for_each(expr);
     }
     m.checks.iter_mut().for_each(|(_, e)| expr(e));
+    if let Some(u) = m
+        .on_conflict
+        .as_mut()
+        .and_then(|oc| Arc::make_mut(oc).update.as_mut())
+    {
+        u.set.iter_mut().for_each(|(_, e)| expr(e));
+        u.filter.iter_mut().for_each(expr);
+    }
     if let Some(rows) = m.instead_of.as_mut().and_then(|i| i.rows.as_mut()) {
         node(rows);
     }

@@ -398,11 +398,33 @@ impl Explainer<'_> {
             rows: 0.0,
             width: 0,
         };
-        let label = self.relation_label(&plan.table, None);
+        let alias = plan.on_conflict.as_ref().map(|oc| oc.target_name.as_str());
+        let label = self.relation_label(&plan.table, alias);
         let mut top = Display::new(format!("{verb} on {label}"), est, Source::Node(0));
         top.node_type = "ModifyTable".to_string();
         top.pre = vec![("Operation", verb.to_string())];
         top.target = self.target_fields("Relation Name", &plan.table.name, &plan.table.name);
+        if let Some(oc) = &plan.on_conflict {
+            let what = if oc.update.is_some() {
+                "UPDATE"
+            } else {
+                "NOTHING"
+            };
+            top.prop("Conflict Resolution", what);
+            if !oc.any_unique {
+                let names = oc.arbiters.iter().map(|i| i.name.clone()).collect();
+                top.list("Conflict Arbiter Indexes", names);
+            }
+            if let Some(f) = oc.update.as_ref().and_then(|u| u.filter.as_ref()) {
+                let cols = plan.table.columns.iter();
+                let names: Vec<String> = cols
+                    .clone()
+                    .map(|c| format!("{}.{}", oc.target_name, c.name))
+                    .chain(cols.map(|c| format!("excluded.{}", c.name)))
+                    .collect();
+                top.prop("Conflict Filter", deparse::deparse(f, &names));
+            }
+        }
         top.children.push(child);
         top
     }

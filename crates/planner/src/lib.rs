@@ -124,6 +124,10 @@ pub fn plan_modify(
         None => None,
     };
     p.exprs(m.checks.iter().map(|c| &c.1));
+    if let Some(u) = m.on_conflict.as_ref().and_then(|oc| oc.update.as_ref()) {
+        p.exprs(u.set.iter().map(|s| &s.1));
+        p.exprs(&u.filter);
+    }
     p.finish()?;
     let mut kind = kind;
     let mut none = Plan::Values { rows: Vec::new() };
@@ -142,6 +146,7 @@ pub fn plan_modify(
         checks: m.checks.clone(),
         subplans: Vec::new().into(),
         instead_of,
+        on_conflict: m.on_conflict.clone(),
     };
     compile::modify(&mut plan, &mut p.subplans);
     plan.subplans = p.subplans.into();

@@ -253,6 +253,8 @@ pub struct ModifyPlan {
     /// A write to a view, done by its INSTEAD OF triggers (`ModifyQuery::instead_of`): for
     /// UPDATE and DELETE the plan of the view's rows to run them on.
     pub instead_of: Option<Box<InsteadOfPlan>>,
+    /// INSERT ... ON CONFLICT (its expressions compiled as the others are).
+    pub on_conflict: Option<Arc<keel_analyzer::query::OnConflict>>,
 }
 
 /// See [`ModifyPlan::instead_of`].

@@ -119,6 +119,9 @@ impl CommitLog {
         if xid == keel_common::Xid::FROZEN.0 {
             return Lookup::Status(XidStatus::Committed(crate::CSN_FROZEN));
         }
+        if xid == keel_common::Xid::ABORTED.0 {
+            return Lookup::Status(XidStatus::Aborted);
+        }
         let in_progress = || {
             Lookup::Status(if xid < self.boot_xid {
                 XidStatus::Aborted

@@ -56,9 +56,10 @@ impl Binder<'_> {
         &mut self,
         items: &Option<Vec<ast::SelectItem>>,
         table: &Arc<TableDef>,
+        qual: &str,
     ) -> PgResult<Option<(Vec<Expr>, Vec<OutColumn>)>> {
         let Some(items) = items else { return Ok(None) };
-        let scope = table_scope(table, &table.name);
+        let scope = table_scope(table, qual);
         let mut exprs = Vec::new();
         let mut cols = Vec::new();
         for item in items {
@@ -154,14 +155,15 @@ impl Binder<'_> {
     }
 
     pub fn insert(&mut self, ins: &ast::Insert) -> PgResult<ModifyQuery> {
-        if ins.on.is_some() {
-            return Err(PgError::unsupported("INSERT ... ON CONFLICT"));
-        }
         let name = match &ins.table {
             ast::TableObject::TableName(n) => n,
             _ => return Err(PgError::unsupported("INSERT into a table function")),
         };
         let (table, target) = self.write_target(name, ViewWrite::Insert)?;
+        let qual = match &ins.table_alias {
+            Some(a) => fold(&a.alias),
+            None => table.name.clone(),
+        };
         // Columns written with subscripts (`INSERT INTO t (a[1:2])`), by list position.
         let subscripted = keel_parser::subscript_target::insert_subscripts(ins);
         let subscript_at = |k: usize| subscripted.iter().find(|(p, _)| *p == k).map(|(_, t)| *t);
@@ -359,7 +361,17 @@ impl Binder<'_> {
             };
             row.push(e);
         }
-        let returning = self.returning(&ins.returning, &table)?;
+        let returning = self.returning(&ins.returning, &table, &qual)?;
+        let on_conflict = match &ins.on {
+            None => None,
+            Some(_) if !matches!(target, Target::Table) => {
+                return Err(PgError::unsupported("INSERT ... ON CONFLICT on a view"));
+            }
+            Some(ast::OnInsert::OnConflict(oc)) => {
+                Some(Arc::new(self.on_conflict(ins, oc, &table, &qual)?))
+            }
+            Some(_) => return Err(PgError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE")),
+        };
         // The columns the statement gives values to (a write through a view leaves the others
         // to the base table's defaults).
         let given: Vec<bool> = (0..table.columns.len())
@@ -377,6 +389,7 @@ impl Binder<'_> {
             table,
             kind: ModifyKind::Insert { source, row },
             returning,
+            on_conflict,
             instead_of: match target {
                 Target::Instead(_) => Some(Box::new(InsteadOf { rows: None })),
                 _ => None,
@@ -494,26 +507,61 @@ impl Binder<'_> {
         }
         let (table, qual, target) = self.target_table(&u.table, ViewWrite::Update)?;
         let scope = table_scope(&table, &qual);
+        let set = self.assignments(&table, &u.assignments, &scope)?;
+        let mut filter = self.where_clause(&scope, &u.selection)?;
+        let instead_of = self.view_rows_where(&target, &mut filter)?;
+        let returning = self.returning(&u.returning, &table, &qual)?;
+        let m = ModifyQuery {
+            types: table.columns.iter().map(|c| c.ty.id).collect(),
+            fks: self.fk_checks(&table),
+            refs: self.ref_checks(&table),
+            checks: self.check_exprs(&table)?,
+            table,
+            kind: ModifyKind::Update { filter, set },
+            returning,
+            instead_of,
+            on_conflict: None,
+        };
+        self.finish_write(m, &target, &[])
+    }
+
+    /// UPDATE's SET list (also ON CONFLICT DO UPDATE's): (column, expression over `scope`),
+    /// assignment-cast to the column type.
+    pub(super) fn assignments(
+        &mut self,
+        table: &TableDef,
+        assignments: &[ast::Assignment],
+        scope: &Scope,
+    ) -> PgResult<Vec<(usize, Expr)>> {
         let mut set: Vec<(usize, Expr)> = Vec::new();
         // Columns assigned through subscripts: further subscripted assignments to them apply
         // to the result (`SET a[1] = 1, a[2] = 2`).
         let mut subscripted = Vec::new();
-        for a in &u.assignments {
+        for a in assignments {
             let n = match &a.target {
                 ast::AssignmentTarget::ColumnName(n) => super::object_name(n).1,
                 _ => return Err(PgError::unsupported("tuple assignment in UPDATE")),
             };
             let col = table.column_index(&n).ok_or_else(|| {
-                self.at(
+                const SYSTEM: [&str; 6] = ["tableoid", "ctid", "xmin", "xmax", "cmin", "cmax"];
+                let e = if SYSTEM.contains(&n.as_str()) {
+                    PgError::new(
+                        sqlstate::FEATURE_NOT_SUPPORTED,
+                        format!("cannot assign to system column \"{n}\""),
+                    )
+                } else {
                     PgError::new(
                         sqlstate::UNDEFINED_COLUMN,
                         format!(
                             "column \"{n}\" of relation \"{}\" does not exist",
                             table.name
                         ),
-                    ),
-                    a.target.span(),
-                )
+                    )
+                };
+                match self.position(a.target.span()) {
+                    Some(p) => e.or_position(p),
+                    None => e,
+                }
             })?;
             let c = &table.columns[col];
             let earlier = set.iter().position(|(k, _)| *k == col);
@@ -522,13 +570,11 @@ impl Binder<'_> {
             {
                 let base = match earlier {
                     Some(k) => set.remove(k).1,
-                    None => self.expr(
-                        &ast::Expr::Identifier(ast::Ident::with_quote('"', c.name.clone())),
-                        &scope,
-                        &mut None,
-                    )?,
+                    // The target's own column: first in the scope (ON CONFLICT's EXCLUDED
+                    // follows it).
+                    None => Expr::Col(col, c.ty.id),
                 };
-                let e = self.subscript_assignment(base, target, value, &scope, &c.name)?;
+                let e = self.subscript_assignment(base, target, value, scope, &c.name)?;
                 set.push((col, e));
                 subscripted.push(col);
                 continue;
@@ -541,14 +587,14 @@ impl Binder<'_> {
             }
             let e = if matches!(&a.value, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
             {
-                self.default_expr(&table, col)?
+                self.default_expr(table, col)?
             } else if table.identity_always.contains(&col) {
                 return Err(identity_always(
                     &c.name,
                     format!("column \"{}\" can only be updated to DEFAULT", c.name),
                 ));
             } else {
-                let b = self.expr(&a.value, &scope, &mut None)?;
+                let b = self.expr(&a.value, scope, &mut None)?;
                 let src_ty = b.ty();
                 self.coerce_in(b, c.ty, CastContext::Assignment)
                     .map_err(|e| {
@@ -571,20 +617,7 @@ impl Binder<'_> {
             };
             set.push((col, e));
         }
-        let mut filter = self.where_clause(&scope, &u.selection)?;
-        let instead_of = self.view_rows_where(&target, &mut filter)?;
-        let returning = self.returning(&u.returning, &table)?;
-        let m = ModifyQuery {
-            types: table.columns.iter().map(|c| c.ty.id).collect(),
-            fks: self.fk_checks(&table),
-            refs: self.ref_checks(&table),
-            checks: self.check_exprs(&table)?,
-            table,
-            kind: ModifyKind::Update { filter, set },
-            returning,
-            instead_of,
-        };
-        self.finish_write(m, &target, &[])
+        Ok(set)
     }
 
     pub fn delete(&mut self, d: &ast::Delete) -> PgResult<ModifyQuery> {
@@ -601,7 +634,7 @@ impl Binder<'_> {
         let scope = table_scope(&table, &qual);
         let mut filter = self.where_clause(&scope, &d.selection)?;
         let instead_of = self.view_rows_where(&target, &mut filter)?;
-        let returning = self.returning(&d.returning, &table)?;
+        let returning = self.returning(&d.returning, &table, &qual)?;
         let m = ModifyQuery {
             types: table.columns.iter().map(|c| c.ty.id).collect(),
             fks: vec![],
@@ -611,6 +644,7 @@ impl Binder<'_> {
             kind: ModifyKind::Delete { filter },
             returning,
             instead_of,
+            on_conflict: None,
         };
         self.finish_write(m, &target, &[])
     }

@@ -296,6 +296,7 @@ impl Binder<'_> {
             kind,
             returning,
             instead_of: None,
+            on_conflict: None,
         })
     }
 }

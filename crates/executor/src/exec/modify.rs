@@ -46,6 +46,8 @@ pub struct ModifyExec {
     /// written: (foreign key, key), checked again once every row is written
     /// (modify_refs.rs).
     deferred_fks: Vec<(usize, Vec<Datum>)>,
+    /// ON CONFLICT DO UPDATE's update of the conflicting row, kept across waits.
+    upsert: Option<upsert::PendingUpdate>,
 }
 
 /// The write node's trigger bookkeeping (see modify_triggers.rs).
@@ -56,6 +58,11 @@ struct TriggerState {
     /// The table has BEFORE ROW / AFTER ROW triggers for this statement's operation.
     before_row: bool,
     after_row: bool,
+    /// INSERT ... ON CONFLICT DO UPDATE, and whether the table has BEFORE / AFTER UPDATE
+    /// ROW triggers for its update.
+    upsert: bool,
+    before_update_row: bool,
+    after_update_row: bool,
     /// BEFORE ROW triggers ran for the current row (INSERT, DELETE): a write that waited
     /// and resumes does not fire them again.
     fired: bool,
@@ -84,12 +91,17 @@ impl Default for ModifyExec {
             returned_mem: MemCharge::new("The rows of RETURNING"),
             triggers: TriggerState::default(),
             deferred_fks: Vec::new(),
+            upsert: None,
         }
     }
 }
 
 /// Unique violations from the engine name the table and the constraint (PostgreSQL's `t`/`n`
 /// fields); the engine reports the constraint only in the message, so it is taken from there.
+fn name_objects_in<T>(r: PgResult<T>, plan: &ModifyPlan) -> PgResult<T> {
+    r.map_err(|e| name_objects(e, plan))
+}
+
 fn name_objects(e: PgError, plan: &ModifyPlan) -> PgError {
     if e.code != sqlstate::UNIQUE_VIOLATION || e.objects.is_some() {
         return e;
@@ -404,6 +416,7 @@ impl ModifyExec {
     }
 
     fn advance(&mut self) {
+        self.upsert = None;
         self.pos += 1;
         self.cur = None;
         self.new_row = None;
@@ -466,7 +479,7 @@ impl ModifyExec {
             let target = *target;
             match &plan.kind {
                 ModifyKind::Insert { .. } => {
-                    if self.state_is_fresh() {
+                    if self.state_is_fresh() && self.upsert.is_none() {
                         if !plan.fks.is_empty() {
                             engine.row_lock_xid(txn)?;
                         }
@@ -475,6 +488,12 @@ impl ModifyExec {
                         {
                             return Ok(Step::Wait(w));
                         }
+                    }
+                    if let Some(oc) = &plan.on_conflict {
+                        if let Some(w) = self.upsert_row(plan, oc, engine, txn, ev)? {
+                            return Ok(Step::Wait(w));
+                        }
+                        continue;
                     }
                     match engine
                         .insert(txn, &plan.table, row, &mut self.state)
@@ -689,5 +708,7 @@ fn key_share(
 mod refs;
 #[path = "modify_triggers.rs"]
 mod triggers;
+#[path = "modify_upsert.rs"]
+mod upsert;
 #[path = "modify_view.rs"]
 mod view;

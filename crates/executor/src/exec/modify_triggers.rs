@@ -71,9 +71,25 @@ fn set_columns(plan: &ModifyPlan) -> Vec<usize> {
     }
 }
 
+/// The UPDATE an INSERT ... ON CONFLICT DO UPDATE also is, for its triggers: the columns
+/// its SET assigns. None for any other statement.
+fn conflict_update(plan: &ModifyPlan) -> Option<(TriggerOp, Vec<usize>)> {
+    let u = plan.on_conflict.as_ref()?.update.as_ref()?;
+    Some((TriggerOp::Update, u.set.iter().map(|(c, _)| *c).collect()))
+}
+
 /// Whether any enabled trigger of the table fires for this statement at `timing`/`row`.
 pub(super) fn any(plan: &ModifyPlan, timing: TriggerTiming, row: bool, ev: &EvalCx<'_>) -> bool {
-    let (op, cols) = (op_of(plan), set_columns(plan));
+    any_as(plan, (op_of(plan), set_columns(plan)), timing, row, ev)
+}
+
+fn any_as(
+    plan: &ModifyPlan,
+    (op, cols): (TriggerOp, Vec<usize>),
+    timing: TriggerTiming,
+    row: bool,
+    ev: &EvalCx<'_>,
+) -> bool {
     let replica = replica(ev);
     plan.table
         .triggers
@@ -104,14 +120,26 @@ fn captures(plan: &ModifyPlan, ev: &EvalCx<'_>) -> (bool, bool) {
 /// None when a trigger answered NULL.
 pub(super) fn run(
     plan: &ModifyPlan,
-    (timing, row): (TriggerTiming, bool),
+    when: (TriggerTiming, bool),
     old: Option<&[Datum]>,
-    mut new: Option<Row>,
+    new: Option<Row>,
     transition: &Transition,
     txn: &Transaction,
     ev: &mut EvalCx<'_>,
 ) -> PgResult<Option<Row>> {
-    let (op, cols) = (op_of(plan), set_columns(plan));
+    let as_op = (op_of(plan), set_columns(plan));
+    run_as(plan, as_op, when, (old, new), transition, txn, ev)
+}
+
+fn run_as(
+    plan: &ModifyPlan,
+    (op, cols): (TriggerOp, Vec<usize>),
+    (timing, row): (TriggerTiming, bool),
+    (old, mut new): (Option<&[Datum]>, Option<Row>),
+    transition: &Transition,
+    txn: &Transaction,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Option<Row>> {
     let mut cur_old = old.map(<[Datum]>::to_vec);
     let replica = replica(ev);
     for t in plan.table.triggers.iter() {
@@ -170,6 +198,22 @@ pub(super) fn run_before_row(
     )
 }
 
+/// BEFORE UPDATE ROW triggers of ON CONFLICT DO UPDATE's update of `old` to `new`.
+pub(super) fn run_before_update(
+    plan: &ModifyPlan,
+    old: &[Datum],
+    new: Row,
+    txn: &Transaction,
+    ev: &mut EvalCx<'_>,
+) -> PgResult<Option<Row>> {
+    let Some(as_op) = conflict_update(plan) else {
+        return Ok(Some(new));
+    };
+    let none = Transition::default();
+    let when = (TriggerTiming::Before, true);
+    run_as(plan, as_op, when, (Some(old), Some(new)), &none, txn, ev)
+}
+
 impl ModifyExec {
     /// BEFORE STATEMENT triggers, once, before the statement reads anything.
     pub(super) fn before_statement(
@@ -182,6 +226,13 @@ impl ModifyExec {
             self.triggers.statement_started = true;
             self.triggers.before_row = any(plan, TriggerTiming::Before, true, ev);
             self.triggers.after_row = any(plan, TriggerTiming::After, true, ev);
+            if let Some(as_op) = conflict_update(plan) {
+                self.triggers.upsert = true;
+                let before = any_as(plan, as_op.clone(), TriggerTiming::Before, true, ev);
+                self.triggers.before_update_row = before;
+                let after = any_as(plan, as_op, TriggerTiming::After, true, ev);
+                self.triggers.after_update_row = after;
+            }
             let (old, new) = captures(plan, ev);
             let store = || RowStore::new(ev.settings.work_mem_bytes(), ev.engine.temp_dir());
             self.triggers.old_rows = old.then(store);
@@ -198,6 +249,14 @@ impl ModifyExec {
                     ev,
                 )?;
             }
+            // ON CONFLICT DO UPDATE is an UPDATE too: its statement triggers fire as well.
+            if let Some(as_op) = conflict_update(plan)
+                && any_as(plan, as_op.clone(), TriggerTiming::Before, false, ev)
+            {
+                let none = Transition::default();
+                let when = (TriggerTiming::Before, false);
+                run_as(plan, as_op, when, (None, None), &none, txn, ev)?;
+            }
         }
         Ok(())
     }
@@ -209,7 +268,11 @@ impl ModifyExec {
         old: Option<&[Datum]>,
         new: Option<&[Datum]>,
     ) -> PgResult<()> {
-        if self.triggers.after_row {
+        let queue = match (old, new) {
+            (Some(_), Some(_)) if self.triggers.upsert => self.triggers.after_update_row,
+            _ => self.triggers.after_row,
+        };
+        if queue {
             self.triggers
                 .queued
                 .push((old.map(<[Datum]>::to_vec), new.map(<[Datum]>::to_vec)));
@@ -240,16 +303,28 @@ impl ModifyExec {
             old: self.triggers.old_rows.take().map(Arc::new),
             new: self.triggers.new_rows.take().map(Arc::new),
         };
+        let upsert = conflict_update(plan);
         for (old, new) in std::mem::take(&mut self.triggers.queued) {
-            run(
+            let as_op = match (&upsert, &old) {
+                (Some(u), Some(_)) => u.clone(),
+                _ => (op_of(plan), set_columns(plan)),
+            };
+            let when = (TriggerTiming::After, true);
+            run_as(
                 plan,
-                (TriggerTiming::After, true),
-                old.as_deref(),
-                new,
+                as_op,
+                when,
+                (old.as_deref(), new),
                 &transition,
                 txn,
                 ev,
             )?;
+        }
+        if let Some(as_op) = upsert
+            && any_as(plan, as_op.clone(), TriggerTiming::After, false, ev)
+        {
+            let when = (TriggerTiming::After, false);
+            run_as(plan, as_op, when, (None, None), &transition, txn, ev)?;
         }
         if any(plan, TriggerTiming::After, false, ev) {
             run(
