@@ -208,6 +208,9 @@ fn resolve_builtin(name: &str, args: &[TypeId]) -> Option<Function> {
     if let Some(found) = crate::array_ops::resolve_function(&lname, args) {
         return Some(found);
     }
+    if let Some(found) = crate::hash::resolve_function(&lname, args) {
+        return Some(found);
+    }
     match (lname.as_str(), args.len()) {
         ("now" | "current_timestamp" | "transaction_timestamp", 0) => {
             fv(&[], TimestampTz, Stable, imp::now)

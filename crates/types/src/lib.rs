@@ -19,6 +19,7 @@ pub mod datetime;
 pub mod datum;
 pub mod func;
 mod func_format;
+pub mod hash;
 pub mod interval;
 pub mod io;
 pub mod key;

@@ -136,6 +136,20 @@ impl Numeric {
         })
     }
 
+    /// Hands `visit` the base-10000 digits PostgreSQL stores for a finite value, most
+    /// significant first, leading and trailing zero digits stripped (none for zero), and
+    /// returns the weight of the first (0 for zero); None for NaN and ±Infinity.
+    pub(crate) fn for_each_base10000(&self, mut visit: impl FnMut(i16)) -> Option<i64> {
+        self.with_digits(|_, digits, scale| {
+            let groups = Base10000::new(digits, scale.max(0) as usize);
+            let (first, last, weight) = groups.span();
+            for k in first..last {
+                visit(groups.group(k));
+            }
+            weight
+        })
+    }
+
     /// Binary receive format (see [`Numeric::write_binary`]).
     pub fn read_binary(b: &[u8]) -> PgResult<Numeric> {
         let bad = || {
