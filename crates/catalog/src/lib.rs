@@ -13,10 +13,13 @@
 //! (a table's indexes and serial sequences), so lookups never scan and a clone is O(1) at any
 //! number of relations. Each map notes what changed since the catalog was installed, so a DDL
 //! commit logs a [`CatalogDelta`], not the whole catalog.
+//!
+//! Declarative partitioning's bound logic (keys, bounds, routing, pruning) is [`partition`].
 
 pub mod am;
 mod defs;
 mod delta;
+pub mod partition;
 mod relmap;
 mod types;
 mod view;
