@@ -32,6 +32,7 @@ fn build(n: u32) -> Catalog {
             checks: vec![],
             identity_always: vec![],
             triggers: vec![],
+            partition: None,
         };
         cat.tables.insert(oid, Arc::new(t));
         for j in 0..2 {

@@ -402,6 +402,7 @@ mod tests {
             checks: vec![],
             identity_always: vec![],
             triggers: vec![],
+            partition: None,
         };
         let classes: Vec<_> = index_opclasses(&index, &table)
             .unwrap()

@@ -42,9 +42,34 @@ pub struct TableDef {
     /// Triggers (pg_trigger rows of the table), in name order: the order they fire in.
     #[serde(default)]
     pub triggers: Vec<TriggerDef>,
+    /// Declarative partitioning: the key of a partitioned table, the parent and bound of a
+    /// partition (both for a sub-partitioned partition). None for a plain table; absent in
+    /// catalogs written before partitioning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<Box<Partitioning>>,
+}
+
+/// A table's place in a partition tree (pg_partitioned_table, pg_class.relpartbound).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Partitioning {
+    /// PARTITION BY: the table holds no rows itself; each goes to the partition its key
+    /// routes it to.
+    pub key: Option<crate::partition::PartitionKey>,
+    /// PARTITION OF: the parent table and this partition's bound.
+    pub of: Option<(Oid, crate::partition::PartitionBound)>,
 }
 
 impl TableDef {
+    /// The partition key, when the table is partitioned.
+    pub fn partition_key(&self) -> Option<&crate::partition::PartitionKey> {
+        self.partition.as_ref()?.key.as_ref()
+    }
+
+    /// The parent and bound, when the table is a partition.
+    pub fn partition_of(&self) -> Option<&(Oid, crate::partition::PartitionBound)> {
+        self.partition.as_ref()?.of.as_ref()
+    }
+
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }
@@ -202,6 +227,10 @@ impl crate::CatalogEntry for TableDef {
     }
     fn name(&self) -> &str {
         &self.name
+    }
+    /// A partition is owned by its parent: `tables.owned_by(parent)` lists the partitions.
+    fn owner(&self) -> Option<Oid> {
+        self.partition_of().map(|(parent, _)| *parent)
     }
 }
 

@@ -140,6 +140,20 @@ impl Catalog {
             .filter(move |v| v.depends_on.contains(&oid))
     }
 
+    /// `table` and, when it is partitioned, every partition below it, parents first.
+    pub fn partition_tree(&self, table: &Arc<TableDef>) -> Vec<Arc<TableDef>> {
+        let mut out = vec![table.clone()];
+        let mut i = 0;
+        while i < out.len() {
+            if out[i].partition_key().is_some() {
+                let below: Vec<_> = self.tables.owned_by(out[i].oid).cloned().collect();
+                out.extend(below);
+            }
+            i += 1;
+        }
+        out
+    }
+
     pub fn table_by_name(&self, name: &str) -> Option<&Arc<TableDef>> {
         self.tables.by_name(name)
     }

@@ -27,6 +27,7 @@ fn table(cat: &mut Catalog, name: &str) -> Arc<TableDef> {
         checks: vec![],
         identity_always: vec![],
         triggers: vec![],
+        partition: None,
     });
     cat.tables.insert(oid, t.clone());
     t

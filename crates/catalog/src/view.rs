@@ -49,6 +49,7 @@ impl ViewDef {
             checks: Vec::new(),
             identity_always: Vec::new(),
             triggers: self.triggers.clone(),
+            partition: None,
         }
     }
 }

@@ -133,8 +133,13 @@ pub fn execute_ddl(
             for target in &t.table_names {
                 names.push(plain_name(&target.name)?);
             }
-            for n in names {
-                let table = cat.table(&n)?.clone();
+            // A partitioned table is truncated with its partitions.
+            let mut oids = Vec::new();
+            for n in &names {
+                crate::ddl_partition::with_partitions(&cat, cat.table(n)?.oid, &mut oids);
+            }
+            for oid in oids {
+                let table = cat.table_of(oid)?;
                 let mut nt = (*table).clone();
                 nt.relfile = cat.new_oid();
                 let idx: Vec<Arc<IndexDef>> = cat.indexes_of(table.oid).cloned().collect();
@@ -230,14 +235,11 @@ fn create_table(
     if ct.query.is_some() {
         return crate::ddl_create_as::create_table_as(ct, engine, txn, cat, notices);
     }
-    if ct.like.is_some()
-        || ct.partition_by.is_some()
-        || ct.partition_of.is_some()
-        || ct.inherits.is_some()
-    {
-        return Err(PgError::unsupported(
-            "CREATE TABLE LIKE / PARTITION / INHERITS",
-        ));
+    if ct.like.is_some() || ct.inherits.is_some() {
+        return Err(PgError::unsupported("CREATE TABLE LIKE / INHERITS"));
+    }
+    if ct.partition_of.is_some() {
+        return crate::ddl_partition::create_partition(ct, engine, txn, cat, notices);
     }
     let name = plain_name(&ct.name)?;
     // PostgreSQL's MaxHeapAttributeNumber, checked before the name is looked up.
@@ -423,6 +425,18 @@ fn create_table(
             other => return Err(PgError::unsupported(format!("table constraint {other}"))),
         }
     }
+    let key = crate::ddl_partition::partition_key(ct, &columns)?;
+    if let Some(key) = &key {
+        if let Some(cols) = &pk {
+            crate::ddl_partition::check_unique_covers_key(key, cols, true, &name, &columns)?;
+        }
+        for cols in &uniques {
+            crate::ddl_partition::check_unique_covers_key(key, cols, false, &name, &columns)?;
+        }
+        if !fks.is_empty() {
+            return Err(PgError::unsupported("foreign keys on partitioned tables"));
+        }
+    }
     let relfile = cat.new_oid();
     engine.create_relfile(txn, relfile, ct.unlogged)?;
     let table = TableDef {
@@ -436,6 +450,12 @@ fn create_table(
         checks: vec![],
         identity_always,
         triggers: Vec::new(),
+        partition: key.map(|key| {
+            Box::new(keel_catalog::Partitioning {
+                key: Some(key),
+                of: None,
+            })
+        }),
     };
     for s in sequences {
         cat.sequences.insert(s.oid, Arc::new(s));
@@ -703,7 +723,12 @@ fn drop_objects(
                 let what = format!("table {}", cat.tables.get(first).map_or("", |t| &t.name));
                 crate::ddl_view::drop_dependents(cat, &targets, &what, cascade, notices)?;
             }
+            // A partitioned table goes with its partitions.
+            let mut all = Vec::new();
             for oid in targets {
+                crate::ddl_partition::with_partitions(cat, oid, &mut all);
+            }
+            for oid in all {
                 let idx: Vec<u32> = cat.indexes_of(oid).map(|i| i.oid).collect();
                 if let Some(t) = cat.tables.remove(&oid) {
                     let idx_files: Vec<u32> = (idx.iter())

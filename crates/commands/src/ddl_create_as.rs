@@ -57,6 +57,7 @@ pub(crate) fn create_table_as(
         checks: vec![],
         identity_always: vec![],
         triggers: Vec::new(),
+        partition: None,
     };
     cat.tables.insert(oid, Arc::new(table));
     Ok("CREATE TABLE AS".into())

@@ -15,10 +15,27 @@ use sqlparser::ast;
 /// (table oid, table name, mode) for each lock `stmt` takes.
 pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, LockMode)> {
     let mut out = Vec::new();
+    // The parent a new partition joins: locked alone, not with its other partitions.
+    let mut out_parent = Vec::new();
+    // A partition tree is locked as a whole: reads and writes through a partitioned table
+    // lock only that table (not each partition), so DDL on any member also locks the
+    // tables above it, and DDL on a partitioned table every partition below it.
     let mut table = |n: &ast::ObjectName, mode: LockMode| {
         if let Ok(name) = plain_name(n) {
             if let Some(t) = cat.table_by_name(&name) {
+                let mut up = t.partition_of().map(|(p, _)| *p);
+                while let Some(p) = up.and_then(|p| cat.tables.get(&p)) {
+                    out.push((p.oid, p.name.clone(), mode));
+                    up = p.partition_of().map(|(p, _)| *p);
+                }
                 out.push((t.oid, t.name.clone(), mode));
+                let mut todo: Vec<u32> = vec![t.oid];
+                while let Some(o) = todo.pop() {
+                    for c in cat.tables.owned_by(o) {
+                        out.push((c.oid, c.name.clone(), mode));
+                        todo.push(c.oid);
+                    }
+                }
             } else if let Some(v) = cat.views.by_name(&name) {
                 out.push((v.oid, v.name.clone(), mode));
             }
@@ -78,6 +95,13 @@ pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, Lock
             }
         }
         ast::Statement::CreateTable(ct) => {
+            // A new partition changes what its parent's readers and writers see.
+            if let Some(p) = (ct.partition_of.as_ref())
+                .and_then(|n| plain_name(n).ok())
+                .and_then(|n| cat.table_by_name(&n))
+            {
+                out_parent.push((p.oid, p.name.clone(), LockMode::AccessExclusive));
+            }
             for c in &ct.constraints {
                 if let ast::TableConstraint::ForeignKey(fk) = c {
                     table(&fk.foreign_table, LockMode::ShareRowExclusive);
@@ -99,6 +123,7 @@ pub fn ddl_locks(stmt: &ast::Statement, cat: &Catalog) -> Vec<(u32, String, Lock
         ),
         _ => {}
     }
+    out.extend(out_parent);
     out
 }
 

@@ -11,6 +11,7 @@ mod ddl_drop_column;
 mod ddl_function;
 mod ddl_index;
 pub mod ddl_locks;
+mod ddl_partition;
 mod ddl_sequence;
 mod ddl_trigger;
 mod ddl_type;

@@ -4,6 +4,7 @@
 //! time, suspending on row locks without losing its place.
 
 mod agg;
+mod append;
 pub mod cursor;
 mod discard;
 mod distinct;
@@ -238,6 +239,24 @@ fn build_node<'a>(
             limit.as_ref(),
             offset.as_ref(),
         )),
+        Plan::Append {
+            children, prune, ..
+        } => {
+            let built = match ins {
+                Some(_) => children
+                    .iter()
+                    .map(|c| build(c, engine, txn).map(Some))
+                    .collect::<PgResult<Vec<_>>>()?,
+                None => Vec::new(),
+            };
+            Box::new(append::Append::new(
+                children,
+                prune.as_deref(),
+                engine,
+                txn,
+                built,
+            ))
+        }
         Plan::SetOp {
             left,
             right,

@@ -32,6 +32,7 @@ fn table(c: &mut Catalog, name: &str, columns: Vec<ColumnDef>, relfile: u32) -> 
             checks: vec![],
             identity_always: vec![],
             triggers: vec![],
+            partition: None,
         }),
     );
     oid

@@ -64,6 +64,7 @@ fn node(plan: &mut Plan) {
             .iter_mut()
             .for_each(|f| f.args.iter_mut().for_each(expr)),
         Plan::SystemView(_) | Plan::NamedRows { .. } => {}
+        Plan::Append { children, .. } => children.iter_mut().for_each(node),
         Plan::Filter { input, pred } => {
             node(input);
             expr(pred);

@@ -116,6 +116,7 @@ fn children(plan: &Plan) -> Vec<&Plan> {
         Plan::IndexNestLoop { outer, .. } => vec![outer],
         Plan::SemiJoin { input, inner, .. } => vec![input, inner],
         Plan::SetOp { left, right, .. } => vec![left, right],
+        Plan::Append { children, .. } => children.iter().collect(),
     }
 }
 

@@ -138,6 +138,11 @@ impl Pass<'_> {
             | Plan::SystemView(_)
             | Plan::NamedRows { .. } => {}
             Plan::Filter { input, pred } => self.walk(input, need.with(&[pred])),
+            Plan::Append { children, .. } => {
+                for c in children {
+                    self.walk_goal(c, need.clone(), goal);
+                }
+            }
             Plan::LockRows { input, .. } => self.walk(input, Need::All),
             Plan::Project { input, exprs, srf } => {
                 let goal = if srf.is_none() { goal } else { None };

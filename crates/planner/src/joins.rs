@@ -411,7 +411,9 @@ impl Planner<'_> {
         let right_sel = right.est.rows / infos[r].rows.max(1.0);
         // Index nested loop: an index whose leading columns all have keys.
         let mut nl: Option<(f64, Access, f64, Vec<usize>)> = None;
-        for idx in self.catalog.indexes_of(leaf.table.oid) {
+        let indexes = (self.catalog.indexes_of(leaf.table.oid))
+            .filter(|_| leaf.table.partition_key().is_none());
+        for idx in indexes {
             let mut eq = Vec::new();
             let mut partners = Vec::new();
             let mut used = Vec::new();

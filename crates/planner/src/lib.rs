@@ -16,6 +16,7 @@ mod joins;
 mod minmax;
 mod outer;
 mod outer_nestloop;
+pub mod partition;
 mod paths;
 pub mod plan;
 mod pullup;
@@ -73,6 +74,10 @@ pub fn plan_query(catalog: &Catalog, sizes: &dyn RelSizes, q: &Query) -> PgResul
     p.lock_rows_allowed = true;
     let mut root = p.rel(&q.root)?;
     p.finish()?;
+    partition::expand(catalog, sizes, &mut root)?;
+    for sp in p.subplans.iter_mut().flatten() {
+        partition::expand(catalog, sizes, sp)?;
+    }
     indexonly::apply(catalog, sizes, &mut root, &mut p.subplans);
     compile::query(&mut root, &mut p.subplans);
     Ok(QueryPlan {
@@ -135,7 +140,24 @@ pub fn plan_modify(
         ModifyKind::Insert { source, .. } => source,
         _ => &mut none,
     };
+    partition::expand(catalog, sizes, source)?;
+    for sp in p.subplans.iter_mut().flatten() {
+        partition::expand(catalog, sizes, sp)?;
+    }
     indexonly::apply(catalog, sizes, source, &mut p.subplans);
+    let routing = match m.table.partition_key() {
+        None => None,
+        Some(_) if !matches!(kind, ModifyKind::Insert { .. }) => {
+            return Err(PgError::unsupported(
+                "UPDATE and DELETE on partitioned tables",
+            ));
+        }
+        Some(_) => Some(std::sync::Arc::new(partition::routing(
+            catalog,
+            &m.table,
+            m.on_conflict.as_deref(),
+        )?)),
+    };
     let mut plan = ModifyPlan {
         table: m.table.clone(),
         types: m.types.clone(),
@@ -147,6 +169,7 @@ pub fn plan_modify(
         subplans: Vec::new().into(),
         instead_of,
         on_conflict: m.on_conflict.clone(),
+        routing,
     };
     compile::modify(&mut plan, &mut p.subplans);
     plan.subplans = p.subplans.into();

@@ -274,7 +274,11 @@ pub(crate) fn scan_paths(
     let nquals = parts.len();
     let mut paths = vec![seq_path(&info, filter_sel, nquals)];
     let quals = quals(&parts);
-    for idx in catalog.indexes_of(table.oid) {
+    // A partitioned table's indexes are empty: its partitions' are read (partition.rs).
+    let indexes = catalog
+        .indexes_of(table.oid)
+        .filter(|_| table.partition_key().is_none());
+    for idx in indexes {
         let caps = am::method(idx.method).capabilities();
         if !caps.has_ordered_scan {
             continue;

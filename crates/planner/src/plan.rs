@@ -192,6 +192,101 @@ pub enum Plan {
         all: bool,
         types: Vec<TypeId>,
     },
+    /// The rows of a partitioned table (PostgreSQL's Append over its partitions): each
+    /// child (a partition's scan, or a sub-partitioned partition's Append) in turn. The
+    /// partitions pruned while planning have no child; `prune` removes more when the
+    /// statement starts, from parameters.
+    Append {
+        table: Arc<TableDef>,
+        alias: Option<String>,
+        children: Vec<Plan>,
+        prune: Option<Arc<RunPrune>>,
+    },
+}
+
+impl Plan {
+    /// Calls `f` on each direct input of this node.
+    pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Plan)) {
+        match self {
+            Plan::Scan { .. }
+            | Plan::Values { .. }
+            | Plan::Function { .. }
+            | Plan::SystemView(_)
+            | Plan::NamedRows { .. } => {}
+            Plan::Filter { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Agg { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::LockRows { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input, .. } => f(input),
+            Plan::IndexNestLoop { outer, .. } => f(outer),
+            Plan::Join { left, right, .. } | Plan::SetOp { left, right, .. } => {
+                f(left);
+                f(right);
+            }
+            Plan::SemiJoin { input, inner, .. } => {
+                f(input);
+                f(inner);
+            }
+            Plan::Append { children, .. } => children.iter_mut().for_each(f),
+        }
+    }
+}
+
+/// Pruning at execution: `conds` hold parameters (or other values fixed for the
+/// statement); evaluated once it starts, they select the partitions of `desc` that may
+/// hold rows, and only their children run.
+pub struct RunPrune {
+    pub desc: keel_catalog::partition::PartitionDesc,
+    pub conds: Vec<PruneExpr>,
+    /// The child of each partition of `desc` (None: pruned while planning).
+    pub child_of: Vec<Option<usize>>,
+}
+
+impl RunPrune {
+    /// Whether the conditions fix every key column by equality (at most one partition runs).
+    pub fn is_point(&self) -> bool {
+        (0..self.desc.key().len())
+            .all(|c| self.conds.iter().any(|p| p.col == c && p.op == PruneOp::Eq))
+    }
+}
+
+/// One condition on a partition key column: `key[col] op value`.
+#[derive(Clone)]
+pub struct PruneExpr {
+    pub col: usize,
+    pub op: PruneOp,
+    pub value: Expr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PruneOp {
+    Eq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Where an INSERT into a partitioned table puts each row, built once with the plan.
+pub struct Routing {
+    /// This level's partitioned table.
+    pub table: Arc<TableDef>,
+    pub desc: keel_catalog::partition::PartitionDesc,
+    /// Per partition of `desc`.
+    pub targets: Vec<RouteTarget>,
+}
+
+pub enum RouteTarget {
+    /// A partition that holds rows, with the indexes that stand for the statement's
+    /// ON CONFLICT arbiters there.
+    Leaf {
+        table: Arc<TableDef>,
+        arbiters: Vec<Arc<IndexDef>>,
+    },
+    /// A partition partitioned again.
+    Sub(Box<Routing>),
 }
 
 #[derive(Clone)]
@@ -255,6 +350,8 @@ pub struct ModifyPlan {
     pub instead_of: Option<Box<InsteadOfPlan>>,
     /// INSERT ... ON CONFLICT (its expressions compiled as the others are).
     pub on_conflict: Option<Arc<keel_analyzer::query::OnConflict>>,
+    /// INSERT into a partitioned table: where each row goes.
+    pub routing: Option<Arc<Routing>>,
 }
 
 /// See [`ModifyPlan::instead_of`].
@@ -284,6 +381,14 @@ impl Plan {
             Plan::Scan { access, filter, .. } => access.is_point() && no_subplan(filter),
             Plan::Values { rows } => rows.len() <= 16 && no_subplan(rows.iter().flatten()),
             Plan::Function { .. } | Plan::SystemView(_) | Plan::NamedRows { .. } => false,
+            // One partition runs (pruned while planning, or by its parameters); the
+            // children are alike, so the first stands for them.
+            Plan::Append {
+                children, prune, ..
+            } => {
+                (children.len() == 1 || prune.as_ref().is_some_and(|p| p.is_point()))
+                    && children.first().is_some_and(Plan::is_cheap)
+            }
             Plan::Filter { input, pred } => no_subplan([pred]) && input.is_cheap(),
             Plan::Project {
                 input,

@@ -29,6 +29,9 @@ fn reads<'a>(plans: impl IntoIterator<Item = &'a Plan>, out: &mut Touches) {
     while let Some(p) = todo.pop() {
         match p {
             Plan::Scan { table, .. } => add(out, table, Touch::Read),
+            // The partitioned table alone: its lock covers the partitions (see
+            // partition.rs).
+            Plan::Append { table, .. } => add(out, table, Touch::Read),
             Plan::IndexNestLoop { outer, table, .. } => {
                 add(out, table, Touch::Read);
                 todo.push(outer);

@@ -16,7 +16,8 @@ impl Session {
         } else {
             let mut v = Vec::with_capacity(tables.len());
             for t in tables {
-                v.push(cat.table(t)?.clone());
+                // A partitioned table is processed with its partitions.
+                v.extend(cat.partition_tree(cat.table(t)?));
             }
             v
         };

@@ -36,6 +36,7 @@ fn catalog() -> Arc<Catalog> {
         checks: vec![],
         identity_always: vec![],
         triggers: vec![],
+        partition: None,
     };
     c.tables.insert(oid, Arc::new(t));
     let ioid = c.new_oid();
@@ -77,6 +78,7 @@ fn catalog() -> Arc<Catalog> {
         checks: vec![],
         identity_always: vec![],
         triggers: vec![],
+        partition: None,
     };
     c.tables.insert(hoid, Arc::new(h));
     Arc::new(c)

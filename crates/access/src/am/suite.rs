@@ -58,6 +58,7 @@ fn env(m: IndexMethod, columns: Vec<usize>, unique: bool) -> Env {
         checks: vec![],
         identity_always: vec![],
         triggers: vec![],
+        partition: None,
     };
     let opclasses = columns
         .iter()

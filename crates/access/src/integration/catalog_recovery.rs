@@ -64,6 +64,7 @@ fn create_table(eng: &Engine, txn: &mut Transaction, cat: &mut Catalog, n: u32) 
         checks: vec![],
         identity_always: vec![],
         triggers: vec![],
+        partition: None,
     });
     eng.create_relfile(txn, relfile, false).unwrap();
     cat.tables.insert(oid, table.clone());

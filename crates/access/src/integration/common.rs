@@ -50,6 +50,7 @@ pub fn create_table_ff(
         checks: vec![],
         identity_always: vec![],
         triggers: vec![],
+        partition: None,
     });
     eng.create_relfile(&txn, relfile, false).unwrap();
     cat.tables.insert(oid, table.clone());

@@ -98,16 +98,17 @@ impl Default for ModifyExec {
 
 /// Unique violations from the engine name the table and the constraint (PostgreSQL's `t`/`n`
 /// fields); the engine reports the constraint only in the message, so it is taken from there.
-fn name_objects_in<T>(r: PgResult<T>, plan: &ModifyPlan) -> PgResult<T> {
-    r.map_err(|e| name_objects(e, plan))
+/// `table` is the relation written: a partition when the statement names its parent.
+fn name_objects_in<T>(r: PgResult<T>, table: &keel_catalog::TableDef) -> PgResult<T> {
+    r.map_err(|e| name_objects(e, table))
 }
 
-fn name_objects(e: PgError, plan: &ModifyPlan) -> PgError {
+fn name_objects(e: PgError, table: &keel_catalog::TableDef) -> PgError {
     if e.code != sqlstate::UNIQUE_VIOLATION || e.objects.is_some() {
         return e;
     }
     let constraint = e.message.split('"').nth(1).map(str::to_string);
-    let e = e.with_table(plan.table.name.clone());
+    let e = e.with_table(table.name.clone());
     match constraint {
         Some(c) => e.with_constraint(c),
         None => e,
@@ -489,15 +490,22 @@ impl ModifyExec {
                             return Ok(Step::Wait(w));
                         }
                     }
+                    // The partition the row goes to, or the table itself.
+                    let (table, arbiters) = match (&plan.routing, &plan.on_conflict) {
+                        (Some(r), _) => route::route(r, row)?,
+                        (None, Some(oc)) => (&plan.table, oc.arbiters.as_slice()),
+                        (None, None) => (&plan.table, &[][..]),
+                    };
                     if let Some(oc) = &plan.on_conflict {
-                        if let Some(w) = self.upsert_row(plan, oc, engine, txn, ev)? {
+                        let target = (table, arbiters);
+                        if let Some(w) = self.upsert_row(plan, oc, target, engine, txn, ev)? {
                             return Ok(Step::Wait(w));
                         }
                         continue;
                     }
                     match engine
-                        .insert(txn, &plan.table, row, &mut self.state)
-                        .map_err(|e| name_objects(e, plan))?
+                        .insert(txn, table, row, &mut self.state)
+                        .map_err(|e| name_objects(e, table))?
                     {
                         Write::Done(_) => {
                             let row = self.cur.take().map(|c| c.1).unwrap_or_default();
@@ -555,7 +563,7 @@ impl ModifyExec {
                     self.state.no_key = keys_kept(engine, txn, &plan.table, old, new);
                     match engine
                         .update(txn, &plan.table, target, new, &mut self.state)
-                        .map_err(|e| name_objects(e, plan))?
+                        .map_err(|e| name_objects(e, &plan.table))?
                     {
                         Write::Done(_) => {
                             let new = self.new_row.take().unwrap_or_default();
@@ -706,6 +714,8 @@ fn key_share(
 
 #[path = "modify_refs.rs"]
 mod refs;
+#[path = "modify_route.rs"]
+mod route;
 #[path = "modify_triggers.rs"]
 mod triggers;
 #[path = "modify_upsert.rs"]

@@ -5,13 +5,15 @@
 //! update of the conflicting row under way is `ModifyExec::upsert` with `state`. Anything
 //! else starts again at the probe, as PostgreSQL restarts after any wait.
 
-use super::{ModifyExec, serialization_failure, triggers};
+use super::{ModifyExec, route, serialization_failure, triggers};
 use crate::eval::{Eval, EvalCx};
 use crate::exec::Row;
 use keel_access::{Conflict, Engine, Isolation, RowRef, RowWait, Strength, Transaction, Write};
 use keel_analyzer::query::OnConflict;
+use keel_catalog::{IndexDef, TableDef};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_planner::plan::ModifyPlan;
+use std::sync::Arc;
 
 /// DO UPDATE of a conflicting row, kept while its write waits.
 pub(super) struct PendingUpdate {
@@ -37,6 +39,7 @@ impl ModifyExec {
         &mut self,
         plan: &ModifyPlan,
         oc: &OnConflict,
+        (table, arbiters): (&Arc<TableDef>, &[Arc<IndexDef>]),
         engine: &Engine,
         txn: &Transaction,
         ev: &mut EvalCx<'_>,
@@ -50,8 +53,8 @@ impl ModifyExec {
             ev.tick()?;
             if let Some(u) = self.upsert.take() {
                 match super::name_objects_in(
-                    engine.update(txn, &plan.table, u.target, &u.new, &mut self.state),
-                    plan,
+                    engine.update(txn, table, u.target, &u.new, &mut self.state),
+                    table,
                 )? {
                     Write::Done(_) => {
                         self.queue_after_row(Some(&u.old), Some(&u.new))?;
@@ -73,7 +76,7 @@ impl ModifyExec {
                 }
             }
             if self.state.is_fresh() {
-                match engine.find_conflict(txn, &plan.table, &oc.arbiters, &proposed)? {
+                match engine.find_conflict(txn, table, arbiters, &proposed)? {
                     Conflict::Wait(w) => return Ok(Some(w)),
                     Conflict::None => {}
                     Conflict::Found {
@@ -93,7 +96,7 @@ impl ModifyExec {
                             return Err(second_time());
                         }
                         let xid = engine.row_lock_xid(txn)?;
-                        match engine.lock_row(txn, xid, &plan.table, row, Strength::Update)? {
+                        match engine.lock_row(txn, xid, table, row, Strength::Update)? {
                             Write::Done(()) => {}
                             Write::Wait(w) => return Ok(Some(w)),
                             Write::Updated(_) | Write::Deleted if !rc => {
@@ -126,13 +129,24 @@ impl ModifyExec {
                                 }
                             }
                         }
+                        // The row must stay in its partition (PostgreSQL does not move it).
+                        if let Some(r) = &plan.routing
+                            && route::route(r, &new)?.0.oid != table.oid
+                        {
+                            return Err(PgError::new(
+                                sqlstate::FEATURE_NOT_SUPPORTED,
+                                "invalid ON UPDATE specification",
+                            )
+                            .with_detail(
+                                "The result tuple would appear in a different partition than the original tuple.",
+                            ));
+                        }
                         if let Some(w) =
                             Self::check_row(plan, &new, engine, txn, ev, &mut self.deferred_fks)?
                         {
                             return Ok(Some(w));
                         }
-                        self.state.no_key =
-                            super::keys_kept(engine, txn, &plan.table, &values, &new);
+                        self.state.no_key = super::keys_kept(engine, txn, table, &values, &new);
                         self.upsert = Some(PendingUpdate {
                             target: row,
                             old: values,
@@ -143,14 +157,8 @@ impl ModifyExec {
                 }
             }
             match super::name_objects_in(
-                engine.insert_speculative(
-                    txn,
-                    &plan.table,
-                    &proposed,
-                    &mut self.state,
-                    &oc.arbiters,
-                ),
-                plan,
+                engine.insert_speculative(txn, table, &proposed, &mut self.state, arbiters),
+                table,
             )? {
                 Write::Done(Some(_)) => {
                     self.queue_after_row(None, Some(&proposed))?;

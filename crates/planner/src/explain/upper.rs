@@ -429,6 +429,47 @@ impl Explainer<'_> {
                 d.children.push(cd);
                 (d, cn)
             }
+            Plan::Append {
+                table,
+                alias,
+                children,
+                ..
+            } => {
+                // One partition left: PostgreSQL shows its scan alone; none: a Result that
+                // returns nothing.
+                if let [only] = children.as_slice() {
+                    return self.node(only);
+                }
+                let mut ds = Vec::with_capacity(children.len());
+                let mut names = None;
+                for c in children {
+                    let (d, n) = self.node(c);
+                    names.get_or_insert(n);
+                    ds.push(d);
+                }
+                let names = names.unwrap_or_else(|| {
+                    let q = alias.as_deref().unwrap_or(&table.name);
+                    table
+                        .columns
+                        .iter()
+                        .map(|c| format!("{q}.{}", c.name))
+                        .collect()
+                });
+                let est = Est {
+                    startup: ds.first().map_or(0.0, |d| d.est.startup),
+                    total: ds.iter().map(|d| d.est.total).sum(),
+                    rows: ds.iter().map(|d| d.est.rows).sum::<f64>().max(1.0),
+                    width: ds.first().map_or(0, |d| d.est.width),
+                };
+                if ds.is_empty() {
+                    let mut d = Display::new("Result", est, src);
+                    d.prop("One-Time Filter", "false");
+                    return (d, names);
+                }
+                let mut d = Display::new("Append", est, src);
+                d.children = ds;
+                (d, names)
+            }
             Plan::SetOp {
                 left,
                 right,

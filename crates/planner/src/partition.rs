@@ -1,0 +1,257 @@
+//! Partitioned tables in plans: a scan of a partitioned table becomes an Append of its
+//! partitions' scans, pruned by the WHERE conjuncts on the key (PostgreSQL's partprune.c),
+//! and an INSERT gets the routing of its rows.
+//!
+//! Pruning happens at two points, as in PostgreSQL. While planning, conjuncts `key op
+//! constant` remove partitions outright: no child is planned for them. Conjuncts `key op
+//! $n` (or other values fixed for the statement) are kept in the Append's `RunPrune` and
+//! evaluated when the statement starts, so a prepared statement's one plan runs only the
+//! partitions its parameters select: what runs per execution does not grow with the number
+//! of partitions. Relation locks are taken on the partitioned table alone (keel-commands'
+//! ddl_locks makes DDL on any partition lock the tables above it), so nothing per
+//! partition is locked or opened either.
+
+use crate::RelSizes;
+use crate::access::conjuncts;
+use crate::paths;
+use crate::plan::{Plan, PruneExpr, PruneOp, RouteTarget, Routing, RunPrune};
+use keel_analyzer::expr::Expr;
+use keel_analyzer::query::OnConflict;
+use keel_catalog::partition::{PartitionDesc, PartitionKey, PruneCond};
+use keel_catalog::{Catalog, IndexDef, TableDef};
+use keel_common::PgResult;
+use keel_types::Datum;
+use std::sync::Arc;
+
+/// The partitions of `table` (a partitioned table) in its PartitionDesc's order, and the
+/// desc.
+fn partitions(
+    catalog: &Catalog,
+    table: &TableDef,
+) -> PgResult<(PartitionDesc, Vec<Arc<TableDef>>)> {
+    let key = table.partition_key().expect("a partitioned table");
+    let parts: Vec<Arc<TableDef>> = catalog.tables.owned_by(table.oid).cloned().collect();
+    let bounds: Vec<_> = parts
+        .iter()
+        .filter_map(|t| t.partition_of().map(|(_, b)| (t.oid, b.clone())))
+        .collect();
+    let desc = PartitionDesc::new(key, &bounds)?;
+    let ordered = desc
+        .oids()
+        .iter()
+        .filter_map(|o| parts.iter().find(|t| t.oid == *o).cloned())
+        .collect();
+    Ok((desc, ordered))
+}
+
+/// The row hash of hash partitioning (PostgreSQL's, so rows land where PostgreSQL puts them).
+pub fn row_hash(key: &PartitionKey) -> impl Fn(&[Datum]) -> u64 + '_ {
+    |values| keel_types::hash::partition_hash(values, &key.types).unwrap_or(0)
+}
+
+/// Replaces every scan of a partitioned table in `plan` by an Append of its partitions.
+pub(crate) fn expand(catalog: &Catalog, sizes: &dyn RelSizes, plan: &mut Plan) -> PgResult<()> {
+    keel_common::stack::check()?;
+    if let Plan::Scan {
+        table,
+        alias,
+        filter,
+        ..
+    } = plan
+        && table.partition_key().is_some()
+    {
+        let (table, alias, filter) = (table.clone(), alias.clone(), filter.clone());
+        *plan = append(catalog, sizes, &table, alias, filter)?;
+        return Ok(());
+    }
+    let mut result = Ok(());
+    plan.for_each_child_mut(&mut |c| {
+        if result.is_ok() {
+            result = expand(catalog, sizes, c);
+        }
+    });
+    result
+}
+
+fn append(
+    catalog: &Catalog,
+    sizes: &dyn RelSizes,
+    table: &Arc<TableDef>,
+    alias: Option<String>,
+    filter: Option<Expr>,
+) -> PgResult<Plan> {
+    let key = table.partition_key().expect("a partitioned table").clone();
+    let (desc, parts) = partitions(catalog, table)?;
+    let mut parts_conj = Vec::new();
+    if let Some(f) = &filter {
+        conjuncts(f.clone(), &mut parts_conj);
+    }
+    let (consts, params) = prune_conditions(&key, &parts_conj);
+    let kept: Vec<usize> = if consts.is_empty() {
+        (0..parts.len()).collect()
+    } else {
+        desc.prune(&consts, row_hash(&key)).partitions
+    };
+    let mut children = Vec::with_capacity(kept.len());
+    let mut child_of = vec![None; parts.len()];
+    // PostgreSQL names the scans of several partitions after the table, numbered: `p_1`,
+    // `p_2`, ...; a partition scanned alone goes by the table's own name.
+    let base = alias.clone().unwrap_or_else(|| table.name.clone());
+    let several = kept.len() > 1;
+    for &i in &kept {
+        let part = &parts[i];
+        let alias = if several {
+            Some(format!("{base}_{}", children.len() + 1))
+        } else {
+            Some(base.clone())
+        };
+        child_of[i] = Some(children.len());
+        let child = if part.partition_key().is_some() {
+            append(catalog, sizes, part, alias.clone(), filter.clone())?
+        } else {
+            let access = match &filter {
+                Some(f) => paths::cheapest(catalog, sizes, part, Some(f)).access,
+                None => crate::plan::Access::Seq,
+            };
+            Plan::Scan {
+                table: part.clone(),
+                alias: alias.clone(),
+                access,
+                filter: filter.clone(),
+                run: Default::default(),
+            }
+        };
+        children.push(child);
+    }
+    let prune = (!params.is_empty()).then(|| {
+        Arc::new(RunPrune {
+            desc,
+            conds: params,
+            child_of,
+        })
+    });
+    Ok(Plan::Append {
+        table: table.clone(),
+        alias,
+        children,
+        prune,
+    })
+}
+
+/// The conjuncts `key column op value` of `parts`: with constants (pruned now), and with
+/// values fixed for the statement but unknown now (parameters: pruned when it starts).
+fn prune_conditions(key: &PartitionKey, parts: &[Expr]) -> (Vec<PruneCond>, Vec<PruneExpr>) {
+    let (mut consts, mut params) = (Vec::new(), Vec::new());
+    for p in parts {
+        let Some((col, op, value)) = key_condition(key, p) else {
+            continue;
+        };
+        match value {
+            Expr::Const(d, _) if d.is_null() => {}
+            Expr::Const(d, _) => consts.push(cond(op, col, d.clone())),
+            v if v.is_row_independent() && !v.has_subplan() => params.push(PruneExpr {
+                col,
+                op,
+                value: v.clone(),
+            }),
+            _ => {}
+        }
+    }
+    (consts, params)
+}
+
+pub fn cond(op: PruneOp, col: usize, d: Datum) -> PruneCond {
+    match op {
+        PruneOp::Eq => PruneCond::Eq(col, d),
+        PruneOp::Lt => PruneCond::Lt(col, d),
+        PruneOp::Le => PruneCond::Le(col, d),
+        PruneOp::Gt => PruneCond::Gt(col, d),
+        PruneOp::Ge => PruneCond::Ge(col, d),
+    }
+}
+
+/// `p` as (key position, operator, value) when it compares a key column with a value of the
+/// key column's own type.
+fn key_condition<'e>(key: &PartitionKey, p: &'e Expr) -> Option<(usize, PruneOp, &'e Expr)> {
+    let Expr::Bin { op, l, r, .. } = p.uncompiled() else {
+        return None;
+    };
+    let op = match *op {
+        "=" => PruneOp::Eq,
+        "<" => PruneOp::Lt,
+        "<=" => PruneOp::Le,
+        ">" => PruneOp::Gt,
+        ">=" => PruneOp::Ge,
+        _ => return None,
+    };
+    let flip = |op| match op {
+        PruneOp::Lt => PruneOp::Gt,
+        PruneOp::Le => PruneOp::Ge,
+        PruneOp::Gt => PruneOp::Lt,
+        PruneOp::Ge => PruneOp::Le,
+        o => o,
+    };
+    let key_col = |e: &Expr| match e {
+        Expr::Col(c, t) => key
+            .columns
+            .iter()
+            .position(|k| k == c)
+            .filter(|&pos| key.types[pos] == *t),
+        _ => None,
+    };
+    let (col, op, value) = match (key_col(l), key_col(r)) {
+        (Some(c), None) => (c, op, &**r),
+        (None, Some(c)) => (c, flip(op), &**l),
+        _ => return None,
+    };
+    (value.ty() == key.types[col]).then_some((col, op, value))
+}
+
+/// The routing of an INSERT into `table` (a partitioned table), with the partition indexes
+/// that stand for `on_conflict`'s arbiters.
+pub(crate) fn routing(
+    catalog: &Catalog,
+    table: &Arc<TableDef>,
+    on_conflict: Option<&OnConflict>,
+) -> PgResult<Routing> {
+    let (desc, parts) = partitions(catalog, table)?;
+    let mut targets = Vec::with_capacity(parts.len());
+    for part in parts {
+        targets.push(if part.partition_key().is_some() {
+            RouteTarget::Sub(Box::new(routing(catalog, &part, on_conflict)?))
+        } else {
+            let arbiters = match on_conflict {
+                Some(oc) => leaf_arbiters(catalog, &part, &oc.arbiters),
+                None => Vec::new(),
+            };
+            RouteTarget::Leaf {
+                table: part,
+                arbiters,
+            }
+        });
+    }
+    Ok(Routing {
+        table: table.clone(),
+        desc,
+        targets,
+    })
+}
+
+/// The partition's unique indexes on the same columns as `arbiters` (each partition got
+/// one per unique index of its parent).
+fn leaf_arbiters(
+    catalog: &Catalog,
+    part: &TableDef,
+    arbiters: &[Arc<IndexDef>],
+) -> Vec<Arc<IndexDef>> {
+    let mut out: Vec<Arc<IndexDef>> = Vec::new();
+    for a in arbiters {
+        if let Some(i) = catalog
+            .indexes_of(part.oid)
+            .find(|i| i.unique && i.columns == a.columns && !out.iter().any(|o| o.oid == i.oid))
+        {
+            out.push(i.clone());
+        }
+    }
+    out
+}
