@@ -455,6 +455,7 @@ impl EngineInner {
                 tuple_guard: Mutex::new(None),
                 newest_hint: Mutex::new(None),
                 depends_on_lsn: std::sync::atomic::AtomicU64::new(0),
+                wrote_logged: Default::default(),
                 listed: Mutex::new(Vec::new()),
             },
         }
@@ -558,6 +559,14 @@ impl EngineInner {
             txn.inner.ssi_committed();
             return Ok(());
         };
+        // Only unlogged relations written (no DDL, no files to drop, no sequence value
+        // still to be made durable): the commit record need not be waited for, as
+        // PostgreSQL does not flush for a transaction that wrote no WAL.
+        let sync = sync
+            && (pending.is_some()
+                || !txn.inner.m.get_mut().drop_at_commit.is_empty()
+                || txn.inner.wrote_logged.load(Ordering::Relaxed)
+                || self.seqs.last_lsn.load(Ordering::Acquire) > self.wal.flushed_lsn());
         if !sync {
             // Visible at once: what it built on must be visible first (see commitq).
             self.settle(&txn).await?;

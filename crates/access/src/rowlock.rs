@@ -35,6 +35,7 @@ impl Engine {
         strength: Strength,
     ) -> PgResult<Write<()>> {
         let e = &self.inner;
+        txn.inner.note_write(table);
         let rel = e.rel(table.relfile)?;
         let heap = Heap::new(&e.pool, &e.txns, &rel);
         let must_queue = || e.others_queue(txn, &rel, target.root);

@@ -195,6 +195,7 @@ impl EngineInner {
                     None,
                 )?;
                 state.heap_tid = Some(t);
+                txn.inner.note_write(table);
                 self.ssi_wrote_row(txn, table.relfile, None)?;
                 txn.inner.count_change(&rel);
                 t
@@ -301,6 +302,7 @@ impl EngineInner {
         state: &mut WriteState,
     ) -> PgResult<Write<RowRef>> {
         let xid = self.xid(txn)?;
+        txn.inner.note_write(table);
         let cid = txn.inner.command_id();
         let types = column_types(table);
         let rel = self.rel(table.relfile)?;
@@ -382,6 +384,7 @@ impl EngineInner {
         target: RowRef,
     ) -> PgResult<Write<()>> {
         let xid = self.xid(txn)?;
+        txn.inner.note_write(table);
         let cid = txn.inner.command_id();
         let rel = self.rel(table.relfile)?;
         let heap = Heap::new(&self.pool, &self.txns, &rel);

@@ -22,6 +22,10 @@ pub struct SeqState {
 #[derive(Default)]
 pub struct Sequences {
     map: Mutex<HashMap<Oid, SeqState>>,
+    /// End of the last sequence record logged: a commit that skips its flush (it wrote only
+    /// unlogged relations) still flushes while this is not durable, since the values it
+    /// handed out depend on it.
+    pub(crate) last_lsn: std::sync::atomic::AtomicU64,
 }
 
 impl Sequences {
@@ -37,6 +41,7 @@ impl Sequences {
         };
         Ok(Sequences {
             map: Mutex::new(map),
+            last_lsn: Default::default(),
         })
     }
 
@@ -133,8 +138,12 @@ impl crate::engine::EngineInner {
                 .saturating_add(seq.increment.saturating_mul(LOG_AHEAD))
                 .clamp(seq.min, seq.max);
             st.logged = ahead;
-            self.wal
+            let end = self
+                .wal
                 .log(RecordKind::Sequence, 0, &record(seq.oid, ahead, true));
+            self.seqs
+                .last_lsn
+                .fetch_max(end, std::sync::atomic::Ordering::AcqRel);
         }
         Ok(value)
     }
@@ -157,8 +166,12 @@ impl crate::engine::EngineInner {
                 logged: value,
             },
         );
-        self.wal
+        let end = self
+            .wal
             .log(RecordKind::Sequence, 0, &record(seq.oid, value, is_called));
+        self.seqs
+            .last_lsn
+            .fetch_max(end, std::sync::atomic::Ordering::AcqRel);
         Ok(())
     }
 }

@@ -58,6 +58,10 @@ pub struct TxnState {
     pub(crate) depends_on_lsn: std::sync::atomic::AtomicU64,
     /// Row versions where it holds a shared lock listed in `RowLockers` (pruned at its end).
     pub(crate) listed: Mutex<Vec<keel_txn::rowlock::VersionKey>>,
+    /// It changed (wrote, deleted or locked rows of) a WAL-logged relation. A commit of a
+    /// transaction that did not need not wait for its commit record to be durable
+    /// (PostgreSQL's `wrote_xlog` rule): a crash empties the unlogged relations it wrote.
+    pub(crate) wrote_logged: std::sync::atomic::AtomicBool,
 }
 
 impl TxnState {
@@ -93,6 +97,14 @@ impl TxnState {
     /// trigger only when it commits, as PostgreSQL counts changes at commit: an analyze made due
     /// by rows it cannot see yet (a long INSERT still running) would record an empty table and
     /// keep that estimate for the whole naptime. An aborted transaction changes nothing.
+    /// Notes a change to a row of `table` (see `wrote_logged`).
+    pub(crate) fn note_write(&self, table: &keel_catalog::TableDef) {
+        if table.persistence != keel_catalog::Persistence::Unlogged {
+            self.wrote_logged
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     pub(crate) fn count_change(&self, rel: &Arc<crate::relstate::RelState>) {
         let mut m = self.m.lock();
         if let Some((_, n)) = m
