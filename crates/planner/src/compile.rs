@@ -44,6 +44,9 @@ pub(crate) fn modify(m: &mut ModifyPlan, subplans: &mut [Option<Plan>]) {
     if let Some(rows) = m.instead_of.as_mut().and_then(|i| i.rows.as_mut()) {
         node(rows);
     }
+    if let Some(t) = m.targets.as_mut() {
+        node(t);
+    }
     subplans.iter_mut().flatten().for_each(node);
 }
 

@@ -157,6 +157,9 @@ struct Est {
 enum Val {
     Text(String),
     List(Vec<String>),
+    /// A line of its own, without a key (a partitioned write's `Update on p1 t_1`; the text
+    /// format only).
+    Line(String),
 }
 
 /// One node as EXPLAIN prints it.
@@ -325,6 +328,27 @@ fn render(
     out
 }
 
+/// The relations scanned under `d` in order, as `name alias` (a partitioned write's
+/// partitions).
+fn scanned_relations(d: &Display, out: &mut Vec<String>) {
+    let field = |tag: &str| {
+        d.target.iter().find_map(|(k, v)| match v {
+            json::Field::Str(s) if *k == tag => Some(s.as_str()),
+            _ => None,
+        })
+    };
+    if let Some(name) = field("Relation Name") {
+        match field("Alias") {
+            Some(a) if a != name => out.push(format!("{name} {a}")),
+            _ => out.push(name.to_string()),
+        }
+        return;
+    }
+    for c in &d.children {
+        scanned_relations(c, out);
+    }
+}
+
 /// `EXPLAIN` of an INSERT, UPDATE or DELETE. The write is node 0; its source's nodes follow
 /// from 1.
 pub fn explain_modify(
@@ -368,7 +392,22 @@ pub fn explain_modify(
 impl Explainer<'_> {
     fn modify(&mut self, plan: &ModifyPlan) -> Display {
         let view_rows = plan.instead_of.as_ref().and_then(|i| i.rows.as_ref());
+        let mut partitions = Vec::new();
         let (verb, child) = match &plan.kind {
+            // A partitioned table's: the scans of its partitions, named after the table
+            // (whose own name the write takes), each partition written listed first.
+            ModifyKind::Update { .. } | ModifyKind::Delete { .. }
+                if let Some(targets) = &plan.targets =>
+            {
+                self.refnames.push(plan.table.name.clone());
+                let (d, _) = self.node(targets);
+                scanned_relations(&d, &mut partitions);
+                let verb = match plan.kind {
+                    ModifyKind::Update { .. } => "Update",
+                    _ => "Delete",
+                };
+                (verb, d)
+            }
             // A view's UPDATE / DELETE reads the view's rows, not a heap.
             ModifyKind::Update { .. } if let Some(rows) = view_rows => {
                 ("Update", self.node(rows).0)
@@ -405,6 +444,9 @@ impl Explainer<'_> {
         top.node_type = "ModifyTable".to_string();
         top.pre = vec![("Operation", verb.to_string())];
         top.target = self.target_fields("Relation Name", &plan.table.name, &plan.table.name);
+        for p in partitions {
+            top.props.push(("", Val::Line(format!("{verb} on {p}"))));
+        }
         if let Some(oc) = &plan.on_conflict {
             let what = if oc.update.is_some() {
                 "UPDATE"

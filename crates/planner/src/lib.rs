@@ -145,18 +145,44 @@ pub fn plan_modify(
         partition::expand(catalog, sizes, sp)?;
     }
     indexonly::apply(catalog, sizes, source, &mut p.subplans);
-    let routing = match m.table.partition_key() {
-        None => None,
-        Some(_) if !matches!(kind, ModifyKind::Insert { .. }) => {
-            return Err(PgError::unsupported(
-                "UPDATE and DELETE on partitioned tables",
-            ));
+    let partitioned = m.table.partition_key().is_some();
+    // UPDATE / DELETE of a partitioned table find their rows in its partitions' scans,
+    // pruned as a query's are.
+    let targets = match &kind {
+        ModifyKind::Update { filter, .. } | ModifyKind::Delete { filter, .. } if partitioned => {
+            let mut scan = Plan::Scan {
+                table: m.table.clone(),
+                alias: None,
+                access: plan::Access::Seq,
+                filter: filter.clone(),
+                run: plan::ScanRun {
+                    row_ids: true,
+                    ..Default::default()
+                },
+            };
+            partition::expand(catalog, sizes, &mut scan)?;
+            indexonly::apply(catalog, sizes, &mut scan, &mut []);
+            Some(Box::new(scan))
         }
-        Some(_) => Some(std::sync::Arc::new(partition::routing(
-            catalog,
-            &m.table,
-            m.on_conflict.as_deref(),
-        )?)),
+        _ => None,
+    };
+    // Rows an INSERT or UPDATE writes through a partitioned table are routed (an UPDATE's
+    // new row may belong in another partition).
+    let routing = match &kind {
+        ModifyKind::Insert { .. } | ModifyKind::Update { .. } if partitioned => {
+            Some(std::sync::Arc::new(partition::routing(
+                catalog,
+                &m.table,
+                m.on_conflict.as_deref(),
+            )?))
+        }
+        _ => None,
+    };
+    let partition_check = match &kind {
+        ModifyKind::Insert { .. } | ModifyKind::Update { .. } => {
+            partition::partition_check(catalog, &m.table)?.map(std::sync::Arc::new)
+        }
+        ModifyKind::Delete { .. } => None,
     };
     let mut plan = ModifyPlan {
         table: m.table.clone(),
@@ -170,6 +196,8 @@ pub fn plan_modify(
         instead_of,
         on_conflict: m.on_conflict.clone(),
         routing,
+        targets,
+        partition_check,
     };
     compile::modify(&mut plan, &mut p.subplans);
     plan.subplans = p.subplans.into();
@@ -532,6 +560,7 @@ impl<'a> Planner<'a> {
 fn mark_row_ids(p: &mut Plan) {
     match p {
         Plan::Scan { run, .. } => run.row_ids = true,
+        Plan::Append { children, .. } => children.iter_mut().for_each(mark_row_ids),
         Plan::Sort { input, .. } | Plan::Filter { input, .. } => mark_row_ids(input),
         _ => {}
     }

@@ -14,7 +14,7 @@
 use crate::RelSizes;
 use crate::access::conjuncts;
 use crate::paths;
-use crate::plan::{Plan, PruneExpr, PruneOp, RouteTarget, Routing, RunPrune};
+use crate::plan::{PartitionCheck, Plan, PruneExpr, PruneOp, RouteTarget, Routing, RunPrune};
 use keel_analyzer::expr::Expr;
 use keel_analyzer::query::OnConflict;
 use keel_catalog::partition::{PartitionDesc, PartitionKey, PruneCond};
@@ -36,10 +36,10 @@ fn partitions(
         .filter_map(|t| t.partition_of().map(|(_, b)| (t.oid, b.clone())))
         .collect();
     let desc = PartitionDesc::new(key, &bounds)?;
-    let ordered = desc
-        .oids()
-        .iter()
-        .filter_map(|o| parts.iter().find(|t| t.oid == *o).cloned())
+    let mut by_oid: std::collections::HashMap<u32, Arc<TableDef>> =
+        parts.into_iter().map(|t| (t.oid, t)).collect();
+    let ordered = (desc.oids().iter())
+        .filter_map(|o| by_oid.remove(o))
         .collect();
     Ok((desc, ordered))
 }
@@ -56,12 +56,14 @@ pub(crate) fn expand(catalog: &Catalog, sizes: &dyn RelSizes, plan: &mut Plan) -
         table,
         alias,
         filter,
+        run,
         ..
     } = plan
         && table.partition_key().is_some()
     {
         let (table, alias, filter) = (table.clone(), alias.clone(), filter.clone());
-        *plan = append(catalog, sizes, &table, alias, filter)?;
+        let row_ids = run.row_ids;
+        *plan = append(catalog, sizes, &table, alias, filter, row_ids)?;
         return Ok(());
     }
     let mut result = Ok(());
@@ -79,6 +81,7 @@ fn append(
     table: &Arc<TableDef>,
     alias: Option<String>,
     filter: Option<Expr>,
+    row_ids: bool,
 ) -> PgResult<Plan> {
     let key = table.partition_key().expect("a partitioned table").clone();
     let (desc, parts) = partitions(catalog, table)?;
@@ -107,7 +110,7 @@ fn append(
         };
         child_of[i] = Some(children.len());
         let child = if part.partition_key().is_some() {
-            append(catalog, sizes, part, alias.clone(), filter.clone())?
+            append(catalog, sizes, part, alias.clone(), filter.clone(), row_ids)?
         } else {
             let access = match &filter {
                 Some(f) => paths::cheapest(catalog, sizes, part, Some(f)).access,
@@ -118,7 +121,10 @@ fn append(
                 alias: alias.clone(),
                 access,
                 filter: filter.clone(),
-                run: Default::default(),
+                run: crate::plan::ScanRun {
+                    row_ids,
+                    ..Default::default()
+                },
             }
         };
         children.push(child);
@@ -205,6 +211,30 @@ fn key_condition<'e>(key: &PartitionKey, p: &'e Expr) -> Option<(usize, PruneOp,
         _ => return None,
     };
     (value.ty() == key.types[col]).then_some((col, op, value))
+}
+
+/// The partition constraint of `table` when it is a partition: its place in its parent's
+/// descriptor, and its parent's in the grandparent's, up to the root.
+pub(crate) fn partition_check(
+    catalog: &Catalog,
+    table: &TableDef,
+) -> PgResult<Option<PartitionCheck>> {
+    let mut levels = Vec::new();
+    let mut child = table.oid;
+    let mut at = table.partition_of().map(|(parent, _)| *parent);
+    while let Some(parent_oid) = at {
+        let Some(parent) = catalog.tables.get(&parent_oid) else {
+            break;
+        };
+        let (desc, _) = partitions(catalog, parent)?;
+        let Some(i) = desc.oids().iter().position(|&o| o == child) else {
+            break;
+        };
+        levels.push((desc, i));
+        child = parent.oid;
+        at = parent.partition_of().map(|(p, _)| *p);
+    }
+    Ok((!levels.is_empty()).then_some(PartitionCheck { levels }))
 }
 
 /// The routing of an INSERT into `table` (a partitioned table), with the partition indexes

@@ -48,7 +48,8 @@ pub struct ScanRun {
     /// What the executor checks on each row the access returns.
     pub recheck: Recheck,
     /// Each row carries its identity after the table's columns: root and version tids as
-    /// two int8 values (for a `LockRows` above).
+    /// two int8 values and the table's oid (for a `LockRows` above, or the UPDATE or
+    /// DELETE of a partitioned table, whose rows come from several partitions).
     pub row_ids: bool,
 }
 
@@ -350,8 +351,23 @@ pub struct ModifyPlan {
     pub instead_of: Option<Box<InsteadOfPlan>>,
     /// INSERT ... ON CONFLICT (its expressions compiled as the others are).
     pub on_conflict: Option<Arc<keel_analyzer::query::OnConflict>>,
-    /// INSERT into a partitioned table: where each row goes.
+    /// INSERT into, or UPDATE of, a partitioned table: where each row goes.
     pub routing: Option<Arc<Routing>>,
+    /// UPDATE / DELETE of a partitioned table: the scans of its partitions (an Append)
+    /// that find the target rows, each with its identity and its partition's oid.
+    pub targets: Option<Box<Plan>>,
+    /// INSERT into, or UPDATE of, a partition named itself: the partition constraint each
+    /// new row must meet.
+    pub partition_check: Option<Arc<PartitionCheck>>,
+}
+
+/// A partition's constraint (PostgreSQL's partition check): at each level from the
+/// partition up to the root, the row's key routes to the partition (or to its ancestor).
+/// Routing is exact, so this is the bound (with a default partition's negation of the
+/// others, and a range's NOT NULL) without writing it out as an expression.
+pub struct PartitionCheck {
+    /// Each level's descriptor and the index in it of the partition (or its ancestor).
+    pub levels: Vec<(keel_catalog::partition::PartitionDesc, usize)>,
 }
 
 /// See [`ModifyPlan::instead_of`].

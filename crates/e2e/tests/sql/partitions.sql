@@ -81,3 +81,53 @@ create table pt_z partition of pt_plain for values in (1);
 create table pt_u (a int, b int, primary key (b)) partition by range (a);
 drop table pt_r;
 select count(*) from pt_r1;
+
+-- UPDATE and DELETE through a partitioned table (row movement between partitions, the
+-- partition constraint on a partition written directly, FOR UPDATE across partitions).
+-- case: update_delete_partitioned
+create table pu_r (a int primary key, b text) partition by range (a);
+create table pu_r1 partition of pu_r for values from (minvalue) to (10);
+create table pu_r2 partition of pu_r for values from (10) to (20);
+create table pu_r3 partition of pu_r for values from (20) to (maxvalue);
+insert into pu_r select g, 'v' || g from generate_series(1, 30) g;
+update pu_r set b = b || '!' where a = 12 returning *;
+update pu_r set a = a + 30 where a between 5 and 8 returning *;
+update pu_r set a = a + 10 where a between 5 and 8 returning *;
+select * from pu_r1 order by a;
+select * from pu_r2 order by a;
+select count(*) from pu_r3;
+update pu_r set a = a - 20, b = 'moved' where a = 25 returning *;
+select * from pu_r1 where a = 5;
+update pu_r set a = 12 where a = 13;
+delete from pu_r where a > 27 or a < 3 returning *;
+select count(*), sum(a) from pu_r;
+delete from pu_r2 where a = 11 returning a;
+update pu_r2 set a = 1 where a = 12;
+insert into pu_r2 values (50, 'x');
+update pu_r1 set b = 'direct' where a = 4 returning *;
+select * from pu_r where a = 4;
+begin;
+select * from pu_r where a in (4, 14, 24) order by a for update;
+update pu_r set b = 'locked' where a in (4, 14, 24);
+commit;
+select * from pu_r where b = 'locked' order by a;
+explain (costs off) update pu_r set b = 'e' where a = 12;
+explain (costs off) delete from pu_r where a = 15;
+explain (costs off) update pu_r set b = b where b = $$x$$;
+
+-- case: update_hash_partitioned
+create table pu_h (id int, k int, v text, primary key (id)) partition by hash (id);
+create table pu_h0 partition of pu_h for values with (modulus 3, remainder 0);
+create table pu_h1 partition of pu_h for values with (modulus 3, remainder 1);
+create table pu_h2 partition of pu_h for values with (modulus 3, remainder 2);
+insert into pu_h select g, g % 5, 'r' || g from generate_series(1, 60) g;
+update pu_h set id = id + 1000 where k = 0;
+select count(*), sum(id) from pu_h0;
+select count(*), sum(id) from pu_h1;
+select count(*), sum(id) from pu_h2;
+update pu_h set v = 'k1' where k = 1;
+select count(*) from pu_h where v = 'k1';
+delete from pu_h where k = 2;
+select count(*), sum(id) from pu_h;
+update pu_h set id = 1 where id = 1003;
+update pu_h set id = 2 where id = 1005 returning *;

@@ -11,11 +11,12 @@ use super::tuplestore::{Item, Tuplestore};
 use super::{Row, build};
 use crate::eval::{Eval, EvalCx, check_violation, not_null_violation, row_text};
 use keel_access::{Engine, Isolation, KeyRange, RowRef, RowWait, Transaction, Write, WriteState};
-use keel_catalog::FkAction;
+use keel_catalog::{FkAction, TableDef};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_planner::plan::{ModifyKind, ModifyPlan};
 use keel_types::Datum;
 use std::ops::Bound;
+use std::sync::Arc;
 
 pub enum Step {
     Done,
@@ -48,6 +49,11 @@ pub struct ModifyExec {
     deferred_fks: Vec<(usize, Vec<Datum>)>,
     /// ON CONFLICT DO UPDATE's update of the conflicting row, kept across waits.
     upsert: Option<upsert::PendingUpdate>,
+    /// UPDATE / DELETE of a partitioned table: the partition `cur` is in.
+    part: Option<Arc<TableDef>>,
+    /// UPDATE moving `cur` to another partition: its old version is deleted, the insert of
+    /// the new one remains (kept across waits).
+    moved: bool,
 }
 
 /// The write node's trigger bookkeeping (see modify_triggers.rs).
@@ -92,6 +98,8 @@ impl Default for ModifyExec {
             triggers: TriggerState::default(),
             deferred_fks: Vec::new(),
             upsert: None,
+            part: None,
+            moved: false,
         }
     }
 }
@@ -176,6 +184,28 @@ impl ModifyExec {
             // A view's UPDATE / DELETE: the view's rows its WHERE keeps, all read before any
             // trigger runs, as a table's targets are.
             (_, Some(rows)) => self.collect_source(rows, None, engine, txn, ev)?,
+            // A partitioned table's: from its partitions' scans, each row with its identity
+            // and its partition's oid (kept after the row's columns).
+            (ModifyKind::Update { .. } | ModifyKind::Delete { .. }, None)
+                if plan.targets.is_some() =>
+            {
+                let Some(targets) = plan.targets.as_deref() else {
+                    return Err(PgError::internal("a partitioned write without its scans"));
+                };
+                let mut src = match &self.instrument {
+                    Some(ins) => {
+                        ins.take_id();
+                        super::build_instrumented(targets, engine, txn, ins)?
+                    }
+                    None => build(targets, engine, txn)?,
+                };
+                while let Some(mut r) = src.next(ev)? {
+                    ev.tick()?;
+                    let (rref, oid) = super::lockrows::pop_row_ids(&mut r)?;
+                    r.push(Datum::Oid(oid));
+                    self.work.push(ev, (Some(rref), r), dir)?;
+                }
+            }
             (
                 ModifyKind::Update { access, filter, .. } | ModifyKind::Delete { access, filter },
                 None,
@@ -277,6 +307,9 @@ impl ModifyExec {
             if let Datum::Bool(false) = e.eval(row, ev)? {
                 return Err(check_violation(&plan.table.name, name, row, &plan.types));
             }
+        }
+        if let Some(pc) = &plan.partition_check {
+            route::check_partition(pc, &plan.table.name, row, &plan.types)?;
         }
         Self::check_fks(plan, row, engine, txn, ev, deferred)
     }
@@ -393,12 +426,12 @@ impl ModifyExec {
         &mut self,
         engine: &Engine,
         txn: &Transaction,
-        plan: &ModifyPlan,
+        table: &TableDef,
         target: RowRef,
         filter: Option<&keel_analyzer::expr::Expr>,
         ev: &mut EvalCx<'_>,
     ) -> PgResult<()> {
-        let Some((newest, row)) = engine.fetch_newest(txn, &plan.table, target.root)? else {
+        let Some((newest, row)) = engine.fetch_newest(txn, table, target.root)? else {
             self.advance();
             return Ok(());
         };
@@ -418,6 +451,8 @@ impl ModifyExec {
 
     fn advance(&mut self) {
         self.upsert = None;
+        self.part = None;
+        self.moved = false;
         self.pos += 1;
         self.cur = None;
         self.new_row = None;
@@ -447,7 +482,12 @@ impl ModifyExec {
             ev.tick()?;
             if self.cur.is_none() {
                 match self.work.pop()? {
-                    Some(item) => self.cur = Some(item),
+                    Some(mut item) => {
+                        if plan.targets.is_some() {
+                            self.part = Some(Self::partition_of_row(&mut item.1, engine, txn)?);
+                        }
+                        self.cur = Some(item);
+                    }
                     None => break,
                 }
             }
@@ -560,12 +600,64 @@ impl ModifyExec {
                         self.new_row = Some(new);
                     }
                     let new = self.new_row.as_deref().unwrap_or_default();
-                    self.state.no_key = keys_kept(engine, txn, &plan.table, old, new);
-                    match engine
-                        .update(txn, &plan.table, target, new, &mut self.state)
-                        .map_err(|e| name_objects(e, &plan.table))?
-                    {
-                        Write::Done(_) => {
+                    let part = self.part.clone();
+                    let table = part.as_deref().unwrap_or(&plan.table);
+                    // Through a partitioned table, a new row whose key now routes elsewhere
+                    // moves: deleted here, inserted there (PostgreSQL's cross-partition
+                    // update).
+                    let dest = match &plan.routing {
+                        Some(r) if part.is_some() => Some(route::route(r, new)?.0),
+                        _ => None,
+                    }
+                    .filter(|d| d.oid != table.oid);
+                    let written = match dest {
+                        Some(dest) => {
+                            if !self.moved {
+                                match engine.delete(txn, table, target)? {
+                                    Write::Done(()) => self.moved = true,
+                                    Write::Wait(w) => return Ok(Step::Wait(w)),
+                                    Write::Updated(_) | Write::Deleted if !rc => {
+                                        return Err(serialization_failure());
+                                    }
+                                    Write::Deleted => {
+                                        self.advance();
+                                        continue;
+                                    }
+                                    Write::Updated(_) => {
+                                        let f = filter.as_ref();
+                                        self.recheck_newest(engine, txn, table, target, f, ev)?;
+                                        continue;
+                                    }
+                                }
+                            }
+                            match engine
+                                .insert(txn, dest, new, &mut self.state)
+                                .map_err(|e| name_objects(e, dest))?
+                            {
+                                Write::Done(_) => Write::Done(()),
+                                Write::Wait(w) => Write::Wait(w),
+                                Write::Updated(_) | Write::Deleted => {
+                                    return Err(PgError::internal(
+                                        "insert reported a concurrent update",
+                                    ));
+                                }
+                            }
+                        }
+                        None => {
+                            self.state.no_key = keys_kept(engine, txn, table, old, new);
+                            match engine
+                                .update(txn, table, target, new, &mut self.state)
+                                .map_err(|e| name_objects(e, table))?
+                            {
+                                Write::Done(_) => Write::Done(()),
+                                Write::Wait(w) => Write::Wait(w),
+                                Write::Updated(t) => Write::Updated(t),
+                                Write::Deleted => Write::Deleted,
+                            }
+                        }
+                    };
+                    match written {
+                        Write::Done(()) => {
                             let new = self.new_row.take().unwrap_or_default();
                             let old = self.cur.take().map(|c| c.1).unwrap_or_default();
                             // After the write, as PostgreSQL's referential triggers run.
@@ -583,7 +675,8 @@ impl ModifyExec {
                         }
                         Write::Deleted => self.advance(),
                         Write::Updated(_) => {
-                            self.recheck_newest(engine, txn, plan, target, filter.as_ref(), ev)?;
+                            let f = filter.as_ref();
+                            self.recheck_newest(engine, txn, table, target, f, ev)?;
                         }
                     }
                 }
@@ -591,7 +684,9 @@ impl ModifyExec {
                     let Some(target) = target else {
                         return Err(PgError::internal("delete target without row identity"));
                     };
-                    match engine.delete(txn, &plan.table, target)? {
+                    let part = self.part.clone();
+                    let table = part.as_deref().unwrap_or(&plan.table);
+                    match engine.delete(txn, table, target)? {
                         Write::Done(()) => {
                             let old = self.cur.take().map(|c| c.1).unwrap_or_default();
                             // After the write, as PostgreSQL's referential triggers run: a
@@ -611,7 +706,8 @@ impl ModifyExec {
                         }
                         Write::Deleted => self.advance(),
                         Write::Updated(_) => {
-                            self.recheck_newest(engine, txn, plan, target, filter.as_ref(), ev)?;
+                            let f = filter.as_ref();
+                            self.recheck_newest(engine, txn, table, target, f, ev)?;
                         }
                     }
                 }
@@ -624,6 +720,20 @@ impl ModifyExec {
 
     fn state_is_fresh(&self) -> bool {
         self.state.is_fresh()
+    }
+
+    /// The partition a target row of a partitioned table's UPDATE / DELETE is in, from the
+    /// oid kept after its columns (taken off).
+    fn partition_of_row(
+        row: &mut Row,
+        engine: &Engine,
+        txn: &Transaction,
+    ) -> PgResult<Arc<TableDef>> {
+        let Some(Datum::Oid(oid)) = row.pop() else {
+            return Err(PgError::internal("a target row without its partition"));
+        };
+        (txn.catalog(engine).tables.get(&oid).cloned())
+            .ok_or_else(|| PgError::internal(format!("partition {oid} is gone")))
     }
 }
 

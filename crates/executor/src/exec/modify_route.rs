@@ -1,10 +1,11 @@
-//! INSERT into a partitioned table: the partition each row goes to, down the plan's
-//! routing (built once with the plan: keel-planner's partition.rs).
+//! Writes through a partitioned table: the partition each row goes to, down the plan's
+//! routing (built once with the plan: keel-planner's partition.rs); and the partition
+//! constraint of a row written into a partition itself.
 
 use keel_catalog::partition::no_partition_error;
 use keel_catalog::{IndexDef, TableDef};
 use keel_common::PgResult;
-use keel_planner::plan::{RouteTarget, Routing};
+use keel_planner::plan::{PartitionCheck, RouteTarget, Routing};
 use keel_types::Datum;
 use std::sync::Arc;
 
@@ -29,4 +30,31 @@ pub(super) fn route<'p>(
             RouteTarget::Sub(sub) => r = sub,
         }
     }
+}
+
+/// 23514 unless `row`, written into partition `table` itself, meets its partition
+/// constraint: at every level up to the root its key routes to the partition (or to the
+/// partition's ancestor).
+pub(super) fn check_partition(
+    check: &PartitionCheck,
+    table: &str,
+    row: &[Datum],
+    types: &[keel_types::TypeId],
+) -> PgResult<()> {
+    for (desc, at) in &check.levels {
+        let key = desc.key();
+        let values: Vec<Datum> = key.columns.iter().map(|&c| row[c].clone()).collect();
+        if desc.route(&values, keel_planner::partition::row_hash(key)) != Some(*at) {
+            return Err(keel_common::PgError::new(
+                keel_common::sqlstate::CHECK_VIOLATION,
+                format!("new row for relation \"{table}\" violates partition constraint"),
+            )
+            .with_detail(format!(
+                "Failing row contains ({}).",
+                crate::eval::row_text(row, types)
+            ))
+            .with_table(table));
+        }
+    }
+    Ok(())
 }

@@ -313,7 +313,7 @@ impl<'a> Scan<'a> {
 
     /// Next matching row with its identity (used by UPDATE/DELETE).
     pub fn next_ref(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<(RowRef, Row)>> {
-        let mut row = Vec::with_capacity(self.table.columns.len() + 2);
+        let mut row = Vec::with_capacity(self.table.columns.len() + 3);
         Ok(self.next_ref_into(ev, &mut row)?.then_some((self.id, row)))
     }
 
@@ -365,7 +365,7 @@ impl<'a> Node<'a> for Scan<'a> {
     }
 
     fn next(&mut self, ev: &mut EvalCx<'_>) -> PgResult<Option<Row>> {
-        let mut row = Vec::with_capacity(self.table.columns.len() + 2);
+        let mut row = Vec::with_capacity(self.table.columns.len() + 3);
         Ok(self.next_into(ev, &mut row)?.then_some(row))
     }
 
@@ -374,7 +374,7 @@ impl<'a> Node<'a> for Scan<'a> {
             return Ok(false);
         }
         if self.row_ids {
-            super::lockrows::push_row_ids(out, self.id);
+            super::lockrows::push_row_ids(out, self.id, self.table.oid);
         }
         Ok(true)
     }

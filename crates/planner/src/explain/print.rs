@@ -155,6 +155,10 @@ pub(super) fn print(
         let text = match val {
             Val::Text(t) => t.clone(),
             Val::List(l) => l.join(", "),
+            Val::Line(l) => {
+                out.push(format!("{pad}{l}"));
+                continue;
+            }
         };
         out.push(format!("{pad}{key}: {text}"));
         if *key == "Filter"
