@@ -14,10 +14,12 @@ mod on_conflict;
 pub mod polymorphic;
 mod position;
 pub mod query;
+mod regclass;
 mod row;
 pub mod setop;
 mod srf;
 pub mod subquery;
+mod system_column;
 pub mod types;
 mod userfunc;
 mod userfunc_from;
@@ -473,6 +475,11 @@ impl<'a> Binder<'a> {
                 found = Some((i, c.ty));
             }
         }
+        if found.is_none()
+            && let Some(sys) = self.system_column(qual, name, scope)
+        {
+            return sys;
+        }
         match found {
             Some((i, ty)) => Ok(Expr::Col(i, ty)),
             None => match qual {
@@ -850,6 +857,12 @@ impl<'a> Binder<'a> {
         } else if lt == TypeId::Unknown && rt == TypeId::Unknown {
             lt = TypeId::Text;
             rt = TypeId::Text;
+        }
+        // regclass is binary-coercible to oid and has no operators of its own.
+        for t in [&mut lt, &mut rt] {
+            if *t == TypeId::RegClass {
+                *t = TypeId::Oid;
+            }
         }
         let o = keel_types::ops::resolve_binary(op, lt, rt).ok_or_else(|| {
             PgError::new(

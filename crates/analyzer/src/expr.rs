@@ -39,6 +39,20 @@ pub enum Special {
     SetValue(usize, &'static str),
     /// A call of a user-defined function with its (coerced, defaults filled in) arguments.
     UserFunction(Arc<UserCall>, Vec<Expr>),
+    /// `tableoid` of a row read through a partitioned table: the leaf partition its key
+    /// columns (the arguments, in [`TableOidOf::columns`] order) route to.
+    TableOid(Arc<TableOidOf>, Vec<Expr>),
+    /// regclass output of a non-constant: the relation's name in the running statement's
+    /// catalog (the number for an oid no relation has), as text.
+    RegClassName(Box<Expr>),
+}
+
+/// The partitions `tableoid` routes a partitioned table's rows to.
+#[derive(Debug)]
+pub struct TableOidOf {
+    pub tree: keel_catalog::partition_tree::PartitionTree,
+    /// The table columns the arguments give, ascending.
+    pub columns: Vec<usize>,
 }
 
 /// A call site of a user-defined function: the definition and the catalog it was bound
@@ -485,10 +499,13 @@ impl Expr {
             Expr::SubPlan(_) => true,
             Expr::Col(..) | Expr::Const(..) | Expr::Param(..) | Expr::Outer(..) => false,
             Expr::Native(_) => false,
-            Expr::Special(Special::Sleep(arg), _) => arg.has_subplan(),
-            Expr::Special(Special::Advisory(_, args) | Special::UserFunction(_, args), _) => {
-                args.iter().any(Expr::has_subplan)
-            }
+            Expr::Special(Special::Sleep(arg) | Special::RegClassName(arg), _) => arg.has_subplan(),
+            Expr::Special(
+                Special::Advisory(_, args)
+                | Special::UserFunction(_, args)
+                | Special::TableOid(_, args),
+                _,
+            ) => args.iter().any(Expr::has_subplan),
             Expr::Special(..) => false,
             Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
                 l.has_subplan() || r.has_subplan()
@@ -535,6 +552,8 @@ impl Expr {
                     | Special::Sleep(_)
                     | Special::Advisory(..)
                     | Special::UserFunction(..)
+                    | Special::TableOid(..)
+                    | Special::RegClassName(_)
             ),
             Expr::Bin { l, r, .. } | Expr::Distinct { l, r, .. } => {
                 l.is_row_independent() && r.is_row_independent()
@@ -623,10 +642,10 @@ impl Expr {
                         f(b);
                     }
                 }
-                Special::Sleep(a) => f(a),
-                Special::Advisory(_, args) | Special::UserFunction(_, args) => {
-                    args.iter().for_each(f)
-                }
+                Special::Sleep(a) | Special::RegClassName(a) => f(a),
+                Special::Advisory(_, args)
+                | Special::UserFunction(_, args)
+                | Special::TableOid(_, args) => args.iter().for_each(f),
                 _ => {}
             },
             Expr::Case { whens, default, .. } => {

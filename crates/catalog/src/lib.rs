@@ -20,6 +20,7 @@ pub mod am;
 mod defs;
 mod delta;
 pub mod partition;
+pub mod partition_tree;
 mod relmap;
 mod types;
 mod view;
@@ -123,6 +124,20 @@ impl Catalog {
         self.sequences
             .by_name(name)
             .map(|s| Relation::Sequence(s.clone()))
+    }
+
+    /// The name of relation `oid` (table, index, view or sequence), as regclass prints it.
+    pub fn relation_name(&self, oid: Oid) -> Option<&str> {
+        if let Some(t) = self.tables.get(&oid) {
+            return Some(&t.name);
+        }
+        if let Some(i) = self.indexes.get(&oid) {
+            return Some(&i.name);
+        }
+        if let Some(v) = self.views.get(&oid) {
+            return Some(&v.name);
+        }
+        self.sequences.get(&oid).map(|s| s.name.as_str())
     }
 
     pub fn name_taken(&self, name: &str) -> bool {

@@ -449,6 +449,25 @@ fn eval_special(s: &Special, row: &[Datum], cx: &mut EvalCx<'_>) -> PgResult<Dat
     Ok(match s {
         Special::Version => Datum::Text(version_string()),
         Special::UserFunction(call, args) => crate::sqlfunc::eval_call(call, args, row, cx)?,
+        Special::RegClassName(arg) => match arg.eval(row, cx)? {
+            Datum::Oid(oid) => {
+                let catalog = match cx.txn {
+                    Some(t) => t.catalog(cx.engine),
+                    None => cx.engine.catalog(),
+                };
+                let name = catalog.relation_name(oid).map(str::to_string);
+                Datum::Text(name.unwrap_or_else(|| oid.to_string()))
+            }
+            _ => Datum::Null,
+        },
+        Special::TableOid(of, args) => {
+            let width = of.columns.last().map_or(0, |c| c + 1);
+            let mut key_row = vec![Datum::Null; width];
+            for (&c, a) in of.columns.iter().zip(args) {
+                key_row[c] = a.eval(row, cx)?;
+            }
+            of.tree.leaf(&key_row).map_or(Datum::Null, Datum::Oid)
+        }
         Special::Nextval(seq) => {
             let v = cx.engine.nextval(seq)?;
             cx.fctx.set_seq_last(seq.oid, v);

@@ -86,6 +86,8 @@ pub fn decode_param(
 pub struct RowWriter {
     text: Vec<String>,
     bin: Vec<Vec<u8>>,
+    /// For the names of regclass values in text format (only when a column is regclass).
+    catalog: Option<std::sync::Arc<keel_catalog::Catalog>>,
 }
 
 /// A value buffer that grew past this is dropped after its row, so one huge value does not
@@ -93,10 +95,16 @@ pub struct RowWriter {
 const KEEP_CAPACITY: usize = 1 << 20;
 
 impl RowWriter {
-    pub fn new() -> RowWriter {
+    /// A writer for rows of `cols`; `catalog` is asked for only when a column is regclass.
+    pub fn new(
+        cols: &[OutColumn],
+        catalog: impl FnOnce() -> std::sync::Arc<keel_catalog::Catalog>,
+    ) -> RowWriter {
+        let regclass = cols.iter().any(|c| c.ty == TypeId::RegClass);
         RowWriter {
             text: Vec::new(),
             bin: Vec::new(),
+            catalog: regclass.then(catalog),
         }
     }
 
@@ -129,7 +137,14 @@ impl RowWriter {
             } else {
                 limits::text_out(d)?;
                 self.text[i].clear();
-                keel_types::io::format_text(d, ty, &mut self.text[i]);
+                match (ty, d, &self.catalog) {
+                    (TypeId::RegClass, Datum::Oid(oid), Some(cat)) => match cat.relation_name(*oid)
+                    {
+                        Some(name) => self.text[i].push_str(name),
+                        None => keel_types::io::format_text(d, ty, &mut self.text[i]),
+                    },
+                    _ => keel_types::io::format_text(d, ty, &mut self.text[i]),
+                }
                 self.text[i].len()
             };
             limits::enlarge(len, bytes)?;

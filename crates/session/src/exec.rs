@@ -176,7 +176,7 @@ impl Session {
         let (rows, tag) = r?;
         if let Some(cols) = self.columns_of(prep) {
             client.row_description(&fields(&cols, formats));
-            let mut w = RowWriter::new();
+            let mut w = RowWriter::new(&cols, || self.catalog());
             for r in &rows {
                 w.send(client, r, &cols, formats)?;
                 if client.wants_flush() {
@@ -250,7 +250,7 @@ impl Session {
         if let RowSink::Describe = sink {
             client.row_description(&fields(cols, formats));
         }
-        let mut w = RowWriter::new();
+        let mut w = RowWriter::new(cols, || txn.catalog(&self.engine));
         let mut n = 0u64;
         let dir = || self.engine.temp_dir();
         let result = loop {

@@ -260,10 +260,7 @@ impl Session {
     }
 
     pub(crate) fn catalog(&self) -> Arc<keel_catalog::Catalog> {
-        match &self.txn {
-            Some(t) => t.catalog(&self.engine),
-            None => self.engine.catalog(),
-        }
+        catalog_of(&self.txn, &self.engine)
     }
 
     /// Releases the session's transaction-level advisory locks (at every transaction end).
@@ -778,7 +775,7 @@ impl Session {
             return Err(PgError::internal("portal has no result"));
         };
         let cols = prep.columns().unwrap_or_default();
-        let mut w = crate::describe::RowWriter::new();
+        let mut w = crate::describe::RowWriter::new(cols, || catalog_of(&self.txn, &self.engine));
         let mut sent = 0u32;
         while let Some((_, r)) = rows.pop()? {
             w.send(client, &r, cols, formats)?;
@@ -803,5 +800,13 @@ impl Drop for Session {
         let locks = self.engine.advisory();
         locks.release_all(self.pid, keel_access::advisory::Level::Xact);
         locks.release_all(self.pid, keel_access::advisory::Level::Session);
+    }
+}
+
+/// The catalog statements of the session see: its transaction's, or the latest.
+pub(crate) fn catalog_of(txn: &Option<Transaction>, engine: &Engine) -> Arc<keel_catalog::Catalog> {
+    match txn {
+        Some(t) => t.catalog(engine),
+        None => engine.catalog(),
     }
 }

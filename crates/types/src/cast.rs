@@ -55,6 +55,8 @@ fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Numeric, Float4 | Float8) => Implicit,
         (Numeric, Int2 | Int4 | Int8) => Assignment,
         (Oid, Int4 | Int8) => Assignment,
+        (Int2 | Int4 | Int8 | Oid, RegClass) | (RegClass, Oid) => Implicit,
+        (RegClass, Int4 | Int8) => Assignment,
         (Date, Timestamp | TimestampTz) => Implicit,
         (Timestamp, TimestampTz) => Implicit,
         (TimestampTz, Timestamp) => Assignment,
@@ -183,7 +185,8 @@ pub fn cast(value: Datum, from: TypeId, to: SqlType, context: CastContext) -> Pg
             int_range(int_of(&value), to.id)?
         }
         (Int2 | Int4 | Int8, Datum::Oid(v)) => int_range(*v as i64, to.id)?,
-        (Oid, Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_)) => {
+        (Oid | RegClass, Datum::Oid(_)) => value,
+        (Oid | RegClass, Datum::Int2(_) | Datum::Int4(_) | Datum::Int8(_)) => {
             let v = int_of(&value);
             if !(i32::MIN as i64..=u32::MAX as i64).contains(&v) {
                 return Err(PgError::new(

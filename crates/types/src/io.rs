@@ -36,7 +36,7 @@ pub fn parse_text(text: &str, ty: SqlType) -> PgResult<Datum> {
         TypeId::Timestamp => Datum::Timestamp(datetime::parse_timestamp(text, false)?),
         TypeId::TimestampTz => Datum::TimestampTz(datetime::parse_timestamp(text, true)?),
         TypeId::Interval => Datum::Interval(Interval::parse(text)?),
-        TypeId::Oid => Datum::Oid(parse_oid(text)?),
+        TypeId::Oid | TypeId::RegClass => Datum::Oid(parse_oid(text)?),
         TypeId::Void => Datum::Null,
         TypeId::Int2Vector | TypeId::OidVector => Datum::Array(std::sync::Arc::new(
             crate::array::parse_vector(text, ty.id)?,
@@ -475,7 +475,7 @@ pub fn recv_binary(bytes: &[u8], ty: SqlType) -> PgResult<(Datum, usize)> {
         TypeId::Int2 => (Datum::Int2(i16::from_be_bytes(take(bytes)?)), 2),
         TypeId::Int4 => (Datum::Int4(i32::from_be_bytes(take(bytes)?)), 4),
         TypeId::Int8 => (Datum::Int8(i64::from_be_bytes(take(bytes)?)), 8),
-        TypeId::Oid => (Datum::Oid(u32::from_be_bytes(take(bytes)?)), 4),
+        TypeId::Oid | TypeId::RegClass => (Datum::Oid(u32::from_be_bytes(take(bytes)?)), 4),
         TypeId::Float4 => (Datum::Float4(f32::from_be_bytes(take(bytes)?)), 4),
         TypeId::Float8 => (Datum::Float8(f64::from_be_bytes(take(bytes)?)), 8),
         TypeId::Numeric => {

@@ -102,7 +102,7 @@ pub fn encode_key_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) {
             let x = int_of(v).clamp(i16::MIN as i64, i16::MAX as i64) as i16;
             out.extend_from_slice(&((x as u16) ^ (1 << 15)).to_be_bytes());
         }
-        TypeId::Oid => {
+        TypeId::Oid | TypeId::RegClass => {
             out.extend_from_slice(&(int_of(v).clamp(0, u32::MAX as i64) as u32).to_be_bytes())
         }
         TypeId::Bool => out.push(matches!(v, Datum::Bool(true)) as u8),
@@ -221,6 +221,7 @@ pub fn key_returns(ty: TypeId) -> bool {
             | TypeId::Timestamp
             | TypeId::TimestampTz
             | TypeId::Oid
+            | TypeId::RegClass
             | TypeId::Text
             | TypeId::Varchar
             | TypeId::Name
@@ -284,7 +285,7 @@ fn decode_value(b: &[u8], ty: TypeId) -> Option<(Datum, &[u8])> {
                 rest,
             )
         }
-        TypeId::Oid => {
+        TypeId::Oid | TypeId::RegClass => {
             let (x, rest) = take::<4>(b)?;
             (Datum::Oid(u32::from_be_bytes(x)), rest)
         }

@@ -20,7 +20,7 @@ pub fn fixed_width(ty: TypeId) -> Option<usize> {
     match ty {
         TypeId::Bool => Some(1),
         TypeId::Int2 => Some(2),
-        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => Some(4),
+        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::TimestampTz => Some(8),
         TypeId::Interval => Some(16),
         TypeId::Void => Some(0),
@@ -113,7 +113,7 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
             | Datum::Timestamp(_)
             | Datum::TimestampTz(_)),
         ) => out.extend_from_slice(&as_i64(d).to_le_bytes()),
-        (TypeId::Oid, d @ (Datum::Oid(_) | Datum::Int4(_) | Datum::Int8(_))) => {
+        (TypeId::Oid | TypeId::RegClass, d @ (Datum::Oid(_) | Datum::Int4(_) | Datum::Int8(_))) => {
             out.extend_from_slice(&(as_i64(d) as u32).to_le_bytes())
         }
         (TypeId::Float4, d @ (Datum::Float4(_) | Datum::Float8(_))) => {
@@ -254,7 +254,7 @@ fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
         TypeId::Float4 => Datum::Float4(f32::from_le_bytes(arr(take(bytes, pos, 4)?))),
         TypeId::Float8 => Datum::Float8(f64::from_le_bytes(arr(take(bytes, pos, 8)?))),
         TypeId::Date => Datum::Date(i32::from_le_bytes(arr(take(bytes, pos, 4)?))),
-        TypeId::Oid => Datum::Oid(u32::from_le_bytes(arr(take(bytes, pos, 4)?))),
+        TypeId::Oid | TypeId::RegClass => Datum::Oid(u32::from_le_bytes(arr(take(bytes, pos, 4)?))),
         TypeId::Timestamp => Datum::Timestamp(i64::from_le_bytes(arr(take(bytes, pos, 8)?))),
         TypeId::TimestampTz => Datum::TimestampTz(i64::from_le_bytes(arr(take(bytes, pos, 8)?))),
         TypeId::Interval => {

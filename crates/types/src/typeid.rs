@@ -82,6 +82,12 @@ pub enum TypeId {
     OidVector,
     Int2VectorArray,
     OidVectorArray,
+    /// A relation's oid that prints as its name (`tableoid::regclass`). Values are
+    /// `Datum::Oid` and compare as oids. Names need the catalog: a constant name is
+    /// resolved when the statement is bound, and the name printed where the catalog is at
+    /// hand (results sent to the client, casts to text); elsewhere the number is written,
+    /// as PostgreSQL does for an oid no relation has.
+    RegClass,
 }
 
 impl TypeId {
@@ -139,6 +145,7 @@ impl TypeId {
             TypeId::OidVector => 30,
             TypeId::Int2VectorArray => 1006,
             TypeId::OidVectorArray => 1013,
+            TypeId::RegClass => 2205,
         }
     }
 
@@ -152,6 +159,7 @@ impl TypeId {
             23 => TypeId::Int4,
             25 => TypeId::Text,
             26 => TypeId::Oid,
+            2205 => TypeId::RegClass,
             700 => TypeId::Float4,
             701 => TypeId::Float8,
             705 => TypeId::Unknown,
@@ -218,6 +226,7 @@ impl TypeId {
             TypeId::TimestampTz => "timestamp with time zone",
             TypeId::Interval => "interval",
             TypeId::Oid => "oid",
+            TypeId::RegClass => "regclass",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
             TypeId::Record => "record",
@@ -355,7 +364,7 @@ impl TypeId {
         match self {
             TypeId::Bool => 1,
             TypeId::Int2 => 2,
-            TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => 4,
+            TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => 4,
             TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::TimestampTz => 8,
             TypeId::Interval => 16,
             TypeId::Name => 64,

@@ -189,6 +189,15 @@ impl Binder<'_> {
         if let TypeId::CompositeArray(oid) = to.id {
             return self.coerce_to_composite_array(e, oid, to, ctx);
         }
+        if e.ty() == TypeId::RegClass
+            && matches!(
+                to.id,
+                TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name
+            )
+        {
+            let text = self.regclass_text(e);
+            return super::types::coerce(text, to, ctx, &mut self.params);
+        }
         let TypeId::Composite(oid) = to.id else {
             return super::types::coerce(e, to, ctx, &mut self.params);
         };

@@ -80,7 +80,7 @@ impl Binder<'_> {
                 | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                     let b = self.expr(e, &scope, &mut None)?;
                     let (mut name, mut typmod, mut toid, mut att) =
-                        ("?column?".to_string(), b.typmod(), 0, 0);
+                        (super::query::output_name(e), b.typmod(), 0, 0);
                     if let Expr::Col(i, _) = &b {
                         let c = &scope.cols[*i];
                         (name, typmod, toid, att) =

@@ -309,9 +309,10 @@ impl Binder<'_> {
                 return Err(PgError::unsupported("current_setting() of a non-constant"));
             }
             ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
-                let Expr::Const(Datum::Text(s), _) = &args[0] else {
+                let Some(s) = self.relation_arg(&args[0]) else {
                     return Err(PgError::unsupported(format!("{name}() of a non-constant")));
                 };
+                let s = &s;
                 let n = s
                     .trim_matches('"')
                     .rsplit('.')
@@ -359,9 +360,11 @@ impl Binder<'_> {
                 "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size",
                 1,
             ) => {
-                let rel = match &args[0] {
-                    Expr::Const(Datum::Text(s), _) => s.trim_matches('"').to_lowercase(),
-                    _ => return Err(PgError::unsupported(format!("{name}() of a non-constant"))),
+                let rel = match self.relation_arg(&args[0]) {
+                    Some(s) => s.trim_matches('"').to_lowercase(),
+                    None => {
+                        return Err(PgError::unsupported(format!("{name}() of a non-constant")));
+                    }
                 };
                 let files = match self.catalog.relation(&rel) {
                     Some(Relation::Table(t)) => {

@@ -90,12 +90,12 @@ impl Binder<'_> {
             E::Cast {
                 expr, data_type, ..
             } => {
-                // 'name'::regclass: keep the name; the functions taking regclass resolve it.
+                // 'name'::regclass: the relation's oid, found now.
                 if data_type.to_string().eq_ignore_ascii_case("regclass")
                     && let E::Value(v) = expr.as_ref()
                     && let ast::Value::SingleQuotedString(s) = &v.value
                 {
-                    return Ok(Expr::Const(Datum::Text(s.clone()), TypeId::Unknown));
+                    return self.regclass_constant(s);
                 }
                 let to = types::type_from_name_in(&data_type.to_string(), self.catalog)?;
                 // ARRAY[]::int[]: an empty constructor takes its type from the cast.

@@ -661,7 +661,7 @@ fn order_items(ob: &ast::OrderBy) -> PgResult<Vec<(&ast::Expr, bool, bool)>> {
 }
 
 /// The column name PostgreSQL gives an unaliased select item.
-fn output_name(e: &ast::Expr) -> String {
+pub(crate) fn output_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(id) => fold(id),
         ast::Expr::CompoundIdentifier(ids) => ids.last().map(fold).unwrap_or_default(),

@@ -139,8 +139,10 @@ pub(crate) fn substituted(e: &Expr, with: &[Expr]) -> PgResult<Expr> {
                     Special::Setval(q.clone(), b(a)?, v.as_deref().map(b).transpose()?)
                 }
                 Special::Sleep(a) => Special::Sleep(b(a)?),
+                Special::RegClassName(a) => Special::RegClassName(b(a)?),
                 Special::Advisory(c, args) => Special::Advisory(*c, all(args)?),
                 Special::UserFunction(c, args) => Special::UserFunction(c.clone(), all(args)?),
+                Special::TableOid(t, args) => Special::TableOid(t.clone(), all(args)?),
                 other => other.clone(),
             },
             *ty,

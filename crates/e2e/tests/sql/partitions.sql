@@ -1,6 +1,6 @@
 -- Declarative partitioning: hash, list and range partitions, routing bit-identical to
--- PostgreSQL's (tableoid is not shown yet: rows are counted per partition by querying the
--- partitions themselves), plan-time pruning in EXPLAIN, bound errors, upserts into a
+-- PostgreSQL's (rows counted per partition by querying the partitions themselves and by
+-- tableoid::regclass), plan-time pruning in EXPLAIN, bound errors, upserts into a
 -- partitioned table, TRUNCATE and DROP of the whole tree. Bound errors PostgreSQL places at
 -- a position in the statement (overlaps, empty ranges, a bound of the wrong kind) are left
 -- out: keel gives them without the position. Each "-- case:" block runs in its own psql
@@ -131,3 +131,64 @@ delete from pu_h where k = 2;
 select count(*), sum(id) from pu_h;
 update pu_h set id = 1 where id = 1003;
 update pu_h set id = 2 where id = 1005 returning *;
+
+-- case: tableoid_and_regclass
+create table to_h (id int, k text) partition by hash (id);
+create table to_h0 partition of to_h for values with (modulus 4, remainder 0);
+create table to_h1 partition of to_h for values with (modulus 4, remainder 1);
+create table to_h2 partition of to_h for values with (modulus 4, remainder 2);
+create table to_h3 partition of to_h for values with (modulus 4, remainder 3);
+insert into to_h select g, 'k' || g from generate_series(1, 1000) g;
+select tableoid::regclass, count(*) from to_h group by 1 order by 1;
+select tableoid::regclass as part, count(*) from to_h group by tableoid order by 2;
+select to_h.tableoid::regclass, id from to_h where id < 5 order by id;
+select tableoid::regclass::text, id from to_h where id = 7;
+select count(*) from to_h where tableoid = 'to_h2'::regclass;
+select pg_typeof(tableoid), pg_typeof(tableoid::regclass) from to_h limit 1;
+create table to_p (a int);
+insert into to_p values (1);
+select tableoid::regclass, * from to_p;
+select tableoid = 'to_p'::regclass from to_p;
+select 'to_p'::regclass, 'to_h1'::regclass::oid = 'to_h1'::regclass;
+select 'nosuch'::regclass;
+select tableoid from to_p, to_h where id = 1;
+select p.tableoid::regclass, h.tableoid::regclass from to_p p, to_h h where id = 1;
+update to_h set k = 'u' where id = 3 returning tableoid::regclass, *;
+update to_h set id = 1003 where id = 3 returning tableoid::regclass, *;
+delete from to_h where id = 1003 returning tableoid::regclass;
+create table to_r (a int, b int) partition by range (a);
+create table to_r1 partition of to_r for values from (0) to (10) partition by list (b);
+create table to_r1a partition of to_r1 for values in (1, 2);
+create table to_r1b partition of to_r1 default;
+create table to_r2 partition of to_r for values from (10) to (20);
+insert into to_r values (1, 1), (2, 5), (15, 1), (3, null);
+select tableoid::regclass, * from to_r order by a;
+select * from to_r where tableoid::regclass::text like '%b' ;
+select x.tableoid from (select * from to_p) x;
+
+-- case: routing_by_key_type
+-- (uuid keys wait for the uuid type.)
+create table rk_i4 (k int4) partition by hash (k);
+create table rk_i8 (k int8) partition by hash (k);
+create table rk_tx (k text) partition by hash (k);
+create table rk_nu (k numeric) partition by hash (k);
+create table rk_two (a int4, b text) partition by hash (a, b);
+do $$ begin
+  for i in 0..31 loop
+    execute format('create table rk_i4_%s partition of rk_i4 for values with (modulus 32, remainder %s)', i, i);
+    execute format('create table rk_i8_%s partition of rk_i8 for values with (modulus 32, remainder %s)', i, i);
+    execute format('create table rk_tx_%s partition of rk_tx for values with (modulus 32, remainder %s)', i, i);
+    execute format('create table rk_nu_%s partition of rk_nu for values with (modulus 32, remainder %s)', i, i);
+    execute format('create table rk_two_%s partition of rk_two for values with (modulus 32, remainder %s)', i, i);
+  end loop;
+end $$;
+insert into rk_i4 select g * 7919 - 100000 from generate_series(1, 3000) g;
+insert into rk_i8 select g::int8 * 104729 * 1000003 - (1::int8 << 40) from generate_series(1, 3000) g;
+insert into rk_tx select md5(g::text) || repeat('x', g % 40) from generate_series(1, 3000) g;
+insert into rk_nu select (g * 3.14159)::numeric(20, 5) - 4000 from generate_series(1, 3000) g;
+insert into rk_two select g % 97, 'b' || (g % 61) from generate_series(1, 3000) g;
+select tableoid::regclass, count(*), min(k), max(k) from rk_i4 group by 1 order by 1;
+select tableoid::regclass, count(*), min(k), max(k) from rk_i8 group by 1 order by 1;
+select tableoid::regclass, count(*), min(k) from rk_tx group by 1 order by 1;
+select tableoid::regclass, count(*), min(k), max(k) from rk_nu group by 1 order by 1;
+select tableoid::regclass, count(*) from rk_two group by 1 order by 1;

@@ -203,6 +203,7 @@ fn write_expr(e: &Expr, names: &Names, out: &mut String) {
             write_list(args, names, ", ", out);
             out.push(')');
         }
+        Expr::Special(keel_analyzer::expr::Special::TableOid(..), _) => out.push_str("tableoid"),
         Expr::Special(..) => out.push_str("function()"),
         Expr::Case { whens, default, .. } => {
             out.push_str("CASE");
