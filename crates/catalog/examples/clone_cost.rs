@@ -39,6 +39,8 @@ fn build(n: u32) -> Catalog {
             let ioid = cat.new_oid();
             let irel = cat.new_oid();
             let i = IndexDef {
+                parent: None,
+                constraint: false,
                 oid: ioid,
                 name: format!("t{k}_i{j}"),
                 table: oid,

@@ -96,6 +96,14 @@ pub struct IndexDef {
     /// (`am::index_opclasses`).
     #[serde(default)]
     pub opclasses: Vec<Oid>,
+    /// The partitioned table's index this partition's index belongs to (pg_inherits for
+    /// indexes): created with it, dropped with it, and not droppable alone.
+    #[serde(default)]
+    pub parent: Option<Oid>,
+    /// It is a PRIMARY KEY or UNIQUE constraint's index, not a CREATE INDEX one: a
+    /// partition's copy is named `p_a_key`, not `p_a_idx`.
+    #[serde(default)]
+    pub constraint: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

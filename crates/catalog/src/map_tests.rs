@@ -37,6 +37,8 @@ fn index(cat: &mut Catalog, t: &TableDef, name: &str) -> Arc<IndexDef> {
     let oid = cat.new_oid();
     let relfile = cat.new_oid();
     let i = Arc::new(IndexDef {
+        parent: None,
+        constraint: false,
         oid,
         name: name.into(),
         table: t.oid,

@@ -64,13 +64,7 @@ pub fn execute_ddl(
     interrupt: &Interrupt<'_>,
     settings: &keel_common::Settings,
 ) -> PgResult<DdlOutcome> {
-    // Earlier DDL of this transaction is brought up to what others installed since.
-    engine.refresh_pending_catalog(txn)?;
-    let mut cat: Catalog = (*txn.catalog(engine)).clone();
-    if txn.pending_catalog.is_none() {
-        // The engine installs a pending catalog only as the direct successor of the current one.
-        cat.version += 1;
-    }
+    let mut cat = statement_catalog(engine, txn)?;
     let mut notices = Vec::new();
     let tag = match stmt {
         ast::Statement::CreateTable(ct) => create_table(ct, engine, txn, &mut cat, &mut notices)?,
@@ -190,6 +184,32 @@ pub fn execute_ddl(
     };
     txn.pending_catalog = Some(Arc::new(cat));
     Ok(DdlOutcome { tag, notices })
+}
+
+/// The catalog a DDL statement changes: the transaction's, brought up to what others
+/// installed since its earlier DDL, as the next version. The statement installs it as the
+/// transaction's pending catalog when it succeeds; a failure discards it whole.
+fn statement_catalog(engine: &Engine, txn: &mut Transaction) -> PgResult<Catalog> {
+    engine.refresh_pending_catalog(txn)?;
+    let mut cat: Catalog = (*txn.catalog(engine)).clone();
+    if txn.pending_catalog.is_none() {
+        // The engine installs a pending catalog only as the direct successor of the current one.
+        cat.version += 1;
+    }
+    Ok(cat)
+}
+
+/// `ALTER TABLE ... ATTACH | DETACH PARTITION` (ddl_attach.rs).
+pub fn execute_partition_cmd(
+    cmd: &keel_parser::partition_cmd::PartitionCmd,
+    engine: &Engine,
+    txn: &mut Transaction,
+    interrupt: &Interrupt<'_>,
+) -> PgResult<DdlOutcome> {
+    let mut cat = statement_catalog(engine, txn)?;
+    let out = crate::ddl_attach::partition_cmd(cmd, engine, txn, &mut cat, interrupt)?;
+    txn.pending_catalog = Some(Arc::new(cat));
+    Ok(out)
 }
 
 /// A foreign key's referential actions (ON DELETE, ON UPDATE). Keel checks the key at once
@@ -465,10 +485,10 @@ fn create_table(
     // The table is empty: nothing to interrupt.
     let none = &Interrupt::NONE;
     if let Some(cols) = pk {
-        add_index(cat, engine, txn, oid, None, cols, true, true, none)?;
+        add_index(cat, engine, txn, oid, None, cols, true, true, true, none)?;
     }
     for u in uniques {
-        add_index(cat, engine, txn, oid, None, u, true, false, none)?;
+        add_index(cat, engine, txn, oid, None, u, true, false, true, none)?;
     }
     for (fname, cols, rt, rcols, actions) in fks {
         add_fk(cat, oid, fname, cols, &rt, rcols, actions)?;
@@ -747,7 +767,7 @@ fn drop_objects(
             }
         }
         ast::ObjectType::Index => {
-            for oid in targets {
+            for oid in crate::ddl_partition_tree::drop_index_targets(cat, &targets)? {
                 if let Some(ix) = cat.indexes.remove(&oid) {
                     engine.drop_relfile_at_commit(txn, ix.relfile);
                 }
@@ -798,7 +818,7 @@ fn alter_table(
             ast::AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
                 ast::TableConstraint::PrimaryKey(p) => {
                     let cols = constraint_cols(&table, &p.columns)?;
-                    add_index(
+                    crate::ddl_partition_tree::add_index_tree(
                         cat,
                         engine,
                         txn,
@@ -807,12 +827,13 @@ fn alter_table(
                         cols,
                         true,
                         true,
+                        true,
                         interrupt,
                     )?;
                 }
                 ast::TableConstraint::Unique(u) => {
                     let cols = constraint_cols(&table, &u.columns)?;
-                    add_index(
+                    crate::ddl_partition_tree::add_index_tree(
                         cat,
                         engine,
                         txn,
@@ -821,10 +842,14 @@ fn alter_table(
                         cols,
                         true,
                         false,
+                        true,
                         interrupt,
                     )?;
                 }
                 ast::TableConstraint::ForeignKey(fk) => {
+                    if table.partition_key().is_some() {
+                        return Err(PgError::unsupported("foreign keys on partitioned tables"));
+                    }
                     let actions = fk_actions(fk)?;
                     let mut cols = Vec::new();
                     for c in &fk.columns {
@@ -844,11 +869,9 @@ fn alter_table(
                     )?;
                     validate_fk(cat, table.oid, engine, txn, interrupt)?;
                 }
-                ast::TableConstraint::Check(_) => {
-                    crate::ddl_alter::alter_op(
-                        op, table.oid, engine, txn, cat, notices, interrupt,
-                    )?;
-                }
+                ast::TableConstraint::Check(_) => crate::ddl_partition_tree::alter_across_tree(
+                    op, &table, engine, txn, cat, notices, interrupt,
+                )?,
                 other => return Err(PgError::unsupported(format!("ALTER TABLE ADD {other}"))),
             },
             ast::AlterTableOperation::AddColumn {
@@ -856,6 +879,7 @@ fn alter_table(
                 if_not_exists,
                 ..
             } => {
+                let targets = crate::ddl_partition_tree::alter_targets(cat, &table, op)?;
                 let t = cat.table_of(table.oid)?;
                 let cname = fold(&column_def.name);
                 if t.column_index(&cname).is_some() {
@@ -883,18 +907,22 @@ fn alter_table(
                 if not_null {
                     return Err(PgError::unsupported("ADD COLUMN ... NOT NULL"));
                 }
-                let mut nt = (*t).clone();
-                nt.columns.push(ColumnDef {
+                let column = ColumnDef {
                     name: cname,
                     ty: types::type_from_name_in(&column_def.data_type.to_string(), cat)?,
                     not_null,
                     default: None,
-                });
-                cat.tables.insert(nt.oid, Arc::new(nt));
+                };
+                // A partitioned table's partitions get the column at the same position.
+                for oid in targets {
+                    let mut nt = (*cat.table_of(oid)?).clone();
+                    nt.columns.push(column.clone());
+                    cat.tables.insert(nt.oid, Arc::new(nt));
+                }
             }
-            other => {
-                crate::ddl_alter::alter_op(other, table.oid, engine, txn, cat, notices, interrupt)?
-            }
+            other => crate::ddl_partition_tree::alter_across_tree(
+                other, &table, engine, txn, cat, notices, interrupt,
+            )?,
         }
     }
     Ok("ALTER TABLE".into())

@@ -19,7 +19,7 @@ pub(crate) fn index_col_name(ic: &ast::IndexColumn) -> PgResult<String> {
 }
 
 /// Creates (and fills) an index on table `table_oid`. Implicit names follow PostgreSQL:
-/// `t_pkey`, `t_a_b_key` (unique constraints), `t_a_b_idx` (CREATE INDEX).
+/// `t_pkey`, `t_a_b_key` (unique constraints, `constraint`), `t_a_b_idx` (CREATE INDEX).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn add_index(
     cat: &mut Catalog,
@@ -30,6 +30,7 @@ pub(crate) fn add_index(
     cols: Vec<usize>,
     unique: bool,
     primary: bool,
+    constraint: bool,
     interrupt: &Interrupt<'_>,
 ) -> PgResult<Arc<IndexDef>> {
     let table = cat.table_of(table_oid)?;
@@ -59,7 +60,7 @@ pub(crate) fn add_index(
                 .collect();
             let base = if primary {
                 format!("{}_pkey", table.name)
-            } else if unique {
+            } else if unique && constraint {
                 format!("{}_{}_key", table.name, colnames.join("_"))
             } else {
                 format!("{}_{}_idx", table.name, colnames.join("_"))
@@ -83,6 +84,7 @@ pub(crate) fn add_index(
         .map(|&c| Ok(default_opclass(IndexMethod::Btree, table.columns[c].ty.id)?.oid))
         .collect::<PgResult<Vec<_>>>()?;
     let index = IndexDef {
+        parent: None,
         oid: cat.new_oid(),
         name,
         table: table_oid,
@@ -92,6 +94,7 @@ pub(crate) fn add_index(
         method: IndexMethod::Btree,
         relfile: cat.new_oid(),
         opclasses,
+        constraint: constraint || primary,
     };
     let table = cat.table_of(table_oid)?;
     engine.create_relfile(
@@ -173,8 +176,8 @@ pub(crate) fn create_index(
         }
         None => None,
     };
-    add_index(
-        cat, engine, txn, table.oid, name, cols, ci.unique, false, interrupt,
+    crate::ddl_partition_tree::add_index_tree(
+        cat, engine, txn, table.oid, name, cols, ci.unique, false, false, interrupt,
     )?;
     Ok("CREATE INDEX".into())
 }

@@ -134,3 +134,50 @@ fn column_fks(col: &ast::ColumnDef) -> impl Iterator<Item = &ast::ObjectName> {
         _ => None,
     })
 }
+
+/// The locks of ATTACH and DETACH PARTITION: ACCESS EXCLUSIVE on the parent (and the tables
+/// above it), on the partition and everything below it, and on the parent's default
+/// partition, whose constraint ATTACH changes. PostgreSQL takes only SHARE UPDATE
+/// EXCLUSIVE on the parent for ATTACH, because its writers lock each partition they route
+/// to; keel's lock only the table they name, so the parent's lock is what keeps a
+/// concurrent INSERT from routing a row by the old partition set (into the default
+/// partition, say) while ATTACH checks the rows.
+pub fn partition_cmd_locks(
+    cmd: &keel_parser::partition_cmd::PartitionCmd,
+    cat: &Catalog,
+) -> Vec<(u32, String, LockMode)> {
+    let mode = LockMode::AccessExclusive;
+    let mut out = Vec::new();
+    let Some(parent) = plain_name(&cmd.parent)
+        .ok()
+        .and_then(|n| cat.table_by_name(&n))
+    else {
+        return out;
+    };
+    let mut up = parent.partition_of().map(|(p, _)| *p);
+    while let Some(p) = up.and_then(|p| cat.tables.get(&p)) {
+        out.push((p.oid, p.name.clone(), mode));
+        up = p.partition_of().map(|(p, _)| *p);
+    }
+    out.push((parent.oid, parent.name.clone(), mode));
+    if let Some(part) = plain_name(&cmd.partition)
+        .ok()
+        .and_then(|n| cat.table_by_name(&n))
+    {
+        out.extend(
+            cat.partition_tree(part)
+                .iter()
+                .map(|t| (t.oid, t.name.clone(), mode)),
+        );
+    }
+    let default = cat.tables.owned_by(parent.oid).find(|t| {
+        matches!(
+            t.partition_of(),
+            Some((_, keel_catalog::partition::PartitionBound::Default))
+        )
+    });
+    if let Some(d) = default {
+        out.push((d.oid, d.name.clone(), mode));
+    }
+    out
+}

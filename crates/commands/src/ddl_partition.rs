@@ -9,7 +9,6 @@
 //! indexes are the constraints each partition repeats, and what ON CONFLICT infers from.
 
 use crate::ddl::{Interrupt, name_free, plain_name};
-use crate::ddl_index::add_index;
 use keel_access::{Engine, Transaction};
 use keel_analyzer::bind::{Binder, Scope, fold};
 use keel_catalog::partition::{
@@ -116,7 +115,7 @@ pub(crate) fn partitions_of(cat: &Catalog, parent: u32) -> Vec<Arc<TableDef>> {
     cat.tables.owned_by(parent).cloned().collect()
 }
 
-fn bounds_of(parts: &[Arc<TableDef>]) -> Vec<(u32, PartitionBound)> {
+pub(crate) fn bounds_of(parts: &[Arc<TableDef>]) -> Vec<(u32, PartitionBound)> {
     parts
         .iter()
         .filter_map(|t| t.partition_of().map(|(_, b)| (t.oid, b.clone())))
@@ -135,7 +134,11 @@ fn bound_value(cat: &Catalog, e: &ast::Expr, ty: SqlType) -> PgResult<Datum> {
     }
 }
 
-fn bound_of(cat: &Catalog, key: &PartitionKey, spec: &ast::ForValues) -> PgResult<PartitionBound> {
+pub(crate) fn bound_of(
+    cat: &Catalog,
+    key: &PartitionKey,
+    spec: &ast::ForValues,
+) -> PgResult<PartitionBound> {
     let ty = |i: usize| SqlType::new(key.types[i]);
     let wrong = |what: &str| {
         PgError::new(
@@ -277,24 +280,13 @@ pub(crate) fn create_partition(
     let parent_indexes: Vec<_> = cat.indexes_of(parent.oid).cloned().collect();
     let none = &Interrupt::NONE;
     for idx in parent_indexes {
-        let cols = idx.columns.clone();
-        add_index(
-            cat,
-            engine,
-            txn,
-            oid,
-            None,
-            cols,
-            idx.unique,
-            idx.primary,
-            none,
-        )?;
+        crate::ddl_partition_tree::index_partition(cat, engine, txn, &idx, oid, none)?;
     }
     Ok("CREATE TABLE".into())
 }
 
 /// A new partition must not take rows the default partition already holds (23514).
-fn check_default_rows(
+pub(crate) fn check_default_rows(
     engine: &Engine,
     txn: &Transaction,
     cat: &Catalog,

@@ -6,12 +6,15 @@
 pub mod body_position;
 pub mod ddl;
 mod ddl_alter;
+mod ddl_attach;
+mod ddl_attach_proof;
 mod ddl_create_as;
 mod ddl_drop_column;
 mod ddl_function;
 mod ddl_index;
 pub mod ddl_locks;
 mod ddl_partition;
+mod ddl_partition_tree;
 mod ddl_sequence;
 mod ddl_trigger;
 mod ddl_type;

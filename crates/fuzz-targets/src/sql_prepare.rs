@@ -59,6 +59,8 @@ fn catalog() -> Arc<Catalog> {
         c.indexes.insert(
             ioid,
             Arc::new(IndexDef {
+                parent: None,
+                constraint: false,
                 oid: ioid,
                 name: "t_pkey".into(),
                 table: t,

@@ -18,6 +18,7 @@ mod do_stmt;
 pub mod lockwords;
 pub mod names;
 pub mod parse;
+pub mod partition_cmd;
 pub mod split;
 pub mod subscript_target;
 pub mod symmetric;
@@ -130,6 +131,9 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     }
     if let Some(u) = utility::parse_utility(text)? {
         return Ok(done(Parsed::Utility(u)));
+    }
+    if let Some(cmd) = partition_cmd::parse(text, char_offset)? {
+        return Ok(done(Parsed::Utility(Utility::Partition(Box::new(cmd)))));
     }
     let text: &str = &parsed_text;
     let atomic = atomic_body::rewrite(text);

@@ -285,8 +285,6 @@ fn unbuilt_statement(w: &[&str]) -> Option<&'static str> {
         ["table", _, ..] => "the TABLE command",
         ["create", "function", ..] if w.contains(&"leakproof") => "LEAKPROOF functions",
         ["create", "function", ..] if w.contains(&"window") => "window functions in SQL",
-        _ if in_alter_table(&["attach", "partition"]) => "ALTER TABLE ... ATTACH PARTITION",
-        _ if in_alter_table(&["detach", "partition"]) => "ALTER TABLE ... DETACH PARTITION",
         _ if in_alter_table(&["inherit"]) => "table inheritance (ALTER TABLE ... INHERIT)",
         _ => return None,
     })

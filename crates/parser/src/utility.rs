@@ -81,6 +81,8 @@ pub enum Utility {
     },
     /// `CLOSE name | ALL` (None = ALL).
     CloseCursor(Option<String>),
+    /// ALTER TABLE ... ATTACH | DETACH PARTITION (partition_cmd.rs).
+    Partition(Box<crate::partition_cmd::PartitionCmd>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -14,7 +14,9 @@
 use crate::RelSizes;
 use crate::access::conjuncts;
 use crate::paths;
-use crate::plan::{PartitionCheck, Plan, PruneExpr, PruneOp, RouteTarget, Routing, RunPrune};
+use crate::plan::{
+    LeafConstraints, PartitionCheck, Plan, PruneExpr, PruneOp, RouteTarget, Routing, RunPrune,
+};
 use keel_analyzer::expr::Expr;
 use keel_analyzer::query::OnConflict;
 use keel_catalog::partition::{PartitionDesc, PartitionKey, PruneCond};
@@ -215,10 +217,7 @@ fn key_condition<'e>(key: &PartitionKey, p: &'e Expr) -> Option<(usize, PruneOp,
 
 /// The partition constraint of `table` when it is a partition: its place in its parent's
 /// descriptor, and its parent's in the grandparent's, up to the root.
-pub(crate) fn partition_check(
-    catalog: &Catalog,
-    table: &TableDef,
-) -> PgResult<Option<PartitionCheck>> {
+pub fn partition_check(catalog: &Catalog, table: &TableDef) -> PgResult<Option<PartitionCheck>> {
     let mut levels = Vec::new();
     let mut child = table.oid;
     let mut at = table.partition_of().map(|(parent, _)| *parent);
@@ -244,19 +243,30 @@ pub(crate) fn routing(
     table: &Arc<TableDef>,
     on_conflict: Option<&OnConflict>,
 ) -> PgResult<Routing> {
+    routing_below(catalog, table, table, on_conflict)
+}
+
+fn routing_below(
+    catalog: &Catalog,
+    root: &TableDef,
+    table: &Arc<TableDef>,
+    on_conflict: Option<&OnConflict>,
+) -> PgResult<Routing> {
     let (desc, parts) = partitions(catalog, table)?;
     let mut targets = Vec::with_capacity(parts.len());
     for part in parts {
         targets.push(if part.partition_key().is_some() {
-            RouteTarget::Sub(Box::new(routing(catalog, &part, on_conflict)?))
+            RouteTarget::Sub(Box::new(routing_below(catalog, root, &part, on_conflict)?))
         } else {
             let arbiters = match on_conflict {
                 Some(oc) => leaf_arbiters(catalog, &part, &oc.arbiters),
                 None => Vec::new(),
             };
+            let own = leaf_constraints(catalog, root, &part)?;
             RouteTarget::Leaf {
                 table: part,
                 arbiters,
+                own,
             }
         });
     }
@@ -265,6 +275,35 @@ pub(crate) fn routing(
         desc,
         targets,
     })
+}
+
+/// What partition `part` checks beyond `root`, the table the statement writes through.
+fn leaf_constraints(
+    catalog: &Catalog,
+    root: &TableDef,
+    part: &TableDef,
+) -> PgResult<LeafConstraints> {
+    let not_null = (part.columns.iter().zip(&root.columns).enumerate())
+        .filter(|(_, (p, r))| p.not_null && !r.not_null)
+        .map(|(i, _)| i)
+        .collect();
+    let extra: Vec<_> = (part.checks.iter())
+        .filter(|c| {
+            !root
+                .checks
+                .iter()
+                .any(|r| r.name == c.name && r.expr == c.expr)
+        })
+        .cloned()
+        .collect();
+    let checks = if extra.is_empty() {
+        Vec::new()
+    } else {
+        let mut only = part.clone();
+        only.checks = extra;
+        keel_analyzer::bind::Binder::new(catalog, &[], "", 0).check_exprs(&only)?
+    };
+    Ok(LeafConstraints { not_null, checks })
 }
 
 /// The partition's unique indexes on the same columns as `arbiters` (each partition got

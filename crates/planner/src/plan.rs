@@ -285,6 +285,8 @@ pub enum RouteTarget {
     Leaf {
         table: Arc<TableDef>,
         arbiters: Vec<Arc<IndexDef>>,
+        /// The partition's own constraints beyond the statement's table's.
+        own: LeafConstraints,
     },
     /// A partition partitioned again.
     Sub(Box<Routing>),
@@ -368,6 +370,15 @@ pub struct ModifyPlan {
 pub struct PartitionCheck {
     /// Each level's descriptor and the index in it of the partition (or its ancestor).
     pub levels: Vec<(keel_catalog::partition::PartitionDesc, usize)>,
+}
+
+/// The constraints a partition has of its own: NOT NULL columns and CHECK constraints
+/// that the partitioned table a row was written through does not have (added to the
+/// partition directly, or brought by ATTACH PARTITION). Usually none.
+#[derive(Clone, Default)]
+pub struct LeafConstraints {
+    pub not_null: Vec<usize>,
+    pub checks: Vec<(String, Expr)>,
 }
 
 /// See [`ModifyPlan::instead_of`].

@@ -426,16 +426,51 @@ impl Session {
             ));
         }
         let locks = keel_sql::ddl_locks::ddl_locks(stmt, &self.catalog());
-        self.lock_relations(&locks, false).await?;
+        self.start_ddl(&locks).await?;
+        // Read under the locks just taken: the tables as TRUNCATE will find them.
+        let truncated = truncate_triggered(stmt, &self.catalog());
+        self.fire_truncate(&truncated, keel_catalog::TriggerTiming::Before)?;
+        let out = self
+            .ddl_work(|engine, txn, interrupt, settings| {
+                keel_sql::ddl::execute_ddl(stmt, engine, txn, interrupt, settings)
+            })
+            .map_err(|mut e| {
+                keel_sql::body_position::transpose(stmt, &mut e, &prep.text, prep.char_offset);
+                e
+            })?;
+        for mut n in out.notices {
+            keel_sql::body_position::transpose(stmt, &mut n, &prep.text, prep.char_offset);
+            client.notice(&n);
+        }
+        self.fire_truncate(&truncated, keel_catalog::TriggerTiming::After)?;
+        Ok(out.tag)
+    }
+
+    /// A DDL statement's start: its locks taken, earlier work settled, and a statement
+    /// started in the transaction (begun if there is none).
+    async fn start_ddl(&mut self, locks: &[(u32, String, keel_access::LockMode)]) -> PgResult<()> {
+        self.lock_relations(locks, false).await?;
         self.settle().await?;
         self.ensure_txn();
         let Some(txn) = self.txn.as_mut() else {
             return Err(keel_common::PgError::internal("no transaction"));
         };
         self.engine.start_statement(txn);
-        // Read under the locks just taken: the tables as TRUNCATE will find them.
-        let truncated = truncate_triggered(stmt, &self.catalog());
-        self.fire_truncate(&truncated, keel_catalog::TriggerTiming::Before)?;
+        Ok(())
+    }
+
+    /// A DDL statement's work, in the started transaction, interruptible by cancel and
+    /// statement_timeout, off the async worker (validating a CHECK or a partition
+    /// constraint scans every row).
+    fn ddl_work<T>(
+        &mut self,
+        work: impl FnOnce(
+            &keel_access::Engine,
+            &mut keel_access::Transaction,
+            &keel_sql::ddl::Interrupt<'_>,
+            &Settings,
+        ) -> PgResult<T>,
+    ) -> PgResult<T> {
         let Some(txn) = self.txn.as_mut() else {
             return Err(keel_common::PgError::internal("no transaction"));
         };
@@ -445,19 +480,45 @@ impl Session {
             cancel: &cf,
             deadline: self.deadline,
         };
-        // Off the async worker: validating a CHECK scans and evaluates every row.
-        let out = maybe_blocking(false, || {
-            keel_sql::ddl::execute_ddl(stmt, &self.engine, txn, &interrupt, &self.settings)
+        maybe_blocking(false, || {
+            work(&self.engine, txn, &interrupt, &self.settings)
         })
-        .map_err(|mut e| {
-            keel_sql::body_position::transpose(stmt, &mut e, &prep.text, prep.char_offset);
-            e
+    }
+
+    /// ALTER TABLE ... ATTACH | DETACH PARTITION: run as DDL is, under its locks.
+    pub(crate) async fn run_partition_cmd<C: Client>(
+        &mut self,
+        cmd: &keel_sql::partition_cmd::PartitionCmd,
+        client: &mut C,
+    ) -> PgResult<String> {
+        use keel_sql::partition_cmd::PartitionAction;
+        if self.read_only_now() {
+            return Err(keel_common::PgError::new(
+                keel_common::sqlstate::READ_ONLY_SQL_TRANSACTION,
+                "cannot execute ALTER TABLE in a read-only transaction",
+            ));
+        }
+        if matches!(
+            cmd.action,
+            PartitionAction::Detach {
+                concurrently: true,
+                ..
+            }
+        ) && self.in_block()
+        {
+            return Err(keel_common::PgError::new(
+                keel_common::sqlstate::ACTIVE_SQL_TRANSACTION,
+                "ALTER TABLE ... DETACH CONCURRENTLY cannot run inside a transaction block",
+            ));
+        }
+        let locks = keel_sql::ddl_locks::partition_cmd_locks(cmd, &self.catalog());
+        self.start_ddl(&locks).await?;
+        let out = self.ddl_work(|engine, txn, interrupt, _| {
+            keel_sql::ddl::execute_partition_cmd(cmd, engine, txn, interrupt)
         })?;
-        for mut n in out.notices {
-            keel_sql::body_position::transpose(stmt, &mut n, &prep.text, prep.char_offset);
+        for n in out.notices {
             client.notice(&n);
         }
-        self.fire_truncate(&truncated, keel_catalog::TriggerTiming::After)?;
         Ok(out.tag)
     }
 

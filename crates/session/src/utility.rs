@@ -434,6 +434,10 @@ impl Session {
             Utility::DeclareCursor { .. } => {
                 Err(PgError::internal("DECLARE runs from its statement"))
             }
+            Utility::Partition(cmd) => {
+                let out = self.run_partition_cmd(cmd, client).await?;
+                Ok((vec![], out))
+            }
             Utility::Deallocate(None) => {
                 self.stmts.clear();
                 tag("DEALLOCATE ALL")

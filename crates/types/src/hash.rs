@@ -31,6 +31,7 @@ use keel_common::{PgError, PgResult, sqlstate};
 #[path = "hash_sql.rs"]
 mod sql;
 pub(crate) use sql::resolve_function;
+pub use sql::satisfies_hash_partition;
 
 /// The seed PostgreSQL hashes every partition key column with (`HASH_PARTITION_SEED`).
 pub const HASH_PARTITION_SEED: u64 = 0x7A5B22367996DCFD;

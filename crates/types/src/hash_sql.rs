@@ -128,3 +128,63 @@ pub(crate) fn resolve_function(name: &str, args: &[TypeId]) -> Option<Function> 
         _ => None,
     }
 }
+
+/// `satisfies_hash_partition(parent, modulus, remainder, values...)` once the binder has read
+/// the parent's key types: the function over (modulus, remainder, then each value behind its
+/// key type's oid). Whether the values' partition hash (hash_combine64 of each non-NULL
+/// value's extended hash, seeded with HASH_PARTITION_SEED) modulo `modulus` is `remainder`;
+/// false when modulus or remainder is NULL, as in PostgreSQL.
+pub fn satisfies_hash_partition(key_types: &[TypeId]) -> Function {
+    let mut args = vec![TypeId::Int4, TypeId::Int4];
+    for &t in key_types {
+        args.extend([TypeId::Oid, t]);
+    }
+    Function {
+        name: "satisfies_hash_partition",
+        args: intern_types(&args),
+        result: TypeId::Bool,
+        volatility: Volatility::Immutable,
+        strict: false,
+        func: |a, _| {
+            let (Some(m), Some(r)) = (a[0].int_value(), a[1].int_value()) else {
+                return Ok(Datum::Bool(false));
+            };
+            let bad = |msg: &str| {
+                PgError::new(
+                    keel_common::sqlstate::INVALID_PARAMETER_VALUE,
+                    msg.to_string(),
+                )
+            };
+            if m <= 0 {
+                return Err(bad(
+                    "modulus for hash partition must be an integer value greater than zero",
+                ));
+            }
+            if r < 0 {
+                return Err(bad(
+                    "remainder for hash partition must be an integer value greater than or equal to zero",
+                ));
+            }
+            if r >= m {
+                return Err(bad(
+                    "remainder for hash partition must be less than modulus",
+                ));
+            }
+            let mut values = Vec::with_capacity(a.len() / 2);
+            let mut types = Vec::with_capacity(a.len() / 2);
+            for pair in a[2..].chunks(2) {
+                let Datum::Oid(t) = pair[0] else {
+                    return Err(PgError::internal(
+                        "satisfies_hash_partition: type oid expected",
+                    ));
+                };
+                types.push(
+                    TypeId::from_oid(t).ok_or_else(|| PgError::internal("unknown key type"))?,
+                );
+                values.push(pair[1].clone());
+            }
+            let hash = super::partition_hash(&values, &types)?;
+            Ok(Datum::Bool(hash % m as u64 == r as u64))
+        },
+    }
+}

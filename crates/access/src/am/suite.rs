@@ -65,6 +65,8 @@ fn env(m: IndexMethod, columns: Vec<usize>, unique: bool) -> Env {
         .map(|&c| default_opclass(m, table.columns[c].ty.id).unwrap().oid)
         .collect();
     let index = IndexDef {
+        parent: None,
+        constraint: false,
         oid: 16386,
         name: "t_idx".into(),
         table: table.oid,

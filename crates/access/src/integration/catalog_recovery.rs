@@ -72,6 +72,8 @@ fn create_table(eng: &Engine, txn: &mut Transaction, cat: &mut Catalog, n: u32) 
         let ioid = cat.new_oid();
         let irel = cat.new_oid();
         let idx = Arc::new(IndexDef {
+            parent: None,
+            constraint: false,
             oid: ioid,
             name: format!("t{n}_{col}"),
             table: oid,

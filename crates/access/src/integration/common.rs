@@ -59,6 +59,8 @@ pub fn create_table_ff(
         let ioid = cat.new_oid();
         let irel = cat.new_oid();
         let idx = Arc::new(IndexDef {
+            parent: None,
+            constraint: false,
             oid: ioid,
             name: "t_pkey".into(),
             table: oid,

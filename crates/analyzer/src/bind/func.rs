@@ -308,6 +308,9 @@ impl Binder<'_> {
                 }
                 return Err(PgError::unsupported("current_setting() of a non-constant"));
             }
+            ("satisfies_hash_partition", n) if n >= 3 => {
+                return self.satisfies_hash_partition(args);
+            }
             ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
                 let Some(s) = self.relation_arg(&args[0]) else {
                     return Err(PgError::unsupported(format!("{name}() of a non-constant")));

@@ -4,6 +4,7 @@
 use super::Binder;
 use crate::expr::{Expr, Special};
 use keel_common::{PgError, PgResult, sqlstate};
+use keel_types::cast::CastContext;
 use keel_types::{Datum, TypeId};
 
 impl Binder<'_> {
@@ -42,6 +43,77 @@ impl Binder<'_> {
             Expr::Const(Datum::Null, _) => Expr::Const(Datum::Null, TypeId::Text),
             e => Expr::Special(Special::RegClassName(Box::new(e)), TypeId::Text),
         }
+    }
+
+    /// `satisfies_hash_partition(parent, modulus, remainder, values...)` with a constant
+    /// parent: bound to its key, each value of the key column's type (PostgreSQL's 22023
+    /// errors for a table that is not hash partitioned, a wrong count or a wrong type).
+    pub(crate) fn satisfies_hash_partition(&mut self, args: Vec<Expr>) -> PgResult<Expr> {
+        let invalid = |msg: String| PgError::new(sqlstate::INVALID_PARAMETER_VALUE, msg);
+        let oid = match &args[0] {
+            Expr::Const(Datum::Oid(o), _) => *o,
+            Expr::Const(Datum::Null, _) => {
+                return Ok(Expr::Const(Datum::Bool(false), TypeId::Bool));
+            }
+            Expr::Const(d, _) if d.int_value().is_some() => d.int_value().unwrap_or(0) as u32,
+            _ => {
+                return Err(PgError::unsupported(
+                    "satisfies_hash_partition() of a non-constant table",
+                ));
+            }
+        };
+        let Some(table) = self.catalog.tables.get(&oid).cloned() else {
+            return Ok(Expr::Const(Datum::Bool(false), TypeId::Bool));
+        };
+        let key = match table.partition_key() {
+            Some(k) if k.strategy == keel_catalog::partition::PartitionStrategy::Hash => k,
+            _ => {
+                return Err(invalid(format!(
+                    "\"{}\" is not a hash partitioned table",
+                    table.name
+                )));
+            }
+        };
+        let mut it = args.into_iter().skip(1);
+        let mut call = Vec::new();
+        for _ in 0..2 {
+            let e = it.next().unwrap_or(Expr::Const(Datum::Null, TypeId::Int4));
+            call.push(self.coerce_in(
+                e,
+                keel_types::SqlType::new(TypeId::Int4),
+                CastContext::Implicit,
+            )?);
+        }
+        let values: Vec<Expr> = it.collect();
+        if values.len() != key.len() {
+            return Err(invalid(format!(
+                "number of partitioning columns ({}) does not match number of partition keys provided ({})",
+                key.len(),
+                values.len()
+            )));
+        }
+        for (i, (v, &t)) in values.into_iter().zip(&key.types).enumerate() {
+            let v = match v.ty() {
+                TypeId::Unknown => {
+                    self.coerce_in(v, keel_types::SqlType::new(t), CastContext::Implicit)?
+                }
+                vt if vt == t => v,
+                vt => {
+                    return Err(invalid(format!(
+                        "column {} of the partition key has type {}, but supplied value is of type {}",
+                        i + 1,
+                        t.name(),
+                        vt.name()
+                    )));
+                }
+            };
+            call.push(Expr::Const(Datum::Oid(t.oid()), TypeId::Oid));
+            call.push(v);
+        }
+        Ok(Expr::Func {
+            f: keel_types::hash::satisfies_hash_partition(&key.types),
+            args: call,
+        })
     }
 
     /// The relation name a constant argument of a function taking a relation gives: a

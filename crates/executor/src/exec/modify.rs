@@ -532,7 +532,11 @@ impl ModifyExec {
                     }
                     // The partition the row goes to, or the table itself.
                     let (table, arbiters) = match (&plan.routing, &plan.on_conflict) {
-                        (Some(r), _) => route::route(r, row)?,
+                        (Some(r), _) => {
+                            let (table, arbiters, own) = route::route(r, row)?;
+                            route::check_own(own, table, row, &plan.types, ev)?;
+                            (table, arbiters)
+                        }
                         (None, Some(oc)) => (&plan.table, oc.arbiters.as_slice()),
                         (None, None) => (&plan.table, &[][..]),
                     };
@@ -606,7 +610,11 @@ impl ModifyExec {
                     // moves: deleted here, inserted there (PostgreSQL's cross-partition
                     // update).
                     let dest = match &plan.routing {
-                        Some(r) if part.is_some() => Some(route::route(r, new)?.0),
+                        Some(r) if part.is_some() => {
+                            let (dest, _, own) = route::route(r, new)?;
+                            route::check_own(own, dest, new, &plan.types, ev)?;
+                            Some(dest)
+                        }
                         _ => None,
                     }
                     .filter(|d| d.oid != table.oid);
