@@ -4,6 +4,7 @@
 mod array;
 mod composite;
 pub mod dml;
+pub mod execute_args;
 mod fold;
 mod from;
 pub mod func;

@@ -4,7 +4,7 @@
 //! time, suspending on row locks without losing its place.
 
 mod agg;
-mod append;
+pub mod append;
 pub mod cursor;
 mod discard;
 mod distinct;

@@ -19,6 +19,7 @@ pub mod lockwords;
 pub mod names;
 pub mod parse;
 pub mod partition_cmd;
+pub mod prepare_stmt;
 pub mod split;
 pub mod subscript_target;
 pub mod symmetric;
@@ -129,7 +130,14 @@ pub fn parse_statement(text: &str, char_offset: usize) -> PgResult<ParseResult> 
     if split::strip_comments_ws(text).is_empty() {
         return Ok(done(Parsed::Empty));
     }
-    if let Some(u) = utility::parse_utility(text)? {
+    // Positions of a utility's errors are in its statement; the query string's are wanted.
+    let placed = |mut e: PgError| {
+        if let Some(p) = e.position.as_mut() {
+            *p += char_offset as u32;
+        }
+        e
+    };
+    if let Some(u) = utility::parse_utility(text).map_err(placed)? {
         return Ok(done(Parsed::Utility(u)));
     }
     if let Some(cmd) = partition_cmd::parse(text, char_offset)? {

@@ -53,9 +53,21 @@ pub enum Utility {
         mode: u8,
         nowait: bool,
     },
-    /// EXECUTE name [(args)]: SQL-level PREPARE is not supported, so only the unknown-name
-    /// error (26000) is implemented.
-    Execute(String),
+    /// `PREPARE name [(type, ...)] AS statement` (prepare_stmt.rs): the parameter types as
+    /// written, and the statement's text and character offset in the statement.
+    Prepare {
+        name: String,
+        types: Vec<crate::prepare_stmt::TypeText>,
+        query: String,
+        query_offset: usize,
+    },
+    /// `EXECUTE name [(argument, ...)]`: the arguments' text (empty without parentheses) and
+    /// its character offset in the statement.
+    Execute {
+        name: String,
+        args: String,
+        args_offset: usize,
+    },
     /// DEALLOCATE [PREPARE] name | ALL (None = ALL).
     Deallocate(Option<String>),
     /// `DO [LANGUAGE lang] code`: the code's text and the character position (1-based) of its
@@ -214,6 +226,7 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
         "savepoint",
         "release",
         "lock",
+        "prepare",
         "execute",
         "deallocate",
         "do",
@@ -225,8 +238,11 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
     if !known.contains(&first.as_str()) {
         return Ok(None);
     }
-    if first == "do" {
-        return crate::do_stmt::parse_do(text).map(Some);
+    match first.as_str() {
+        "do" => return crate::do_stmt::parse_do(text).map(Some),
+        "prepare" => return crate::prepare_stmt::parse_prepare(text).map(Some),
+        "execute" => return crate::prepare_stmt::parse_execute(text).map(Some),
+        _ => {}
     }
     let mut p = P {
         toks: tokenize_stmt(text)?,
@@ -418,12 +434,6 @@ pub fn parse_utility(text: &str) -> PgResult<Option<Utility>> {
                 mode,
                 nowait,
             }
-        }
-        "execute" => {
-            let name = p.ident()?;
-            // Arguments are not evaluated: no statement can have been PREPAREd.
-            while p.next().is_some() {}
-            Utility::Execute(name)
         }
         "deallocate" => {
             p.eat_word("prepare");

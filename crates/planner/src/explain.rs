@@ -24,7 +24,7 @@ use upper::{output_name, scan_filter};
 
 use crate::RelSizes;
 use crate::cost::{self, CPU_OPERATOR_COST, CPU_TUPLE_COST};
-use crate::plan::{Access, ModifyKind, ModifyPlan, Plan, QueryPlan, SortKey};
+use crate::plan::{Access, ModifyKind, ModifyPlan, Plan, QueryPlan, RunPrune, SortKey};
 use keel_analyzer::expr::Expr;
 use keel_catalog::{Catalog, TableDef};
 
@@ -157,6 +157,8 @@ struct Est {
 enum Val {
     Text(String),
     List(Vec<String>),
+    /// A count (`Subplans Removed: 3`), a number in JSON.
+    Int(i64),
     /// A line of its own, without a key (a partitioned write's `Update on p1 t_1`; the text
     /// format only).
     Line(String),
@@ -213,6 +215,10 @@ impl Display {
         self.props.push((key, Val::Text(text.into())));
     }
 
+    fn int_prop(&mut self, key: &'static str, n: i64) {
+        self.props.push((key, Val::Int(n)));
+    }
+
     fn list(&mut self, key: &'static str, items: Vec<String>) {
         self.props.push((key, Val::List(items)));
     }
@@ -257,6 +263,8 @@ struct Explainer<'a> {
     /// The select list a projection merged into its input node computes, as that node
     /// prints it (bare; nodes above see them in parentheses).
     project_own: Option<Vec<String>>,
+    /// See [`Summary::run_pruned`].
+    run_pruned: &'a RunPruned,
 }
 
 /// What EXPLAIN prints after the plan, each part when its option asks for it.
@@ -273,6 +281,34 @@ pub struct Summary {
     pub triggers: Option<Vec<(String, u64)>>,
     /// SUMMARY with ANALYZE: `Execution Time`, in milliseconds.
     pub execution_ms: Option<f64>,
+    /// The children each Append with run-time pruning keeps for the statement's parameters
+    /// ([`RunPruned`]); an Append missing here shows all of its children.
+    pub run_pruned: RunPruned,
+}
+
+/// For each Append whose partitions are pruned when the statement starts, keyed by the
+/// address of its [`RunPrune`] (`Arc::as_ptr`), the indexes of the children that run, as
+/// the executor chose them: EXPLAIN shows those and `Subplans Removed: N`, as PostgreSQL
+/// shows a generic plan after its initial pruning.
+pub type RunPruned = std::collections::HashMap<usize, Vec<usize>>;
+
+/// The run-time pruning steps of the Appends in `plan` (its subqueries' aside: their
+/// parameters change per outer row), in preorder.
+pub fn run_prunes(plan: &Plan) -> Vec<&std::sync::Arc<RunPrune>> {
+    fn walk<'p>(p: &'p Plan, out: &mut Vec<&'p std::sync::Arc<RunPrune>>) {
+        if let Plan::Append {
+            prune: Some(rp), ..
+        } = p
+        {
+            out.push(rp);
+        }
+        for c in children(p) {
+            walk(c, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(plan, &mut out);
+    out
 }
 
 /// `EXPLAIN` of a query: its lines in the text format, or one JSON document.
@@ -302,6 +338,7 @@ pub fn explain_query(
             insert_target: None,
             refnames: Vec::new(),
             project_own: None,
+            run_pruned: &summary.run_pruned,
         };
         ex.node(&plan.root).0
     };
@@ -379,6 +416,7 @@ pub fn explain_modify(
             insert_target: None,
             refnames: Vec::new(),
             project_own: None,
+            run_pruned: &summary.run_pruned,
         };
         ex.modify(plan)
     };

@@ -91,12 +91,13 @@ fn append(
     if let Some(f) = &filter {
         conjuncts(f.clone(), &mut parts_conj);
     }
-    let (consts, params) = prune_conditions(&key, &parts_conj);
-    let kept: Vec<usize> = if consts.is_empty() {
-        (0..parts.len()).collect()
-    } else {
-        desc.prune(&consts, row_hash(&key)).partitions
+    let conds = prune_conditions(&key, &parts_conj);
+    let kept: Vec<usize> = match plan_set(&desc, &key, &conds) {
+        Some(kept) => kept,
+        None => (0..parts.len()).collect(),
     };
+    let ors = run_ors(&conds);
+    let params = conds.params;
     let mut children = Vec::with_capacity(kept.len());
     let mut child_of = vec![None; parts.len()];
     // PostgreSQL names the scans of several partitions after the table, numbered: `p_1`,
@@ -131,11 +132,12 @@ fn append(
         };
         children.push(child);
     }
-    let prune = (!params.is_empty()).then(|| {
+    let prune = (!params.is_empty() || !ors.is_empty()).then(|| {
         Arc::new(RunPrune {
             desc,
             conds: params,
             child_of,
+            ors,
         })
     });
     Ok(Plan::Append {
@@ -146,26 +148,105 @@ fn append(
     })
 }
 
-/// The conjuncts `key column op value` of `parts`: with constants (pruned now), and with
-/// values fixed for the statement but unknown now (parameters: pruned when it starts).
-fn prune_conditions(key: &PartitionKey, parts: &[Expr]) -> (Vec<PruneCond>, Vec<PruneExpr>) {
-    let (mut consts, mut params) = (Vec::new(), Vec::new());
+/// What pruning reads of AND-ed conjuncts: the conditions `key column op value` with
+/// constants (pruned now) and with values fixed for the statement but unknown now
+/// (parameters: pruned when it starts), and the ORs among the conjuncts, each arm read the
+/// same way (PostgreSQL's partprune.c builds a union step of an OR's arms).
+#[derive(Default)]
+struct KeyConds {
+    consts: Vec<PruneCond>,
+    params: Vec<PruneExpr>,
+    /// Every condition, constants included, as the executor evaluates them.
+    all: Vec<PruneExpr>,
+    ors: Vec<Vec<KeyConds>>,
+}
+
+impl KeyConds {
+    fn has_params(&self) -> bool {
+        !self.params.is_empty() || self.ors.iter().flatten().any(KeyConds::has_params)
+    }
+}
+
+fn prune_conditions(key: &PartitionKey, parts: &[Expr]) -> KeyConds {
+    let mut out = KeyConds::default();
     for p in parts {
+        if let Expr::Or(arms) = p.uncompiled() {
+            let arms = arms.iter().map(|a| {
+                let mut conj = Vec::new();
+                conjuncts(a.clone(), &mut conj);
+                prune_conditions(key, &conj)
+            });
+            out.ors.push(arms.collect());
+            continue;
+        }
+        if let Some((col, values)) = key_in_list(key, p) {
+            out.consts.push(PruneCond::In(col, values));
+            continue;
+        }
         let Some((col, op, value)) = key_condition(key, p) else {
             continue;
         };
+        let e = PruneExpr {
+            col,
+            op,
+            value: value.clone(),
+        };
         match value {
             Expr::Const(d, _) if d.is_null() => {}
-            Expr::Const(d, _) => consts.push(cond(op, col, d.clone())),
-            v if v.is_row_independent() && !v.has_subplan() => params.push(PruneExpr {
-                col,
-                op,
-                value: v.clone(),
-            }),
+            Expr::Const(d, _) => {
+                out.consts.push(cond(op, col, d.clone()));
+                out.all.push(e);
+            }
+            v if v.is_row_independent() && !v.has_subplan() => {
+                out.params.push(e.clone());
+                out.all.push(e);
+            }
             _ => {}
         }
     }
-    (consts, params)
+    out
+}
+
+/// The partitions (ascending) the constant conditions of `c` keep, or None when they prune
+/// nothing: no constant condition, and no OR every arm of which prunes.
+fn plan_set(desc: &PartitionDesc, key: &PartitionKey, c: &KeyConds) -> Option<Vec<usize>> {
+    let mut set = (!c.consts.is_empty()).then(|| desc.prune(&c.consts, row_hash(key)).partitions);
+    for or in &c.ors {
+        let arms: Option<Vec<Vec<usize>>> = or.iter().map(|a| plan_set(desc, key, a)).collect();
+        let Some(arms) = arms else {
+            continue;
+        };
+        set = Some(and_or(set, arms.into_iter().flatten().collect()));
+    }
+    set
+}
+
+/// `kept` (ascending partition indexes; None for all) narrowed by an OR whose arms keep
+/// `union` together (any order, repeats allowed).
+pub fn and_or(kept: Option<Vec<usize>>, mut union: Vec<usize>) -> Vec<usize> {
+    union.sort_unstable();
+    union.dedup();
+    match kept {
+        Some(k) => (k.into_iter())
+            .filter(|i| union.binary_search(i).is_ok())
+            .collect(),
+        None => union,
+    }
+}
+
+/// The ORs of `c` that prune only when the statement starts (an arm holds a parameter),
+/// each arm as its AND-ed conditions; an OR with an arm that prunes nothing is left out.
+/// An arm's own ORs are not kept: without them it keeps more, never less.
+fn run_ors(c: &KeyConds) -> Vec<Vec<Vec<PruneExpr>>> {
+    c.ors
+        .iter()
+        .filter(|or| or.iter().any(KeyConds::has_params))
+        .filter_map(|or| {
+            or.iter()
+                .map(|arm| (!arm.all.is_empty()).then(|| arm.all.clone()))
+                .collect()
+        })
+        .collect()
 }
 
 pub fn cond(op: PruneOp, col: usize, d: Datum) -> PruneCond {
@@ -176,6 +257,32 @@ pub fn cond(op: PruneOp, col: usize, d: Datum) -> PruneCond {
         PruneOp::Gt => PruneCond::Gt(col, d),
         PruneOp::Ge => PruneCond::Ge(col, d),
     }
+}
+
+/// `p` as (key position, values) when it is `key column = ANY (constant array)` of the key
+/// column's type.
+fn key_in_list(key: &PartitionKey, p: &Expr) -> Option<(usize, Vec<Datum>)> {
+    use keel_analyzer::expr::ArrayExpr;
+    let Expr::Array(a) = p.uncompiled() else {
+        return None;
+    };
+    let ArrayExpr::Quantified {
+        lhs: Expr::Col(c, t),
+        arr: Expr::Const(Datum::Array(arr), _),
+        cmp,
+        all: false,
+    } = a.as_ref()
+    else {
+        return None;
+    };
+    let Expr::Bin { op: "=", l, r, .. } = cmp.uncompiled() else {
+        return None;
+    };
+    if !matches!((l.as_ref(), r.as_ref()), (Expr::Col(0, _), Expr::Col(1, _))) {
+        return None;
+    }
+    let col = key.columns.iter().position(|k| k == c)?;
+    (key.types[col] == *t && arr.elem == *t).then(|| (col, arr.items.clone()))
 }
 
 /// `p` as (key position, operator, value) when it compares a key column with a value of the

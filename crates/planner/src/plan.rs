@@ -243,6 +243,9 @@ pub struct RunPrune {
     pub conds: Vec<PruneExpr>,
     /// The child of each partition of `desc` (None: pruned while planning).
     pub child_of: Vec<Option<usize>>,
+    /// OR-ed conditions, each a list of arms whose conditions are AND-ed: a partition
+    /// survives an OR when some arm keeps it (PostgreSQL's union step).
+    pub ors: Vec<Vec<Vec<PruneExpr>>>,
 }
 
 impl RunPrune {

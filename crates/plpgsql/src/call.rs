@@ -418,7 +418,13 @@ impl<'c, 'e> ExecHost<'c, 'e> {
             Stmt::Modify(m) => PlanRef::Modify(m),
             Stmt::Explain(e) if !e.opts.analyze => {
                 let sizes = keel_sql::EngineSizes(self.cx.engine);
-                let lines = e.plan_lines(&self.catalog, &sizes, Vec::new())?;
+                let lines = e.plan_lines(
+                    &e.stmt,
+                    &self.catalog,
+                    &sizes,
+                    Vec::new(),
+                    Default::default(),
+                )?;
                 return Ok(Ran {
                     names,
                     types,

@@ -141,6 +141,11 @@ impl Session {
                 name,
                 ..
             }) => self.cursor_columns(name),
+            // EXECUTE's rows are its statement's.
+            Stmt::Utility(Utility::Execute { name, .. }) => {
+                let inner = self.stmts.get(name)?.prep.clone();
+                self.columns_of(&inner)
+            }
             Stmt::Utility(Utility::ShowAll) => Some(vec![
                 text_column("name"),
                 text_column("setting"),
@@ -163,6 +168,20 @@ impl Session {
             client.empty_query();
             return Ok(());
         }
+        // EXECUTE runs its statement as if the client had sent it (rows streamed, its tag).
+        let target;
+        let (prep, params) = match &prep.stmt {
+            Stmt::Utility(Utility::Execute {
+                name,
+                args,
+                args_offset,
+            }) => {
+                self.statement_started();
+                target = self.execute_target(name, args, prep.char_offset + args_offset)?;
+                (&target.0, target.1.as_slice())
+            }
+            _ => (prep, params),
+        };
         if let Stmt::Query(_) = &prep.stmt {
             let n = self
                 .stream_query(prep, params, formats, client, RowSink::Describe)
@@ -320,6 +339,35 @@ impl Session {
                 self.declare_cursor(name, *scroll, *hold, query, client)
                     .await
             }
+            Stmt::Utility(Utility::Prepare {
+                name,
+                types,
+                query,
+                query_offset,
+            }) => {
+                let at = (prep.char_offset, prep.char_offset + query_offset);
+                Ok((vec![], self.sql_prepare(name, types, query, at)?))
+            }
+            Stmt::Utility(Utility::Execute {
+                name,
+                args,
+                args_offset,
+            }) => {
+                let at = prep.char_offset + args_offset;
+                let (inner, values) = self.execute_target(name, args, at)?;
+                if let Stmt::Query(_) = inner.stmt {
+                    let mut store = Tuplestore::new(self.settings.work_mem_bytes());
+                    let sink = RowSink::Store(&mut store);
+                    let n = Box::pin(self.stream_query(&inner, &values, _formats, client, sink))
+                        .await?;
+                    let mut rows = Vec::new();
+                    while let Some((_, r)) = store.pop()? {
+                        rows.push(r);
+                    }
+                    return Ok((rows, format!("SELECT {n}")));
+                }
+                Box::pin(self.run_collect(&inner, &values, _formats, client)).await
+            }
             Stmt::Utility(u) => self.utility(u, client).await,
             Stmt::Explain(_) => {
                 let newer = self.lock_plan(prep).await?;
@@ -327,7 +375,7 @@ impl Session {
                 let Stmt::Explain(e) = &prep.stmt else {
                     return Err(keel_common::PgError::internal("not an EXPLAIN"));
                 };
-                self.explain(e, params, client).await
+                self.explain(e, prep.char_offset, params, client).await
             }
             Stmt::Query(_) => Err(keel_common::PgError::internal(
                 "a query's rows are streamed, not collected",

@@ -7,14 +7,17 @@ use keel_common::{PgError, PgResult};
 use keel_sql::exec::ModifyExec;
 use keel_sql::exec::instrument::Instrumentation;
 use keel_sql::explain::Explain;
-use keel_sql::plan::{ModifyKind, ModifyPlan, QueryPlan};
+use keel_sql::plan::{ModifyKind, ModifyPlan, Plan, QueryPlan};
 use keel_sql::{EngineSizes, Stmt};
 use keel_types::Datum;
 use keel_wire::Client;
 use std::time::Instant;
 
 use keel_common::settings::find_def;
-use keel_sql::explain::{Summary, count_nodes, explain_modify, explain_query};
+use keel_sql::explain::{
+    RunPruned, Summary, count_nodes, explain_modify, explain_query, run_prunes,
+};
+use keel_sql::utility::Utility;
 
 /// Settings PostgreSQL marks as affecting planning (`GUC_EXPLAIN`) that keel has: `EXPLAIN
 /// (SETTINGS)` lists those whose value differs from the built-in default, in name order.
@@ -22,6 +25,7 @@ const PLANNER_SETTINGS: &[&str] = &[
     "hash_mem_multiplier",
     "jit",
     "max_parallel_workers_per_gather",
+    "plan_cache_mode",
     "search_path",
     "work_mem",
 ];
@@ -29,17 +33,35 @@ const PLANNER_SETTINGS: &[&str] = &[
 impl Session {
     /// The rows of `EXPLAIN ...` (one text row per line, or one JSON document) and its
     /// command tag.
+    /// `at` is the EXPLAIN's character offset in the query string.
     pub(crate) async fn explain<C: Client>(
         &mut self,
         e: &Explain,
+        at: usize,
         params: &[Datum],
         _client: &mut C,
     ) -> PgResult<(Rows, String)> {
+        // EXPLAIN EXECUTE: the prepared statement's plan, with the arguments' values.
+        let target;
+        let (stmt, params) = match &e.stmt {
+            Stmt::Utility(Utility::Execute {
+                name,
+                args,
+                args_offset,
+            }) => {
+                let (inner, values) = self.execute_target(name, args, at + args_offset)?;
+                let newer = self.lock_plan(&inner).await?;
+                target = (newer.unwrap_or(inner), values);
+                (&target.0.stmt, target.1.as_slice())
+            }
+            s => (s, params),
+        };
         let settings = if e.opts.settings {
             self.changed_planner_settings()
         } else {
             Vec::new()
         };
+        let run_pruned = self.run_pruned(stmt, params)?;
         let mut lines = if e.opts.analyze {
             let mut summary = Summary {
                 settings,
@@ -47,10 +69,12 @@ impl Session {
                 planning_ms: e.opts.summary.then_some(e.planning_ms),
                 triggers: None,
                 execution_ms: None,
+                run_pruned,
             };
-            self.explain_analyze(e, params, &mut summary).await?
+            self.explain_analyze(e, stmt, params, &mut summary).await?
         } else {
-            e.plan_lines(&self.catalog(), &EngineSizes(&self.engine), settings)?
+            let sizes = EngineSizes(&self.engine);
+            e.plan_lines(stmt, &self.catalog(), &sizes, settings, run_pruned)?
         };
         let rows = lines
             .drain(..)
@@ -74,14 +98,45 @@ impl Session {
             .collect()
     }
 
+    /// For each Append in `stmt` pruned when it starts, the children that run with `params`
+    /// (see [`keel_sql::explain::RunPruned`]).
+    fn run_pruned(&mut self, stmt: &Stmt, params: &[Datum]) -> PgResult<RunPruned> {
+        let roots: Vec<&Plan> = match stmt {
+            Stmt::Query(q) => vec![&q.root],
+            Stmt::Modify(m) => {
+                let source = match &m.kind {
+                    ModifyKind::Insert { source, .. } => Some(source),
+                    _ => None,
+                };
+                source.into_iter().chain(m.targets.as_deref()).collect()
+            }
+            _ => vec![],
+        };
+        let prunes: Vec<_> = roots.into_iter().flat_map(run_prunes).collect();
+        let mut out = RunPruned::default();
+        if prunes.is_empty() {
+            return Ok(out);
+        }
+        self.ensure_txn();
+        let cf = self.cancel_check();
+        let txn = self.txn.as_ref();
+        let mut ev = eval_cx(stmt_env!(self), params, &cf, txn);
+        for p in prunes {
+            let kept = keel_sql::exec::append::run_pruned(p, &mut ev)?;
+            out.insert(std::sync::Arc::as_ptr(p) as usize, kept);
+        }
+        Ok(out)
+    }
+
     async fn explain_analyze(
         &mut self,
         e: &Explain,
+        stmt: &Stmt,
         params: &[Datum],
         summary: &mut Summary,
     ) -> PgResult<Vec<String>> {
         let started = Instant::now();
-        let (ins, fk_calls) = match &e.stmt {
+        let (ins, fk_calls) = match stmt {
             Stmt::Query(q) => (self.analyze_query(q, e.opts.timing, params).await?, vec![]),
             Stmt::Modify(m) => self.analyze_modify(m, e.opts.timing, params).await?,
             _ => return Err(PgError::internal("EXPLAIN of a statement without a plan")),
@@ -92,7 +147,7 @@ impl Session {
         let actual = |id: usize| ins.actual(id);
         summary.triggers = Some(fk_calls);
         summary.execution_ms = e.opts.summary.then_some(execution_ms);
-        Ok(match &e.stmt {
+        Ok(match stmt {
             Stmt::Query(q) => explain_query(q, &cat, &sizes, &e.opts, Some(&actual), summary),
             Stmt::Modify(m) => explain_modify(m, &cat, &sizes, &e.opts, Some(&actual), summary),
             _ => vec![],

@@ -12,6 +12,7 @@ mod locking;
 mod panic_guard;
 mod plan_cache;
 mod plpgsql;
+mod prepared;
 mod savepoint;
 mod session;
 mod utility;

@@ -100,7 +100,7 @@ pub(crate) const MAX_PREPARED: usize = 10_000;
 pub(crate) const MAX_PREPARED_TEXT: usize = 64 << 20;
 
 /// Whether another named statement of text `sql` fits the session's bounds.
-fn prepared_room(stmts: &FxHashMap<String, StmtEntry>, sql: &str) -> PgResult<()> {
+pub(crate) fn prepared_room(stmts: &FxHashMap<String, StmtEntry>, sql: &str) -> PgResult<()> {
     let full = || PgError::new(sqlstate::OUT_OF_MEMORY, "out of memory");
     let hint = "Close prepared statements that are no longer needed (Close message or DEALLOCATE).";
     if stmts.len() >= MAX_PREPARED {
@@ -562,6 +562,7 @@ impl keel_wire::Backend for Session {
             let prep = match self.replanned(&entry.prep, &entry.declared)? {
                 // Kept, so the next Bind does not re-plan again.
                 Some(p) => {
+                    crate::prepared::same_result(&entry.prep, &p)?;
                     if let Some(e) = self.stmts.get_mut(statement) {
                         e.prep = p.clone();
                     }
@@ -765,6 +766,14 @@ impl Session {
                 p.pending = Some((Tuplestore::from_rows(rows), tag));
             }
         }
+        // EXECUTE's rows have its statement's shape.
+        let executed = match self.portals.get(portal).map(|p| &p.prep.stmt) {
+            Some(Stmt::Utility(keel_sql::utility::Utility::Execute { .. })) => {
+                let prep = self.portals.get(portal).map(|p| p.prep.clone());
+                prep.and_then(|p| self.columns_of(&p))
+            }
+            _ => None,
+        };
         let Some(Portal {
             prep,
             formats,
@@ -774,7 +783,10 @@ impl Session {
         else {
             return Err(PgError::internal("portal has no result"));
         };
-        let cols = prep.columns().unwrap_or_default();
+        let cols = match &executed {
+            Some(c) => c.as_slice(),
+            None => prep.columns().unwrap_or_default(),
+        };
         let mut w = crate::describe::RowWriter::new(cols, || catalog_of(&self.txn, &self.engine));
         let mut sent = 0u32;
         while let Some((_, r)) = rows.pop()? {

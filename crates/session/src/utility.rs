@@ -8,12 +8,7 @@ use keel_sql::utility::{TxnModes, Utility};
 use keel_types::Datum;
 use keel_wire::Client;
 
-fn unknown_prepared(name: &str) -> PgError {
-    PgError::new(
-        sqlstate::INVALID_SQL_STATEMENT_NAME,
-        format!("prepared statement \"{name}\" does not exist"),
-    )
-}
+use crate::prepared::unknown_prepared;
 
 fn on_off(b: bool) -> String {
     if b { "on" } else { "off" }.to_string()
@@ -403,14 +398,9 @@ impl Session {
                 self.lock_relations(&locks, *nowait).await?;
                 Ok((vec![], "LOCK TABLE".into()))
             }
-            Utility::Execute(name) => {
-                // Protocol-level statements share PostgreSQL's namespace but cannot be run
-                // by EXECUTE here; SQL PREPARE does not exist, so any other name is unknown.
-                if self.stmts.contains_key(name) {
-                    return Err(PgError::unsupported("EXECUTE"));
-                }
-                Err(unknown_prepared(name))
-            }
+            Utility::Execute { .. } | Utility::Prepare { .. } => Err(PgError::internal(
+                "PREPARE and EXECUTE run from their statement",
+            )),
             Utility::Do {
                 body,
                 body_position,

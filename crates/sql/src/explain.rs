@@ -6,7 +6,8 @@ use crate::{Prepared, RelSizes, Stmt};
 use keel_catalog::Catalog;
 use keel_common::{PgError, PgResult, sqlstate};
 pub use keel_planner::explain::{
-    BufferCounts, ExplainOptions, NodeActual, Summary, count_nodes, explain_modify, explain_query,
+    BufferCounts, ExplainOptions, NodeActual, RunPruned, Summary, count_nodes, explain_modify,
+    explain_query, run_prunes,
 };
 use keel_planner::plan::OutColumn;
 use keel_types::TypeId;
@@ -27,12 +28,16 @@ pub struct Explain {
 
 impl Explain {
     /// The lines of an EXPLAIN without ANALYZE, whose plan is all it shows; `settings` are
-    /// the changed planner settings `EXPLAIN (SETTINGS)` lists.
+    /// the changed planner settings `EXPLAIN (SETTINGS)` lists. `stmt` is the statement
+    /// shown: [`Explain::stmt`], or for EXPLAIN EXECUTE the prepared statement's;
+    /// `run_pruned` the children its run-time pruning keeps for the parameters.
     pub fn plan_lines(
         &self,
+        stmt: &Stmt,
         catalog: &Catalog,
         sizes: &dyn RelSizes,
         settings: Vec<(String, String)>,
+        run_pruned: RunPruned,
     ) -> PgResult<Vec<String>> {
         let summary = Summary {
             settings,
@@ -40,11 +45,14 @@ impl Explain {
             planning_ms: self.opts.summary.then_some(self.planning_ms),
             triggers: None,
             execution_ms: None,
+            run_pruned,
         };
-        Ok(match &self.stmt {
+        Ok(match stmt {
             Stmt::Query(q) => explain_query(q, catalog, sizes, &self.opts, None, &summary),
             Stmt::Modify(m) => explain_modify(m, catalog, sizes, &self.opts, None, &summary),
-            _ => return Err(PgError::internal("EXPLAIN of a statement without a plan")),
+            // EXPLAIN EXECUTE where no session's prepared statements are in reach (a
+            // function body).
+            _ => return Err(PgError::unsupported("EXPLAIN EXECUTE inside a function")),
         })
     }
 }
@@ -216,7 +224,7 @@ pub(crate) fn prepare_explain(
     let inner_offset = char_offset + text[..at].chars().count();
     let started = std::time::Instant::now();
     let pages = keel_storage::usage::current();
-    let inner = crate::prepare_in_body(
+    let mut inner = crate::prepare_in_body(
         catalog.clone(),
         sizes,
         inner_text,
@@ -235,8 +243,13 @@ pub(crate) fn prepare_explain(
         temp_read: pages.temp_read,
         temp_written: pages.temp_written,
     };
-    match inner.stmt {
+    match &mut inner.stmt {
         Stmt::Query(_) | Stmt::Modify(_) => {}
+        // EXPLAIN EXECUTE: the session explains the named statement; its arguments' offset
+        // becomes one in this statement.
+        Stmt::Utility(crate::utility::Utility::Execute { args_offset, .. }) => {
+            *args_offset += text[..at].chars().count();
+        }
         Stmt::Empty => return Err(syntax("syntax error at end of input")),
         _ => {
             return Err(PgError::unsupported(

@@ -9,10 +9,13 @@ pub use keel_commands::ddl;
 pub use keel_commands::ddl_locks;
 pub use keel_commands::{body_position, plpgsql_check};
 pub use keel_executor::{eval_array_assign, exec, interrupt, sqlfunc, trigger};
-pub use keel_parser::{cursor_stmt, names, parse, partition_cmd, split, syntax, utility};
+pub use keel_parser::{
+    cursor_stmt, names, parse, partition_cmd, prepare_stmt, split, syntax, utility,
+};
 pub use keel_planner::plan;
 pub use keel_planner::touches;
 pub mod create_as;
+pub mod execute_args;
 pub mod explain;
 pub use sqlparser::ast;
 

@@ -272,6 +272,15 @@ pub static DEFS: &[Def] = &[
         Context::User,
         false,
     ),
+    // A prepared statement runs its one plan (PostgreSQL's generic plan) whatever this says:
+    // its partitions are pruned from the parameters when it starts (session/prepared.rs).
+    d(
+        "plan_cache_mode",
+        "auto",
+        Kind::Enum(&["auto", "force_generic_plan", "force_custom_plan"]),
+        Context::User,
+        false,
+    ),
     d(
         "plpgsql.variable_conflict",
         "error",

@@ -7,7 +7,7 @@ use super::{BoxNode, Row, build};
 use crate::eval::{Eval, EvalCx};
 use keel_access::{Engine, Transaction};
 use keel_common::PgResult;
-use keel_planner::plan::{Plan, RunPrune};
+use keel_planner::plan::{Plan, PruneExpr, RunPrune};
 
 pub(super) struct Append<'a> {
     plans: &'a [Plan],
@@ -44,26 +44,50 @@ impl<'a> Append<'a> {
 
     /// The children whose partitions the pruning conditions keep.
     fn chosen(&self, ev: &mut EvalCx<'_>) -> PgResult<Vec<usize>> {
-        let Some(p) = self.prune else {
-            return Ok((0..self.plans.len()).collect());
-        };
-        let mut conds = Vec::with_capacity(p.conds.len());
-        for c in &p.conds {
-            let v = c.value.eval(&[], ev)?;
-            // A comparison with NULL holds for no row.
-            if v.is_null() {
-                return Ok(Vec::new());
-            }
-            conds.push(keel_planner::partition::cond(c.op, c.col, v));
+        match self.prune {
+            Some(p) => run_pruned(p, ev),
+            None => Ok((0..self.plans.len()).collect()),
         }
-        let key = p.desc.key();
-        let kept = p.desc.prune(&conds, keel_planner::partition::row_hash(key));
-        Ok(kept
-            .partitions
-            .iter()
-            .filter_map(|&i| p.child_of.get(i).copied().flatten())
-            .collect())
     }
+}
+
+/// The children of an Append that run under its run-time pruning `p`, in order: those of the
+/// partitions its conditions, evaluated now, keep (EXPLAIN shows the same choice).
+pub fn run_pruned(p: &RunPrune, ev: &mut EvalCx<'_>) -> PgResult<Vec<usize>> {
+    let mut kept = match p.conds.is_empty() {
+        true => None,
+        false => Some(partitions_kept(p, &p.conds, ev)?),
+    };
+    for or in &p.ors {
+        let mut union = Vec::new();
+        for arm in or {
+            union.extend(partitions_kept(p, arm, ev)?);
+        }
+        kept = Some(keel_planner::partition::and_or(kept, union));
+    }
+    let all = || (0..p.child_of.len()).collect();
+    Ok(kept
+        .unwrap_or_else(all)
+        .iter()
+        .filter_map(|&i| p.child_of.get(i).copied().flatten())
+        .collect())
+}
+
+/// The partitions of `p.desc` (ascending) that AND-ed conditions `conds` keep.
+fn partitions_kept(p: &RunPrune, conds: &[PruneExpr], ev: &mut EvalCx<'_>) -> PgResult<Vec<usize>> {
+    let mut values = Vec::with_capacity(conds.len());
+    for c in conds {
+        let v = c.value.eval(&[], ev)?;
+        // A comparison with NULL holds for no row.
+        if v.is_null() {
+            return Ok(Vec::new());
+        }
+        values.push(keel_planner::partition::cond(c.op, c.col, v));
+    }
+    let key = p.desc.key();
+    Ok(p.desc
+        .prune(&values, keel_planner::partition::row_hash(key))
+        .partitions)
 }
 
 impl<'a> super::Node<'a> for Append<'a> {

@@ -238,6 +238,7 @@ fn node(
         let v = match val {
             Val::Text(t) => s(t),
             Val::List(l) => J::List(l.clone()),
+            Val::Int(n) => raw(*n),
             Val::Line(_) => continue,
         };
         m.push((key.to_string(), v));

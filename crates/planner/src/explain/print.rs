@@ -155,6 +155,7 @@ pub(super) fn print(
         let text = match val {
             Val::Text(t) => t.clone(),
             Val::List(l) => l.join(", "),
+            Val::Int(n) => n.to_string(),
             Val::Line(l) => {
                 out.push(format!("{pad}{l}"));
                 continue;

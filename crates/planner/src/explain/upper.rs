@@ -8,6 +8,7 @@ use super::{
 use crate::cost::{CPU_OPERATOR_COST, CPU_TUPLE_COST};
 use crate::plan::{Access, Plan, SetOpKind};
 use keel_analyzer::expr::Expr;
+use std::sync::Arc;
 
 fn hash_of(build: Display) -> Display {
     let est = Est {
@@ -433,40 +434,61 @@ impl Explainer<'_> {
                 table,
                 alias,
                 children,
-                ..
+                prune,
             } => {
                 // One partition left: PostgreSQL shows its scan alone; none: a Result that
                 // returns nothing.
                 if let [only] = children.as_slice() {
                     return self.node(only);
                 }
+                // Pruned when the statement starts: only the children that run are shown
+                // (and named), the others' node numbers skipped.
+                let kept = prune
+                    .as_ref()
+                    .and_then(|p| self.run_pruned.get(&(Arc::as_ptr(p) as usize)));
                 let mut ds = Vec::with_capacity(children.len());
-                let mut names = None;
-                for c in children {
-                    let (d, n) = self.node(c);
-                    names.get_or_insert(n);
+                let base = alias.as_deref().unwrap_or(&table.name);
+                for (i, c) in children.iter().enumerate() {
+                    let (d, _) = match kept {
+                        Some(k) if !k.contains(&i) => {
+                            self.next_id += super::count_nodes(c);
+                            continue;
+                        }
+                        // PostgreSQL numbers the scans it shows: `p_1`, `p_2`, ... among
+                        // the children that run.
+                        Some(_) => {
+                            let mut c = c.clone();
+                            if let Plan::Scan { alias, .. } | Plan::Append { alias, .. } = &mut c {
+                                *alias = Some(format!("{base}_{}", ds.len() + 1));
+                            }
+                            self.node(&c)
+                        }
+                        None => self.node(c),
+                    };
                     ds.push(d);
                 }
-                let names = names.unwrap_or_else(|| {
-                    let q = alias.as_deref().unwrap_or(&table.name);
-                    table
-                        .columns
-                        .iter()
-                        .map(|c| format!("{q}.{}", c.name))
-                        .collect()
-                });
+                let removed = children.len() - ds.len();
+                // Nodes above read the partitioned table's columns, named as PostgreSQL
+                // names them: after the table's own range-table entry, not a partition's.
+                let q = alias.as_deref().unwrap_or(&table.name);
+                let names: Vec<String> = (table.columns.iter())
+                    .map(|c| format!("{q}.{}", c.name))
+                    .collect();
                 let est = Est {
                     startup: ds.first().map_or(0.0, |d| d.est.startup),
                     total: ds.iter().map(|d| d.est.total).sum(),
                     rows: ds.iter().map(|d| d.est.rows).sum::<f64>().max(1.0),
                     width: ds.first().map_or(0, |d| d.est.width),
                 };
-                if ds.is_empty() {
+                if ds.is_empty() && kept.is_none() {
                     let mut d = Display::new("Result", est, src);
                     d.prop("One-Time Filter", "false");
                     return (d, names);
                 }
                 let mut d = Display::new("Append", est, src);
+                if removed > 0 {
+                    d.int_prop("Subplans Removed", removed as i64);
+                }
                 d.children = ds;
                 (d, names)
             }
