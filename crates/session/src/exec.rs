@@ -169,18 +169,10 @@ impl Session {
             return Ok(());
         }
         // EXECUTE runs its statement as if the client had sent it (rows streamed, its tag).
-        let target;
-        let (prep, params) = match &prep.stmt {
-            Stmt::Utility(Utility::Execute {
-                name,
-                args,
-                args_offset,
-            }) => {
-                self.statement_started();
-                target = self.execute_target(name, args, prep.char_offset + args_offset)?;
-                (&target.0, target.1.as_slice())
-            }
-            _ => (prep, params),
+        let target = self.executed(&prep.stmt, prep.char_offset)?;
+        let (prep, params) = match &target {
+            Some((inner, values)) => (inner, values.as_slice()),
+            None => (prep, params),
         };
         if let Stmt::Query(_) = &prep.stmt {
             let n = self
@@ -347,26 +339,6 @@ impl Session {
             }) => {
                 let at = (prep.char_offset, prep.char_offset + query_offset);
                 Ok((vec![], self.sql_prepare(name, types, query, at)?))
-            }
-            Stmt::Utility(Utility::Execute {
-                name,
-                args,
-                args_offset,
-            }) => {
-                let at = prep.char_offset + args_offset;
-                let (inner, values) = self.execute_target(name, args, at)?;
-                if let Stmt::Query(_) = inner.stmt {
-                    let mut store = Tuplestore::new(self.settings.work_mem_bytes());
-                    let sink = RowSink::Store(&mut store);
-                    let n = Box::pin(self.stream_query(&inner, &values, _formats, client, sink))
-                        .await?;
-                    let mut rows = Vec::new();
-                    while let Some((_, r)) = store.pop()? {
-                        rows.push(r);
-                    }
-                    return Ok((rows, format!("SELECT {n}")));
-                }
-                Box::pin(self.run_collect(&inner, &values, _formats, client)).await
             }
             Stmt::Utility(u) => self.utility(u, client).await,
             Stmt::Explain(_) => {

@@ -17,7 +17,6 @@ use keel_common::settings::find_def;
 use keel_sql::explain::{
     RunPruned, Summary, count_nodes, explain_modify, explain_query, run_prunes,
 };
-use keel_sql::utility::Utility;
 
 /// Settings PostgreSQL marks as affecting planning (`GUC_EXPLAIN`) that keel has: `EXPLAIN
 /// (SETTINGS)` lists those whose value differs from the built-in default, in name order.
@@ -42,19 +41,16 @@ impl Session {
         _client: &mut C,
     ) -> PgResult<(Rows, String)> {
         // EXPLAIN EXECUTE: the prepared statement's plan, with the arguments' values.
-        let target;
-        let (stmt, params) = match &e.stmt {
-            Stmt::Utility(Utility::Execute {
-                name,
-                args,
-                args_offset,
-            }) => {
-                let (inner, values) = self.execute_target(name, args, at + args_offset)?;
+        let target = match self.executed(&e.stmt, at)? {
+            Some((inner, values)) => {
                 let newer = self.lock_plan(&inner).await?;
-                target = (newer.unwrap_or(inner), values);
-                (&target.0.stmt, target.1.as_slice())
+                Some((newer.unwrap_or(inner), values))
             }
-            s => (s, params),
+            None => None,
+        };
+        let (stmt, params) = match &target {
+            Some((inner, values)) => (&inner.stmt, values.as_slice()),
+            None => (&e.stmt, params),
         };
         let settings = if e.opts.settings {
             self.changed_planner_settings()

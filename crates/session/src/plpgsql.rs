@@ -145,6 +145,12 @@ impl Session {
         values: &[Datum],
         client: &mut C,
     ) -> PgResult<Ran> {
+        // EXECUTE of a prepared statement runs that statement.
+        let target = self.executed(&prep.stmt, prep.char_offset)?;
+        let (prep, values) = match &target {
+            Some((inner, args)) => (inner, args.as_slice()),
+            None => (prep, values),
+        };
         let (names, types): (Vec<String>, Vec<TypeId>) = prep
             .columns()
             .map(|c| c.iter().map(|c| (c.name.clone(), c.ty)).unzip())

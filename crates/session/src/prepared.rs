@@ -12,6 +12,7 @@ use crate::session::{Session, StmtEntry, prepared_room};
 use keel_common::{PgError, PgResult, sqlstate};
 use keel_sql::expr::Eval;
 use keel_sql::prepare_stmt::TypeText;
+use keel_sql::utility::Utility;
 use keel_sql::{Prepared, Stmt};
 use keel_types::Datum;
 use std::sync::Arc;
@@ -62,10 +63,31 @@ impl Session {
         Ok("PREPARE".to_string())
     }
 
+    /// For an EXECUTE statement `stmt` (at character `at` of the query string), the
+    /// statement it runs and the parameters' values ([`Session::execute_target`]); None for
+    /// any other statement.
+    pub(crate) fn executed(
+        &mut self,
+        stmt: &Stmt,
+        at: usize,
+    ) -> PgResult<Option<(Arc<Prepared>, Vec<Datum>)>> {
+        let Stmt::Utility(Utility::Execute {
+            name,
+            args,
+            args_offset,
+        }) = stmt
+        else {
+            return Ok(None);
+        };
+        // The arguments are evaluated as part of the statement (its timestamp, its deadline).
+        self.statement_started();
+        self.execute_target(name, args, at + args_offset).map(Some)
+    }
+
     /// The statement `EXECUTE name (args)` runs, planned again if its plan is stale, and its
     /// parameters' values: the arguments (at character `at` of the query string) bound,
     /// coerced to the parameters' types and evaluated.
-    pub(crate) fn execute_target(
+    fn execute_target(
         &mut self,
         name: &str,
         args: &str,

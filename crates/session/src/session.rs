@@ -715,12 +715,24 @@ impl Session {
         max_rows: u32,
         client: &mut C,
     ) -> PgResult<ExecuteOutcome> {
-        let p = self.portals.get_mut(portal).ok_or_else(|| {
+        let no_portal = || {
             PgError::new(
                 sqlstate::INVALID_CURSOR_NAME,
                 format!("portal \"{portal}\" does not exist"),
             )
-        })?;
+        };
+        // A portal of EXECUTE becomes one of its statement, with the arguments' values.
+        let unrun = self.portals.get(portal).ok_or_else(no_portal)?;
+        if unrun.pending.is_none() {
+            let prep = unrun.prep.clone();
+            failed_block_check(self.block, &prep)?;
+            if let Some((inner, values)) = self.executed(&prep.stmt, prep.char_offset)? {
+                let p = self.portals.get_mut(portal).ok_or_else(no_portal)?;
+                p.prep = inner;
+                p.params = values;
+            }
+        }
+        let p = self.portals.get_mut(portal).ok_or_else(no_portal)?;
         if p.pending.is_none() {
             failed_block_check(self.block, &p.prep)?;
             if matches!(p.prep.stmt, Stmt::Empty) {
@@ -766,14 +778,6 @@ impl Session {
                 p.pending = Some((Tuplestore::from_rows(rows), tag));
             }
         }
-        // EXECUTE's rows have its statement's shape.
-        let executed = match self.portals.get(portal).map(|p| &p.prep.stmt) {
-            Some(Stmt::Utility(keel_sql::utility::Utility::Execute { .. })) => {
-                let prep = self.portals.get(portal).map(|p| p.prep.clone());
-                prep.and_then(|p| self.columns_of(&p))
-            }
-            _ => None,
-        };
         let Some(Portal {
             prep,
             formats,
@@ -783,10 +787,7 @@ impl Session {
         else {
             return Err(PgError::internal("portal has no result"));
         };
-        let cols = match &executed {
-            Some(c) => c.as_slice(),
-            None => prep.columns().unwrap_or_default(),
-        };
+        let cols = prep.columns().unwrap_or_default();
         let mut w = crate::describe::RowWriter::new(cols, || catalog_of(&self.txn, &self.engine));
         let mut sent = 0u32;
         while let Some((_, r)) = rows.pop()? {

@@ -41,6 +41,9 @@ begin;
 prepare pp_in_txn as select 1;
 rollback;
 execute pp_in_txn;
+prepare pp_plus (int) as select $1 + 1;
+do $$ declare r int; begin execute 'execute pp_plus (1)' into r; raise notice 'r = %', r; end $$;
+do $$ begin execute 'execute pp_nope (1)'; end $$;
 
 -- case: explain_execute_pruning
 set plan_cache_mode = force_generic_plan;
