@@ -108,6 +108,7 @@ families! {
     1988, "numeric_ops";
     1989, "oid_ops";
     1994, "text_ops";
+    2968, "uuid_ops";
 }
 
 macro_rules! opclasses {
@@ -140,6 +141,7 @@ opclasses! {
     10022, "interval_ops", 1982, Interval, true;
     10028, "name_ops", 1994, Name, true;
     10044, "varchar_ops", 1994, Text, false;
+    10065, "uuid_ops", 2968, Uuid, true;
     397, "array_ops", 397, AnyArray, true;
     10034, "record_ops", 2994, Record, true;
 }
@@ -190,6 +192,7 @@ amops! {
     1994, Name, Text, [255, 256, 254, 257, 258];
     1994, Text, Name, [261, 262, 260, 263, 264];
     1994, Text, Text, [664, 665, 98, 667, 666];
+    2968, Uuid, Uuid, [2974, 2976, 2972, 2977, 2975];
 }
 
 impl IndexMethod {

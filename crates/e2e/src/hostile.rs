@@ -98,6 +98,7 @@ const CASTS: &[&str] = &[
     "timestamp",
     "timestamptz",
     "interval",
+    "uuid",
     "bytea",
 ];
 

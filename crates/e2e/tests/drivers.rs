@@ -160,10 +160,15 @@ fn psycopg_round_trips_arrays() {
             ("id = any([1, 3, 4])", 3),
             ("id = any([])", 0),
             ("id = any(5000 ids)", 1),
+            ("uuid: select b binary", 3),
         ],
     );
     // Binary really was used: a binary cursor's int4[] comes as array_send bytes.
     assert!(pg.contains("wire b:00000001"), "no binary array in:\n{pg}");
+    assert!(
+        pg.contains("wire b:a0eebc999c0b4ef8bb6d6bb9bd380a11"),
+        "no binary uuid in:\n{pg}"
+    );
 }
 
 /// psycopg's server-side cursors: DECLARE with a parameter over the extended protocol,

@@ -112,6 +112,7 @@ pub fn array_fill_for(elem: TypeId) -> fn(&[Datum], &mut dyn FuncContext) -> PgR
         TypeId::Timestamp => fill::<1114>,
         TypeId::TimestampTz => fill::<1184>,
         TypeId::Interval => fill::<1186>,
+        TypeId::Uuid => fill::<2950>,
         _ => natural,
     }
 }

@@ -40,7 +40,7 @@ pub fn category(t: TypeId) -> (Category, bool) {
         Date | Timestamp => (Category::DateTime, false),
         TimestampTz => (Category::DateTime, true),
         Interval => (Category::Timespan, true),
-        Bytea => (Category::User, false),
+        Bytea | Uuid => (Category::User, false),
         Unknown => (Category::Unknown, false),
         _ => (Category::Pseudo, false),
     }

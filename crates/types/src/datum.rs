@@ -28,6 +28,8 @@ pub enum Datum {
     Array(std::sync::Arc<crate::array::Array>),
     /// A composite value (a row type's or an anonymous `ROW(...)`), shared as arrays are.
     Record(std::sync::Arc<crate::record::Record>),
+    /// A uuid's 16 bytes, most significant first.
+    Uuid([u8; 16]),
 }
 
 impl Clone for Datum {
@@ -43,7 +45,7 @@ impl Clone for Datum {
             Datum::Array(a) => Datum::Array(a.clone()),
             Datum::Record(r) => Datum::Record(r.clone()),
             // SAFETY: these variants hold only `Copy` fields (integers, floats, bool,
-            // `Interval`), so a bitwise copy is a valid, independent value with nothing to
+            // `Interval`, byte arrays), so a bitwise copy is a valid, independent value with nothing to
             // drop twice. The list is exhaustive: a new variant must be placed here or above.
             Datum::Null
             | Datum::Bool(_)
@@ -56,7 +58,8 @@ impl Clone for Datum {
             | Datum::Timestamp(_)
             | Datum::TimestampTz(_)
             | Datum::Interval(_)
-            | Datum::Oid(_) => unsafe { std::ptr::read(self) },
+            | Datum::Oid(_)
+            | Datum::Uuid(_) => unsafe { std::ptr::read(self) },
         }
     }
 }
@@ -99,6 +102,7 @@ impl Datum {
             Datum::Oid(_) => TypeId::Oid,
             Datum::Array(a) => a.elem.array_of()?,
             Datum::Record(r) => r.ty,
+            Datum::Uuid(_) => TypeId::Uuid,
         })
     }
 }

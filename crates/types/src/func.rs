@@ -231,6 +231,7 @@ fn resolve_builtin(name: &str, args: &[TypeId]) -> Option<Function> {
         ("clock_timestamp", 0) => fv(&[], TimestampTz, Volatile, imp::clock_timestamp),
         ("timeofday", 0) => fv(&[], Text, Volatile, imp::timeofday),
         ("random", 0) => fv(&[], Float8, Volatile, imp::random),
+        ("gen_random_uuid", 0) => fv(&[], Uuid, Volatile, imp::gen_random_uuid),
         ("pi", 0) => f(&[], Float8, imp::pi),
         ("md5", 1) => match a0? {
             Bytea => f(&[Bytea], Text, imp::md5),

@@ -84,6 +84,10 @@ pub(super) fn timeofday(_: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum>
     )))
 }
 
+pub(super) fn gen_random_uuid(_: &[Datum], _: &mut dyn FuncContext) -> PgResult<Datum> {
+    Ok(Datum::Uuid(crate::uuid::random_v4()))
+}
+
 pub(super) fn random(_: &[Datum], ctx: &mut dyn FuncContext) -> PgResult<Datum> {
     Ok(Datum::Float8(ctx.random()))
 }

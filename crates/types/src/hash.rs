@@ -197,7 +197,7 @@ pub fn is_hashable(ty: TypeId) -> bool {
     match ty {
         Bool | Int2 | Int4 | Int8 | Float4 | Float8 | Numeric | Text | Varchar | Bpchar | Name
         | Bytea | Date | Timestamp | TimestampTz | Interval | Oid | Int2Vector | OidVector
-        | Record | Composite(_) | AnyArray => true,
+        | Uuid | Record | Composite(_) | AnyArray => true,
         Unknown
         | Void
         | Trigger
@@ -338,6 +338,11 @@ fn hash_value(d: &Datum, ty: TypeId, seed: u64, extended: bool) -> PgResult<u64>
         },
         Bytea => match d {
             Datum::Bytea(b) => hash_bytes_extended(b, seed),
+            _ => return Err(mismatch(ty)),
+        },
+        // uuid_hash: hash_any over the 16 bytes.
+        Uuid => match d {
+            Datum::Uuid(u) => hash_bytes_extended(u, seed),
             _ => return Err(mismatch(ty)),
         },
         // The span interval_cmp compares (a month is 30 days, a day 24 hours), truncated to

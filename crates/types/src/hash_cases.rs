@@ -11,7 +11,7 @@ pub(super) type Row = (&'static str, TypeId, i32, i64, i64, i64);
 /// `select f(lit), fextended(lit, 0), fextended(lit, 8816678312871386365), fextended(lit, -1)`
 /// with f the type's hash function: hashtext (text, varchar), hashname, hashbpchar, hashint2,
 /// hashint4, hashint8, hashoid, hashfloat4, hashfloat8, hash_numeric, timestamp_hash,
-/// interval_hash, hashoidvector. Types without an SQL-callable one (bool, bytea, date,
+/// interval_hash, hashoidvector, uuid_hash. Types without an SQL-callable one (bool, bytea, date,
 /// timestamptz) went through `hash_record(row(lit::type))` / `hash_record_extended`, which
 /// for one field is the field's hash (hash_record starts from 0: 31 * 0 + h).
 /// The text rows cover every lookup3 tail length (0 to 40 bytes).
@@ -186,6 +186,9 @@ pub(super) const SCALARS: &[Row] = &[
     ("", OidVector, -1477818771, -6939563903564495251, -5700645584453517373, -5142811166230430645),
     ("1 2", OidVector, 456323500, 4561117610811519404, -8309610450094201408, -2315926491277761373),
     ("4294967295 0", OidVector, 1696456253, 7626473820322127421, 2906931774336581524, -7505006476885758204),
+    ("00000000-0000-0000-0000-000000000000", Uuid, 1353656403, -6859010066814654381, -5281082146396728638, -2469395202665080798),
+    ("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", Uuid, 1154666245, 7543054272012930821, 424513190990560493, -2439430487680470256),
+    ("ffffffff-ffff-ffff-ffff-ffffffffffff", Uuid, -682383255, 293445543803463785, -148986464341306210, 2453606995437744319),
 ];
 
 /// `select hash_array(lit::type), hash_array_extended(lit::type, 0),
@@ -406,6 +409,11 @@ pub(super) const PARTITIONS: &[(TypeId, &str, &str, u64, u64)] = &[
     (Bytea, "bytea", "\\x00", 2, 12),
     (Bytea, "bytea", "\\xff", 1, 10),
     (Bytea, "bytea", "\\x000102030405060708090a0b0c0d", 6, 5),
+    // uuid
+    (Uuid, "uuid", "00000000-0000-0000-0000-000000000000", 5, 0),
+    (Uuid, "uuid", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", 0, 8),
+    (Uuid, "uuid", "ffffffff-ffff-ffff-ffff-ffffffffffff", 1, 10),
+    (Uuid, "uuid", "123e4567-e89b-12d3-a456-426614174000", 5, 12),
     // oid
     (Oid, "oid", "0", 0, 11),
     (Oid, "oid", "1", 0, 7),

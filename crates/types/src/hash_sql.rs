@@ -77,6 +77,7 @@ const PAIRS: &[Pair] = &[
         TypeId::Timestamp
     ),
     pair!("interval_hash", "interval_hash_extended", TypeId::Interval),
+    pair!("uuid_hash", "uuid_hash_extended", TypeId::Uuid),
 ];
 
 fn implicit(from: TypeId, to: TypeId) -> bool {

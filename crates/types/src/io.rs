@@ -37,6 +37,7 @@ pub fn parse_text(text: &str, ty: SqlType) -> PgResult<Datum> {
         TypeId::TimestampTz => Datum::TimestampTz(datetime::parse_timestamp(text, true)?),
         TypeId::Interval => Datum::Interval(Interval::parse(text)?),
         TypeId::Oid | TypeId::RegClass => Datum::Oid(parse_oid(text)?),
+        TypeId::Uuid => Datum::Uuid(crate::uuid::parse(text)?),
         TypeId::Void => Datum::Null,
         TypeId::Int2Vector | TypeId::OidVector => Datum::Array(std::sync::Arc::new(
             crate::array::parse_vector(text, ty.id)?,
@@ -349,6 +350,7 @@ pub fn format_text(value: &Datum, ty: TypeId, out: &mut String) {
         Datum::Array(a) if ty.is_vector() => crate::array::write_vector(a, out),
         Datum::Array(a) => crate::array::write_text(a, out),
         Datum::Record(r) => crate::record::write_text(r, out),
+        Datum::Uuid(u) => crate::uuid::write_text(u, out),
     }
 }
 
@@ -528,6 +530,7 @@ pub fn recv_binary(bytes: &[u8], ty: SqlType) -> PgResult<(Datum, usize)> {
             });
             (v, 16)
         }
+        TypeId::Uuid => (Datum::Uuid(take(bytes)?), 16),
         // void_recv reads nothing.
         TypeId::Void => (Datum::Null, 0),
         t => match t.elem() {
@@ -564,6 +567,7 @@ pub fn format_binary(value: &Datum, ty: TypeId, out: &mut Vec<u8>) {
         }
         Datum::Array(a) => crate::array::write_binary(a, ty.elem().unwrap_or(a.elem), out),
         Datum::Record(r) => crate::record::write_binary(r, out),
+        Datum::Uuid(u) => out.extend_from_slice(u),
     }
     let _ = ty;
 }

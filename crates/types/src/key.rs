@@ -152,6 +152,12 @@ pub fn encode_key_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) {
             };
             out.extend_from_slice(&((k as u128) ^ (1 << 127)).to_be_bytes());
         }
+        // Fixed width and compared bytewise: the bytes themselves order as uuid_cmp.
+        TypeId::Uuid => {
+            if let Datum::Uuid(u) = v {
+                out.extend_from_slice(u)
+            }
+        }
         TypeId::Void => {}
         _ => match v {
             Datum::Array(a) => crate::array::encode_key(a, out),

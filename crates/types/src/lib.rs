@@ -35,6 +35,7 @@ pub mod regex;
 pub mod row;
 pub mod scalar;
 pub mod typeid;
+pub mod uuid;
 
 pub use datum::Datum;
 pub use typeid::{SqlType, TypeId};

@@ -357,6 +357,7 @@ pub fn compare(a: &Datum, b: &Datum) -> Ordering {
         (Timestamp(x) | TimestampTz(x), Timestamp(y) | TimestampTz(y)) => x.cmp(y),
         (Interval(x), Interval(y)) => x.cmp_key().cmp(&y.cmp_key()),
         (Oid(x), Oid(y)) => x.cmp(y),
+        (Uuid(x), Uuid(y)) => x.cmp(y),
         (Array(x), Array(y)) => crate::array::compare(x, y),
         (Record(x), Record(y)) => crate::record::compare(x, y),
         (Null, Null) => Ordering::Equal,

@@ -22,7 +22,7 @@ pub fn fixed_width(ty: TypeId) -> Option<usize> {
         TypeId::Int2 => Some(2),
         TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::TimestampTz => Some(8),
-        TypeId::Interval => Some(16),
+        TypeId::Interval | TypeId::Uuid => Some(16),
         TypeId::Void => Some(0),
         TypeId::Numeric
         | TypeId::Text
@@ -122,6 +122,7 @@ fn encode_value(v: &Datum, ty: TypeId, out: &mut Vec<u8>) -> bool {
         (TypeId::Float8, d @ (Datum::Float4(_) | Datum::Float8(_))) => {
             out.extend_from_slice(&as_f64(d).to_le_bytes())
         }
+        (TypeId::Uuid, Datum::Uuid(u)) => out.extend_from_slice(u),
         (TypeId::Interval, Datum::Interval(iv)) => {
             out.extend_from_slice(&iv.micros.to_le_bytes());
             out.extend_from_slice(&iv.days.to_le_bytes());
@@ -257,6 +258,7 @@ fn decode_value(bytes: &[u8], pos: &mut usize, ty: TypeId) -> PgResult<Datum> {
         TypeId::Oid | TypeId::RegClass => Datum::Oid(u32::from_le_bytes(arr(take(bytes, pos, 4)?))),
         TypeId::Timestamp => Datum::Timestamp(i64::from_le_bytes(arr(take(bytes, pos, 8)?))),
         TypeId::TimestampTz => Datum::TimestampTz(i64::from_le_bytes(arr(take(bytes, pos, 8)?))),
+        TypeId::Uuid => Datum::Uuid(arr(take(bytes, pos, 16)?)),
         TypeId::Interval => {
             let b = take(bytes, pos, 16)?;
             Datum::Interval(Interval {

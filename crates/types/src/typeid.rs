@@ -88,6 +88,10 @@ pub enum TypeId {
     /// hand (results sent to the client, casts to text); elsewhere the number is written,
     /// as PostgreSQL does for an oid no relation has.
     RegClass,
+    /// A 128-bit universally unique identifier (RFC 4122), stored and sent as its 16 bytes
+    /// in order; compared and hashed bytewise, as PostgreSQL's uuid_cmp and uuid_hash.
+    Uuid,
+    UuidArray,
 }
 
 impl TypeId {
@@ -146,6 +150,8 @@ impl TypeId {
             TypeId::Int2VectorArray => 1006,
             TypeId::OidVectorArray => 1013,
             TypeId::RegClass => 2205,
+            TypeId::Uuid => 2950,
+            TypeId::UuidArray => 2951,
         }
     }
 
@@ -202,6 +208,8 @@ impl TypeId {
             30 => TypeId::OidVector,
             1006 => TypeId::Int2VectorArray,
             1013 => TypeId::OidVectorArray,
+            2950 => TypeId::Uuid,
+            2951 => TypeId::UuidArray,
             _ => return None,
         })
     }
@@ -262,6 +270,8 @@ impl TypeId {
             TypeId::OidVector => "oidvector",
             TypeId::Int2VectorArray => "int2vector[]",
             TypeId::OidVectorArray => "oidvector[]",
+            TypeId::Uuid => "uuid",
+            TypeId::UuidArray => "uuid[]",
         }
     }
 
@@ -291,6 +301,7 @@ impl TypeId {
             TypeId::OidVector => TypeId::Oid,
             TypeId::Int2VectorArray => TypeId::Int2Vector,
             TypeId::OidVectorArray => TypeId::OidVector,
+            TypeId::UuidArray => TypeId::Uuid,
             _ => return None,
         })
     }
@@ -321,6 +332,7 @@ impl TypeId {
             TypeId::Record => TypeId::RecordArray,
             TypeId::Int2Vector => TypeId::Int2VectorArray,
             TypeId::OidVector => TypeId::OidVectorArray,
+            TypeId::Uuid => TypeId::UuidArray,
             _ => return None,
         })
     }
@@ -366,7 +378,7 @@ impl TypeId {
             TypeId::Int2 => 2,
             TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => 4,
             TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::TimestampTz => 8,
-            TypeId::Interval => 16,
+            TypeId::Interval | TypeId::Uuid => 16,
             TypeId::Name => 64,
             TypeId::Void => 4,
             TypeId::Unknown => -2,

@@ -56,6 +56,7 @@ pub fn type_from_name(name: &str) -> PgResult<SqlType> {
         "timestamp" | "timestamp without time zone" => TypeId::Timestamp,
         "timestamptz" | "timestamp with time zone" => TypeId::TimestampTz,
         "interval" => TypeId::Interval,
+        "uuid" => TypeId::Uuid,
         "oid" => TypeId::Oid,
         "regclass" => TypeId::RegClass,
         "refcursor" => TypeId::Refcursor,
@@ -68,7 +69,6 @@ pub fn type_from_name(name: &str) -> PgResult<SqlType> {
         | "time with time zone"
         | "json"
         | "jsonb"
-        | "uuid"
         | "money"
         | "inet"
         | "cidr"

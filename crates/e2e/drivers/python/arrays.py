@@ -3,7 +3,7 @@
 
 Usage: arrays.py CONNINFO
 
-Round-trips int4[], int8[], text[] and float8[] through psycopg, once with every parameter
+Round-trips int4[], int8[], text[], float8[], uuid and uuid[] through psycopg, once with every parameter
 sent in text (%t) and results read in text, once with binary parameters (%b) and a binary
 cursor, and prints a transcript of what came back: each value with its Python type and the
 column's type OID. The test runs it against keel and against PostgreSQL 15 and compares
@@ -11,6 +11,7 @@ the two transcripts, so nothing here states an expected value.
 """
 
 import sys
+import uuid
 
 import psycopg
 
@@ -156,11 +157,33 @@ def literals(conn):
             " array[E'tab\\there', 'quote\"', 'NULL', NULL, '', ' ']::text[] as t", binary=binary)
 
 
+def uuids(conn):
+    """uuid and uuid[] as Python UUIDs, sent and read in text and in binary."""
+    ids = [uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), uuid.UUID(int=0),
+           uuid.UUID(int=2**128 - 1)]
+    run(conn, "uuid: drop", "drop table if exists py_uuids")
+    run(conn, "uuid: create", "create table py_uuids (id uuid primary key, more uuid[])")
+    for fmt in ("t", "b"):
+        ph = f"%{fmt}"
+        for n, u in enumerate(ids):
+            run(conn, f"uuid: insert {fmt} {n}",
+                f"insert into py_uuids values ({ph}, {ph}) on conflict (id) do update"
+                " set more = excluded.more", (u, [u, None]))
+        for binary in (False, True):
+            run(conn, f"uuid: select {fmt} binary={binary}",
+                f"select id, more, id = {ph} as hit from py_uuids order by id", (ids[0],),
+                binary=binary)
+            run(conn, f"uuid: id = any {fmt} binary={binary}",
+                f"select id from py_uuids where id = any({ph}) order by id", (ids[1:],),
+                binary=binary)
+
+
 def main():
     with psycopg.connect(sys.argv[1], autocommit=True) as conn:
         emit(f"psycopg {psycopg.__version__}")
         round_trip(conn, "t")
         literals(conn)
+        uuids(conn)
     # The binary round trip through named prepared statements (Parse once, Describe, Bind).
     with psycopg.connect(sys.argv[1], autocommit=True, prepare_threshold=0) as conn:
         round_trip(conn, "b")
