@@ -254,7 +254,8 @@ pub(crate) fn apply_char_typmod(s: &str, ty: SqlType, explicit: bool) -> PgResul
     Ok(out)
 }
 
-fn hex_val(c: u8) -> Option<u8> {
+/// The value of one hex digit, either case.
+pub(crate) fn hex_val(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),

@@ -6,6 +6,7 @@
 //! accepted); anything else, surrounding spaces included, is 22P02. Output is always the
 //! canonical lower-case 8-4-4-4-12 form.
 
+use crate::io::hex_val;
 use keel_common::{PgError, PgResult, sqlstate};
 
 /// The 16 bytes of the uuid written as `text`.
@@ -23,8 +24,8 @@ pub fn parse(text: &str) -> PgResult<[u8; 16]> {
     };
     let mut out = [0u8; 16];
     for (i, byte) in out.iter_mut().enumerate() {
-        let hi = b.get(at).and_then(|&c| hex_value(c)).ok_or_else(bad)?;
-        let lo = b.get(at + 1).and_then(|&c| hex_value(c)).ok_or_else(bad)?;
+        let hi = b.get(at).and_then(|&c| hex_val(c)).ok_or_else(bad)?;
+        let lo = b.get(at + 1).and_then(|&c| hex_val(c)).ok_or_else(bad)?;
         *byte = hi << 4 | lo;
         at += 2;
         // A hyphen may follow every second byte (four digits), not the last.
@@ -42,15 +43,6 @@ pub fn parse(text: &str) -> PgResult<[u8; 16]> {
         return Err(bad());
     }
     Ok(out)
-}
-
-fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
 }
 
 /// Appends the canonical text form: lower-case hex, hyphens after bytes 4, 6, 8 and 10.
